@@ -1,0 +1,16 @@
+#!/usr/bin/env node
+// metergate command line: one sub-command per file in src/cli/, registered here.
+import { Command } from 'commander';
+import { registerConfigCommands } from './cli/config.js';
+import { registerRunCommand } from './cli/run.js';
+import { VERSION } from './version.js';
+
+const program = new Command()
+  .name('metergate')
+  .description('Edge gateway: Modbus meters -> SQLite -> TLS MQTT; day-ahead prices; session pricing and forecasts over HTTP')
+  .version(VERSION);
+
+registerRunCommand(program);
+registerConfigCommands(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,122 @@
+// Typed view of a validated configuration (see schema.json, the single source of truth).
+// Values of these types only exist after loadConfig() has validated and frozen them.
+
+export type Parity = 'none' | 'even' | 'odd';
+export type RegisterType = 'int16' | 'uint16' | 'int32' | 'uint32' | 'float32' | 'int64' | 'uint64' | 'float64';
+export type WordOrder = 'big' | 'little';
+
+export interface RegisterSpec {
+  readonly metric: string;
+  readonly address: number;
+  readonly function_code?: 3 | 4;
+  readonly type: RegisterType;
+  readonly word_order: WordOrder;
+  readonly scale: number;
+  readonly unit: string;
+  readonly default: boolean;
+}
+
+export interface MeterProfile {
+  readonly vendor: string;
+  readonly model: string;
+  readonly function_code: 3 | 4;
+  readonly max_registers_per_request: number;
+  readonly max_gap_registers: number;
+  readonly max_power_w: number;
+  readonly registers: readonly RegisterSpec[];
+}
+
+export interface BusConfig {
+  readonly name: string;
+  readonly type: 'rtu' | 'tcp' | 'rtu-over-tcp';
+  readonly port?: string;
+  readonly baud_rate: number;
+  readonly parity: Parity;
+  readonly data_bits: 7 | 8;
+  readonly stop_bits: 1 | 2;
+  readonly host?: string;
+  readonly tcp_port: number;
+  readonly timeout_ms: number;
+  readonly retries: number;
+  readonly inter_frame_gap_ms?: number;
+}
+
+export interface MeterConfig {
+  readonly resource_id: string;
+  readonly bus: string;
+  readonly unit_id: number;
+  readonly profile: string;
+  readonly extra_metrics: readonly string[];
+  readonly max_power_w?: number;
+}
+
+export interface MqttConfig {
+  readonly url: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly password_file?: string;
+  readonly ca_file?: string;
+  readonly cert_file?: string;
+  readonly key_file?: string;
+  readonly servername?: string;
+  readonly client_id?: string;
+  readonly protocol_version: 4 | 5;
+  readonly topic_prefix: string;
+  readonly keepalive_s: number;
+  readonly inflight_window: number;
+  readonly backlog_rate_per_s: number;
+  readonly reconnect_min_ms: number;
+  readonly reconnect_max_ms: number;
+  readonly heartbeat_interval_ms: number;
+}
+
+export interface Config {
+  readonly organization_id: string;
+  readonly gateway_id?: string;
+  readonly data_dir: string;
+  readonly log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  readonly poll: {
+    readonly interval_ms: number;
+    readonly offline_after_misses: number;
+    readonly reprobe_initial_ms: number;
+    readonly reprobe_max_ms: number;
+  };
+  readonly buses: readonly BusConfig[];
+  readonly meters: readonly MeterConfig[];
+  readonly profiles: Readonly<Record<string, MeterProfile>>;
+  readonly mqtt?: MqttConfig;
+  readonly store: {
+    readonly readings_retention_days: number;
+    readonly outbox_max_rows: number;
+    readonly outbox_max_bytes: number;
+  };
+  readonly http: {
+    readonly enabled: boolean;
+    readonly host: string;
+    readonly port: number;
+    readonly body_limit_bytes: number;
+    readonly max_readings: number;
+    readonly forecast_burst: number;
+    readonly forecast_interval_s: number;
+  };
+  readonly prices: {
+    readonly regions: readonly string[];
+    readonly source: 'entsoe' | 'none';
+    readonly backfill_from: string;
+    readonly entsoe: {
+      readonly base_url: string;
+      readonly security_token?: string;
+      readonly security_token_file?: string;
+      readonly max_requests_per_minute: number;
+      readonly timeout_ms: number;
+    };
+    readonly sync_cron: string;
+    readonly repair_cron: string;
+  };
+  readonly forecast: {
+    readonly enabled: boolean;
+    readonly horizon_days: number;
+    readonly training_window_days: number;
+    readonly interval: number;
+  };
+}

@@ -1,0 +1,91 @@
+// Composition root: builds every module from one frozen config, starts them in order,
+// stops them in reverse. Nothing else in the code base creates long-lived resources.
+import { Registry } from 'prom-client';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config/types.js';
+import type { Module } from './lifecycle.js';
+import { createLogger, type Logger } from './log.js';
+import { databasePath, openDatabase, type Db } from './store/db.js';
+
+/** What every module may use; passed as one object, never as positional arguments. */
+export interface AppContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+}
+
+export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
+  const logger = overrides.logger ?? createLogger(config.log_level);
+  return Object.freeze({
+    config,
+    logger,
+    db: overrides.db ?? openDatabase(databasePath(config.data_dir)),
+    clock: overrides.clock ?? systemClock,
+    metrics: overrides.metrics ?? new Registry(),
+  });
+}
+
+/** The modules of a running gateway, in start order. */
+export function buildModules(ctx: AppContext): Module[] {
+  const modules: Module[] = [];
+  void ctx;
+  return modules;
+}
+
+export class Daemon {
+  private started: Module[] = [];
+
+  constructor(
+    readonly ctx: AppContext,
+    private readonly modules: Module[] = buildModules(ctx),
+  ) {}
+
+  async start(): Promise<void> {
+    for (const module of this.modules) {
+      this.ctx.logger.debug({ module: module.name }, 'starting');
+      await module.start();
+      this.started.push(module);
+    }
+    this.ctx.logger.info({ modules: this.started.map((m) => m.name) }, 'metergate started');
+  }
+
+  async stop(): Promise<void> {
+    while (this.started.length > 0) {
+      const module = this.started.pop()!;
+      try {
+        await module.stop();
+      } catch (err) {
+        this.ctx.logger.error({ err, module: module.name }, 'error while stopping');
+      }
+    }
+    this.ctx.db.close();
+    this.ctx.logger.info('metergate stopped');
+  }
+}
+
+/** Runs until SIGINT/SIGTERM, then stops cleanly. */
+export async function runDaemon(config: Config, overrides: Partial<AppContext> = {}): Promise<Daemon> {
+  const daemon = new Daemon(createContext(config, overrides));
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    daemon.ctx.logger.info({ signal }, 'shutting down');
+    daemon.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  try {
+    await daemon.start();
+  } catch (err) {
+    daemon.ctx.logger.fatal({ err }, 'start-up failed');
+    await daemon.stop();
+    process.exit(1);
+  }
+  return daemon;
+}

@@ -1,0 +1,58 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type Db = Database.Database;
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Migrations are SQL files named `NNN_name.sql`, applied once each in version order. */
+export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir)
+    .map((file) => /^(\d{3})_([\w-]+)\.sql$/.exec(file))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ version: Number(m[1]), name: m[2], sql: readFileSync(join(dir, m[0]), 'utf8') }))
+    .sort((a, b) => a.version - b.version);
+}
+
+export function migrate(db: Db, migrations: Migration[] = listMigrations()): number[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  const done: number[] = [];
+  for (const m of migrations) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+    })();
+    done.push(m.version);
+  }
+  return done;
+}
+
+/**
+ * Opens (creating if needed) the gateway database: WAL so readers never block the
+ * poller, synchronous=NORMAL (a WAL commit survives a process crash; a power cut can
+ * lose at most the last transactions, never corrupt the file), then migrates.
+ */
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+export function databasePath(dataDir: string): string {
+  return join(dataDir, 'metergate.db');
+}
