@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
 import { registerRunCommand } from './cli/run.js';
+import { registerSimCommand } from './cli/sim.js';
 import { VERSION } from './version.js';
 
 const program = new Command()
@@ -12,5 +13,6 @@ const program = new Command()
 
 registerRunCommand(program);
 registerConfigCommands(program);
+registerSimCommand(program);
 
 await program.parseAsync(process.argv);

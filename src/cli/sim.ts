@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { createLogger } from '../log.js';
+import { parseUnits, Simulator } from '../sim/simulator.js';
+
+interface SimOptions {
+  serial?: string;
+  tcp?: string;
+  rtuOverTcp?: string;
+  host: string;
+  unit: string;
+  profile: string;
+  baud: string;
+  emulateWireTime?: boolean;
+  turnaroundMs: string;
+}
+
+export function registerSimCommand(program: Command): void {
+  program
+    .command('sim')
+    .description('Run a simulated meter bus (Modbus slave): SDM630 and other profiles over a serial device, TCP or RTU-over-TCP')
+    .option('--serial <path>', 'serial device to answer on as RTU slave (e.g. one end of a socat pty pair)')
+    .option('--tcp <port>', 'Modbus TCP port to listen on (0 = any free port)')
+    .option('--rtu-over-tcp <port>', 'RTU-over-TCP port to listen on (0 = any free port)')
+    .option('--host <host>', 'address for the TCP listeners', '127.0.0.1')
+    .option('--unit <ids>', 'unit ids, optionally with a profile each: 1,2,3 or 1:sdm630,2:em24', '1')
+    .option('--profile <name>', 'profile for unit ids given without one', 'sdm630')
+    .option('--baud <rate>', 'baud rate (serial setting, and for --emulate-wire-time)', '9600')
+    .option('--emulate-wire-time', 'delay each answer by the time request and answer take on a real line at --baud, 11 bits/char')
+    .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
+    .action(async (opts: SimOptions) => {
+      if (!opts.serial && opts.tcp === undefined && opts.rtuOverTcp === undefined) {
+        process.stderr.write('metergate sim: give --serial PATH, --tcp PORT or --rtu-over-tcp PORT\n');
+        process.exit(64);
+      }
+      const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'warn', process.stderr as never);
+      const sim = new Simulator({
+        units: parseUnits(opts.unit, opts.profile),
+        logger,
+        serialPath: opts.serial,
+        tcpPort: opts.tcp === undefined ? undefined : Number(opts.tcp),
+        rtuOverTcpPort: opts.rtuOverTcp === undefined ? undefined : Number(opts.rtuOverTcp),
+        host: opts.host,
+        timing: { baudRate: Number(opts.baud), emulate: Boolean(opts.emulateWireTime), turnaroundMs: Number(opts.turnaroundMs) },
+      });
+      const endpoints = await sim.start();
+      // One JSON line on stdout tells a parent process (tests, demo) where to connect.
+      process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, units: [...sim.meters.keys()], ...endpoints })}\n`);
+      const stop = () => void sim.stop().then(() => process.exit(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+}

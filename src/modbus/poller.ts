@@ -1,0 +1,325 @@
+// Polls every configured meter on its bus, aligned to the wall clock, and hands sanity-checked
+// samples to onSample. A meter that stops answering goes offline after a few misses and is then
+// re-probed with backoff at low priority, so it cannot starve the other meters on its bus.
+import { EventEmitter } from 'node:events';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Config, MeterConfig, MeterProfile } from '../config/types.js';
+import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import { BusUnavailableError, ModbusBus, ModbusExceptionError, type BusResult } from './bus.js';
+import { decodeValue } from './decode.js';
+import { planReads, selectRegisters, type PlannedRead } from './planner.js';
+import { resolveProfile } from './profiles/index.js';
+import { checkReading, type Reading } from './sanity.js';
+
+export interface MeterPollerDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+  readonly onSample: (sample: MeterSample) => void;
+  /** Called after any meter changes state (unknown/online/offline), e.g. to republish the network scan. */
+  readonly onStatusChange?: (statuses: MeterStatus[]) => void;
+}
+
+export interface BusScanEntry {
+  readonly bus: string;
+  readonly port: string;
+  readonly unit_ids: number[];
+  readonly devices: Array<{ unit_id: number; profile: string | null }>;
+}
+
+interface MeterRuntime {
+  readonly config: MeterConfig;
+  readonly profile: MeterProfile;
+  readonly plan: PlannedRead[];
+  readonly maxPowerW: number;
+  state: MeterState;
+  misses: number;
+  lastAnsweredAtMs: number | null;
+  lastSample: MeterSample | null;
+  lastAccepted: Reading | null;
+  backwardsStreak: number;
+  inFlight: boolean;
+  reprobeDelayMs: number;
+  reprobeTimer: NodeJS.Timeout | null;
+}
+
+/** Consecutive "counter went backwards" samples after which the new counter is believed (meter replaced or reset). */
+const ACCEPT_COUNTER_RESET_AFTER = 3;
+
+export class MeterPoller extends EventEmitter implements Module {
+  readonly name = 'modbus';
+  private readonly buses = new Map<string, ModbusBus>();
+  private readonly meters: MeterRuntime[] = [];
+  private tickTimer: NodeJS.Timeout | null = null;
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly m: {
+    polls: Counter<'resource_id' | 'bus'>;
+    failures: Counter<'resource_id' | 'bus'>;
+    latency: Histogram<'resource_id'>;
+    dropped: Counter<'resource_id' | 'reason'>;
+    online: Gauge<'resource_id'>;
+    requests: Counter<'bus' | 'outcome'>;
+    reopens: Counter<'bus'>;
+  };
+
+  constructor(private readonly deps: MeterPollerDeps) {
+    super();
+    const registers = [deps.metrics];
+    this.m = {
+      polls: new Counter({ name: 'metergate_meter_polls_total', help: 'Meter polls attempted', labelNames: ['resource_id', 'bus'], registers }),
+      failures: new Counter({ name: 'metergate_meter_poll_failures_total', help: 'Meter polls that got no complete answer', labelNames: ['resource_id', 'bus'], registers }),
+      latency: new Histogram({
+        name: 'metergate_meter_poll_duration_seconds',
+        help: 'Time to read all registers of a meter (queueing included)',
+        labelNames: ['resource_id'],
+        buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+        registers,
+      }),
+      dropped: new Counter({ name: 'metergate_meter_samples_dropped_total', help: 'Samples dropped by sanity checks, by reason', labelNames: ['resource_id', 'reason'], registers }),
+      online: new Gauge({ name: 'metergate_meter_online', help: '1 while the meter answers, 0 when offline', labelNames: ['resource_id'], registers }),
+      requests: new Counter({ name: 'metergate_modbus_requests_total', help: 'Modbus request attempts on the line, by outcome', labelNames: ['bus', 'outcome'], registers }),
+      reopens: new Counter({ name: 'metergate_modbus_port_reopens_total', help: 'Times a bus port was reopened after failing', labelNames: ['bus'], registers }),
+    };
+  }
+
+  async start(): Promise<void> {
+    const { config, logger } = this.deps;
+    for (const bus of config.buses) {
+      this.buses.set(
+        bus.name,
+        new ModbusBus({
+          bus,
+          logger,
+          now: () => this.deps.clock.now(),
+          onAttempt: (outcome) => this.m.requests.inc({ bus: bus.name, outcome }),
+          onReopen: () => this.m.reopens.inc({ bus: bus.name }),
+        }),
+      );
+    }
+    for (const meter of config.meters) {
+      const profile = resolveProfile(meter.profile, config.profiles);
+      if (!profile) throw new Error(`meter ${meter.resource_id}: unknown profile ${meter.profile}`);
+      this.meters.push({
+        config: meter,
+        profile,
+        plan: planReads(selectRegisters(profile, meter.extra_metrics), profile),
+        maxPowerW: meter.max_power_w ?? profile.max_power_w,
+        state: 'unknown',
+        misses: 0,
+        lastAnsweredAtMs: null,
+        lastSample: null,
+        lastAccepted: null,
+        backwardsStreak: 0,
+        inFlight: false,
+        reprobeDelayMs: config.poll.reprobe_initial_ms,
+        reprobeTimer: null,
+      });
+    }
+    const used = new Set(config.meters.map((m) => m.bus));
+    await Promise.all([...this.buses.values()].filter((b) => used.has(b.name)).map((b) => b.open()));
+    this.running = true;
+    this.scheduleTick();
+    logger.info(
+      { meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, requests: m.plan.length })) },
+      'modbus polling started',
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.tickTimer) clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+    for (const m of this.meters) if (m.reprobeTimer) clearTimeout(m.reprobeTimer);
+    await Promise.all([...this.buses.values()].map((b) => b.close()));
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  statuses(): MeterStatus[] {
+    return this.meters.map((m) => ({
+      resourceId: m.config.resource_id,
+      bus: m.config.bus,
+      unitId: m.config.unit_id,
+      profile: m.config.profile,
+      state: m.state,
+      lastAnsweredAtMs: m.lastAnsweredAtMs,
+      lastSample: m.lastSample,
+      consecutiveMisses: m.misses,
+    }));
+  }
+
+  /** What answered on each configured bus (meters currently online), for the network_scan message. */
+  busScan(): BusScanEntry[] {
+    return this.deps.config.buses.map((bus) => {
+      const online = this.meters.filter((m) => m.config.bus === bus.name && m.state === 'online').sort((a, b) => a.config.unit_id - b.config.unit_id);
+      return {
+        bus: bus.name,
+        port: bus.type === 'rtu' ? (bus.port ?? '') : `${bus.host}:${bus.tcp_port}`,
+        unit_ids: online.map((m) => m.config.unit_id),
+        devices: online.map((m) => ({ unit_id: m.config.unit_id, profile: m.config.profile })),
+      };
+    });
+  }
+
+  private scheduleTick(): void {
+    if (!this.running) return;
+    const delay = msUntilNextTick(this.deps.clock.now(), this.deps.config.poll.interval_ms);
+    this.tickTimer = setTimeout(() => {
+      this.tick();
+      this.scheduleTick();
+    }, delay);
+  }
+
+  private tick(): void {
+    for (const m of this.meters) {
+      if (m.state === 'offline') continue; // re-probed on its own backoff timer
+      if (m.inFlight) {
+        this.deps.logger.warn({ resource_id: m.config.resource_id }, 'previous poll still running; skipping this tick');
+        continue;
+      }
+      this.track(this.poll(m, 'poll'));
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  private async poll(m: MeterRuntime, kind: 'poll' | 'probe'): Promise<void> {
+    const bus = this.buses.get(m.config.bus);
+    if (!bus) return;
+    m.inFlight = true;
+    const labels = { resource_id: m.config.resource_id, bus: m.config.bus };
+    this.m.polls.inc(labels);
+    const endTimer = this.m.latency.startTimer({ resource_id: m.config.resource_id });
+    const results: Array<{ read: PlannedRead; res: BusResult }> = [];
+    try {
+      for (const read of m.plan) {
+        // One request after another; a failure ends the poll so a dead meter costs one timeout.
+        const res = await bus.read({
+          unitId: m.config.unit_id,
+          functionCode: read.functionCode,
+          address: read.address,
+          count: read.count,
+          priority: kind,
+          ...(kind === 'probe' ? { retries: 0 } : {}),
+        });
+        results.push({ read, res });
+      }
+    } catch (err) {
+      endTimer();
+      m.inFlight = false;
+      if (!this.running) return;
+      this.m.failures.inc(labels);
+      this.miss(m, err as Error, kind);
+      return;
+    }
+    endTimer();
+    m.inFlight = false;
+    if (!this.running) return;
+    this.answered(m, results);
+  }
+
+  private answered(m: MeterRuntime, results: Array<{ read: PlannedRead; res: BusResult }>): void {
+    const wasState = m.state;
+    m.misses = 0;
+    m.reprobeDelayMs = this.deps.config.poll.reprobe_initial_ms;
+    const sampledAtMs = results[0].res.answeredAtMs;
+    m.lastAnsweredAtMs = results[results.length - 1].res.answeredAtMs;
+    this.setState(m, 'online');
+    if (wasState === 'offline') this.deps.logger.info({ resource_id: m.config.resource_id, unit_id: m.config.unit_id }, 'meter answers again');
+
+    const values: Record<string, number> = {};
+    const units: Record<string, string> = {};
+    for (const { read, res } of results) {
+      for (const { spec, offset } of read.values) {
+        const v = decodeValue(res.words, offset, spec);
+        if (v === null) continue; // the meter's "no value" sentinel
+        values[spec.metric] = v;
+        units[spec.metric] = spec.unit;
+      }
+    }
+    const reading: Reading = { sampledAtMs, values };
+    const verdict = checkReading(reading, m.lastAccepted, { maxPowerW: m.maxPowerW });
+    if (!verdict.ok) {
+      if (verdict.reason === 'energy_backwards' && ++m.backwardsStreak >= ACCEPT_COUNTER_RESET_AFTER) {
+        this.deps.logger.warn({ resource_id: m.config.resource_id, detail: verdict.detail }, 'energy counter stayed lower; accepting it as a meter reset');
+      } else {
+        this.m.dropped.inc({ resource_id: m.config.resource_id, reason: verdict.reason });
+        this.deps.logger.warn({ resource_id: m.config.resource_id, reason: verdict.reason, detail: verdict.detail }, 'implausible sample dropped');
+        return;
+      }
+    }
+    m.backwardsStreak = 0;
+    m.lastAccepted = reading;
+    const metrics: Metric[] = m.profile.registers
+      .filter((r) => values[r.metric] !== undefined && r.metric in units)
+      .filter((r, i, all) => all.findIndex((x) => x.metric === r.metric) === i)
+      .map((r) => ({ name: r.metric, value: roundValue(values[r.metric]), unit: units[r.metric] }));
+    const sample: MeterSample = { resourceId: m.config.resource_id, sampledAtMs, metrics };
+    m.lastSample = sample;
+    try {
+      this.deps.onSample(sample);
+    } catch (err) {
+      this.deps.logger.error({ err, resource_id: m.config.resource_id }, 'sample consumer failed');
+    }
+  }
+
+  private miss(m: MeterRuntime, err: Error, kind: 'poll' | 'probe'): void {
+    m.misses++;
+    const log = { resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, misses: m.misses, err: err.message };
+    if (kind === 'probe') {
+      m.reprobeDelayMs = Math.min(m.reprobeDelayMs * 2, this.deps.config.poll.reprobe_max_ms);
+      this.deps.logger.debug(log, 'offline meter still silent');
+      this.scheduleReprobe(m);
+      return;
+    }
+    if (err instanceof ModbusExceptionError) this.deps.logger.warn(log, 'meter refused the request (check profile and unit id)');
+    else if (err instanceof BusUnavailableError) this.deps.logger.warn(log, 'bus unavailable');
+    else this.deps.logger.info(log, 'meter did not answer');
+    if (m.misses >= this.deps.config.poll.offline_after_misses && m.state !== 'offline') {
+      this.setState(m, 'offline');
+      this.deps.logger.warn({ ...log, reprobe_in_ms: m.reprobeDelayMs }, 'meter offline');
+      this.scheduleReprobe(m);
+    }
+  }
+
+  private scheduleReprobe(m: MeterRuntime): void {
+    if (!this.running) return;
+    if (m.reprobeTimer) clearTimeout(m.reprobeTimer);
+    m.reprobeTimer = setTimeout(() => {
+      m.reprobeTimer = null;
+      if (this.running && m.state === 'offline' && !m.inFlight) this.track(this.poll(m, 'probe'));
+    }, m.reprobeDelayMs);
+  }
+
+  private setState(m: MeterRuntime, state: MeterState): void {
+    if (m.state === state) return;
+    m.state = state;
+    this.m.online.set({ resource_id: m.config.resource_id }, state === 'online' ? 1 : 0);
+    const statuses = this.statuses();
+    this.emit('status', statuses);
+    try {
+      this.deps.onStatusChange?.(statuses);
+    } catch (err) {
+      this.deps.logger.error({ err }, 'status listener failed');
+    }
+  }
+}
+
+/** Time until the next multiple of the interval on the wall clock (…:00, :10, :20 for 10 s); never 0. */
+export function msUntilNextTick(nowMs: number, intervalMs: number): number {
+  return intervalMs - (((nowMs % intervalMs) + intervalMs) % intervalMs);
+}
+
+/** Float32 registers carry ~7 significant digits; do not publish binary noise beyond that. */
+function roundValue(v: number): number {
+  if (v === 0 || !Number.isFinite(v)) return v;
+  const digits = Math.max(0, 7 - Math.ceil(Math.log10(Math.abs(v))));
+  return Number(v.toFixed(Math.min(digits, 6)));
+}
