@@ -5,6 +5,8 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/types.js';
 import type { Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
+import { Liveness } from './ops/liveness.js';
+import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
@@ -14,6 +16,8 @@ export interface AppContext {
   readonly db: Db;
   readonly clock: Clock;
   readonly metrics: Registry;
+  /** Long-running loops register here and tick each cycle; feeds the systemd watchdog. */
+  readonly liveness: Liveness;
 }
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
@@ -24,13 +28,15 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
     db: overrides.db ?? openDatabase(databasePath(config.data_dir)),
     clock: overrides.clock ?? systemClock,
     metrics: overrides.metrics ?? new Registry(),
+    liveness: overrides.liveness ?? new Liveness(),
   });
 }
 
 /** The modules of a running gateway, in start order. */
 export function buildModules(ctx: AppContext): Module[] {
   const modules: Module[] = [];
-  void ctx;
+  // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
+  modules.push(new SystemdWatchdog(ctx));
   return modules;
 }
 
