@@ -113,6 +113,12 @@ export interface Config {
     readonly sync_cron: string;
     readonly repair_cron: string;
   };
+  readonly clock: {
+    readonly trust: 'auto' | 'ntp' | 'system';
+    readonly stable_for_s: number;
+    readonly max_held_samples: number;
+    readonly max_future_days: number;
+  };
   readonly forecast: {
     readonly enabled: boolean;
     readonly horizon_days: number;

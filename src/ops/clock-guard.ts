@@ -1,0 +1,188 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/types.js';
+import type { MeterSample } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import { BUILD_DATE_MS } from '../version.js';
+import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy, type NtpStatus } from './clock-trust.js';
+import { monotonicNowMs } from './liveness.js';
+import { readNtpStatus } from './ntp-status.js';
+
+export interface ClockGuardDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+  readonly monotonicMs?: () => number;
+  readonly ntpStatus?: () => Promise<NtpStatus>;
+  readonly buildDateMs?: number;
+}
+
+export type SampleSink = (sample: MeterSample) => void;
+
+/** How often the clocks are looked at while the clock is not trusted, and after. */
+const UNTRUSTED_CHECK_MS = 5_000;
+const TRUSTED_CHECK_MS = 30_000;
+
+export function clockPolicy(config: Config, buildDateMs = BUILD_DATE_MS): ClockTrustPolicy {
+  const c = config.clock as Config["clock"] | undefined;
+  return {
+    ...DEFAULT_CLOCK_POLICY,
+    buildDateMs,
+    mode: c?.trust ?? DEFAULT_CLOCK_POLICY.mode,
+    stableForMs: c ? c.stable_for_s * 1000 : DEFAULT_CLOCK_POLICY.stableForMs,
+    maxHeld: c?.max_held_samples ?? DEFAULT_CLOCK_POLICY.maxHeld,
+    maxFutureMs: c ? c.max_future_days * 86_400_000 : DEFAULT_CLOCK_POLICY.maxFutureMs,
+  };
+}
+
+/**
+ * The gate between the meter poller and everything that stores or publishes a sample
+ * (see clock-trust.ts and docs/clock-safety.md for the rule). Samples go in through
+ * submit(); they come out at the sink, immediately while the clock is trusted, or
+ * re-stamped when trust arrives. Message builders ask trustedNow() for timestamps of
+ * their own (heartbeats, scans) and send nothing while it is null.
+ */
+export class ClockGuard implements Module {
+  readonly name = 'clock-guard';
+  private readonly trust: ClockTrust<MeterSample>;
+  private readonly monotonicMs: () => number;
+  private readonly sinks: SampleSink[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> | null = null;
+  private readonly trustedListeners: Array<() => void> = [];
+  private readonly gauges: { trusted: Gauge; held: Gauge; dropped: Counter; steps: Counter };
+
+  constructor(private readonly deps: ClockGuardDeps) {
+    this.trust = new ClockTrust<MeterSample>(clockPolicy(deps.config, deps.buildDateMs));
+    this.monotonicMs = deps.monotonicMs ?? monotonicNowMs;
+    const registers = [deps.metrics];
+    this.gauges = {
+      trusted: new Gauge({ name: 'metergate_clock_trusted', help: '1 when the system clock is trusted for timestamps (docs/clock-safety.md)', registers }),
+      held: new Gauge({ name: 'metergate_clock_held_samples', help: 'Samples held until the clock is trusted', registers }),
+      dropped: new Counter({ name: 'metergate_clock_dropped_samples_total', help: 'Samples dropped because they could not be stamped with a trusted time', registers }),
+      steps: new Counter({ name: 'metergate_clock_steps_total', help: 'Steps of the wall clock against the monotonic clock', registers }),
+    };
+  }
+
+  /** Where released samples go (the readings store / outbox writer). */
+  connect(sink: SampleSink): void {
+    this.sinks.push(sink);
+  }
+
+  onTrusted(listener: () => void): void {
+    this.trustedListeners.push(listener);
+    if (this.trust.isTrusted) listener();
+  }
+
+  get isTrusted(): boolean {
+    return this.trust.isTrusted;
+  }
+
+  get reason(): string {
+    return this.trust.why;
+  }
+
+  get heldCount(): number {
+    return this.trust.heldCount;
+  }
+
+  /** The current time if it may go into a message, else null. */
+  trustedNow(): number | null {
+    const now = this.deps.clock.now();
+    return this.trust.isTrusted && isPlausibleTime(now, this.trust.policy) ? now : null;
+  }
+
+  /** The trusted wall time of an earlier monotonic instant (e.g. process start for booted_at). */
+  wallTimeOf(monoMs: number): number | null {
+    return this.trust.wallTimeOf(monoMs);
+  }
+
+  async start(): Promise<void> {
+    await this.check();
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.checking;
+    if (this.trust.heldCount > 0) {
+      this.deps.logger.warn({ held: this.trust.heldCount }, 'stopping with samples still waiting for a trusted clock: they are lost');
+    }
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(
+      () => {
+        void this.check().finally(() => {
+          if (this.timer) this.schedule();
+        });
+      },
+      this.trust.isTrusted ? TRUSTED_CHECK_MS : UNTRUSTED_CHECK_MS,
+    );
+    this.timer.unref();
+  }
+
+  /** Looks at the clocks once (exposed for tests and for doctor). */
+  check(): Promise<void> {
+    this.checking ??= this.checkOnce().finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  private async checkOnce(): Promise<void> {
+    // NTP status is only needed to grant trust; once trusted we only watch for steps.
+    const ntp = this.trust.isTrusted ? 'unknown' : await (this.deps.ntpStatus ?? readNtpStatus)();
+    const obs = { wallMs: this.deps.clock.now(), monoMs: this.monotonicMs(), ntp };
+    for (const event of this.trust.observe(obs)) {
+      if (event.kind === 'step') {
+        this.gauges.steps.inc();
+        this.deps.logger.warn({ stepMs: event.stepMs }, 'wall clock stepped');
+      } else if (event.kind === 'untrusted') {
+        this.deps.logger.error({ reason: event.reason }, 'clock no longer trusted: holding samples');
+      } else {
+        this.deps.logger.info({ reason: event.reason, released: event.released.length, dropped: event.dropped }, 'clock trusted');
+        if (event.dropped > 0) this.gauges.dropped.inc(event.dropped);
+        for (const r of event.released) this.deliver({ ...r.item, sampledAtMs: r.sampledAtMs });
+        for (const l of this.trustedListeners) l();
+      }
+    }
+    if (!this.trust.isTrusted) this.deps.logger.debug({ reason: this.trust.why, held: this.trust.heldCount }, 'clock not trusted yet');
+    this.updateGauges();
+  }
+
+  /** The seam: every sample from the poller passes here before it is stored or published. */
+  submit(sample: MeterSample): void {
+    const wallNow = this.deps.clock.now();
+    const monoMs = this.monotonicMs() - (wallNow - sample.sampledAtMs);
+    const wasTrusted = this.trust.isTrusted;
+    const result = this.trust.accept(sample, sample.sampledAtMs, monoMs);
+    if (result.action === 'pass') this.deliver(sample);
+    else {
+      if (wasTrusted) this.deps.logger.error({ sampledAt: sample.sampledAtMs }, 'sample with an implausible timestamp: clock no longer trusted, holding');
+      if (result.evicted > 0) {
+        this.gauges.dropped.inc(result.evicted);
+        this.deps.logger.warn({ evicted: result.evicted, held: this.trust.heldCount }, 'too many samples waiting for a trusted clock: dropped the oldest');
+      }
+    }
+    this.updateGauges();
+  }
+
+  private deliver(sample: MeterSample): void {
+    for (const sink of this.sinks) {
+      try {
+        sink(sample);
+      } catch (err) {
+        this.deps.logger.error({ err, resourceId: sample.resourceId }, 'sample sink failed');
+      }
+    }
+  }
+
+  private updateGauges(): void {
+    this.gauges.trusted.set(this.trust.isTrusted ? 1 : 0);
+    this.gauges.held.set(this.trust.heldCount);
+  }
+}
