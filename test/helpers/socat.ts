@@ -73,6 +73,8 @@ export interface TappedLine {
   readonly meterSide: string;
   /** Writes bytes towards the gateway (true) or towards the meter (false). */
   inject(bytes: Buffer, towardsGateway: boolean): Promise<void>;
+  /** Rewrites relayed chunks (noise during real traffic); null restores a clean line. */
+  mangle(fn: ((chunk: Buffer, towardsGateway: boolean) => Buffer) | null): void;
   stop(): Promise<void>;
 }
 
@@ -86,8 +88,9 @@ export async function startTappedLine(): Promise<TappedLine> {
     });
   const t1 = await open(p1.b);
   const t2 = await open(p2.a);
-  t1.on('data', (d: Buffer) => t2.write(d));
-  t2.on('data', (d: Buffer) => t1.write(d));
+  let mangler: ((chunk: Buffer, towardsGateway: boolean) => Buffer) | null = null;
+  t1.on('data', (d: Buffer) => t2.write(mangler ? mangler(d, false) : d));
+  t2.on('data', (d: Buffer) => t1.write(mangler ? mangler(d, true) : d));
   t1.on('error', () => undefined);
   t2.on('error', () => undefined);
   const write = (port: SerialPort, bytes: Buffer) => new Promise<void>((resolve) => port.write(bytes, () => port.drain(() => resolve())));
@@ -95,6 +98,7 @@ export async function startTappedLine(): Promise<TappedLine> {
     gatewaySide: p1.a,
     meterSide: p2.b,
     inject: (bytes, towardsGateway) => write(towardsGateway ? t1 : t2, bytes),
+    mangle: (fn) => (mangler = fn),
     async stop() {
       await Promise.all([t1, t2].map((p) => new Promise<void>((resolve) => (p.isOpen ? p.close(() => resolve()) : resolve()))));
       await p1.stop();

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { METER_A, METER_B, metricValue, startPoller } from '../helpers/poller-harness.js';
+import { startSim } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, startTappedLine, type PtyPair } from '../helpers/socat.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+function track<T extends { stop(): Promise<void> }>(x: T): T {
+  cleanups.push(() => x.stop());
+  return x;
+}
+function trackPair(p: PtyPair): PtyPair {
+  cleanups.push(async () => {
+    await p.stop();
+    removeDir(p.dir);
+  });
+  return p;
+}
+const stateOf = (h: { poller: { statuses(): Array<{ resourceId: string; state: string }> } }, id: string) =>
+  h.poller.statuses().find((s) => s.resourceId === id)?.state;
+
+describe('Modbus faults', () => {
+  it('a killed slave goes offline while a meter on another bus keeps going, and comes back when restarted', async () => {
+    const pair = trackPair(await startPtyPair());
+    const simA = track(await startSim(['--serial', pair.b, '--unit', '1']));
+    const simB = track(await startSim(['--tcp', '0', '--unit', '7']));
+    const changes: string[] = [];
+    const h = track(
+      await startPoller({
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
+        buses: [
+          { name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 },
+          { name: 'gw', type: 'tcp', host: '127.0.0.1', tcp_port: simB.ready.tcpPort, timeout_ms: 200 },
+        ],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'gw', unit_id: 7, profile: 'sdm630' },
+        ],
+      }),
+    );
+    h.poller.on('status', (s: Array<{ resourceId: string; state: string }>) => changes.push(s.map((x) => `${x.resourceId.slice(0, 4)}=${x.state}`).join(',')));
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 2 && h.samplesOf(METER_B).length >= 2, 'both meters answering');
+
+    await simA.kill();
+    await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'meter A offline');
+    const aCount = h.samplesOf(METER_A).length;
+    const bCount = h.samplesOf(METER_B).length;
+    await h.waitFor(() => h.samplesOf(METER_B).length >= bCount + 3, 'meter B to keep publishing');
+    expect(h.samplesOf(METER_A).length).toBe(aCount);
+    expect(stateOf(h, METER_B)).toBe('online');
+    expect(h.poller.busScan().find((b) => b.bus === 'rs485')?.unit_ids).toEqual([]);
+    expect(h.poller.busScan().find((b) => b.bus === 'gw')?.unit_ids).toEqual([7]);
+    expect(changes.some((c) => c.includes(`${METER_A.slice(0, 4)}=offline`))).toBe(true);
+    expect(await h.metric('metergate_meter_poll_failures_total', { resource_id: METER_A })).toBeGreaterThanOrEqual(2);
+
+    // the meter returns: the backoff re-probe finds it without a restart
+    track(await startSim(['--serial', pair.b, '--unit', '1']));
+    await h.waitFor(() => stateOf(h, METER_A) === 'online' && h.samplesOf(METER_A).length > aCount, 'meter A back online');
+  });
+
+  it('garbage bytes on the line: the bus recovers and no corrupt value gets through', async () => {
+    const line = track(await startTappedLine());
+    track(await startSim(['--serial', line.meterSide, '--unit', '1,2']));
+    const h = track(
+      await startPoller({
+        poll: { interval_ms: 1000, offline_after_misses: 3, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: line.gatewaySide, timeout_ms: 200, retries: 2 }],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['voltage_l1'] },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 2, profile: 'sdm630', extra_metrics: ['voltage_l1'] },
+        ],
+      }),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 1 && h.samplesOf(METER_B).length >= 1, 'first samples');
+
+    // Noise for 2.5 s in both directions: junk between frames, and frames hit by junk in
+    // front, junk behind and flipped bits, including bytes that look like the start of an
+    // answer (unit id + function code).
+    let hit = 0;
+    line.mangle((chunk, towardsGateway) => {
+      const kind = hit++ % 4;
+      if (kind === 0) return Buffer.concat([Buffer.from([1, 4, 24]), randomBytes(5), chunk]);
+      if (kind === 1) return Buffer.concat([chunk, randomBytes(7)]);
+      if (kind === 2) {
+        const c = Buffer.from(chunk);
+        c[Math.floor(c.length / 2)] ^= 0x5a;
+        return c;
+      }
+      return towardsGateway ? Buffer.concat([randomBytes(3), chunk.subarray(0, Math.max(1, chunk.length - 4))]) : chunk;
+    });
+    const until = Date.now() + 2500;
+    let bursts = 0;
+    while (Date.now() < until) {
+      await line.inject(randomBytes(1 + (bursts % 40)), bursts % 2 === 0);
+      bursts++;
+      await new Promise((r) => setTimeout(r, 15));
+    }
+    line.mangle(null);
+    const garbled = (await h.metric('metergate_modbus_requests_total', { outcome: 'frame_error' })) + (await h.metric('metergate_modbus_requests_total', { outcome: 'timeout' }));
+    expect(garbled).toBeGreaterThan(0);
+    const after = h.samples.length;
+    await h.waitFor(() => h.samples.length >= after + 4 && h.samplesOf(METER_A).length >= 3 && h.samplesOf(METER_B).length >= 3, 'samples after the noise', 15_000);
+    await h.waitFor(() => h.poller.statuses().every((s) => s.state === 'online'), 'both meters online');
+    for (const s of h.samples) {
+      expect(metricValue(s, 'voltage_l1')).toBeGreaterThan(220);
+      expect(metricValue(s, 'voltage_l1')).toBeLessThan(240);
+      expect(metricValue(s, 'total_active_power')).toBeGreaterThan(0);
+      expect(metricValue(s, 'total_active_power')).toBeLessThan(20_000);
+    }
+    expect(await h.metric('metergate_modbus_requests_total', { outcome: 'ok' })).toBeGreaterThan(0);
+  });
+
+  it('a USB adapter that vanishes and returns is reopened without a restart', async () => {
+    let pair = await startPtyPair();
+    const dir = pair.dir;
+    cleanups.push(async () => {
+      await pair.stop();
+      removeDir(dir);
+    });
+    track(await startSim(['--serial', pair.b, '--unit', '3']));
+    const h = track(
+      await startPoller({
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
+        buses: [{ name: 'usb', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 }],
+        meters: [{ resource_id: METER_A, bus: 'usb', unit_id: 3, profile: 'sdm630' }],
+      }),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 2, 'first samples');
+
+    await pair.stop(); // the device nodes vanish, like an unplugged adapter
+    await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'meter offline while the adapter is gone');
+    const before = h.samplesOf(METER_A).length;
+
+    pair = await startPtyPair(dir); // re-enumerated under the same name
+    await h.waitFor(() => h.samplesOf(METER_A).length >= before + 2, 'samples after the adapter returned', 25_000);
+    expect(stateOf(h, METER_A)).toBe('online');
+    expect(await h.metric('metergate_modbus_port_reopens_total', { bus: 'usb' })).toBeGreaterThanOrEqual(1);
+  });
+});
