@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
 import { registerRunCommand } from './cli/run.js';
 import { registerSimCommand } from './cli/sim.js';
+import { registerTokenCommands } from './cli/token.js';
 import { VERSION } from './version.js';
 
 const program = new Command()
@@ -14,5 +15,6 @@ const program = new Command()
 registerRunCommand(program);
 registerConfigCommands(program);
 registerSimCommand(program);
+registerTokenCommands(program);
 
 await program.parseAsync(process.argv);

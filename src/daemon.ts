@@ -3,6 +3,7 @@
 import { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/types.js';
+import { HttpServer } from './http/server.js';
 import type { Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { Liveness } from './ops/liveness.js';
@@ -35,6 +36,7 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
 /** The modules of a running gateway, in start order. */
 export function buildModules(ctx: AppContext): Module[] {
   const modules: Module[] = [];
+  if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));
   return modules;

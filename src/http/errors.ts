@@ -1,0 +1,174 @@
+// RFC 9457 problem details: every error the HTTP API sends is application/problem+json
+// `{type, title, status, detail, errors?: [{path, message}]}`; never a stack trace.
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
+import type { Logger } from '../log.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** One failing field: `path` names it the way a client writes it (`meter_readings[3].timestamp`). */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors?: readonly FieldError[];
+}
+
+/** A short stable slug per status, so `type` is a URI clients can branch on. */
+const TYPE_SLUGS: Record<number, string> = {
+  400: 'bad-request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not-found',
+  405: 'method-not-allowed',
+  409: 'conflict',
+  413: 'content-too-large',
+  415: 'unsupported-media-type',
+  422: 'unprocessable-content',
+  429: 'too-many-requests',
+  500: 'internal-error',
+  503: 'service-unavailable',
+};
+
+export function problemType(status: number): string {
+  return `https://metergate.local/problems/${TYPE_SLUGS[status] ?? String(status)}`;
+}
+
+/** Thrown (or passed to next) anywhere in a handler; the error handler renders it. */
+export class HttpProblem extends Error {
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors?: readonly FieldError[];
+  readonly headers: Readonly<Record<string, string>>;
+  readonly type: string;
+
+  constructor(status: number, detail: string, opts: { title?: string; errors?: readonly FieldError[]; headers?: Record<string, string>; type?: string } = {}) {
+    super(detail);
+    this.name = 'HttpProblem';
+    this.status = status;
+    this.detail = detail;
+    this.title = opts.title ?? STATUS_CODES[status] ?? 'Error';
+    this.errors = opts.errors && opts.errors.length > 0 ? opts.errors : undefined;
+    this.headers = opts.headers ?? {};
+    this.type = opts.type ?? problemType(status);
+  }
+
+  toJSON(): Problem {
+    return {
+      type: this.type,
+      title: this.title,
+      status: this.status,
+      detail: this.detail,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+export function sendProblem(res: Response, problem: HttpProblem): void {
+  if (res.headersSent) return;
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.toJSON()));
+}
+
+/** 404 for every path no route claimed. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new HttpProblem(404, `no resource at ${req.method} ${req.path}`));
+};
+
+/**
+ * A route that exists for other methods answers 405 with `Allow`, not 404.
+ * Mount after the route's handlers: `router.all(path, methodNotAllowed(['GET']))`.
+ */
+export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
+  return (req, _res, next) => {
+    next(new HttpProblem(405, `${req.method} is not allowed here; use ${allowed.join(' or ')}`, { headers: { Allow: allowed.join(', ') } }));
+  };
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  limit?: number;
+  charset?: string;
+  encoding?: string;
+  message?: string;
+}
+
+/** Maps errors thrown by express's body parsers (body-parser 2) to problems. */
+function fromBodyParserError(err: BodyParserError): HttpProblem | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new HttpProblem(400, `request body is not valid JSON: ${String(err.message ?? '').slice(0, 200)}`, { errors: [{ path: '(body)', message: 'is not valid JSON' }] });
+    case 'entity.too.large':
+      return new HttpProblem(413, `request body is larger than the limit of ${err.limit ?? '?'} bytes`, { errors: [{ path: '(body)', message: `must be at most ${err.limit ?? '?'} bytes` }] });
+    case 'encoding.unsupported':
+      return new HttpProblem(415, `content encoding "${err.encoding ?? '?'}" is not supported; send identity, gzip or deflate`);
+    case 'charset.unsupported':
+      return new HttpProblem(415, `charset "${err.charset ?? '?'}" is not supported; send UTF-8 JSON`);
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+    case 'stream.not.readable':
+      return new HttpProblem(400, 'the request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The last middleware: renders HttpProblem and body-parser errors; anything else is a
+ * bug, logged with its stack and answered 500 without details.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (err instanceof HttpProblem) {
+      sendProblem(res, err);
+      return;
+    }
+    const parsed = typeof err === 'object' && err !== null ? fromBodyParserError(err as BodyParserError) : undefined;
+    if (parsed) {
+      sendProblem(res, parsed);
+      return;
+    }
+    const status = typeof err === 'object' && err !== null ? ((err as BodyParserError).status ?? (err as BodyParserError).statusCode) : undefined;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      // http-errors from express internals (e.g. a malformed URI component -> 400).
+      sendProblem(res, new HttpProblem(status, (err as BodyParserError).expose ? String((err as BodyParserError).message) : (STATUS_CODES[status] ?? 'client error')));
+      return;
+    }
+    logger.error({ err, method: req.method, url: req.originalUrl }, 'unexpected error in HTTP handler');
+    sendProblem(res, new HttpProblem(500, 'an unexpected error occurred; it has been logged'));
+  };
+}
+
+/**
+ * Requires a JSON body: 415 when a body comes with another media type (or none),
+ * 400 when no body came at all. Mount before express.json() output is used.
+ */
+export const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody) {
+    next(new HttpProblem(400, 'a JSON request body is required', { errors: [{ path: '(body)', message: 'is required' }] }));
+    return;
+  }
+  if (!req.is(['application/json', 'application/*+json'])) {
+    const type = req.headers['content-type'];
+    next(new HttpProblem(415, type ? `content type "${String(type).slice(0, 100)}" is not supported; send application/json` : 'the request body has no Content-Type; send application/json', { headers: { 'Accept-Post': 'application/json' } }));
+    return;
+  }
+  next();
+};
