@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
 import { registerRunCommand } from './cli/run.js';
+import { registerScanCommand } from './cli/scan.js';
 import { registerSimCommand } from './cli/sim.js';
 import { registerTokenCommands } from './cli/token.js';
 import { VERSION } from './version.js';
@@ -16,5 +17,6 @@ registerRunCommand(program);
 registerConfigCommands(program);
 registerSimCommand(program);
 registerTokenCommands(program);
+registerScanCommand(program);
 
 await program.parseAsync(process.argv);

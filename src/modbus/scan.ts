@@ -1,0 +1,148 @@
+// Finds meters on a serial line: asks every unit id once (any answer, data or Modbus
+// exception, means a device is there), then identifies each device's profile by its model
+// code register or, failing that, by which register map gives a plausible line voltage.
+import { randomUUID } from 'node:crypto';
+import type { BusConfig, Parity } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { ModbusBus, ModbusExceptionError } from './bus.js';
+import { decodeValue } from './decode.js';
+import { isPlausibleVoltage, modelCodeProbes } from './identify.js';
+import { builtInProfiles } from './profiles/index.js';
+
+export interface ScanSettings {
+  readonly baudRate: number;
+  readonly parity: Parity;
+  readonly stopBits: 1 | 2;
+  readonly dataBits: 7 | 8;
+}
+
+export interface FoundDevice {
+  readonly unitId: number;
+  readonly profile: string | null;
+  /** How the profile was recognised. */
+  readonly identifiedBy: 'model-code' | 'voltage' | 'none';
+  readonly modelCode?: number;
+  readonly voltageL1?: number;
+}
+
+export interface ScanResult {
+  readonly settings: ScanSettings;
+  readonly devices: FoundDevice[];
+  readonly elapsedMs: number;
+}
+
+export interface ScanOptions {
+  readonly type?: BusConfig['type'];
+  readonly port?: string;
+  readonly host?: string;
+  readonly tcpPort?: number;
+  readonly settings: readonly ScanSettings[];
+  readonly unitIds: readonly number[];
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly onFound?: (device: FoundDevice, settings: ScanSettings) => void;
+  readonly onProgress?: (unitId: number, settings: ScanSettings) => void;
+}
+
+/** Parses `1-247`, `1,2,5-9`. */
+export function parseUnitIds(spec: string): number[] {
+  const ids = new Set<number>();
+  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [a, b] = part.split('-').map(Number);
+    const end = b ?? a;
+    if (!Number.isInteger(a) || !Number.isInteger(end) || a < 1 || end > 247 || a > end) throw new Error(`bad unit id range "${part}" (1..247)`);
+    for (let i = a; i <= end; i++) ids.add(i);
+  }
+  return [...ids].sort((x, y) => x - y);
+}
+
+async function answers(bus: ModbusBus, unitId: number, fc: 3 | 4, address: number, count: number): Promise<number[] | 'exception' | null> {
+  try {
+    return (await bus.read({ unitId, functionCode: fc, address, count, retries: 0 })).words;
+  } catch (err) {
+    return err instanceof ModbusExceptionError ? 'exception' : null;
+  }
+}
+
+export async function identify(bus: ModbusBus, unitId: number): Promise<FoundDevice> {
+  for (const probe of modelCodeProbes) {
+    const words = await answers(bus, unitId, probe.functionCode, probe.address, probe.count);
+    if (Array.isArray(words) && probe.codes[words[0]]) {
+      return { unitId, profile: probe.codes[words[0]], identifiedBy: 'model-code', modelCode: words[0] };
+    }
+  }
+  // No known model code: try each built-in map's L1 voltage (ABB first: it is the only one on function 03).
+  const names = Object.keys(builtInProfiles).sort((a, b) => builtInProfiles[a].function_code - builtInProfiles[b].function_code);
+  for (const name of names) {
+    const profile = builtInProfiles[name];
+    const spec = profile.registers.find((r) => r.metric === 'voltage_l1');
+    if (!spec) continue;
+    const words = await answers(bus, unitId, spec.function_code ?? profile.function_code, spec.address, spec.type.endsWith('64') ? 4 : spec.type.endsWith('16') ? 1 : 2);
+    if (!Array.isArray(words)) continue;
+    const v = decodeValue(words, 0, spec);
+    if (isPlausibleVoltage(v)) return { unitId, profile: name, identifiedBy: 'voltage', voltageL1: Math.round(v! * 10) / 10 };
+  }
+  return { unitId, profile: null, identifiedBy: 'none' };
+}
+
+export async function scan(opts: ScanOptions): Promise<ScanResult[]> {
+  const results: ScanResult[] = [];
+  for (const settings of opts.settings) {
+    const started = performance.now();
+    const bus = new ModbusBus({
+      bus: {
+        name: 'scan',
+        type: opts.type ?? 'rtu',
+        port: opts.port,
+        host: opts.host,
+        tcp_port: opts.tcpPort ?? 502,
+        baud_rate: settings.baudRate,
+        parity: settings.parity,
+        data_bits: settings.dataBits,
+        stop_bits: settings.stopBits,
+        timeout_ms: opts.timeoutMs,
+        retries: 0,
+      },
+      logger: opts.logger,
+      reopenInitialMs: 200,
+    });
+    await bus.open();
+    const devices: FoundDevice[] = [];
+    try {
+      for (const unitId of opts.unitIds) {
+        opts.onProgress?.(unitId, settings);
+        // Holding register 0: data or an exception, either way somebody is home.
+        const present = await answers(bus, unitId, 3, 0, 1);
+        if (present === null) continue;
+        const device = await identify(bus, unitId);
+        devices.push(device);
+        opts.onFound?.(device, settings);
+      }
+    } finally {
+      await bus.close();
+    }
+    results.push({ settings, devices, elapsedMs: performance.now() - started });
+  }
+  return results;
+}
+
+/** A config fragment an installer pastes into config.yaml. */
+export function configSnippet(results: readonly ScanResult[], port: string): string {
+  const found = results.filter((r) => r.devices.length > 0);
+  if (found.length === 0) return '# no meters found\n';
+  const lines: string[] = ['buses:'];
+  found.forEach((r, i) => {
+    const name = found.length === 1 ? 'rs485' : `rs485_${r.settings.baudRate}_${r.settings.parity}`;
+    lines.push(`  - name: ${name}`, '    type: rtu', `    port: ${port}`, `    baud_rate: ${r.settings.baudRate}`, `    parity: ${r.settings.parity}`, `    stop_bits: ${r.settings.stopBits}`);
+    void i;
+  });
+  lines.push('meters:');
+  found.forEach((r) => {
+    const name = found.length === 1 ? 'rs485' : `rs485_${r.settings.baudRate}_${r.settings.parity}`;
+    for (const d of r.devices) {
+      lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${name}`, `    unit_id: ${d.unitId}`);
+      lines.push(d.profile ? `    profile: ${d.profile}` : '    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
+    }
+  });
+  return `${lines.join('\n')}\n`;
+}
