@@ -193,8 +193,9 @@ export class ModbusBus {
   private async attempt(req: BusRequest): Promise<Omit<BusResult, 'attempts'>> {
     const client = this.client!;
     const gap = interFrameGapMs(this.deps.bus);
+    // Timers have millisecond granularity and may truncate: round up so the silence is never short.
     const wait = this.lastFrameEnd + gap - monotonic();
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await sleep(Math.ceil(wait));
     const timeoutMs = req.timeoutMs ?? this.deps.bus.timeout_ms;
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);

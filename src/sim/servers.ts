@@ -21,7 +21,9 @@ export type MeterLookup = (unitId: number) => SimulatedMeter | undefined;
 
 function wireDelayMs(timing: WireTiming, requestBytes: number, responseBytes: number): number {
   if (!timing.emulate) return timing.turnaroundMs;
-  return ((requestBytes + responseBytes) * timing.bitsPerChar * 1000) / timing.baudRate + timing.turnaroundMs;
+  // The request's and the answer's characters, plus the 3.5-character silence that must end
+  // the request before a slave may answer.
+  return ((requestBytes + responseBytes + 3.5) * timing.bitsPerChar * 1000) / timing.baudRate + timing.turnaroundMs;
 }
 
 function answerRtu(frame: Buffer, meters: MeterLookup): Buffer | null {
