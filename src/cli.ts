@@ -2,6 +2,7 @@
 // metergate command line: one sub-command per file in src/cli/, registered here.
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
+import { registerDoctorCommand } from './cli/doctor.js';
 import { registerRunCommand } from './cli/run.js';
 import { registerScanCommand } from './cli/scan.js';
 import { registerSimCommand } from './cli/sim.js';
@@ -18,5 +19,6 @@ registerConfigCommands(program);
 registerSimCommand(program);
 registerTokenCommands(program);
 registerScanCommand(program);
+registerDoctorCommand(program);
 
 await program.parseAsync(process.argv);

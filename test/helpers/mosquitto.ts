@@ -1,0 +1,114 @@
+// A real TLS MQTT broker for tests: mosquitto with a generated CA and server certificate,
+// a password file and an ACL, on a free port. Facts from design.md: a `listener` line
+// disables the default listener; started as root it needs `user root` to read its files.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const MOSQUITTO = ['/usr/sbin/mosquitto', 'mosquitto'].find((c) => spawnSync(c, ['-h']).error === undefined);
+export const hasMosquitto = MOSQUITTO !== undefined && spawnSync('mosquitto_passwd', ['-h']).error === undefined && spawnSync('openssl', ['version']).status === 0;
+
+export interface BrokerUser {
+  readonly username: string;
+  readonly password: string;
+  /** ACL lines for this user, e.g. `topic write svc/resources/<id>/#`. */
+  readonly acl: readonly string[];
+}
+
+export interface TlsBroker {
+  readonly port: number;
+  readonly url: string;
+  readonly caFile: string;
+  readonly dir: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function openssl(dir: string, ...args: string[]): void {
+  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+}
+
+/** CA + server certificate for localhost / 127.0.0.1, in `dir`. */
+export function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  openssl(dir, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=metergate test CA', '-keyout', 'ca.key', '-out', 'ca.crt');
+  openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key', '-out', 'server.csr');
+  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  openssl(dir, 'x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'san.ext', '-out', 'server.crt');
+  return { ca: join(dir, 'ca.crt'), cert: join(dir, 'server.crt'), key: join(dir, 'server.key') };
+}
+
+async function waitForPort(port: number, proc: ChildProcess, log: () => string): Promise<void> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`mosquitto exited ${proc.exitCode}: ${log()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`mosquitto did not listen on ${port}: ${log()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function startTlsBroker(users: readonly BrokerUser[]): Promise<TlsBroker> {
+  if (!MOSQUITTO) throw new Error('mosquitto not installed');
+  const dir = mkdtempSync(join(tmpdir(), 'mg-mqtt-'));
+  const { ca, cert, key } = makeCertificates(dir);
+  const pwfile = join(dir, 'passwd');
+  writeFileSync(pwfile, '');
+  for (const u of users) execFileSync('mosquitto_passwd', ['-b', pwfile, u.username, u.password], { stdio: 'ignore' });
+  const aclfile = join(dir, 'acl');
+  writeFileSync(aclfile, users.map((u) => [`user ${u.username}`, ...u.acl, ''].join('\n')).join('\n'));
+  const port = await freePort();
+  const conf = join(dir, 'mosquitto.conf');
+  writeFileSync(
+    conf,
+    [
+      ...(process.getuid?.() === 0 ? ['user root'] : []),
+      'persistence false',
+      'log_dest stderr',
+      'log_type error',
+      'log_type warning',
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous false',
+      `password_file ${pwfile}`,
+      `acl_file ${aclfile}`,
+      `cafile ${ca}`,
+      `certfile ${cert}`,
+      `keyfile ${key}`,
+      '',
+    ].join('\n'),
+  );
+  const proc = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  await waitForPort(port, proc, () => stderr);
+  return {
+    port,
+    url: `mqtts://localhost:${port}`,
+    caFile: ca,
+    dir,
+    async stop() {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

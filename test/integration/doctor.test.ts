@@ -1,0 +1,133 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockCheckWith } from '../../src/ops/doctor/clock.js';
+import { ALL_CHECKS, exitCodeOf, formatResult, runDoctor } from '../../src/ops/doctor/run.js';
+import type { CheckResult } from '../../src/ops/doctor/types.js';
+import { openDatabase } from '../../src/store/db.js';
+import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+
+const hasSocat = spawnSync('socat', ['-V']).status === 0;
+if (!hasMosquitto || !hasSocat) console.warn('doctor test skipped: needs mosquitto, openssl and socat (scripts/install-test-deps)');
+
+// The host's NTP state is not the test's business: the clock line is fed a fixed answer.
+const checks = ALL_CHECKS.map((c) => (c.name === 'clock' ? clockCheckWith(async () => 'synchronized') : c));
+const byCheck = (results: CheckResult[], check: string) => results.find((r) => r.check === check);
+
+describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real broker and a simulated meter', () => {
+  let dir: string;
+  let pair: PtyPair;
+  let sim: SimProcess;
+  let broker: TlsBroker;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-doctor-'));
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1,2']);
+    broker = await startTlsBroker([
+      // The gateway may publish for METER_A and METER_C only.
+      { username: 'gw', password: 's3cret-pw', acl: [`topic write svc/resources/${METER_A}/#`, `topic write svc/resources/${METER_C}/#`] },
+    ]);
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function writeConfig(name: string, over: Record<string, unknown>): string {
+    const path = join(dir, name);
+    writeFileSync(
+      path,
+      stringify({
+        organization_id: ORG,
+        data_dir: join(dir, `data-${name}`),
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 }],
+        meters: [{ resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' }],
+        mqtt: { url: broker.url, username: 'gw', password: 's3cret-pw', ca_file: broker.caFile },
+        prices: { source: 'none' },
+        ...over,
+      }),
+    );
+    return path;
+  }
+
+  it('passes every line on a healthy gateway and exits 0', async () => {
+    const configPath = writeConfig('good.yaml', {});
+    openDatabase(join(dir, 'data-good.yaml', 'metergate.db')).close();
+    const results = await runDoctor({ configPath, checks, timeoutMs: 3000, serviceUser: 'root' });
+    const text = results.map(formatResult).join('\n');
+    expect(results.filter((r) => r.status !== 'pass'), text).toEqual([]);
+    expect(byCheck(results, 'meter 0b6f2a4e')!.detail).toMatch(/rs485 unit 1 \(sdm630\) answers: \d+\.\d V, \d\d\.\d\d Hz, -?\d+ W, \d+\.\d kWh imported/);
+    expect(byCheck(results, 'broker')!.detail).toContain('TLS verified, logged in as gw (MQTT 5.0)');
+    expect(byCheck(results, 'publish 0b6f2a4e')!.detail).toContain('broker accepted a heartbeat');
+    expect(byCheck(results, 'database')!.detail).toContain('quick_check ok');
+    expect(exitCodeOf(results)).toBe(0);
+  });
+
+  it('names each problem with its fix: silent meter, ACL refusal (PUBACK 135), missing port, corrupt database', async () => {
+    const configPath = writeConfig('bad.yaml', {
+      buses: [
+        { name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 },
+        { name: 'gone', type: 'rtu', port: join(dir, 'ttyUSB9') },
+      ],
+      meters: [
+        { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+        { resource_id: METER_B, bus: 'rs485', unit_id: 2, profile: 'sdm630' }, // answers, but the ACL has no room for it
+        { resource_id: METER_C, bus: 'rs485', unit_id: 7, profile: 'sdm630' }, // nobody at unit 7
+        { resource_id: '4f0d6e82-5071-4293-8e3f-4a5b6c7d8e9f', bus: 'gone', unit_id: 1, profile: 'sdm630' },
+      ],
+    });
+    const dbPath = join(dir, 'data-bad.yaml', 'metergate.db');
+    const db = openDatabase(dbPath);
+    db.exec("CREATE TABLE filler (x TEXT); CREATE INDEX filler_x ON filler (x);");
+    const insert = db.prepare('INSERT INTO filler VALUES (?)');
+    for (let i = 0; i < 2000; i++) insert.run(`row ${i} ${'x'.repeat(50)}`);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    // Scribble over a page in the middle of the file, as a failing SD card would.
+    const fd = openSync(dbPath, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, 4096 * 8);
+    closeSync(fd);
+
+    const results = await runDoctor({ configPath, checks, timeoutMs: 3000, serviceUser: 'root' });
+    const text = results.map(formatResult).join('\n');
+    expect(byCheck(results, 'serial gone'), text).toMatchObject({ status: 'fail', detail: expect.stringContaining('does not exist') });
+    expect(byCheck(results, 'serial gone')!.fix).toContain('/dev/serial/by-id/');
+    expect(byCheck(results, 'meter 0b6f2a4e')!.status).toBe('pass');
+    expect(byCheck(results, 'meter 2d8b4c60')).toMatchObject({ status: 'fail', detail: expect.stringContaining('no answer within 200 ms') });
+    expect(byCheck(results, 'meter 2d8b4c60')!.fix).toContain('metergate scan --port');
+    expect(byCheck(results, 'publish 0b6f2a4e')!.status).toBe('pass');
+    expect(byCheck(results, 'publish 1c7a3b5f')).toMatchObject({ status: 'fail', detail: expect.stringContaining('reason code 135') });
+    expect(byCheck(results, 'publish 1c7a3b5f')!.fix).toContain(`svc/resources/${METER_B}/#`);
+    expect(byCheck(results, 'publish 2d8b4c60')!.status).toBe('skip');
+    expect(byCheck(results, 'database')).toMatchObject({ status: 'fail', detail: expect.stringContaining('quick_check found') });
+    expect(exitCodeOf(results)).toBe(1);
+    // One line per check, each FAIL with its fix on the same line.
+    for (const line of text.split('\n').filter((l) => l.startsWith('FAIL'))) expect(line).toContain('-> fix:');
+  });
+
+  it('explains a wrong password and an unknown CA', async () => {
+    const wrongPw = await runDoctor({ configPath: writeConfig('pw.yaml', { mqtt: { url: broker.url, username: 'gw', password: 'nope', ca_file: broker.caFile } }), checks, timeoutMs: 3000, serviceUser: 'root' });
+    expect(byCheck(wrongPw, 'broker')).toMatchObject({ status: 'fail', fix: expect.stringContaining('mqtt.username and mqtt.password') });
+    const noCa = await runDoctor({ configPath: writeConfig('ca.yaml', { mqtt: { url: broker.url, username: 'gw', password: 's3cret-pw' } }), checks, timeoutMs: 3000, serviceUser: 'root' });
+    expect(byCheck(noCa, 'broker')).toMatchObject({ status: 'fail', fix: expect.stringContaining('mqtt.ca_file') });
+  });
+
+  it('exits non-zero from the command line when a check fails', () => {
+    const configPath = writeConfig('cli.yaml', { meters: [{ resource_id: METER_C, bus: 'rs485', unit_id: 7, profile: 'sdm630' }] });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', resolve('src/cli.ts'), 'doctor', '--config', configPath, '--timeout-ms', '3000'], { encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^PASS {2}config {13}/m);
+    expect(r.stdout).toMatch(/^FAIL {2}meter 2d8b4c60 .* -> fix: /m);
+    expect(r.stdout).toContain('check(s) failed.');
+  });
+});
