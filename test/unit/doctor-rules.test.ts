@@ -19,7 +19,7 @@ describe('doctor rules', () => {
 
   it('fails below 100 MiB or 2 % free, warns below 1 GiB or 10 %', () => {
     expect(judgeFreeSpace(50 * MiB, 32_000 * MiB)).toBe('fail');
-    expect(judgeFreeSpace(500 * MiB, 32_000 * MiB)).toBe('warn');
+    expect(judgeFreeSpace(800 * MiB, 32_000 * MiB)).toBe('warn');
     expect(judgeFreeSpace(2000 * MiB, 32_000 * MiB)).toBe('warn');
     expect(judgeFreeSpace(8000 * MiB, 32_000 * MiB)).toBe('pass');
   });
