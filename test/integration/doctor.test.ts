@@ -109,7 +109,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
     expect(byCheck(results, 'publish 1c7a3b5f')).toMatchObject({ status: 'fail', detail: expect.stringContaining('reason code 135') });
     expect(byCheck(results, 'publish 1c7a3b5f')!.fix).toContain(`svc/resources/${METER_B}/#`);
     expect(byCheck(results, 'publish 2d8b4c60')!.status).toBe('skip');
-    expect(byCheck(results, 'database')).toMatchObject({ status: 'fail', detail: expect.stringContaining('quick_check found') });
+    expect(byCheck(results, 'database')).toMatchObject({ status: 'fail', detail: expect.stringContaining('corrupt') });
     expect(exitCodeOf(results)).toBe(1);
     // One line per check, each FAIL with its fix on the same line.
     for (const line of text.split('\n').filter((l) => l.startsWith('FAIL'))) expect(line).toContain('-> fix:');

@@ -1,7 +1,10 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';
-import { errorMessage, fail, pass, warn, type DoctorCheck } from './types.js';
+import { errorCode, errorMessage, fail, pass, warn, type DoctorCheck } from './types.js';
+
+const RECOVER_FIX = (path: string) =>
+  `sudo systemctl stop metergate; keep a copy; \`sqlite3 ${path} ".recover" | sqlite3 ${path}.recovered\` and move it in place, or move the file aside (unsent readings are lost); then start again`;
 
 /**
  * SQLite integrity with PRAGMA quick_check (O(N), skips the index-vs-table cross check
@@ -24,8 +27,8 @@ export const databaseCheck: DoctorCheck = {
         return [
           fail(
             'database',
-            `${path}: quick_check found ${problems.length} problem(s): ${problems.slice(0, 3).join('; ')}`,
-            `stop the daemon, keep a copy, then \`sqlite3 ${path} ".recover"\` into a new file; or move it aside (readings not yet sent are lost) and restart`,
+            `${path}: corrupt, quick_check found ${problems.length} problem(s): ${problems.slice(0, 3).join('; ')}`,
+            RECOVER_FIX(path),
           ),
         ];
       }
@@ -34,6 +37,8 @@ export const databaseCheck: DoctorCheck = {
       const version = tables.has('schema_migrations') ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
       return [pass('database', `${path}: quick_check ok, schema ${version ?? 'none'}, ${outbox} message(s) waiting in the outbox`)];
     } catch (err) {
+      const code = errorCode(err);
+      if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return [fail('database', `${path}: corrupt (${errorMessage(err)})`, RECOVER_FIX(path))];
       return [fail('database', `${path}: ${errorMessage(err)}`, `check ownership (\`sudo chown -R metergate: ${env.config!.data_dir}\`) and that the file is a metergate database`)];
     } finally {
       db?.close();
