@@ -79,17 +79,37 @@ describe('MeterPoller against the simulator', () => {
     expect(await h.metric('metergate_meter_samples_dropped_total')).toBe(0);
   });
 
-  it('reads the other profiles from a simulator emulating their register maps', async () => {
-    const sim = track(await startSim(['--tcp', '0', '--unit', '1:abb-b23,2:em24,3:em340,4:sdm120,5:sdm72d']));
+  it('reads the other built-in profiles and a user-defined one from a simulator emulating their maps', async () => {
+    const sim = track(await startSim(['--tcp', '0', '--unit', '1:abb-b23,2:em24,3:em340,4:sdm120,5:sdm72d,6:sdm630']));
     const ids = ['a1000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000003', 'a1000000-0000-4000-8000-000000000004', 'a1000000-0000-4000-8000-000000000005'];
     const profiles = ['abb-b23', 'em24', 'em340', 'sdm120', 'sdm72d'];
+    const USER = 'a1000000-0000-4000-8000-000000000006';
     const h = track(
       await startPoller({
         poll: { interval_ms: 1000 },
         buses: [{ name: 'gw', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }],
-        meters: ids.map((id, i) => ({ resource_id: id, bus: 'gw', unit_id: i + 1, profile: profiles[i], extra_metrics: ['voltage_l1', 'frequency'] })),
+        meters: [
+          ...ids.map((id, i) => ({ resource_id: id, bus: 'gw', unit_id: i + 1, profile: profiles[i], extra_metrics: ['voltage_l1', 'frequency'] })),
+          { resource_id: USER, bus: 'gw', unit_id: 6, profile: 'my-meter', extra_metrics: ['voltage_l1', 'frequency'] },
+        ],
+        // a user-defined profile in the config: same shape as the built-in ones
+        profiles: {
+          'my-meter': {
+            vendor: 'Acme',
+            model: 'SDM-alike',
+            function_code: 4,
+            max_registers_per_request: 40,
+            registers: [
+              { metric: 'total_active_power', address: 0x34, type: 'float32', unit: 'W', default: true },
+              { metric: 'active_energy_import', address: 0x48, type: 'float32', scale: 1000, unit: 'Wh', default: true },
+              { metric: 'voltage_l1', address: 0, type: 'float32', unit: 'V' },
+              { metric: 'frequency', address: 0x46, type: 'float32', unit: 'Hz' },
+            ],
+          },
+        },
       }),
     );
+    ids.push(USER);
     await h.waitFor(() => ids.every((id) => h.samplesOf(id).length >= 2), 'two samples from each meter');
     for (const id of ids) {
       const s = h.samplesOf(id)[1];
