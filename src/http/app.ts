@@ -3,11 +3,15 @@
 // one-line change to ROUTES below.
 import express, { Router, type Express } from 'express';
 import type { AppContext } from '../daemon.js';
+import { SessionStore } from '../store/sessions.js';
 import { TokenStore } from '../store/tokens.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { httpMetrics } from './metrics.js';
+import { createPriceAccess, type PriceAccess } from './price-access.js';
+import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
+import { registerSessionRoutes } from './routes/sessions.js';
 
 /** What the HTTP app needs: the application context (config, logger, db, clock, metrics). */
 export type HttpDeps = AppContext;
@@ -15,6 +19,8 @@ export type HttpDeps = AppContext;
 /** What every route registrar gets: the context plus the stores the HTTP layer shares. */
 export interface RouteDeps extends HttpDeps {
   readonly tokens: TokenStore;
+  readonly sessions: SessionStore;
+  readonly priceAccess: PriceAccess;
 }
 
 export type RouteRegistrar = (router: Router, deps: RouteDeps) => void;
@@ -23,6 +29,8 @@ export type RouteRegistrar = (router: Router, deps: RouteDeps) => void;
 export const ROUTES: readonly RouteRegistrar[] = [
   registerHealthRoutes,
   registerOpenApiRoutes,
+  registerCdrsRoutes,
+  registerSessionRoutes,
 ];
 
 export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = ROUTES): Express {
@@ -33,7 +41,7 @@ export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = RO
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
-  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db) };
+  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db) };
   const router = Router();
   for (const register of routes) register(router, routeDeps);
   app.use(router);

@@ -47,3 +47,28 @@ export async function startTestHttp(opts: { config?: Record<string, unknown>; ro
     },
   };
 }
+
+/**
+ * One request with node:http, which (unlike fetch) can send a body with GET, as the
+ * contract's GET /cdrs/meter_readings needs. Returns a fetch Response for convenience.
+ */
+export async function rawRequest(url: string, init: { method: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Response> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: init.method, headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        const status = res.statusCode ?? 0;
+        const empty = status === 204 || status === 304 || init.method === 'HEAD';
+        resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (init.body !== undefined) req.write(init.body);
+    req.end();
+  });
+}

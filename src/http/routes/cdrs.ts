@@ -1,0 +1,83 @@
+// /api/v1/cdrs: the contract's two pricing endpoints.
+import type { Router } from 'express';
+import type { RouteDeps } from '../app.js';
+import { requireToken } from '../auth.js';
+import { jsonBody } from '../body.js';
+import { HttpProblem, methodNotAllowed } from '../errors.js';
+import { assertReadingsUsable, priceReadings, resolveMarket, toEnergyReadings, type RequestPowerMarket, type RequestReading } from '../session-pricing.js';
+import { formatUtc } from '../timestamps.js';
+import { fieldErrors, schemaValidator } from '../validate.js';
+
+interface MeterReadingsRequest {
+  power_market: RequestPowerMarket;
+  meter_readings: RequestReading[];
+  cpo_transaction_id?: string;
+}
+
+/** 413 before schema validation, so an oversized array is not walked item by item. */
+export function assertReadingCap(body: unknown, maxReadings: number, path = 'meter_readings'): void {
+  const readings = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[path] : undefined;
+  if (Array.isArray(readings) && readings.length > maxReadings) {
+    throw new HttpProblem(413, `${readings.length} meter readings is more than the limit of ${maxReadings} per request`, {
+      errors: [{ path, message: `must have at most ${maxReadings} items` }],
+    });
+  }
+}
+
+export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
+  const auth = requireToken(deps, { scheme: 'Token', type: 'cdrs' });
+  const body = jsonBody(deps.config.http.body_limit_bytes);
+  const validate = schemaValidator('MeterReadingsRequest');
+  const { max_readings: maxReadings } = deps.config.http;
+
+  // Registered before /:cpo_transaction_id, so `meter_readings` is never taken for an id.
+  const priceMeterReadings = [
+    auth,
+    ...body,
+    (req: import('express').Request, res: import('express').Response) => {
+      assertReadingCap(req.body, maxReadings);
+      if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the MeterReadingsRequest schema', { errors: fieldErrors(validate) });
+      const input = req.body as MeterReadingsRequest;
+      const market = resolveMarket(deps.priceAccess, input.power_market);
+      const readings = toEnergyReadings(input.meter_readings);
+      assertReadingsUsable(readings);
+      const priced = priceReadings(deps.priceAccess, market, readings);
+      res.json({ currency: priced.currency, end_date_time: formatUtc(priced.endMs), total_cost: { excl_vat: priced.totalCostExclVat } });
+    },
+  ];
+  router.get('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
+  router.post('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
+  router.all('/api/v1/cdrs/meter_readings', methodNotAllowed(['GET', 'POST']));
+
+  router.get('/api/v1/cdrs/:cpo_transaction_id', auth, (req, res) => {
+    const id = req.params.cpo_transaction_id as string;
+    const session = deps.sessions.get(id, true);
+    if (!session) throw new HttpProblem(404, `no session with cpo_transaction_id "${id.slice(0, 100)}"`);
+    if (session.status !== 'completed' || session.endMs === null) {
+      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is not completed yet; its price is available once a PUT marks it completed`);
+    }
+    const market = deps.priceAccess.market(session.marketArea);
+    if (!market) throw new HttpProblem(422, `the session's market area ${session.marketArea} is no longer known`);
+    let readings = session.readings;
+    if (readings === null && session.resourceId !== null) {
+      readings = deps.sessions.localMeterReadings(session.resourceId, session.startMs, session.endMs);
+      if (readings.length < 2) {
+        throw new HttpProblem(422, `the local meter ${session.resourceId} stored ${readings.length} energy reading(s) between the session's start and end; at least 2 are needed`, {
+          errors: [{ path: 'resource_id', message: 'has fewer than 2 stored readings in the session window' }],
+        });
+      }
+    }
+    assertReadingsUsable(readings ?? []);
+    const priced = priceReadings(deps.priceAccess, market, readings ?? []);
+    const lastUpdatedMs = deps.sessions.recordPrice(id, priced.totalCostExclVat, priced.currency, deps.clock.now());
+    res.json({
+      currency: priced.currency,
+      start_date_time: formatUtc(session.startMs),
+      end_date_time: formatUtc(session.endMs),
+      id: session.cdrId,
+      last_updated: formatUtc(lastUpdatedMs),
+      total_cost: { excl_vat: priced.totalCostExclVat },
+    });
+  });
+  router.all('/api/v1/cdrs/:cpo_transaction_id', methodNotAllowed(['GET']));
+}

@@ -1,0 +1,97 @@
+// PUT /api/v1/sessions/:cpo_transaction_id: session ingest from a charge-point operator.
+import type { Router } from 'express';
+import type { SessionRecord, SessionStatus } from '../../store/sessions.js';
+import type { RouteDeps } from '../app.js';
+import { requireToken } from '../auth.js';
+import { jsonBody } from '../body.js';
+import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
+import { assertReadingsUsable, resolveMarket, toEnergyReadings, type RequestPowerMarket, type RequestReading } from '../session-pricing.js';
+import { formatUtc, parseTimestamp } from '../timestamps.js';
+import { fieldErrors, schemaValidator } from '../validate.js';
+import { assertReadingCap } from './cdrs.js';
+
+interface SessionRequest {
+  power_market: RequestPowerMarket;
+  status: SessionStatus;
+  start_date_time: string;
+  end_date_time?: string;
+  meter_readings?: RequestReading[];
+  resource_id?: string;
+}
+
+/** Ids are what the operator uses; anything printable up to 255 characters except the reserved word. */
+const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,255}$/;
+
+export function sessionView(s: SessionRecord): Record<string, unknown> {
+  return {
+    cpo_transaction_id: s.cpoTransactionId,
+    id: s.cdrId,
+    status: s.status,
+    market_area_code: s.marketArea,
+    start_date_time: formatUtc(s.startMs),
+    end_date_time: s.endMs === null ? null : formatUtc(s.endMs),
+    resource_id: s.resourceId,
+    readings: s.readingCount,
+    last_updated: formatUtc(s.lastUpdatedMs),
+    cdr: `/api/v1/cdrs/${encodeURIComponent(s.cpoTransactionId)}`,
+  };
+}
+
+export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
+  const validate = schemaValidator('SessionRequest');
+  const localMeters = new Map(deps.config.meters.map((m) => [m.resource_id.toLowerCase(), m.resource_id]));
+  const { max_readings: maxReadings } = deps.config.http;
+
+  router.put('/api/v1/sessions/:cpo_transaction_id', requireToken(deps, { scheme: 'Token', type: 'cpo' }), ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
+    const id = req.params.cpo_transaction_id as string;
+    if (!ID_PATTERN.test(id) || id === 'meter_readings') {
+      throw new HttpProblem(422, 'invalid cpo_transaction_id', {
+        errors: [{ path: 'cpo_transaction_id', message: id === 'meter_readings' ? 'is reserved (it names the meter_readings endpoint)' : 'must be 1 to 255 characters without control characters' }],
+      });
+    }
+    assertReadingCap(req.body, maxReadings);
+    if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the SessionRequest schema', { errors: fieldErrors(validate) });
+    const input = req.body as SessionRequest;
+    const market = resolveMarket(deps.priceAccess, input.power_market);
+
+    const errors: FieldError[] = [];
+    const startMs = parseTimestamp(input.start_date_time);
+    if (typeof startMs === 'string') errors.push({ path: 'start_date_time', message: startMs });
+    let endMs: number | string | null = input.end_date_time === undefined ? null : parseTimestamp(input.end_date_time);
+    if (typeof endMs === 'string') errors.push({ path: 'end_date_time', message: endMs });
+    if (input.status === 'completed' && endMs === null) errors.push({ path: 'end_date_time', message: 'is required when status is completed' });
+    if (typeof startMs === 'number' && typeof endMs === 'number' && endMs <= startMs) errors.push({ path: 'end_date_time', message: 'must be after start_date_time' });
+    const hasReadings = input.meter_readings !== undefined;
+    const hasResource = input.resource_id !== undefined;
+    if (hasReadings === hasResource) {
+      errors.push({ path: hasReadings ? 'resource_id' : 'meter_readings', message: 'send either meter_readings or resource_id (of a meter configured on this gateway), not both or neither' });
+    }
+    if (hasResource && !localMeters.has(input.resource_id!.toLowerCase())) {
+      errors.push({ path: 'resource_id', message: `is not a meter configured on this gateway (${localMeters.size} configured)` });
+    }
+    if (errors.length > 0) throw new HttpProblem(422, 'the session is not valid', { errors });
+
+    const readings = hasReadings ? toEnergyReadings(input.meter_readings!) : null;
+    if (readings) assertReadingsUsable(readings, 'meter_readings', input.status === 'completed');
+
+    const existing = deps.sessions.get(id);
+    if (existing?.status === 'completed' && input.status === 'active') {
+      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is completed and cannot go back to active`, { errors: [{ path: 'status', message: 'must stay completed' }] });
+    }
+    const { outcome, record } = deps.sessions.upsert(
+      {
+        cpoTransactionId: id,
+        marketArea: market.code,
+        status: input.status,
+        startMs: startMs as number,
+        endMs: endMs as number | null,
+        resourceId: hasResource ? localMeters.get(input.resource_id!.toLowerCase())! : null,
+        readings,
+      },
+      deps.clock.now(),
+    );
+    if (outcome === 'created') res.status(201).location(`/api/v1/cdrs/${encodeURIComponent(id)}`);
+    res.json(sessionView(record));
+  });
+  router.all('/api/v1/sessions/:cpo_transaction_id', methodNotAllowed(['PUT']));
+}

@@ -1,0 +1,86 @@
+// The edge around the pure pricing: turns request readings into EnergyReadings (422 on
+// bad ones), checks the market, fetches the window's prices ONCE, prices, and maps the
+// outcome to problems (422 missing period, 503 no prices yet for the market).
+import { checkReadings, priceSession, type EnergyReading } from '../pricing/session-cost.js';
+import { HttpProblem, type FieldError } from './errors.js';
+import type { MarketInfo, PriceAccess } from './price-access.js';
+import { formatUtc, parseTimestamp } from './timestamps.js';
+
+export interface RequestReading {
+  readonly reading_kwh: number;
+  readonly timestamp: string;
+}
+
+export interface RequestPowerMarket {
+  readonly market_area_code: string;
+  readonly sub_modality: string;
+}
+
+const MAX_LISTED = 20;
+
+function invalid(detail: string, errors: FieldError[]): HttpProblem {
+  return new HttpProblem(422, detail, { errors });
+}
+
+/** The market of a request, or 422 naming power_market.market_area_code / sub_modality. */
+export function resolveMarket(access: PriceAccess, pm: RequestPowerMarket, path = 'power_market'): MarketInfo {
+  const errors: FieldError[] = [];
+  const market = access.market(pm.market_area_code);
+  if (!market) errors.push({ path: `${path}.market_area_code`, message: `unknown market area "${pm.market_area_code.slice(0, 40)}" (known: ${access.knownMarkets().join(', ')})` });
+  if (pm.sub_modality !== 'DayAhead') errors.push({ path: `${path}.sub_modality`, message: `must be "DayAhead" (the only modality priced)` });
+  if (errors.length > 0 || !market) throw invalid('the power market is not one this gateway prices', errors);
+  return market;
+}
+
+/** Parses timestamps (Z or offset required). Throws 422 listing the first bad ones. */
+export function toEnergyReadings(items: readonly RequestReading[], path = 'meter_readings'): EnergyReading[] {
+  const out: EnergyReading[] = new Array(items.length);
+  const errors: FieldError[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const ts = parseTimestamp(items[i].timestamp);
+    if (typeof ts === 'string') {
+      if (errors.length < MAX_LISTED) errors.push({ path: `${path}[${i}].timestamp`, message: ts });
+      continue;
+    }
+    out[i] = { timestampMs: ts, energyKwh: items[i].reading_kwh };
+  }
+  if (errors.length > 0) throw invalid('some meter reading timestamps are invalid', errors);
+  return out;
+}
+
+/** Sortedness, duplicates, decreasing readings (and at least 2 when `minTwo`). */
+export function assertReadingsUsable(readings: readonly EnergyReading[], path = 'meter_readings', minTwo = true): void {
+  if (!minTwo && readings.length < 2) return;
+  const problems = checkReadings(readings, MAX_LISTED);
+  if (problems.length === 0) return;
+  throw invalid(
+    'the meter readings cannot be priced',
+    problems.map((p) => ({ path: p.index < 0 ? path : `${path}[${p.index}].${p.field}`, message: p.message })),
+  );
+}
+
+export interface PricedReadings {
+  readonly currency: string;
+  readonly totalCostExclVat: number;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/** Prices checked readings against the stored prices of the market. */
+export function priceReadings(access: PriceAccess, market: MarketInfo, readings: readonly EnergyReading[]): PricedReadings {
+  if (!access.hasPrices(market.code)) {
+    throw new HttpProblem(503, `no day-ahead prices are stored for ${market.code} yet; the gateway is still fetching them`, { headers: { 'Retry-After': '300' } });
+  }
+  const fromMs = readings[0].timestampMs;
+  const toMs = readings[readings.length - 1].timestampMs;
+  const periods = access.periods(market.code, fromMs, toMs);
+  const result = priceSession(readings, periods, market.nativeDurationS);
+  if (!result.ok) {
+    const start = formatUtc(result.missing.startMs);
+    const end = formatUtc(result.missing.startMs + result.missing.durationS * 1000);
+    throw invalid(`no ${market.code} day-ahead price is stored for ${start} to ${end}, which the readings cover`, [
+      { path: 'meter_readings', message: `prices missing from ${start} (first missing period ${start}/${end})` },
+    ]);
+  }
+  return { currency: market.currency, totalCostExclVat: result.totalCostExclVat, startMs: result.startMs, endMs: result.endMs };
+}

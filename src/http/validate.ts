@@ -1,0 +1,74 @@
+// Request validation at the edge: JSON Schemas taken from the OpenAPI document (one
+// source for docs and checks), ajv errors turned into [{path, message}] with client paths.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { openApiDocument } from './openapi.js';
+import type { FieldError } from './errors.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+// strict: false because the document around the schemas has OpenAPI keywords ajv does not know.
+const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
+addFormats(ajv);
+ajv.addSchema(openApiDocument as object, 'openapi.json');
+
+/** A compiled validator for `components.schemas.<name>` of the OpenAPI document. */
+export function schemaValidator(name: string): ValidateFunction {
+  const validate = ajv.getSchema(`openapi.json#/components/schemas/${name}`);
+  if (!validate) throw new Error(`no schema ${name} in openapi.json`);
+  return validate;
+}
+
+/** `/meter_readings/3/timestamp` -> `meter_readings[3].timestamp` */
+export function pointerToPath(pointer: string): string {
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else out += out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+export function toFieldError(e: ErrorObject): FieldError {
+  let path = pointerToPath(e.instancePath);
+  let message = e.message ?? 'is invalid';
+  switch (e.keyword) {
+    case 'required':
+      path = join(path, (e.params as { missingProperty: string }).missingProperty);
+      message = 'is required';
+      break;
+    case 'additionalProperties':
+      path = join(path, (e.params as { additionalProperty: string }).additionalProperty.slice(0, 100));
+      message = 'is not a known field';
+      break;
+    case 'enum':
+      message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+      break;
+    case 'type':
+      message = `must be ${String((e.params as { type: string | string[] }).type).replace(',', ' or ')}`;
+      break;
+    default:
+      break;
+  }
+  return { path: path || '(body)', message };
+}
+
+/** Field errors of a failed validation, at most `max`, without repeats. */
+export function fieldErrors(validate: ValidateFunction, max = 20): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of validate.errors ?? []) {
+    const fe = toFieldError(e);
+    const key = `${fe.path}\u0000${fe.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(fe);
+    if (out.length >= max) break;
+  }
+  return out;
+}

@@ -1,0 +1,160 @@
+// Charging sessions received from a charge-point operator, and what their price record
+// needs to stay stable: a cdr id fixed at creation, and last_updated that moves only
+// when the session's content or its computed price changes.
+import { createHash, randomUUID } from 'node:crypto';
+import type { EnergyReading } from '../pricing/session-cost.js';
+import type { Db } from './db.js';
+
+export type SessionStatus = 'active' | 'completed';
+
+/** What a PUT carries, after validation. */
+export interface SessionInput {
+  readonly cpoTransactionId: string;
+  readonly marketArea: string;
+  readonly status: SessionStatus;
+  readonly startMs: number;
+  readonly endMs: number | null;
+  /** Exactly one of resourceId and readings is set. */
+  readonly resourceId: string | null;
+  readonly readings: readonly EnergyReading[] | null;
+}
+
+export interface SessionRecord extends SessionInput {
+  readonly cdrId: string;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+  readonly lastUpdatedMs: number;
+  readonly totalCostExclVat: number | null;
+  readonly currency: string | null;
+  readonly readingCount: number | null;
+}
+
+interface Row {
+  cpo_transaction_id: string;
+  cdr_id: string;
+  market_area: string;
+  status: SessionStatus;
+  start_ms: number;
+  end_ms: number | null;
+  resource_id: string | null;
+  readings_json: string | null;
+  content_sha256: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+  total_cost_excl_vat: number | null;
+  currency: string | null;
+  last_updated_ms: number;
+  reading_count: number | null;
+}
+
+export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
+
+function readingsJson(readings: readonly EnergyReading[] | null): string | null {
+  return readings === null ? null : JSON.stringify(readings.map((r) => [r.timestampMs, r.energyKwh]));
+}
+
+function contentHash(s: SessionInput, json: string | null): string {
+  return createHash('sha256')
+    .update(JSON.stringify([s.marketArea, s.status, s.startMs, s.endMs, s.resourceId]))
+    .update('\n')
+    .update(json ?? '')
+    .digest('hex');
+}
+
+function toRecord(row: Row, withReadings: boolean): SessionRecord {
+  const parsed = withReadings && row.readings_json !== null ? (JSON.parse(row.readings_json) as Array<[number, number]>) : null;
+  return {
+    cpoTransactionId: row.cpo_transaction_id,
+    cdrId: row.cdr_id,
+    marketArea: row.market_area,
+    status: row.status,
+    startMs: row.start_ms,
+    endMs: row.end_ms,
+    resourceId: row.resource_id,
+    readings: parsed ? parsed.map(([t, e]) => ({ timestampMs: t, energyKwh: e })) : null,
+    readingCount: row.reading_count,
+    createdAtMs: row.created_at_ms,
+    updatedAtMs: row.updated_at_ms,
+    lastUpdatedMs: row.last_updated_ms,
+    totalCostExclVat: row.total_cost_excl_vat,
+    currency: row.currency,
+  };
+}
+
+export class SessionStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      get: db.prepare<[string], Row>('SELECT *, json_array_length(readings_json) AS reading_count FROM sessions WHERE cpo_transaction_id = ?'),
+      insert: db.prepare(
+        `INSERT INTO sessions (cpo_transaction_id, cdr_id, market_area, status, start_ms, end_ms, resource_id, readings_json, content_sha256, created_at_ms, updated_at_ms, last_updated_ms)
+         VALUES (@id, @cdr, @market, @status, @start, @end, @resource, @readings, @hash, @now, @now, @now)`,
+      ),
+      update: db.prepare(
+        `UPDATE sessions SET market_area = @market, status = @status, start_ms = @start, end_ms = @end, resource_id = @resource,
+           readings_json = @readings, content_sha256 = @hash, updated_at_ms = @now, last_updated_ms = @now
+         WHERE cpo_transaction_id = @id`,
+      ),
+      price: db.prepare('UPDATE sessions SET total_cost_excl_vat = ?, currency = ?, last_updated_ms = ? WHERE cpo_transaction_id = ?'),
+      localReadings: db.prepare<[string, number, number], { sampled_at_ms: number; energy_import_wh: number }>(
+        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms',
+      ),
+    };
+  }
+
+  /** The session, with its readings when `withReadings`. */
+  get(cpoTransactionId: string, withReadings = false): SessionRecord | undefined {
+    const row = this.stmts.get.get(cpoTransactionId);
+    return row ? toRecord(row, withReadings) : undefined;
+  }
+
+  /** Idempotent: the same content again changes nothing (not even last_updated). */
+  upsert(input: SessionInput, nowMs: number): { outcome: UpsertOutcome; record: SessionRecord } {
+    return this.db.transaction(() => {
+      const json = readingsJson(input.readings);
+      const hash = contentHash(input, json);
+      const existing = this.stmts.get.get(input.cpoTransactionId);
+      const params = {
+        id: input.cpoTransactionId,
+        market: input.marketArea,
+        status: input.status,
+        start: input.startMs,
+        end: input.endMs,
+        resource: input.resourceId,
+        readings: json,
+        hash,
+        now: nowMs,
+      };
+      let outcome: UpsertOutcome;
+      if (!existing) {
+        this.stmts.insert.run({ ...params, cdr: randomUUID() });
+        outcome = 'created';
+      } else if (existing.content_sha256 === hash) {
+        outcome = 'unchanged';
+      } else {
+        // last_updated never goes backwards, even if the clock did.
+        this.stmts.update.run({ ...params, now: Math.max(nowMs, existing.last_updated_ms) });
+        outcome = 'updated';
+      }
+      return { outcome, record: toRecord(this.stmts.get.get(input.cpoTransactionId)!, false) };
+    })();
+  }
+
+  /** Stores a computed price; last_updated moves only if the price differs from the stored one. */
+  recordPrice(cpoTransactionId: string, totalCostExclVat: number, currency: string, nowMs: number): number {
+    return this.db.transaction(() => {
+      const row = this.stmts.get.get(cpoTransactionId)!;
+      if (row.total_cost_excl_vat === totalCostExclVat && row.currency === currency) return row.last_updated_ms;
+      // The first price of a session is not a change of the record the client has seen.
+      const moved = row.total_cost_excl_vat === null ? row.last_updated_ms : Math.max(nowMs, row.last_updated_ms);
+      this.stmts.price.run(totalCostExclVat, currency, moved, cpoTransactionId);
+      return moved;
+    })();
+  }
+
+  /** Readings a local meter stored between start and end (inclusive), as cumulative kWh. */
+  localMeterReadings(resourceId: string, startMs: number, endMs: number): EnergyReading[] {
+    return this.stmts.localReadings.all(resourceId, startMs, endMs).map((r) => ({ timestampMs: r.sampled_at_ms, energyKwh: r.energy_import_wh / 1000 }));
+  }
+}

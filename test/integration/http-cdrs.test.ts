@@ -1,0 +1,266 @@
+// The cdrs and sessions endpoints over real HTTP, priced against real recorded NL prices
+// loaded into the gateway's SQLite file; every response is checked against openapi.json.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectDocumented } from '../helpers/openapi.js';
+import { loadNl2025Prices } from '../helpers/real-prices.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
+
+const METER = '6a1f0b8e-2c3d-4e5f-8a9b-0c1d2e3f4a5b';
+const MR = '/api/v1/cdrs/meter_readings';
+
+// Real prices (nl-2025-quarterhour-local-utc.csv): 2025-09-30 21:00Z hourly 90.00 EUR/MWh; 22:00Z 102.6; 22:15Z 92.2.
+// 21:30Z -> 22:30Z at 11 kW: 5.5 x 90 + 2.75 x 102.6 + 2.75 x 92.2 = 1030.7 -> 1.0307 EUR
+const SWITCH_BODY = {
+  power_market: { market_area_code: 'NL', sub_modality: 'DayAhead' },
+  meter_readings: [
+    { reading_kwh: 0, timestamp: '2025-09-30T21:30:00Z' },
+    { reading_kwh: 5.5, timestamp: '2025-09-30T22:00:00Z' },
+    { reading_kwh: 11, timestamp: '2025-10-01T00:30:00+02:00' },
+  ],
+};
+
+describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 prices)', () => {
+  let http: TestHttp;
+  let small: TestHttp;
+  let nowMs = Date.parse('2026-01-10T12:00:00Z');
+  let cdrs: string;
+  let cpo: string;
+
+  beforeAll(async () => {
+    const meterConfig = {
+      buses: [{ name: 'rs485', type: 'tcp', host: '127.0.0.1' }],
+      meters: [{ resource_id: METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }],
+    };
+    http = await startTestHttp({ config: meterConfig, ctx: { clock: { now: () => nowMs } } });
+    small = await startTestHttp({ config: { http: { body_limit_bytes: 4096, max_readings: 10 } } });
+    cdrs = http.token('cdrs');
+    cpo = http.token('cpo');
+  });
+  afterAll(async () => {
+    await http?.close();
+    await small?.close();
+  });
+
+  async function call(server: TestHttp, method: string, path: string, opts: { token?: string; scheme?: string; body?: unknown; raw?: string; type?: string } = {}) {
+    const headers: Record<string, string> = {};
+    if (opts.token) headers.authorization = `${opts.scheme ?? 'Token'} ${opts.token}`;
+    const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    if (payload !== undefined) headers['content-type'] = opts.type ?? 'application/json';
+    const res = await rawRequest(`${server.url}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    const body = text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    return { res, body: body as Record<string, any> };
+  }
+
+  it('503 while no prices are stored for the market, then prices the readings', async () => {
+    let { res, body } = await call(http, 'POST', MR, { token: cdrs, body: SWITCH_BODY });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('300');
+    expectDocumented('POST', MR, res, body);
+
+    expect(loadNl2025Prices(http.ctx.db)).toBeGreaterThan(15_000);
+    for (const method of ['GET', 'POST']) {
+      ({ res, body } = await call(http, method, MR, { token: cdrs, body: SWITCH_BODY }));
+      expect(res.status).toBe(200);
+      expect(body).toEqual({ currency: 'EUR', end_date_time: '2025-09-30T22:30:00Z', total_cost: { excl_vat: 1.0307 } });
+      expectDocumented(method, MR, res, body);
+    }
+  });
+
+  it('prices negative hours negative (2025-05-11, the year minimum -350 EUR/MWh at 13:00 local)', async () => {
+    // 11:00Z -350.00; 11:00Z -> 12:00Z at 7 kW = 7 kWh x -350 / 1000 = -2.45
+    const { res, body } = await call(http, 'GET', MR, {
+      token: cdrs,
+      body: { power_market: { market_area_code: 'NL', sub_modality: 'DayAhead' }, meter_readings: [{ reading_kwh: 10, timestamp: '2025-05-11T13:00:00+02:00' }, { reading_kwh: 17, timestamp: '2025-05-11T12:00:00Z' }] },
+    });
+    expect(res.status).toBe(200);
+    expect(body.total_cost).toEqual({ excl_vat: -2.45 });
+  });
+
+  it('422 for every invalid request, naming the failing field', async () => {
+    const reading = (kwh: number, ts: string) => ({ reading_kwh: kwh, timestamp: ts });
+    const pm = SWITCH_BODY.power_market;
+    const cases: Array<[string, unknown, string]> = [
+      ['schema: missing power_market', { meter_readings: SWITCH_BODY.meter_readings }, 'power_market'],
+      ['schema: wrong type', { ...SWITCH_BODY, meter_readings: [reading(1, '2025-09-30T21:30:00Z'), { reading_kwh: '2', timestamp: '2025-09-30T21:40:00Z' }] }, 'meter_readings[1].reading_kwh'],
+      ['schema: unknown field', { ...SWITCH_BODY, extra: 1 }, 'extra'],
+      ['fewer than 2 readings', { power_market: pm, meter_readings: [reading(1, '2025-09-30T21:30:00Z')] }, 'meter_readings'],
+      ['unsorted', { power_market: pm, meter_readings: [reading(1, '2025-09-30T21:40:00Z'), reading(2, '2025-09-30T21:30:00Z')] }, 'meter_readings[1].timestamp'],
+      ['duplicate', { power_market: pm, meter_readings: [reading(1, '2025-09-30T21:40:00Z'), reading(2, '2025-09-30T21:40:00.000Z')] }, 'meter_readings[1].timestamp'],
+      ['decreasing', { power_market: pm, meter_readings: [reading(2, '2025-09-30T21:30:00Z'), reading(1, '2025-09-30T21:40:00Z')] }, 'meter_readings[1].reading_kwh'],
+      ['no UTC designator', { power_market: pm, meter_readings: [reading(1, '2025-09-30T21:30:00'), reading(2, '2025-09-30T21:40:00Z')] }, 'meter_readings[0].timestamp'],
+      ['not a date', { power_market: pm, meter_readings: [reading(1, '2025-02-30T21:30:00Z'), reading(2, '2025-09-30T21:40:00Z')] }, 'meter_readings[0].timestamp'],
+      ['unknown market', { power_market: { market_area_code: 'XX', sub_modality: 'DayAhead' }, meter_readings: SWITCH_BODY.meter_readings }, 'power_market.market_area_code'],
+      ['sub_modality', { power_market: { market_area_code: 'NL', sub_modality: 'Intraday' }, meter_readings: SWITCH_BODY.meter_readings }, 'power_market.sub_modality'],
+    ];
+    for (const [name, body, path] of cases) {
+      const r = await call(http, 'POST', MR, { token: cdrs, body });
+      expect(r.res.status, name).toBe(422);
+      expect(r.res.headers.get('content-type'), name).toMatch(/^application\/problem\+json/);
+      expect(r.body.errors.map((e: { path: string }) => e.path), name).toContain(path);
+      expectDocumented('POST', MR, r.res, r.body);
+    }
+  });
+
+  it('422 naming the first missing price period (the real gap at the 2025 autumn DST change)', async () => {
+    const { res, body } = await call(http, 'GET', MR, {
+      token: cdrs,
+      body: { power_market: SWITCH_BODY.power_market, meter_readings: [{ reading_kwh: 0, timestamp: '2025-10-26T02:30:00+02:00' }, { reading_kwh: 9, timestamp: '2025-10-26T03:30:00+01:00' }] },
+    });
+    expect(res.status).toBe(422);
+    expect(body.detail).toContain('2025-10-26T01:00:00Z to 2025-10-26T01:15:00Z');
+    const before = await call(http, 'GET', MR, {
+      token: cdrs,
+      body: { power_market: SWITCH_BODY.power_market, meter_readings: [{ reading_kwh: 0, timestamp: '2024-12-31T22:30:00Z' }, { reading_kwh: 9, timestamp: '2024-12-31T23:30:00Z' }] },
+    });
+    expect(before.res.status).toBe(422);
+    expect(before.body.detail).toContain('2024-12-31T22:00:00Z to 2024-12-31T23:00:00Z');
+  });
+
+  it('400 broken JSON, 415 not JSON, 400 no body, 401/403 auth', async () => {
+    let r = await call(http, 'POST', MR, { token: cdrs, raw: '{"power_market": ' });
+    expect(r.res.status).toBe(400);
+    expectDocumented('POST', MR, r.res, r.body);
+    r = await call(http, 'POST', MR, { token: cdrs, raw: 'power_market=NL', type: 'application/x-www-form-urlencoded' });
+    expect(r.res.status).toBe(415);
+    expectDocumented('POST', MR, r.res, r.body);
+    r = await call(http, 'GET', MR, { token: cdrs });
+    expect(r.res.status).toBe(400);
+    r = await call(http, 'GET', MR, { body: SWITCH_BODY });
+    expect(r.res.status).toBe(401);
+    expect(r.res.headers.get('www-authenticate')).toBe('Token realm="metergate"');
+    expectDocumented('GET', MR, r.res, r.body);
+    r = await call(http, 'GET', MR, { token: cdrs, scheme: 'Bearer', body: SWITCH_BODY });
+    expect(r.res.status).toBe(401);
+    r = await call(http, 'GET', MR, { token: cpo, body: SWITCH_BODY });
+    expect(r.res.status).toBe(403);
+    expectDocumented('GET', MR, r.res, r.body);
+    r = await call(http, 'DELETE', MR, { token: cdrs });
+    expect(r.res.status).toBe(405);
+    expect(r.res.headers.get('allow')).toBe('GET, POST');
+  });
+
+  it('413 over the body limit and over the readings cap', async () => {
+    const token = small.token('cdrs');
+    const many = Array.from({ length: 11 }, (_, i) => ({ reading_kwh: i, timestamp: new Date(Date.UTC(2025, 0, 1) + i * 10_000).toISOString() }));
+    let r = await call(small, 'POST', MR, { token, body: { power_market: SWITCH_BODY.power_market, meter_readings: many } });
+    expect(r.res.status).toBe(413);
+    expect(r.body.errors[0].path).toBe('meter_readings');
+    expectDocumented('POST', MR, r.res, r.body);
+    r = await call(small, 'POST', MR, { token, body: { power_market: SWITCH_BODY.power_market, meter_readings: SWITCH_BODY.meter_readings, cpo_transaction_id: 'x'.repeat(5000) } });
+    expect(r.res.status).toBe(413);
+    expectDocumented('POST', MR, r.res, r.body);
+  });
+
+  it('sessions: active, then completed; 404/409; stable id; last_updated moves only on change', async () => {
+    const path = '/api/v1/sessions/TX-1001';
+    const cdr = '/api/v1/cdrs/TX-1001';
+    let r = await call(http, 'GET', cdr, { token: cdrs });
+    expect(r.res.status).toBe(404);
+    expectDocumented('GET', '/api/v1/cdrs/{cpo_transaction_id}', r.res, r.body);
+
+    const active = { power_market: SWITCH_BODY.power_market, status: 'active', start_date_time: '2025-09-30T21:30:00Z', meter_readings: SWITCH_BODY.meter_readings.slice(0, 2) };
+    r = await call(http, 'PUT', path, { token: cpo, body: active });
+    expect(r.res.status).toBe(201);
+    expect(r.res.headers.get('location')).toBe(cdr);
+    expectDocumented('PUT', '/api/v1/sessions/{cpo_transaction_id}', r.res, r.body);
+    const createdAt = r.body.last_updated;
+
+    r = await call(http, 'GET', cdr, { token: cdrs });
+    expect(r.res.status).toBe(409);
+    expectDocumented('GET', '/api/v1/cdrs/{cpo_transaction_id}', r.res, r.body);
+
+    nowMs += 60_000;
+    const completed = { ...active, status: 'completed', end_date_time: '2025-09-30T22:30:00Z', meter_readings: SWITCH_BODY.meter_readings };
+    r = await call(http, 'PUT', path, { token: cpo, body: completed });
+    expect(r.res.status).toBe(200);
+    expect(r.body.last_updated).not.toBe(createdAt);
+    const completedAt = r.body.last_updated;
+
+    nowMs += 60_000;
+    r = await call(http, 'GET', cdr, { token: cdrs });
+    expect(r.res.status).toBe(200);
+    expectDocumented('GET', '/api/v1/cdrs/{cpo_transaction_id}', r.res, r.body);
+    expect(Object.keys(r.body).sort()).toEqual(['currency', 'end_date_time', 'id', 'last_updated', 'start_date_time', 'total_cost']);
+    expect(r.body).toMatchObject({ currency: 'EUR', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z', last_updated: completedAt, total_cost: { excl_vat: 1.0307 } });
+    const first = r.body;
+
+    // Same PUT again: idempotent, nothing moves.
+    nowMs += 60_000;
+    r = await call(http, 'PUT', path, { token: cpo, body: completed });
+    expect(r.res.status).toBe(200);
+    expect(r.body.last_updated).toBe(completedAt);
+    r = await call(http, 'GET', cdr, { token: cdrs });
+    expect(r.body).toEqual(first);
+
+    // Going back to active is refused.
+    r = await call(http, 'PUT', path, { token: cpo, body: active });
+    expect(r.res.status).toBe(409);
+    expectDocumented('PUT', '/api/v1/sessions/{cpo_transaction_id}', r.res, r.body);
+
+    // A corrected reading changes the session and its price: last_updated moves, id does not.
+    nowMs += 60_000;
+    const corrected = { ...completed, meter_readings: [...SWITCH_BODY.meter_readings.slice(0, 2), { reading_kwh: 16.5, timestamp: '2025-09-30T22:30:00Z' }] };
+    r = await call(http, 'PUT', path, { token: cpo, body: corrected });
+    expect(r.res.status).toBe(200);
+    r = await call(http, 'GET', cdr, { token: cdrs });
+    // 5.5 x 90 + 5.5 x 102.6 + 5.5 x 92.2 = 1566.4 -> 1.5664
+    expect(r.body.total_cost).toEqual({ excl_vat: 1.5664 });
+    expect(r.body.id).toBe(first.id);
+    expect(r.body.last_updated).toBe(new Date(nowMs).toISOString().replace('.000Z', 'Z'));
+
+    // A CPO token cannot read prices, a cdrs token cannot write sessions.
+    expect((await call(http, 'GET', cdr, { token: cpo })).res.status).toBe(403);
+    expect((await call(http, 'PUT', path, { token: cdrs, body: completed })).res.status).toBe(403);
+  });
+
+  it('session PUT validation', async () => {
+    const base = { power_market: SWITCH_BODY.power_market, status: 'completed', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z' };
+    const cases: Array<[string, string, unknown, string]> = [
+      ['no end when completed', 'TX-2', { ...base, end_date_time: undefined, meter_readings: SWITCH_BODY.meter_readings }, 'end_date_time'],
+      ['end before start', 'TX-2', { ...base, end_date_time: '2025-09-30T21:00:00Z', meter_readings: SWITCH_BODY.meter_readings }, 'end_date_time'],
+      ['neither readings nor meter', 'TX-2', base, 'meter_readings'],
+      ['both', 'TX-2', { ...base, meter_readings: SWITCH_BODY.meter_readings, resource_id: METER }, 'resource_id'],
+      ['unknown meter', 'TX-2', { ...base, resource_id: '00000000-0000-4000-8000-000000000000' }, 'resource_id'],
+      ['bad status', 'TX-2', { ...base, status: 'done', resource_id: METER }, 'status'],
+      ['reserved id', 'meter_readings', { ...base, resource_id: METER }, 'cpo_transaction_id'],
+      ['one reading, completed', 'TX-2', { ...base, meter_readings: SWITCH_BODY.meter_readings.slice(0, 1) }, 'meter_readings'],
+    ];
+    for (const [name, id, body, path] of cases) {
+      const r = await call(http, 'PUT', `/api/v1/sessions/${id}`, { token: cpo, body });
+      expect(r.res.status, name).toBe(422);
+      expect(r.body.errors.map((e: { path: string }) => e.path), name).toContain(path);
+      expectDocumented('PUT', '/api/v1/sessions/{cpo_transaction_id}', r.res, r.body);
+    }
+  });
+
+  it('a session of a local meter is priced from the readings the daemon stored', async () => {
+    // The poller stores energy_import_wh every 10 s; 2025-10-01 00:00Z..00:30Z at 11 kW
+    // (2025-10-01 02:00 local 81.90, 02:15 81.50 EUR/MWh): 2.75 x 81.9 + 2.75 x 81.5 = 449.35 -> 0.4494
+    const insert = http.ctx.db.prepare("INSERT INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json) VALUES (?, ?, ?, 11000, '[]')");
+    const from = Date.parse('2025-10-01T00:00:00Z');
+    for (let i = 0; i <= 180; i++) insert.run(METER, from + i * 10_000, 1_000_000 + (i * 11_000) / 360);
+    insert.run(METER, from + 181 * 10_000, 2_000_000); // after the session end: not used
+    const body = { power_market: SWITCH_BODY.power_market, status: 'completed', start_date_time: '2025-10-01T00:00:00Z', end_date_time: '2025-10-01T00:30:00Z', resource_id: METER.toUpperCase() };
+    let r = await call(http, 'PUT', '/api/v1/sessions/LOCAL-1', { token: cpo, body });
+    expect(r.res.status).toBe(201);
+    expect(r.body.resource_id).toBe(METER);
+    r = await call(http, 'GET', '/api/v1/cdrs/LOCAL-1', { token: cdrs });
+    expect(r.res.status).toBe(200);
+    expect(r.body.total_cost).toEqual({ excl_vat: 0.4494 });
+    // No stored readings in the window -> 422.
+    r = await call(http, 'PUT', '/api/v1/sessions/LOCAL-2', { token: cpo, body: { ...body, start_date_time: '2025-11-01T00:00:00Z', end_date_time: '2025-11-01T01:00:00Z' } });
+    r = await call(http, 'GET', '/api/v1/cdrs/LOCAL-2', { token: cdrs });
+    expect(r.res.status).toBe(422);
+  });
+
+  it('serves the OpenAPI document', async () => {
+    const r = await call(http, 'GET', '/api/v1/openapi.json');
+    expect(r.res.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+    expect(Object.keys(r.body.paths)).toEqual(expect.arrayContaining(['/api/v1/cdrs/meter_readings', '/api/v1/cdrs/{cpo_transaction_id}', '/api/v1/sessions/{cpo_transaction_id}', '/healthz']));
+  });
+});
+
+if (!hasSharedData) console.warn(SKIP_REASON);
