@@ -1,0 +1,126 @@
+// A series laid out as local days x wall-clock slots, the shape every daily model of
+// electricity prices uses. DST days are normalized to the regular slot count: on a
+// 25-hour day the repeated wall-clock hour is averaged, on a 23-hour day the missing hour
+// is filled from its neighbours. Periods coarser than a slot fill every slot they cover;
+// finer periods are averaged into their slot.
+import { localDayOf, localMinuteOfDay, periodStartsOfDay } from './local-days.js';
+
+export interface DayMatrix {
+  /** Local day number of row 0. */
+  readonly firstDay: number;
+  readonly days: number;
+  /** Slots per day (24 hourly, 96 quarter-hourly). */
+  readonly slots: number;
+  /** days * slots values, row-major; NaN where unknown. */
+  readonly values: Float64Array;
+}
+
+export interface SeriesPoint {
+  readonly startMs: number;
+  readonly durationS: number;
+  readonly value: number;
+}
+
+export function emptyMatrix(firstDay: number, days: number, slots: number): DayMatrix {
+  return { firstDay, days, slots, values: new Float64Array(days * slots).fill(NaN) };
+}
+
+export function valueAt(m: DayMatrix, day: number, slot: number): number {
+  const r = day - m.firstDay;
+  if (r < 0 || r >= m.days) return NaN;
+  return m.values[r * m.slots + slot];
+}
+
+/** Whether every slot of a day is known. */
+export function dayComplete(m: DayMatrix, day: number): boolean {
+  const r = day - m.firstDay;
+  if (r < 0 || r >= m.days) return false;
+  for (let s = 0; s < m.slots; s++) if (Number.isNaN(m.values[r * m.slots + s])) return false;
+  return true;
+}
+
+/** Builds the matrix for local days [firstDay, lastDay] from UTC periods. */
+export function toDayMatrix(
+  timeZone: string,
+  points: readonly SeriesPoint[],
+  firstDay: number,
+  lastDay: number,
+  slots: number,
+): DayMatrix {
+  const days = lastDay - firstDay + 1;
+  const slotMin = 1440 / slots;
+  const sum = new Float64Array(days * slots);
+  const count = new Uint16Array(days * slots);
+  for (const p of points) {
+    // Walk the period in slot-sized steps (at least one step) so coarse periods fill all
+    // slots they cover and fine periods land in theirs.
+    const stepMs = Math.min(p.durationS * 1000, slotMin * 60_000);
+    for (let t = p.startMs; t < p.startMs + p.durationS * 1000; t += stepMs) {
+      const day = localDayOf(timeZone, t);
+      if (day < firstDay || day > lastDay) continue;
+      const slot = Math.floor(localMinuteOfDay(timeZone, t) / slotMin);
+      const i = (day - firstDay) * slots + slot;
+      sum[i] += p.value;
+      count[i] += 1;
+    }
+  }
+  const values = new Float64Array(days * slots).fill(NaN);
+  for (let i = 0; i < values.length; i++) if (count[i] > 0) values[i] = sum[i] / count[i];
+  fillSmallGaps(values, days, slots);
+  return { firstDay, days, slots, values };
+}
+
+/**
+ * Fills gaps of at most a quarter of a day inside a day by linear interpolation (the DST
+ * hour, a missing value); a day missing more stays unknown.
+ */
+function fillSmallGaps(values: Float64Array, days: number, slots: number): void {
+  const maxGap = Math.max(1, Math.floor(slots / 4));
+  for (let d = 0; d < days; d++) {
+    const base = d * slots;
+    let known = 0;
+    for (let s = 0; s < slots; s++) if (!Number.isNaN(values[base + s])) known++;
+    if (known === slots) continue;
+    if (known < slots - maxGap) {
+      for (let s = 0; s < slots; s++) values[base + s] = NaN;
+      continue;
+    }
+    for (let s = 0; s < slots; s++) {
+      if (!Number.isNaN(values[base + s])) continue;
+      let a = s - 1;
+      while (a >= 0 && Number.isNaN(values[base + a])) a--;
+      let b = s + 1;
+      while (b < slots && Number.isNaN(values[base + b])) b++;
+      const va = a >= 0 ? values[base + a] : NaN;
+      const vb = b < slots ? values[base + b] : NaN;
+      if (Number.isNaN(va)) values[base + s] = vb;
+      else if (Number.isNaN(vb)) values[base + s] = va;
+      else values[base + s] = va + ((vb - va) * (s - a)) / (b - a);
+    }
+  }
+}
+
+/**
+ * Maps one day's slot values back to the real periods of `intervalS` seconds of that
+ * local day (UTC starts): a period spanning several slots gets their mean, a period inside
+ * a slot gets the slot's value; the repeated autumn hour gets its wall-clock slot's value.
+ */
+export function slotsToPeriods(
+  timeZone: string,
+  day: number,
+  daySlots: ArrayLike<number>,
+  slots: number,
+  intervalS: number,
+): { startMs: number; value: number }[] {
+  const slotMin = 1440 / slots;
+  const stepMin = intervalS / 60;
+  return periodStartsOfDay(timeZone, day, intervalS).map((startMs) => {
+    const minute = localMinuteOfDay(timeZone, startMs);
+    const first = Math.floor(minute / slotMin);
+    const n = Math.max(1, Math.round(stepMin / slotMin));
+    let sum = 0;
+    for (let k = 0; k < n; k++) sum += daySlots[Math.min(slots - 1, first + k)];
+    return { startMs, value: sum / n };
+  });
+}
+

@@ -1,0 +1,238 @@
+// LEAR-style day-ahead price model (after Lago et al. 2021, epftoolbox): one regularized
+// linear regression per wall-clock slot of the day and per horizon day ("direct"
+// multi-day forecasting), recalibrated at every forecast origin on a rolling window.
+// Prices (and exogenous series) are scaled by the window's median and MAD and passed
+// through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
+import { valueAt, type DayMatrix } from './day-matrix.js';
+import { dayOfWeek } from './local-days.js';
+import { fitRidgeLoo, predictLinear } from './ridge.js';
+
+export type PriceTransform = 'asinh' | 'none';
+
+export interface LearOptions {
+  readonly horizonDays: number;
+  readonly trainingWindowDays: number;
+  readonly transform: PriceTransform;
+}
+
+export interface ForecastOrigin {
+  /** Known prices; values after `lastKnownDay` are ignored. */
+  readonly prices: DayMatrix;
+  /** Optional exogenous per-slot series (load, wind, solar forecasts), same slot count. */
+  readonly exogenous?: Readonly<Record<string, DayMatrix>>;
+  /** Last local day whose prices are known at the origin (the origin day itself at 10:00). */
+  readonly lastKnownDay: number;
+  /** Last local day whose exogenous forecasts are known at the origin. */
+  readonly exogenousKnownThrough?: number;
+}
+
+export interface DayForecast {
+  readonly day: number;
+  readonly horizon: number;
+  /** Slot values in price units. */
+  readonly values: Float64Array;
+  /** 'lear' or, with too little history, 'naive'. */
+  readonly method: 'lear' | 'naive';
+}
+
+interface Scaler {
+  readonly center: number;
+  readonly spread: number;
+}
+
+function robustScaler(m: DayMatrix, fromDay: number, toDay: number): Scaler {
+  const vals: number[] = [];
+  for (let d = fromDay; d <= toDay; d++)
+    for (let s = 0; s < m.slots; s++) {
+      const v = valueAt(m, d, s);
+      if (!Number.isNaN(v)) vals.push(v);
+    }
+  if (vals.length === 0) return { center: 0, spread: 1 };
+  vals.sort((a, b) => a - b);
+  const med = quantileSorted(vals, 0.5);
+  const dev = vals.map((v) => Math.abs(v - med)).sort((a, b) => a - b);
+  const mad = quantileSorted(dev, 0.5) * 1.4826;
+  return { center: med, spread: mad > 1e-9 ? mad : 1 };
+}
+
+export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  if (n === 0) return NaN;
+  const pos = Math.min(n - 1, Math.max(0, q * (n - 1)));
+  const lo = Math.floor(pos);
+  const hi = Math.min(n - 1, lo + 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+/** Transformed copy of a matrix restricted to days <= lastDay (later days NaN). */
+function transformed(m: DayMatrix, lastDay: number, scaler: Scaler, transform: PriceTransform): DayMatrix {
+  const out = new Float64Array(m.values.length).fill(NaN);
+  const rows = Math.min(m.days, lastDay - m.firstDay + 1);
+  for (let i = 0; i < rows * m.slots; i++) {
+    const z = (m.values[i] - scaler.center) / scaler.spread;
+    out[i] = transform === 'asinh' ? Math.asinh(z) : z;
+  }
+  return { firstDay: m.firstDay, days: m.days, slots: m.slots, values: out };
+}
+
+function inverse(z: number, scaler: Scaler, transform: PriceTransform): number {
+  return (transform === 'asinh' ? Math.sinh(z) : z) * scaler.spread + scaler.center;
+}
+
+/** Per-day summaries of a transformed price matrix: mean, min, max, last slot. */
+function dailyStats(z: DayMatrix): Float64Array {
+  const out = new Float64Array(z.days * 4).fill(NaN);
+  for (let r = 0; r < z.days; r++) {
+    let sum = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    let ok = true;
+    for (let s = 0; s < z.slots; s++) {
+      const v = z.values[r * z.slots + s];
+      if (Number.isNaN(v)) {
+        ok = false;
+        break;
+      }
+      sum += v;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    if (!ok) continue;
+    out[r * 4] = sum / z.slots;
+    out[r * 4 + 1] = min;
+    out[r * 4 + 2] = max;
+    out[r * 4 + 3] = z.values[r * z.slots + z.slots - 1];
+  }
+  return out;
+}
+
+interface FeatureContext {
+  readonly z: DayMatrix;
+  readonly stats: Float64Array;
+  readonly exo: readonly { z: DayMatrix; dailyMean: Float64Array }[];
+  readonly useExogenous: boolean;
+}
+
+function stat(ctx: FeatureContext, day: number, k: number): number {
+  const r = day - ctx.z.firstDay;
+  if (r < 0 || r >= ctx.z.days) return NaN;
+  return ctx.stats[r * 4 + k];
+}
+
+function featureCount(ctx: FeatureContext, horizon: number): number {
+  const weekly = horizon < 5 ? 1 : 0;
+  return 3 + weekly + 2 + 4 + 7 + (ctx.useExogenous ? ctx.exo.length * 3 : 0);
+}
+
+/**
+ * Features of target day `t`, slot `s`, for horizon `h` (last known day t - h). Returns
+ * false if one is unknown. Same-slot lags of the last three known days and of the same
+ * weekday a week earlier, the last known day's mean/min/max and final slot, weekday
+ * dummies, and per exogenous series the target day's slot value, its daily mean and the
+ * last known day's slot value.
+ */
+function features(ctx: FeatureContext, t: number, s: number, h: number, row: Float64Array): boolean {
+  const last = t - h;
+  let j = 0;
+  for (let lag = 0; lag < 3; lag++) row[j++] = valueAt(ctx.z, last - lag, s);
+  if (h < 5) row[j++] = valueAt(ctx.z, t - 7, s);
+  row[j++] = valueAt(ctx.z, t - 14, s);
+  let week = 0;
+  for (let lag = 0; lag < 7; lag++) week += valueAt(ctx.z, last - lag, s);
+  row[j++] = week / 7;
+  for (let k = 0; k < 4; k++) row[j++] = stat(ctx, last, k);
+  const dow = dayOfWeek(t);
+  for (let k = 0; k < 7; k++) row[j++] = dow === k ? 1 : 0;
+  if (ctx.useExogenous) {
+    for (const e of ctx.exo) {
+      row[j++] = valueAt(e.z, t, s);
+      const r = t - e.z.firstDay;
+      row[j++] = r >= 0 && r < e.z.days ? e.dailyMean[r] : NaN;
+      row[j++] = valueAt(e.z, last, s);
+    }
+  }
+  for (let i = 0; i < j; i++) if (Number.isNaN(row[i])) return false;
+  return true;
+}
+
+function dailyMeans(z: DayMatrix): Float64Array {
+  const out = new Float64Array(z.days).fill(NaN);
+  for (let r = 0; r < z.days; r++) {
+    let sum = 0;
+    let ok = true;
+    for (let s = 0; s < z.slots; s++) {
+      const v = z.values[r * z.slots + s];
+      if (Number.isNaN(v)) ok = false;
+      sum += v;
+    }
+    if (ok) out[r] = sum / z.slots;
+  }
+  return out;
+}
+
+/** Naive fallback: the last known same weekday, else the last known day. */
+function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64Array {
+  const out = new Float64Array(prices.slots).fill(NaN);
+  for (const src of [target - 7 * Math.ceil((target - lastKnown) / 7), lastKnown]) {
+    let ok = true;
+    for (let s = 0; s < prices.slots; s++) {
+      out[s] = valueAt(prices, src, s);
+      if (Number.isNaN(out[s])) ok = false;
+    }
+    if (ok) return out;
+  }
+  return out;
+}
+
+/** Point forecasts for days lastKnownDay+1 .. lastKnownDay+horizonDays. */
+export function forecastLear(origin: ForecastOrigin, options: LearOptions): DayForecast[] {
+  const { prices, lastKnownDay } = origin;
+  const windowStart = lastKnownDay - options.trainingWindowDays + 1;
+  const scaler = robustScaler(prices, windowStart, lastKnownDay);
+  const z = transformed(prices, lastKnownDay, scaler, options.transform);
+  const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
+  const exo = Object.values(origin.exogenous ?? {}).map((m) => {
+    const ez = transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform);
+    return { z: ez, dailyMean: dailyMeans(ez) };
+  });
+  const stats = dailyStats(z);
+  const slots = prices.slots;
+  const out: DayForecast[] = [];
+
+  for (let h = 1; h <= options.horizonDays; h++) {
+    const target = lastKnownDay + h;
+    const ctx: FeatureContext = { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown };
+    const p = featureCount(ctx, h);
+    const row = new Float64Array(p);
+    const values = new Float64Array(slots);
+    let method: 'lear' | 'naive' = 'lear';
+    const maxRows = options.trainingWindowDays;
+    const x = new Float64Array(maxRows * p);
+    const y = new Float64Array(maxRows);
+    for (let s = 0; s < slots; s++) {
+      let n = 0;
+      for (let t = lastKnownDay - maxRows + 1; t <= lastKnownDay; t++) {
+        const target_ = valueAt(z, t, s);
+        if (Number.isNaN(target_)) continue;
+        if (!features(ctx, t, s, h, row)) continue;
+        x.set(row, n * p);
+        y[n] = target_;
+        n++;
+      }
+      const ok = features(ctx, target, s, h, row);
+      if (!ok || n < Math.max(28, 2 * p)) {
+        method = 'naive';
+        break;
+      }
+      const model = fitRidgeLoo(x.subarray(0, n * p), y.subarray(0, n), n, p);
+      values[s] = inverse(predictLinear(model, row), scaler, options.transform);
+    }
+    out.push({
+      day: target,
+      horizon: h,
+      values: method === 'lear' ? values : naiveDay(prices, lastKnownDay, target),
+      method,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+// Forecast accuracy measures as in Lago et al. 2021 (epftoolbox): MAE, sMAPE, and rMAE,
+// the MAE relative to the standard naive forecast (the same period a week earlier for
+// Monday, Saturday and Sunday, the previous day otherwise), plus interval coverage.
+import { dayOfWeek } from './local-days.js';
+
+export function mae(actual: ArrayLike<number>, forecast: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < actual.length; i++) sum += Math.abs(actual[i] - forecast[i]);
+  return sum / actual.length;
+}
+
+/** Symmetric MAPE in percent, epftoolbox form: mean |y - f| / ((|y| + |f|) / 2). */
+export function smape(actual: ArrayLike<number>, forecast: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < actual.length; i++) {
+    const denom = (Math.abs(actual[i]) + Math.abs(forecast[i])) / 2;
+    sum += denom === 0 ? 0 : Math.abs(actual[i] - forecast[i]) / denom;
+  }
+  return (100 * sum) / actual.length;
+}
+
+/** Days back to the standard naive forecast's source day for a target local day. */
+export function naiveLagDays(day: number): 1 | 7 {
+  const dow = dayOfWeek(day);
+  return dow === 0 || dow === 1 || dow === 6 ? 7 : 1;
+}
+
+/**
+ * The standard naive forecast for a series of whole days (rows of `slots` values, row 0
+ * = local day `firstDay`): NaN for rows whose source day is outside the series.
+ */
+export function naiveForecast(values: ArrayLike<number>, firstDay: number, slots: number): Float64Array {
+  const days = Math.floor(values.length / slots);
+  const out = new Float64Array(days * slots).fill(NaN);
+  for (let r = 0; r < days; r++) {
+    const src = r - naiveLagDays(firstDay + r);
+    if (src < 0) continue;
+    for (let s = 0; s < slots; s++) out[r * slots + s] = values[src * slots + s];
+  }
+  return out;
+}
+
+/** Coverage (fraction of actuals within [lower, upper]) and mean width of bounds. */
+export function intervalScore(
+  actual: ArrayLike<number>,
+  lower: ArrayLike<number>,
+  upper: ArrayLike<number>,
+): { coverage: number; meanWidth: number } {
+  let inside = 0;
+  let width = 0;
+  for (let i = 0; i < actual.length; i++) {
+    if (actual[i] >= lower[i] && actual[i] <= upper[i]) inside++;
+    width += upper[i] - lower[i];
+  }
+  return { coverage: inside / actual.length, meanWidth: width / actual.length };
+}
+
+export interface HorizonScore {
+  readonly horizon: number;
+  readonly n: number;
+  readonly mae: number;
+  readonly smape: number;
+  readonly naiveMae: number;
+  readonly rmae: number;
+  readonly coverage: number;
+  readonly meanWidth: number;
+}
+
+export interface ScoredPoint {
+  readonly horizon: number;
+  readonly actual: number;
+  readonly forecast: number;
+  readonly naive: number;
+  readonly lower: number;
+  readonly upper: number;
+}
+
+/** Per-horizon scores of points whose actual and naive are known. */
+export function scoreByHorizon(points: readonly ScoredPoint[], horizons: number): HorizonScore[] {
+  const out: HorizonScore[] = [];
+  for (let h = 1; h <= horizons; h++) {
+    const ps = points.filter((p) => p.horizon === h && Number.isFinite(p.actual) && Number.isFinite(p.naive));
+    const a = ps.map((p) => p.actual);
+    const f = ps.map((p) => p.forecast);
+    const nv = ps.map((p) => p.naive);
+    const m = mae(a, f);
+    const nm = mae(a, nv);
+    const iv = intervalScore(
+      a,
+      ps.map((p) => p.lower),
+      ps.map((p) => p.upper),
+    );
+    out.push({ horizon: h, n: ps.length, mae: m, smape: smape(a, f), naiveMae: nm, rmae: m / nm, ...iv });
+  }
+  return out;
+}

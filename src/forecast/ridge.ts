@@ -1,0 +1,157 @@
+// Ridge regression on Float64Arrays with the penalty chosen by exact leave-one-out
+// cross-validation inside the training set (closed form via the eigendecomposition of the
+// standardized Gram matrix), so no penalty constant is tuned by hand.
+
+export interface LinearModel {
+  readonly coef: Float64Array;
+  readonly intercept: number;
+  /** The penalty chosen (relative to the mean eigenvalue of the standardized Gram matrix). */
+  readonly relativePenalty: number;
+}
+
+/** Eigen-decomposition of a symmetric p x p matrix (row-major) by cyclic Jacobi rotations. */
+export function symmetricEigen(a: Float64Array, p: number): { values: Float64Array; vectors: Float64Array } {
+  const m = Float64Array.from(a);
+  const v = new Float64Array(p * p);
+  for (let i = 0; i < p; i++) v[i * p + i] = 1;
+  for (let sweep = 0; sweep < 60; sweep++) {
+    let off = 0;
+    let diag = 0;
+    for (let i = 0; i < p; i++) {
+      diag += m[i * p + i] * m[i * p + i];
+      for (let j = i + 1; j < p; j++) off += m[i * p + j] * m[i * p + j];
+    }
+    if (off <= 1e-22 * diag || off === 0) break;
+    for (let i = 0; i < p; i++) {
+      for (let j = i + 1; j < p; j++) {
+        const aij = m[i * p + j];
+        if (Math.abs(aij) < 1e-300) continue;
+        const theta = (m[j * p + j] - m[i * p + i]) / (2 * aij);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < p; k++) {
+          const mki = m[k * p + i];
+          const mkj = m[k * p + j];
+          m[k * p + i] = c * mki - s * mkj;
+          m[k * p + j] = s * mki + c * mkj;
+        }
+        for (let k = 0; k < p; k++) {
+          const mik = m[i * p + k];
+          const mjk = m[j * p + k];
+          m[i * p + k] = c * mik - s * mjk;
+          m[j * p + k] = s * mik + c * mjk;
+        }
+        for (let k = 0; k < p; k++) {
+          const vki = v[k * p + i];
+          const vkj = v[k * p + j];
+          v[k * p + i] = c * vki - s * vkj;
+          v[k * p + j] = s * vki + c * vkj;
+        }
+      }
+    }
+  }
+  const values = new Float64Array(p);
+  for (let i = 0; i < p; i++) values[i] = Math.max(0, m[i * p + i]);
+  return { values, vectors: v };
+}
+
+const PENALTY_GRID = Array.from({ length: 22 }, (_, k) => 10 ** (-5 + k * 0.3));
+
+/**
+ * Fits y ~ X (n rows, p columns, row-major). Columns are standardized; the intercept is
+ * not penalized. The penalty minimizes the leave-one-out squared error over a log grid.
+ */
+export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: number): LinearModel {
+  const mean = new Float64Array(p);
+  const scale = new Float64Array(p);
+  for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) mean[j] += x[i * p + j];
+  for (let j = 0; j < p; j++) mean[j] /= n;
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < p; j++) {
+      const d = x[i * p + j] - mean[j];
+      scale[j] += d * d;
+    }
+  for (let j = 0; j < p; j++) {
+    const sd = Math.sqrt(scale[j] / n);
+    scale[j] = sd > 1e-12 ? sd : 0;
+  }
+  const xs = new Float64Array(n * p);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < p; j++) xs[i * p + j] = scale[j] === 0 ? 0 : (x[i * p + j] - mean[j]) / scale[j];
+  let ybar = 0;
+  for (let i = 0; i < n; i++) ybar += y[i];
+  ybar /= n;
+  const yc = new Float64Array(n);
+  for (let i = 0; i < n; i++) yc[i] = y[i] - ybar;
+
+  const gram = new Float64Array(p * p);
+  for (let i = 0; i < n; i++) {
+    const row = i * p;
+    for (let a = 0; a < p; a++) {
+      const xa = xs[row + a];
+      if (xa === 0) continue;
+      for (let b = a; b < p; b++) gram[a * p + b] += xa * xs[row + b];
+    }
+  }
+  for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) gram[a * p + b] = gram[b * p + a];
+  const { values, vectors } = symmetricEigen(gram, p);
+  let trace = 0;
+  for (let j = 0; j < p; j++) trace += values[j];
+  const unit = trace / Math.max(1, p) || 1;
+
+  // U = Xs V, uy = U' yc
+  const u = new Float64Array(n * p);
+  const uy = new Float64Array(p);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < p; j++) {
+      let s = 0;
+      for (let k = 0; k < p; k++) s += xs[i * p + k] * vectors[k * p + j];
+      u[i * p + j] = s;
+      uy[j] += s * yc[i];
+    }
+
+  let best = PENALTY_GRID[0];
+  let bestScore = Infinity;
+  const inv = new Float64Array(p);
+  for (const rel of PENALTY_GRID) {
+    const alpha = rel * unit;
+    for (let j = 0; j < p; j++) inv[j] = 1 / (values[j] + alpha);
+    let score = 0;
+    for (let i = 0; i < n; i++) {
+      let fit = 0;
+      let h = 1 / n;
+      for (let j = 0; j < p; j++) {
+        const uij = u[i * p + j];
+        fit += uij * uy[j] * inv[j];
+        h += uij * uij * inv[j];
+      }
+      const e = (yc[i] - fit) / Math.max(1e-9, 1 - h);
+      score += e * e;
+    }
+    if (score < bestScore) {
+      bestScore = score;
+      best = rel;
+    }
+  }
+  const alpha = best * unit;
+  const coefS = new Float64Array(p);
+  for (let k = 0; k < p; k++) {
+    let s = 0;
+    for (let j = 0; j < p; j++) s += (vectors[k * p + j] * uy[j]) / (values[j] + alpha);
+    coefS[k] = s;
+  }
+  const coef = new Float64Array(p);
+  let intercept = ybar;
+  for (let j = 0; j < p; j++) {
+    coef[j] = scale[j] === 0 ? 0 : coefS[j] / scale[j];
+    intercept -= coef[j] * mean[j];
+  }
+  return { coef, intercept, relativePenalty: best };
+}
+
+export function predictLinear(model: LinearModel, row: ArrayLike<number>): number {
+  let s = model.intercept;
+  for (let j = 0; j < model.coef.length; j++) s += model.coef[j] * row[j];
+  return s;
+}

@@ -1,0 +1,135 @@
+// Rolling-origin forecasting with split-conformal bounds. The same code path serves the
+// gateway (the last origin is today's forecast) and the backtest (every origin is
+// scored): at each origin the model is refitted on what was known then, and the bounds
+// are the empirical quantiles of the model's own out-of-sample errors of recent origins
+// whose targets are already known, per horizon day. Errors are divided by a scale known
+// at their origin (recent day-to-day price variation) so the bounds widen and narrow with
+// the market rather than lagging a regime change by the whole calibration window.
+import { valueAt, type DayMatrix } from './day-matrix.js';
+import { forecastLear, quantileSorted, type LearOptions } from './lear.js';
+
+export type ErrorScaling = 'none' | 'recent-variation';
+
+export interface RollingOptions extends LearOptions {
+  /** How many recent origins' errors calibrate the bounds. */
+  readonly calibrationDays: number;
+  /** Nominal coverage of the bounds, e.g. 0.8. */
+  readonly coverage: number;
+  readonly scaling: ErrorScaling;
+  /** Days after the origin day whose exogenous forecasts are known at the origin. */
+  readonly exogenousLeadDays: number;
+}
+
+export interface RollingInput {
+  readonly prices: DayMatrix;
+  readonly exogenous?: Readonly<Record<string, DayMatrix>>;
+}
+
+export interface BoundedDayForecast {
+  readonly originDay: number;
+  readonly day: number;
+  readonly horizon: number;
+  readonly method: 'lear' | 'naive';
+  readonly forecast: Float64Array;
+  readonly lower: Float64Array;
+  readonly upper: Float64Array;
+  /** Number of calibration errors behind the bounds (0: the normal fallback was used). */
+  readonly calibrationSize: number;
+}
+
+/** Mean absolute day-to-day change of the last 14 known days: the scale of errors at an origin. */
+export function recentVariation(prices: DayMatrix, lastKnownDay: number): number {
+  let sum = 0;
+  let n = 0;
+  for (let d = lastKnownDay - 13; d <= lastKnownDay; d++)
+    for (let s = 0; s < prices.slots; s++) {
+      const a = valueAt(prices, d, s);
+      const b = valueAt(prices, d - 1, s);
+      if (Number.isNaN(a) || Number.isNaN(b)) continue;
+      sum += Math.abs(a - b);
+      n++;
+    }
+  return n > 0 ? Math.max(sum / n, 1e-3) : 1;
+}
+
+interface PastForecast {
+  readonly originDay: number;
+  readonly scale: number;
+  readonly days: { day: number; horizon: number; values: Float64Array }[];
+}
+
+/**
+ * Forecasts from every origin in [firstOrigin, lastOrigin] (each the last day with known
+ * prices). Bounds of an origin use only errors of earlier origins whose target days are
+ * known by then. Start `calibrationDays + horizonDays` before the first origin you score.
+ */
+export function rollingForecasts(
+  input: RollingInput,
+  firstOrigin: number,
+  lastOrigin: number,
+  options: RollingOptions,
+  onOrigin?: (origin: number) => void,
+): BoundedDayForecast[] {
+  const past: PastForecast[] = [];
+  const out: BoundedDayForecast[] = [];
+  const alpha = 1 - options.coverage;
+  for (let o = firstOrigin; o <= lastOrigin; o++) {
+    onOrigin?.(o);
+    const points = forecastLear(
+      {
+        prices: input.prices,
+        exogenous: input.exogenous,
+        lastKnownDay: o,
+        exogenousKnownThrough: o + options.exogenousLeadDays,
+      },
+      options,
+    );
+    const scale = options.scaling === 'none' ? 1 : recentVariation(input.prices, o);
+    for (const p of points) {
+      const scores: number[] = [];
+      for (const f of past) {
+        if (f.originDay < o - options.calibrationDays - p.horizon + 1) continue;
+        if (f.originDay + p.horizon > o) continue;
+        const fd = f.days[p.horizon - 1];
+        if (!fd) continue;
+        for (let s = 0; s < fd.values.length; s++) {
+          const actual = valueAt(input.prices, fd.day, s);
+          if (!Number.isNaN(actual)) scores.push((actual - fd.values[s]) / f.scale);
+        }
+      }
+      scores.sort((a, b) => a - b);
+      const n = scores.length;
+      const lower = new Float64Array(p.values.length);
+      const upper = new Float64Array(p.values.length);
+      let qLo: number;
+      let qHi: number;
+      if (n >= 2 * p.values.length) {
+        qLo = quantileSorted(scores, alpha / 2);
+        qHi = quantileSorted(scores, 1 - alpha / 2);
+      } else {
+        // Cold start without own errors: a normal interval on the recent variation.
+        const z = 1.2816 * Math.sqrt(p.horizon);
+        const sc = options.scaling === 'none' ? recentVariation(input.prices, o) : 1;
+        qLo = -z * sc;
+        qHi = z * sc;
+      }
+      for (let s = 0; s < p.values.length; s++) {
+        lower[s] = p.values[s] + qLo * scale;
+        upper[s] = p.values[s] + qHi * scale;
+      }
+      out.push({
+        originDay: o,
+        day: p.day,
+        horizon: p.horizon,
+        method: p.method,
+        forecast: p.values,
+        lower,
+        upper,
+        calibrationSize: n >= 2 * p.values.length ? n : 0,
+      });
+    }
+    past.push({ originDay: o, scale, days: points.map((p) => ({ day: p.day, horizon: p.horizon, values: p.values })) });
+    while (past.length > 0 && past[0].originDay < o - options.calibrationDays - options.horizonDays) past.shift();
+  }
+  return out;
+}
