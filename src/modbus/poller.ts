@@ -8,6 +8,7 @@ import type { Config, MeterConfig, MeterProfile } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import type { Liveness, LoopHandle } from '../ops/liveness.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
@@ -22,6 +23,8 @@ export interface MeterPollerDeps {
   readonly onSample: (sample: MeterSample) => void;
   /** Called after any meter changes state (unknown/online/offline), e.g. to republish the network scan. */
   readonly onStatusChange?: (statuses: MeterStatus[]) => void;
+  /** Watchdog feed: ticked every poll cycle while no poll is stuck (AppContext.liveness). */
+  readonly liveness?: Liveness;
 }
 
 export interface BusScanEntry {
@@ -43,6 +46,7 @@ interface MeterRuntime {
   lastAccepted: Reading | null;
   backwardsStreak: number;
   inFlight: boolean;
+  inFlightSinceMs: number;
   reprobeDelayMs: number;
   reprobeTimer: NodeJS.Timeout | null;
 }
@@ -57,6 +61,7 @@ export class MeterPoller extends EventEmitter implements Module {
   private tickTimer: NodeJS.Timeout | null = null;
   private running = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private loop: LoopHandle | null = null;
   private readonly m: {
     polls: Counter<'resource_id' | 'bus'>;
     failures: Counter<'resource_id' | 'bus'>;
@@ -116,6 +121,7 @@ export class MeterPoller extends EventEmitter implements Module {
         lastAccepted: null,
         backwardsStreak: 0,
         inFlight: false,
+        inFlightSinceMs: 0,
         reprobeDelayMs: config.poll.reprobe_initial_ms,
         reprobeTimer: null,
       });
@@ -123,6 +129,7 @@ export class MeterPoller extends EventEmitter implements Module {
     const used = new Set(config.meters.map((m) => m.bus));
     await Promise.all([...this.buses.values()].filter((b) => used.has(b.name)).map((b) => b.open()));
     this.running = true;
+    this.loop = this.deps.liveness?.register('modbus-poll', this.stallLimitMs() + config.poll.interval_ms) ?? null;
     this.scheduleTick();
     logger.info(
       { meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, requests: m.plan.length })) },
@@ -132,6 +139,8 @@ export class MeterPoller extends EventEmitter implements Module {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.loop?.unregister();
+    this.loop = null;
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
     for (const m of this.meters) if (m.reprobeTimer) clearTimeout(m.reprobeTimer);
@@ -174,7 +183,15 @@ export class MeterPoller extends EventEmitter implements Module {
     }, delay);
   }
 
+  /** A poll running longer than this is stuck (every request is bounded by timeout and backstop). */
+  private stallLimitMs(): number {
+    return Math.max(3 * this.deps.config.poll.interval_ms, 60_000);
+  }
+
   private tick(): void {
+    // Feed the watchdog only while the loop runs and no poll hangs; dead meters are not a stall.
+    const now = performance.now();
+    if (!this.meters.some((m) => m.inFlight && now - m.inFlightSinceMs > this.stallLimitMs())) this.loop?.tick();
     for (const m of this.meters) {
       if (m.state === 'offline') continue; // re-probed on its own backoff timer
       if (m.inFlight) {
@@ -194,6 +211,7 @@ export class MeterPoller extends EventEmitter implements Module {
     const bus = this.buses.get(m.config.bus);
     if (!bus) return;
     m.inFlight = true;
+    m.inFlightSinceMs = performance.now();
     const labels = { resource_id: m.config.resource_id, bus: m.config.bus };
     this.m.polls.inc(labels);
     const endTimer = this.m.latency.startTimer({ resource_id: m.config.resource_id });
@@ -279,7 +297,8 @@ export class MeterPoller extends EventEmitter implements Module {
       this.scheduleReprobe(m);
       return;
     }
-    if (err instanceof ModbusExceptionError) this.deps.logger.warn(log, 'meter refused the request (check profile and unit id)');
+    if (err instanceof ModbusExceptionError && (err.code === 10 || err.code === 11)) this.deps.logger.info(log, 'gateway: meter behind it did not answer');
+    else if (err instanceof ModbusExceptionError) this.deps.logger.warn(log, 'meter refused the request (check profile and unit id)');
     else if (err instanceof BusUnavailableError) this.deps.logger.warn(log, 'bus unavailable');
     else this.deps.logger.info(log, 'meter did not answer');
     if (m.misses >= this.deps.config.poll.offline_after_misses && m.state !== 'offline') {

@@ -6,6 +6,7 @@ import type { Config } from '../../src/config/types.js';
 import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
+import { Liveness } from '../../src/ops/liveness.js';
 
 export const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 export const METER_A = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
@@ -17,6 +18,7 @@ export interface Harness {
   readonly config: Config;
   readonly samples: MeterSample[];
   readonly registry: Registry;
+  readonly liveness: Liveness;
   samplesOf(resourceId: string): MeterSample[];
   waitFor(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
   metric(name: string, labels?: Record<string, string>): Promise<number>;
@@ -27,12 +29,14 @@ export async function startPoller(raw: Record<string, unknown>): Promise<Harness
   const config = validateConfig({ organization_id: ORG, log_level: 'warn', ...raw }, 'test', {});
   const samples: MeterSample[] = [];
   const registry = new Registry();
+  const liveness = new Liveness();
   const poller = new MeterPoller({
     config,
     logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
     clock: systemClock,
     metrics: registry,
     onSample: (s) => samples.push(s),
+    liveness,
   });
   await poller.start();
   return {
@@ -40,6 +44,7 @@ export async function startPoller(raw: Record<string, unknown>): Promise<Harness
     config,
     samples,
     registry,
+    liveness,
     samplesOf: (id) => samples.filter((s) => s.resourceId === id),
     async waitFor(check, what, timeoutMs = 20_000) {
       const until = Date.now() + timeoutMs;

@@ -61,6 +61,28 @@ describe('Modbus faults', () => {
     await h.waitFor(() => stateOf(h, METER_A) === 'online' && h.samplesOf(METER_A).length > aCount, 'meter A back online');
   });
 
+  it('a dead meter on the same bus does not cost the live one a poll', async () => {
+    const pair = trackPair(await startPtyPair());
+    track(await startSim(['--serial', pair.b, '--unit', '1']));
+    const h = track(
+      await startPoller({
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 1000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 300, retries: 1 }],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 9, profile: 'sdm630' }, // nobody home
+        ],
+      }),
+    );
+    await h.waitFor(() => stateOf(h, METER_B) === 'offline', 'silent meter offline');
+    const polls = await h.metric('metergate_meter_polls_total', { resource_id: METER_A });
+    // several re-probes of the dead meter interleave with the live meter's polls
+    await h.waitFor(() => h.samplesOf(METER_A).length >= polls + 4, 'live meter keeps its rhythm');
+    expect(await h.metric('metergate_meter_poll_failures_total', { resource_id: METER_A })).toBe(0);
+    expect(stateOf(h, METER_A)).toBe('online');
+    expect(await h.metric('metergate_meter_poll_failures_total', { resource_id: METER_B })).toBeGreaterThanOrEqual(4);
+  });
+
   it('garbage bytes on the line: the bus recovers and no corrupt value gets through', async () => {
     const line = track(await startTappedLine());
     track(await startSim(['--serial', line.meterSide, '--unit', '1,2']));

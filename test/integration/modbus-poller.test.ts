@@ -77,6 +77,9 @@ describe('MeterPoller against the simulator', () => {
     ]);
     expect(await h.metric('metergate_meter_polls_total', { resource_id: METER_A })).toBeGreaterThanOrEqual(3);
     expect(await h.metric('metergate_meter_samples_dropped_total')).toBe(0);
+    const live = h.liveness.check();
+    expect(live.alive).toBe(true);
+    expect(live.loops.map((l) => l.loop)).toContain('modbus-poll');
   });
 
   it('reads the other built-in profiles and a user-defined one from a simulator emulating their maps', async () => {
