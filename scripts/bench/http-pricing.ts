@@ -1,0 +1,123 @@
+// Benchmark of session pricing over HTTP (not part of the test suite).
+//   npx tsx scripts/bench/http-pricing.ts
+// 1. A one-week session of 10-s readings (60,480 readings, ~3.4 MB JSON) priced with
+//    POST /api/v1/cdrs/meter_readings against real NL prices (quarter-hour periods):
+//    latency median and p95 of sequential requests. Target: median < 100 ms.
+// 2. Requests/s of a one-hour session (360 readings) against a bare express JSON echo
+//    route measured in the same run with the same client; target ratio >= 0.5.
+import express from 'express';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext } from '../../src/daemon.js';
+import { HttpServer } from '../../src/http/server.js';
+import { createLogger } from '../../src/log.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import { loadNl2025Prices } from '../../test/helpers/real-prices.js';
+import { hasSharedData, SKIP_REASON } from '../../test/helpers/shared-data.js';
+
+if (!hasSharedData) {
+  console.error(SKIP_REASON);
+  process.exit(2);
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function sessionBody(fromIso: string, count: number): string {
+  const fromMs = Date.parse(fromIso);
+  const readings = Array.from({ length: count }, (_, i) => ({ reading_kwh: Math.round((1234.5 + (i * 11) / 360) * 1000) / 1000, timestamp: new Date(fromMs + i * 10_000).toISOString() }));
+  return JSON.stringify({ power_market: { market_area_code: 'NL', sub_modality: 'DayAhead' }, meter_readings: readings });
+}
+
+const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+/** Requests/s with `concurrency` in flight for `durationMs`. */
+async function throughput(url: string, body: string, headers: Record<string, string>, durationMs: number, concurrency: number): Promise<number> {
+  let done = 0;
+  const until = performance.now() + durationMs;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const res = await post(url, body, headers);
+        if (res.status !== 200) throw new Error(`status ${res.status}: ${res.text.slice(0, 200)}`);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'metergate-bench-'));
+const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: dataDir, http: { port: 0 } }, 'bench', {});
+const ctx = createContext(config, { logger: createLogger('warn') });
+const periods = loadNl2025Prices(ctx.db);
+const server = new HttpServer(ctx);
+await server.start();
+const token = new TokenStore(ctx.db).create({ name: 'bench', type: 'cdrs', nowMs: Date.now() }).token;
+const auth = { authorization: `Token ${token}` };
+const url = `${server.url()}/api/v1/cdrs/meter_readings`;
+
+// Baseline: a bare express app, JSON body parser + echo, same body limit.
+const echoApp = express();
+echoApp.post('/echo', express.json({ limit: config.http.body_limit_bytes }), (req, res) => {
+  res.json(req.body);
+});
+const echo = createServer(echoApp);
+await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/echo`;
+
+console.log(`node ${process.version}, ${periods} real NL 2025 price periods loaded`);
+
+// 1. One week at 10 s (quarter-hour prices: 672 periods in the window).
+const week = sessionBody('2025-11-03T00:00:00Z', 60_480);
+const first = await post(url, week, auth);
+console.log(`week: ${(week.length / 1e6).toFixed(2)} MB request -> ${first.status} ${first.text}`);
+for (let i = 0; i < 3; i++) await post(url, week, auth); // warm-up
+const latencies: number[] = [];
+for (let i = 0; i < 30; i++) {
+  const t0 = performance.now();
+  const res = await post(url, week, auth);
+  latencies.push(performance.now() - t0);
+  if (res.status !== 200) throw new Error(res.text);
+}
+const median = quantile(latencies, 0.5);
+console.log(`week (60,480 readings): median ${median.toFixed(1)} ms, p95 ${quantile(latencies, 0.95).toFixed(1)} ms over ${latencies.length} requests -> ${median < 100 ? 'PASS' : 'FAIL'} (< 100 ms)`);
+
+// 2. One hour at 10 s, requests/s vs the echo baseline (alternating rounds, best of each).
+const hour = sessionBody('2025-06-02T10:00:00Z', 360);
+console.log(`hour: ${(hour.length / 1e3).toFixed(1)} kB request -> ${(await post(url, hour, auth)).text}`);
+await throughput(echoUrl, hour, {}, 500, 8);
+await throughput(url, hour, auth, 500, 8);
+const ours: number[] = [];
+const base: number[] = [];
+for (let round = 0; round < 3; round++) {
+  base.push(await throughput(echoUrl, hour, {}, 1500, 8));
+  ours.push(await throughput(url, hour, auth, 1500, 8));
+}
+const oursBest = Math.max(...ours);
+const baseBest = Math.max(...base);
+const ratio = oursBest / baseBest;
+console.log(`hour (360 readings): metergate ${oursBest.toFixed(0)} req/s, bare express echo ${baseBest.toFixed(0)} req/s, ratio ${ratio.toFixed(2)} -> ${ratio >= 0.5 ? 'PASS' : 'FAIL'} (>= 0.5)`);
+
+agent.destroy();
+await server.stop();
+await new Promise<void>((resolve) => echo.close(() => resolve()));
+ctx.db.close();
+rmSync(dataDir, { recursive: true, force: true });
+process.exit(median < 100 && ratio >= 0.5 ? 0 : 1);
