@@ -36,7 +36,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
 export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = ROUTES): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.use(httpMetrics(deps.metrics));
+  app.use(httpMetrics(deps.metrics, deps.logger));
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();

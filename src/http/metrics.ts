@@ -2,6 +2,7 @@
 // Route labels are the registered route pattern (never the raw path) so cardinality stays bounded.
 import type { Request, RequestHandler } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Logger } from '../log.js';
 
 function getOrCreate<T>(registry: Registry, name: string, create: () => T): T {
   return (registry.getSingleMetric(name) as T | undefined) ?? create();
@@ -13,7 +14,8 @@ export function routeLabel(req: Request): string {
   return route && typeof route.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
 }
 
-export function httpMetrics(registry: Registry): RequestHandler {
+/** Counts and times every request; with a logger, also a debug access line (never headers). */
+export function httpMetrics(registry: Registry, logger?: Logger): RequestHandler {
   const requests = getOrCreate(registry, 'metergate_http_requests_total', () =>
     new Counter({ name: 'metergate_http_requests_total', help: 'HTTP requests answered, by method, route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] }),
   );
@@ -32,7 +34,9 @@ export function httpMetrics(registry: Registry): RequestHandler {
       const route = routeLabel(req);
       const method = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'].includes(req.method) ? req.method : 'OTHER';
       requests.inc({ method, route, status: String(res.statusCode) });
-      duration.observe({ method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      duration.observe({ method, route }, seconds);
+      logger?.debug({ method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'http request');
     });
     next();
   };

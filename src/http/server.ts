@@ -57,10 +57,14 @@ export class HttpServer implements Module {
     if (!server) return;
     this.server = undefined;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections become idle once their last response is out; close them as
+    // they do, rather than waiting for keepAliveTimeout.
     server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
     const grace = setTimeout(() => server.closeAllConnections(), this.options.shutdownGraceMs ?? 5_000);
     grace.unref();
     await closed;
+    clearInterval(sweep);
     clearTimeout(grace);
   }
 }

@@ -20,6 +20,9 @@ const probeRoutes: RouteRegistrar = (router, deps) => {
   router.get('/test/boom', () => {
     throw new Error('secret internals');
   });
+  router.get('/test/slow', (_req, res) => {
+    setTimeout(() => res.json({ finished: true }), 300);
+  });
   router.get('/test/problem', () => {
     throw new HttpProblem(409, 'not yet', { errors: [{ path: 'x', message: 'is busy' }] });
   });
@@ -109,5 +112,20 @@ describe('HTTP skeleton: health, problems, auth', () => {
     const text = await http.ctx.metrics.getSingleMetricAsString('metergate_http_requests_total');
     expect(text).toMatch(/route="\/healthz",status="200"/);
     expect(text).toMatch(/route="unmatched",status="404"/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes in-flight requests, then refuses new connections', async () => {
+    const http = await startTestHttp({ routes: [...ROUTES, probeRoutes] });
+    const inFlight = fetch(`${http.url}/test/slow`);
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = http.server.stop();
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ finished: true });
+    await closing;
+    await expect(fetch(`${http.url}/healthz`)).rejects.toThrow();
+    await http.close();
   });
 });
