@@ -110,13 +110,16 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
     await http?.close();
   });
 
+  const notProblem: string[] = [];
   function send(req: FuzzRequest): Promise<number> {
     return new Promise((resolve) => {
       const headers = { ...req.headers };
       if (req.body !== undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
       const r = request(`${http.url}${req.path}`, { method: req.method, headers, agent }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 400 && req.method !== 'HEAD' && !String(res.headers['content-type']).startsWith('application/problem+json')) notProblem.push(`${status} ${req.method} ${req.path.slice(0, 80)}`);
         res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('end', () => resolve(status));
         res.on('error', () => resolve(-1));
       });
       // A request Node itself refuses to send (invalid header) is not the server's answer.
@@ -217,6 +220,7 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
     expect(fourxx).toBeGreaterThanOrEqual(2000);
     expect(sent).toBe(fourxx + [...statuses].filter(([s]) => s >= 200 && s < 300).reduce((n, [, c]) => n + c, 0));
     expect(fivexx.slice(0, 10)).toEqual([]);
+    expect(notProblem.slice(0, 10), 'every error is application/problem+json').toEqual([]);
     // Every class of problem showed up.
     for (const status of [400, 401, 403, 404, 405, 413, 415, 422]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0);
     const health = await fetch(`${http.url}/healthz`);
