@@ -41,7 +41,7 @@ export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = RO
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
-  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db) };
+  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db, deps.config.prices.regions) };
   const router = Router();
   for (const register of routes) register(router, routeDeps);
   app.use(router);

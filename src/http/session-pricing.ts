@@ -69,6 +69,12 @@ export interface PricedReadings {
 /** Prices checked readings against the stored prices of the market. */
 export function priceReadings(access: PriceAccess, market: MarketInfo, readings: readonly EnergyReading[]): PricedReadings {
   if (!access.hasPrices(market.code)) {
+    if (!access.isConfigured(market.code)) {
+      // Not fetched by this gateway: waiting would not help, so not a 503.
+      throw invalid(`no prices are stored for ${market.code}, and it is not among the regions this gateway fetches (prices.regions)`, [
+        { path: 'power_market.market_area_code', message: `${market.code} is not configured on this gateway` },
+      ]);
+    }
     throw new HttpProblem(503, `no day-ahead prices are stored for ${market.code} yet; the gateway is still fetching them`, { headers: { 'Retry-After': '300' } });
   }
   const fromMs = readings[0].timestampMs;

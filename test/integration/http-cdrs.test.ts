@@ -92,6 +92,7 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
       ['no UTC designator', { power_market: pm, meter_readings: [reading(1, '2025-09-30T21:30:00'), reading(2, '2025-09-30T21:40:00Z')] }, 'meter_readings[0].timestamp'],
       ['not a date', { power_market: pm, meter_readings: [reading(1, '2025-02-30T21:30:00Z'), reading(2, '2025-09-30T21:40:00Z')] }, 'meter_readings[0].timestamp'],
       ['unknown market', { power_market: { market_area_code: 'XX', sub_modality: 'DayAhead' }, meter_readings: SWITCH_BODY.meter_readings }, 'power_market.market_area_code'],
+      ['known market, not fetched here', { power_market: { market_area_code: 'DE-LU', sub_modality: 'DayAhead' }, meter_readings: SWITCH_BODY.meter_readings }, 'power_market.market_area_code'],
       ['sub_modality', { power_market: { market_area_code: 'NL', sub_modality: 'Intraday' }, meter_readings: SWITCH_BODY.meter_readings }, 'power_market.sub_modality'],
     ];
     for (const [name, body, path] of cases) {
