@@ -75,7 +75,7 @@ export function priceReadings(access: PriceAccess, market: MarketInfo, readings:
         { path: 'power_market.market_area_code', message: `${market.code} is not configured on this gateway` },
       ]);
     }
-    throw new HttpProblem(503, `no day-ahead prices are stored for ${market.code} yet; the gateway is still fetching them`, { headers: { 'Retry-After': '300' } });
+    throw new HttpProblem(503, `no day-ahead prices are stored for ${market.code} yet; retry once the price sync (or a CSV import) has stored some`, { headers: { 'Retry-After': '300' } });
   }
   const fromMs = readings[0].timestampMs;
   const toMs = readings[readings.length - 1].timestampMs;
