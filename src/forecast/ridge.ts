@@ -150,6 +150,82 @@ export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: numb
   return { coef, intercept, relativePenalty: best };
 }
 
+/** Ridge at a given relative penalty (as chosen by fitRidgeLoo for a similar problem), by Cholesky. */
+export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: number, relativePenalty: number): LinearModel {
+  const mean = new Float64Array(p);
+  const scale = new Float64Array(p);
+  for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) mean[j] += x[i * p + j];
+  for (let j = 0; j < p; j++) mean[j] /= n;
+  let ybar = 0;
+  for (let i = 0; i < n; i++) ybar += y[i];
+  ybar /= n;
+  const gram = new Float64Array(p * p);
+  const xy = new Float64Array(p);
+  const row = new Float64Array(p);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < p; j++) row[j] = x[i * p + j] - mean[j];
+    const yc = y[i] - ybar;
+    for (let a = 0; a < p; a++) {
+      const ra = row[a];
+      xy[a] += ra * yc;
+      for (let b = a; b < p; b++) gram[a * p + b] += ra * row[b];
+    }
+  }
+  for (let j = 0; j < p; j++) {
+    const sd = Math.sqrt(gram[j * p + j] / n);
+    scale[j] = sd > 1e-12 ? sd : 0;
+  }
+  // Standardize the Gram matrix in place: G_ab / (sd_a sd_b); dropped columns get a unit diagonal.
+  let trace = 0;
+  for (let a = 0; a < p; a++) {
+    for (let b = a; b < p; b++) {
+      const v = scale[a] === 0 || scale[b] === 0 ? 0 : gram[a * p + b] / (scale[a] * scale[b]);
+      gram[a * p + b] = v;
+      gram[b * p + a] = v;
+    }
+    xy[a] = scale[a] === 0 ? 0 : xy[a] / scale[a];
+    trace += gram[a * p + a];
+  }
+  const alpha = relativePenalty * (trace / Math.max(1, p) || 1);
+  for (let a = 0; a < p; a++) gram[a * p + a] += scale[a] === 0 ? 1 : alpha;
+  const coefS = choleskySolve(gram, xy, p);
+  const coef = new Float64Array(p);
+  let intercept = ybar;
+  for (let j = 0; j < p; j++) {
+    coef[j] = scale[j] === 0 ? 0 : coefS[j] / scale[j];
+    intercept -= coef[j] * mean[j];
+  }
+  return { coef, intercept, relativePenalty };
+}
+
+/** Solves A x = b for symmetric positive definite A (row-major, overwritten). */
+function choleskySolve(a: Float64Array, b: Float64Array, p: number): Float64Array {
+  for (let j = 0; j < p; j++) {
+    let d = a[j * p + j];
+    for (let k = 0; k < j; k++) d -= a[j * p + k] * a[j * p + k];
+    const l = Math.sqrt(Math.max(d, 1e-12));
+    a[j * p + j] = l;
+    for (let i = j + 1; i < p; i++) {
+      let s = a[i * p + j];
+      for (let k = 0; k < j; k++) s -= a[i * p + k] * a[j * p + k];
+      a[i * p + j] = s / l;
+    }
+  }
+  const z = new Float64Array(p);
+  for (let i = 0; i < p; i++) {
+    let s = b[i];
+    for (let k = 0; k < i; k++) s -= a[i * p + k] * z[k];
+    z[i] = s / a[i * p + i];
+  }
+  const x = new Float64Array(p);
+  for (let i = p - 1; i >= 0; i--) {
+    let s = z[i];
+    for (let k = i + 1; k < p; k++) s -= a[k * p + i] * x[k];
+    x[i] = s / a[i * p + i];
+  }
+  return x;
+}
+
 export function predictLinear(model: LinearModel, row: ArrayLike<number>): number {
   let s = model.intercept;
   for (let j = 0; j < model.coef.length; j++) s += model.coef[j] * row[j];

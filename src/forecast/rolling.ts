@@ -59,22 +59,23 @@ interface PastForecast {
 }
 
 /**
- * Forecasts from every origin in [firstOrigin, lastOrigin] (each the last day with known
- * prices). Bounds of an origin use only errors of earlier origins whose target days are
- * known by then. Start `calibrationDays + horizonDays` before the first origin you score.
+ * Steps through consecutive origins (each the last day with known prices). Bounds of an
+ * origin use only errors of earlier origins whose target days are known by then, so start
+ * `calibrationDays + horizonDays` before the first origin whose bounds matter.
  */
-export function rollingForecasts(
-  input: RollingInput,
-  firstOrigin: number,
-  lastOrigin: number,
-  options: RollingOptions,
-  onOrigin?: (origin: number) => void,
-): BoundedDayForecast[] {
-  const past: PastForecast[] = [];
-  const out: BoundedDayForecast[] = [];
-  const alpha = 1 - options.coverage;
-  for (let o = firstOrigin; o <= lastOrigin; o++) {
-    onOrigin?.(o);
+export class ConformalForecaster {
+  private readonly past: PastForecast[] = [];
+
+  constructor(
+    private readonly input: RollingInput,
+    private readonly options: RollingOptions,
+  ) {}
+
+  /** Forecasts from origin `o` (call with increasing origins). */
+  advance(o: number): BoundedDayForecast[] {
+    const { input, options, past } = this;
+    const alpha = 1 - options.coverage;
+    const out: BoundedDayForecast[] = [];
     const points = forecastLear(
       {
         prices: input.prices,
@@ -99,11 +100,10 @@ export function rollingForecasts(
       }
       scores.sort((a, b) => a - b);
       const n = scores.length;
-      const lower = new Float64Array(p.values.length);
-      const upper = new Float64Array(p.values.length);
+      const calibrated = n >= 2 * p.values.length;
       let qLo: number;
       let qHi: number;
-      if (n >= 2 * p.values.length) {
+      if (calibrated) {
         qLo = quantileSorted(scores, alpha / 2);
         qHi = quantileSorted(scores, 1 - alpha / 2);
       } else {
@@ -113,23 +113,29 @@ export function rollingForecasts(
         qLo = -z * sc;
         qHi = z * sc;
       }
+      const lower = new Float64Array(p.values.length);
+      const upper = new Float64Array(p.values.length);
       for (let s = 0; s < p.values.length; s++) {
         lower[s] = p.values[s] + qLo * scale;
         upper[s] = p.values[s] + qHi * scale;
       }
-      out.push({
-        originDay: o,
-        day: p.day,
-        horizon: p.horizon,
-        method: p.method,
-        forecast: p.values,
-        lower,
-        upper,
-        calibrationSize: n >= 2 * p.values.length ? n : 0,
-      });
+      out.push({ originDay: o, day: p.day, horizon: p.horizon, method: p.method, forecast: p.values, lower, upper, calibrationSize: calibrated ? n : 0 });
     }
     past.push({ originDay: o, scale, days: points.map((p) => ({ day: p.day, horizon: p.horizon, values: p.values })) });
     while (past.length > 0 && past[0].originDay < o - options.calibrationDays - options.horizonDays) past.shift();
+    return out;
   }
+}
+
+/** Forecasts from every origin in [firstOrigin, lastOrigin]; see ConformalForecaster. */
+export function rollingForecasts(
+  input: RollingInput,
+  firstOrigin: number,
+  lastOrigin: number,
+  options: RollingOptions,
+): BoundedDayForecast[] {
+  const forecaster = new ConformalForecaster(input, options);
+  const out: BoundedDayForecast[] = [];
+  for (let o = firstOrigin; o <= lastOrigin; o++) out.push(...forecaster.advance(o));
   return out;
 }

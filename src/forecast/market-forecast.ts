@@ -1,0 +1,81 @@
+// Today's forecast for one market from its stored prices: picks the origin (the last
+// local day whose prices are all known), steps the conformal forecaster through the
+// calibration origins before it, and maps the last origin's day forecasts to real periods.
+// No I/O: prices come in, periods go out; `pause` lets the caller yield between origins.
+import { dayComplete, slotsToPeriods, toDayMatrix, type DayMatrix, type SeriesPoint } from './day-matrix.js';
+import { localDayOf } from './local-days.js';
+import { ConformalForecaster, type RollingOptions } from './rolling.js';
+
+export interface ForecastPeriodValue {
+  readonly startMs: number;
+  readonly durationS: number;
+  readonly forecastPerMwh: number;
+  readonly lowerPerMwh: number;
+  readonly upperPerMwh: number;
+}
+
+export interface MarketForecastResult {
+  /** Last local day with all prices known; forecasts start the day after. */
+  readonly originDay: number;
+  readonly periods: ForecastPeriodValue[];
+  readonly method: string;
+}
+
+/** Local days of history the forecaster reads before the origin. */
+export function historyDaysNeeded(options: RollingOptions): number {
+  return options.trainingWindowDays + options.calibrationDays + options.horizonDays + 21;
+}
+
+/** The last day <= `maxDay` whose slots are all known, searching back at most two weeks. */
+export function lastCompleteDay(m: DayMatrix, maxDay: number): number | undefined {
+  for (let d = maxDay; d > maxDay - 14; d--) if (dayComplete(m, d)) return d;
+  return undefined;
+}
+
+export async function computeMarketForecast(args: {
+  readonly timeZone: string;
+  readonly prices: readonly SeriesPoint[];
+  readonly exogenous?: Readonly<Record<string, readonly SeriesPoint[]>>;
+  readonly nowMs: number;
+  /** Period length of the forecast days (the market's native resolution then). */
+  readonly targetIntervalS: number;
+  readonly options: RollingOptions;
+  readonly pause?: () => Promise<void>;
+}): Promise<MarketForecastResult | undefined> {
+  const { timeZone, options } = args;
+  const slots = Math.round(86_400 / Math.max(args.targetIntervalS, 900)) === 96 ? 96 : 24;
+  const today = localDayOf(timeZone, args.nowMs);
+  const firstDay = today - historyDaysNeeded(options);
+  const lastDay = today + 1 + options.horizonDays;
+  const prices = toDayMatrix(timeZone, args.prices, firstDay, lastDay, slots);
+  const origin = lastCompleteDay(prices, today + 1);
+  if (origin === undefined) return undefined;
+  const exogenous = args.exogenous
+    ? Object.fromEntries(Object.entries(args.exogenous).map(([k, v]) => [k, toDayMatrix(timeZone, v, firstDay, lastDay, slots)]))
+    : undefined;
+  const forecaster = new ConformalForecaster({ prices, exogenous }, options);
+  const firstOrigin = origin - options.calibrationDays - options.horizonDays;
+  let last: ReturnType<ConformalForecaster['advance']> = [];
+  for (let o = firstOrigin; o <= origin; o++) {
+    last = forecaster.advance(o);
+    if (args.pause) await args.pause();
+  }
+  const periods: ForecastPeriodValue[] = [];
+  const intervalS = 86_400 / slots;
+  for (const day of last) {
+    const f = slotsToPeriods(timeZone, day.day, day.forecast, slots, intervalS);
+    const lo = slotsToPeriods(timeZone, day.day, day.lower, slots, intervalS);
+    const hi = slotsToPeriods(timeZone, day.day, day.upper, slots, intervalS);
+    f.forEach((p, i) =>
+      periods.push({
+        startMs: p.startMs,
+        durationS: intervalS,
+        forecastPerMwh: p.value,
+        lowerPerMwh: Math.min(lo[i].value, p.value),
+        upperPerMwh: Math.max(hi[i].value, p.value),
+      }),
+    );
+  }
+  const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
+  return { originDay: origin, periods, method };
+}
