@@ -7,6 +7,7 @@ import { HttpServer } from './http/server.js';
 import type { Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { Liveness } from './ops/liveness.js';
+import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
 
@@ -19,6 +20,8 @@ export interface AppContext {
   readonly metrics: Registry;
   /** Long-running loops register here and tick each cycle; feeds the systemd watchdog. */
   readonly liveness: Liveness;
+  /** Live views of the modules (meters, uplink, clock, prices) for health, metrics and the status page. */
+  readonly probes: Probes;
 }
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
@@ -30,6 +33,7 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
     clock: overrides.clock ?? systemClock,
     metrics: overrides.metrics ?? new Registry(),
     liveness: overrides.liveness ?? new Liveness(),
+    probes: overrides.probes ?? new Probes(),
   });
 }
 

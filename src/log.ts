@@ -20,6 +20,38 @@ export const REDACTED_PATHS = [
   '*.headers.authorization',
 ];
 
+/** Keys whose values are secrets at any depth (pino's redact paths cannot say "anywhere"). */
+const SECRET_KEY = /^(password|passwd|secret|token|security_token|access_token|refresh_token|api_key|apikey|authorization|proxy-authorization|cookie|set-cookie|private_key)$/i;
+/** user:password@ in URLs, e.g. mqtts://gw:pw@broker:8883. */
+const URL_CREDENTIALS = /(\w+:\/\/[^\s/:@]+:)[^\s/@]+@/g;
+const CENSOR = '[redacted]';
+
+/**
+ * Redacts secrets in what is about to be logged, at any depth (bounded): values under
+ * secret-named keys, and passwords embedded in URLs. Copies only what it changes;
+ * leaves Errors and other non-plain objects to pino's serializers.
+ */
+export function redactSecrets(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.includes('@') && value.includes('://') ? value.replace(URL_CREDENTIALS, `$1${CENSOR}@`) : value;
+  if (value === null || typeof value !== 'object' || depth > 8) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    value.forEach((item, i) => {
+      const r = redactSecrets(item, depth + 1);
+      if (r !== item) (out ??= [...value])[i] = r;
+    });
+    return out ?? value;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  let out: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(value)) {
+    const r = SECRET_KEY.test(k) && v !== undefined && v !== null ? CENSOR : redactSecrets(v, depth + 1);
+    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  }
+  return out ?? value;
+}
+
 export function createLogger(level = 'info', destination?: DestinationStream): Logger {
   return pino(
     {
@@ -27,7 +59,7 @@ export function createLogger(level = 'info', destination?: DestinationStream): L
       level,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: (object) => redactSecrets(object) as Record<string, unknown> },
     },
     destination,
   );

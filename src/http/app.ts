@@ -10,8 +10,10 @@ import { httpMetrics } from './metrics.js';
 import { createPriceAccess, type PriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
 import { registerSessionRoutes } from './routes/sessions.js';
+import { registerStatusRoutes } from './routes/status.js';
 
 /** What the HTTP app needs: the application context (config, logger, db, clock, metrics). */
 export type HttpDeps = AppContext;
@@ -31,6 +33,8 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerOpenApiRoutes,
   registerCdrsRoutes,
   registerSessionRoutes,
+  registerMetricsRoutes,
+  registerStatusRoutes,
 ];
 
 export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = ROUTES): Express {

@@ -1,0 +1,63 @@
+// Live views of the running modules, for /healthz, /metrics, the status page and the
+// network scan. The composition root (buildModules) plugs each module's view in once
+// the module exists; readers treat a missing view as "this part is not running".
+import type { MeterStatus } from '../domain.js';
+
+export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
+
+export interface UplinkView {
+  readonly state: BrokerState;
+  /** Broker URL without credentials. */
+  readonly broker: string | null;
+  readonly outboxDepth: number;
+  /** Age of the oldest message waiting for its PUBACK, or null when the outbox is empty. */
+  readonly oldestAgeMs: number | null;
+  readonly lastPublishedAtMs: number | null;
+  readonly lastError: string | null;
+}
+
+export interface BusScanView {
+  readonly bus: string;
+  readonly port: string;
+  readonly unit_ids: readonly number[];
+  readonly devices: ReadonlyArray<{ readonly unit_id: number; readonly profile: string | null }>;
+}
+
+export interface ClockView {
+  readonly trusted: boolean;
+  readonly reason: string;
+  readonly heldSamples: number;
+}
+
+export interface PriceCoverageView {
+  readonly region: string;
+  /** End of the last stored period (ms), or null without prices. */
+  readonly lastEndMs: number | null;
+  /** Whether a price exists for the period containing now. */
+  readonly coversNow: boolean;
+}
+
+export interface PricePoint {
+  readonly periodStartMs: number;
+  readonly durationS: number;
+  readonly pricePerMwh: number | null;
+  readonly forecast: number | null;
+  readonly forecastLower: number | null;
+  readonly forecastUpper: number | null;
+}
+
+export interface PriceSeriesView {
+  readonly region: string;
+  readonly currency: string;
+  readonly points: readonly PricePoint[];
+}
+
+export class Probes {
+  meters: (() => readonly MeterStatus[]) | null = null;
+  busScan: (() => readonly BusScanView[]) | null = null;
+  uplink: (() => UplinkView) | null = null;
+  clock: (() => ClockView) | null = null;
+  prices: (() => readonly PriceCoverageView[]) | null = null;
+  /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
+  priceSeries: ((region: string, nowMs: number) => PriceSeriesView | null) | null = null;
+}

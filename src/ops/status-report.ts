@@ -1,0 +1,87 @@
+// The data behind the local status page (/status.json): one snapshot of every module's
+// live view, in the same snake_case words as the rest of the gateway's JSON.
+import type { Config } from '../config/types.js';
+import { VERSION } from '../version.js';
+import { assessHealth, type Health } from './health.js';
+import type { Liveness } from './liveness.js';
+import type { Probes } from './probes.js';
+
+export interface StatusReportDeps {
+  readonly config: Config;
+  readonly probes: Probes;
+  readonly liveness: Liveness;
+  readonly clock: { now(): number };
+  readonly startedAtMs: number;
+}
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export function buildStatusReport(deps: StatusReportDeps) {
+  const { probes, config } = deps;
+  const now = deps.clock.now();
+  const meters = probes.meters?.() ?? null;
+  const uplink = probes.uplink?.() ?? null;
+  const clock = probes.clock?.() ?? null;
+  const coverage = probes.prices?.() ?? null;
+  const health: Health = assessHealth({
+    nowMs: now,
+    liveness: deps.liveness.check(),
+    meters,
+    uplink,
+    clock,
+    prices: coverage,
+    maxOutboxAgeMs: 5 * 60_000,
+  });
+  return {
+    generated_at: iso(now),
+    gateway: {
+      id: config.gateway_id ?? null,
+      organization_id: config.organization_id,
+      software_version: VERSION,
+      uptime_s: Math.round((now - deps.startedAtMs) / 1000),
+      poll_interval_ms: config.poll.interval_ms,
+    },
+    health: { status: health.status, live: health.live, ready: health.ready, reasons: health.reasons, components: health.components },
+    meters: (meters ?? []).map((m) => ({
+      resource_id: m.resourceId,
+      bus: m.bus,
+      unit_id: m.unitId,
+      profile: m.profile,
+      state: m.state,
+      consecutive_misses: m.consecutiveMisses,
+      last_answered_at: iso(m.lastAnsweredAtMs),
+      sampled_at: iso(m.lastSample?.sampledAtMs),
+      metrics: (m.lastSample?.metrics ?? []).map((x) => ({ name: x.name, value: x.value, unit: x.unit })),
+    })),
+    uplink: uplink
+      ? {
+          state: uplink.state,
+          broker: uplink.broker,
+          outbox_depth: uplink.outboxDepth,
+          oldest_age_s: uplink.oldestAgeMs === null ? null : Math.round(uplink.oldestAgeMs / 1000),
+          last_published_at: iso(uplink.lastPublishedAtMs),
+          last_error: uplink.lastError,
+        }
+      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null },
+    clock: clock ? { trusted: clock.trusted, reason: clock.reason, held_samples: clock.heldSamples } : null,
+    prices: config.prices.regions.map((region) => {
+      const series = probes.priceSeries?.(region, now) ?? null;
+      const cov = coverage?.find((c) => c.region === region) ?? null;
+      return {
+        region,
+        currency: series?.currency ?? 'EUR',
+        covered_until: iso(cov?.lastEndMs),
+        periods: (series?.points ?? []).map((p) => ({
+          period_start: iso(p.periodStartMs),
+          duration_s: p.durationS,
+          price_per_mwh: p.pricePerMwh,
+          forecast: p.forecast,
+          forecast_lower: p.forecastLower,
+          forecast_upper: p.forecastUpper,
+        })),
+      };
+    }),
+  };
+}
+
+export type StatusReport = ReturnType<typeof buildStatusReport>;

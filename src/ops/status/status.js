@@ -1,0 +1,200 @@
+// The status page's logic: fetch /status.json every few seconds and render it. Plain
+// browser JavaScript, no dependencies; text goes in through textContent only.
+'use strict';
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = String(text);
+  return e;
+}
+
+function badge(state) {
+  return el('span', { class: `badge ${state}` }, state);
+}
+
+function ago(iso, nowMs) {
+  if (!iso) return '—';
+  const s = Math.max(0, Math.round((nowMs - Date.parse(iso)) / 1000));
+  if (s < 90) return `${s} s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+function metric(list, name) {
+  const m = list.find((x) => x.name === name);
+  return m ? m.value : null;
+}
+
+function fmt(v, digits) {
+  return v === null || v === undefined ? '—' : Number(v).toLocaleString(undefined, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function renderMeters(meters, nowMs) {
+  const body = document.querySelector('#meters tbody');
+  body.replaceChildren();
+  if (meters.length === 0) {
+    const tr = el('tr');
+    tr.append(el('td', { colspan: 8, class: 'muted' }, 'No meters configured.'));
+    body.append(tr);
+    return;
+  }
+  for (const m of meters) {
+    const tr = el('tr', { 'data-resource': m.resource_id });
+    const power = metric(m.metrics, 'total_active_power');
+    const energy = metric(m.metrics, 'active_energy_import');
+    const others = m.metrics.filter((x) => x.name !== 'total_active_power' && x.name !== 'active_energy_import').map((x) => `${x.name} ${fmt(x.value, 2)} ${x.unit}`);
+    const stateCell = el('td');
+    stateCell.append(badge(m.state));
+    if (m.consecutive_misses > 0) stateCell.append(el('span', { class: 'muted' }, ` ${m.consecutive_misses} missed`));
+    tr.append(
+      el('td', { title: m.resource_id }, m.resource_id.slice(0, 8)),
+      el('td', {}, `${m.bus} / ${m.unit_id}`),
+      el('td', {}, m.profile),
+      stateCell,
+      el('td', { class: 'num power' }, power === null ? '—' : `${fmt(power, 0)} W`),
+      el('td', { class: 'num' }, energy === null ? '—' : `${fmt(energy / 1000, 1)} kWh`),
+      el('td', { class: 'muted' }, others.join(', ') || '—'),
+      el('td', { class: 'muted' }, ago(m.last_answered_at, nowMs)),
+    );
+    body.append(tr);
+  }
+}
+
+function renderDl(dl, rows) {
+  dl.replaceChildren();
+  for (const [k, v] of rows) {
+    dl.append(el('dt', {}, k));
+    const dd = el('dd');
+    if (v instanceof Node) dd.append(v);
+    else dd.textContent = v;
+    dl.append(dd);
+  }
+}
+
+function renderUplink(u, nowMs) {
+  renderDl(document.getElementById('uplink'), [
+    ['Broker', badge(u.state)],
+    ['Address', u.broker || '—'],
+    ['Backlog', `${u.outbox_depth} message(s)${u.oldest_age_s !== null ? `, oldest ${u.oldest_age_s} s` : ''}`],
+    ['Last published', ago(u.last_published_at, nowMs)],
+    ['Last error', u.last_error || '—'],
+  ]);
+}
+
+function renderHealth(report) {
+  const h = report.health;
+  const top = document.getElementById('health');
+  top.className = `badge ${h.status}`;
+  top.textContent = h.status === 'ok' ? 'healthy' : h.status;
+  const c = report.clock;
+  renderDl(document.getElementById('clock'), [
+    ['Clock', c ? badge(c.trusted ? 'ok' : 'down') : '—'],
+    ['', c ? (c.trusted ? 'trusted' : `${c.reason} (${c.held_samples} held)`) : 'not supervised'],
+    ['Ready', h.ready ? 'yes' : 'no'],
+  ]);
+  const ul = document.getElementById('reasons');
+  ul.replaceChildren(...h.reasons.map((r) => el('li', {}, r)));
+}
+
+/** One inline SVG per region: market prices as steps, forecast as a dashed step line inside its band. */
+function priceChart(region, nowMs) {
+  const W = 900, H = 260, L = 48, R = 10, T = 10, B = 28;
+  const periods = region.periods.map((p) => ({ ...p, start: Date.parse(p.period_start), end: Date.parse(p.period_start) + p.duration_s * 1000 }));
+  const box = el('div', { class: 'chart-box', 'data-region': region.region });
+  box.append(el('h3', { style: 'font-size:.9rem;margin:.5rem 0 .25rem' }, `${region.region} (${region.currency}/MWh)`));
+  if (periods.length === 0) {
+    box.append(el('p', { class: 'muted' }, 'No prices stored for today yet.'));
+    return box;
+  }
+  const x0 = periods[0].start, x1 = periods[periods.length - 1].end;
+  const values = periods.flatMap((p) => [p.price_per_mwh, p.forecast, p.forecast_lower, p.forecast_upper]).filter((v) => v !== null);
+  let lo = Math.min(0, ...values), hi = Math.max(...values, 1);
+  const pad = (hi - lo) * 0.05; lo -= pad; hi += pad;
+  const x = (t) => L + ((t - x0) / (x1 - x0)) * (W - L - R);
+  const y = (v) => T + (1 - (v - lo) / (hi - lo)) * (H - T - B);
+  const s = svg('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Day-ahead prices ${region.region}` });
+
+  // grid and y labels
+  const step = niceStep((hi - lo) / 5);
+  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) {
+    s.append(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: v === 0 ? '#8c959f' : '#eaeef2' }));
+    s.append(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end' }, Math.round(v)));
+  }
+  // x labels every 6 hours, local time of the viewer
+  for (let t = Math.ceil(x0 / 3_600_000) * 3_600_000; t <= x1; t += 3_600_000) {
+    const d = new Date(t);
+    if (d.getHours() % 6 !== 0) continue;
+    s.append(svg('line', { x1: x(t), x2: x(t), y1: T, y2: H - B, stroke: d.getHours() === 0 ? '#8c959f' : '#eaeef2' }));
+    const label = d.getHours() === 0 ? d.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' }) : `${String(d.getHours()).padStart(2, '0')}:00`;
+    s.append(svg('text', { x: x(t) + 2, y: H - B + 14 }, label));
+  }
+  // forecast band
+  const band = periods.filter((p) => p.price_per_mwh === null && p.forecast_lower !== null && p.forecast_upper !== null);
+  if (band.length > 0) {
+    const upper = band.flatMap((p) => [`${x(p.start)},${y(p.forecast_upper)}`, `${x(p.end)},${y(p.forecast_upper)}`]);
+    const lower = band.slice().reverse().flatMap((p) => [`${x(p.end)},${y(p.forecast_lower)}`, `${x(p.start)},${y(p.forecast_lower)}`]);
+    s.append(svg('polygon', { class: 'band', points: [...upper, ...lower].join(' '), fill: 'rgba(191,135,0,.2)', stroke: 'none' }));
+  }
+  const stepPath = (key) => {
+    let d = '';
+    let prevEnd = null;
+    for (const p of periods) {
+      const v = p[key];
+      if (v === null || (key === 'forecast' && p.price_per_mwh !== null)) { prevEnd = null; continue; }
+      d += `${prevEnd === p.start ? 'L' : 'M'}${x(p.start)},${y(v)}L${x(p.end)},${y(v)}`;
+      prevEnd = p.end;
+    }
+    return d;
+  };
+  const actual = stepPath('price_per_mwh');
+  if (actual) s.append(svg('path', { class: 'actual', d: actual, fill: 'none', stroke: '#0969da', 'stroke-width': 2 }));
+  const forecast = stepPath('forecast');
+  if (forecast) s.append(svg('path', { class: 'forecast', d: forecast, fill: 'none', stroke: '#bf8700', 'stroke-width': 2, 'stroke-dasharray': '5 3' }));
+  if (nowMs >= x0 && nowMs <= x1) {
+    s.append(svg('line', { class: 'now', x1: x(nowMs), x2: x(nowMs), y1: T, y2: H - B, stroke: '#cf222e', 'stroke-width': 1.5 }));
+    s.append(svg('text', { x: x(nowMs) + 3, y: T + 10, fill: '#cf222e' }, 'now'));
+  }
+  box.append(s);
+  return box;
+}
+
+function niceStep(raw) {
+  const p = Math.pow(10, Math.floor(Math.log10(raw || 1)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+
+function render(report) {
+  const nowMs = Date.parse(report.generated_at);
+  document.getElementById('gateway').textContent = `${report.gateway.id || ''} · v${report.gateway.software_version} · up ${Math.round(report.gateway.uptime_s / 60)} min`;
+  document.getElementById('updated').textContent = `updated ${new Date(nowMs).toLocaleTimeString()}`;
+  renderMeters(report.meters, nowMs);
+  renderUplink(report.uplink, nowMs);
+  renderHealth(report);
+  document.getElementById('charts').replaceChildren(...report.prices.map((r) => priceChart(r, nowMs)));
+  document.body.dataset.rendered = report.generated_at;
+}
+
+async function refresh() {
+  try {
+    const res = await fetch('/status.json', { cache: 'no-store' });
+    if (!res.ok) throw new Error(`/status.json: HTTP ${res.status}`);
+    render(await res.json());
+    document.getElementById('error').textContent = '';
+  } catch (err) {
+    document.getElementById('error').textContent = `cannot reach the daemon: ${err.message}`;
+  }
+}
+
+refresh();
+setInterval(refresh, 5000);
