@@ -34,7 +34,7 @@ describe('metergate scan against the simulator on a pty', () => {
       port: pair.a,
       settings: [{ baudRate: 9600, parity: 'even', stopBits: 1, dataBits: 8 }],
       unitIds: parseUnitIds('1-20'),
-      timeoutMs: 80,
+      timeoutMs: 300,
       logger: createLogger('silent'),
     });
     expect(results).toHaveLength(1);
@@ -54,7 +54,7 @@ describe('metergate scan against the simulator on a pty', () => {
     const pair = await pty();
     const sim = await startSim(['--serial', pair.b, '--unit', '1,3']);
     cleanups.push(() => sim.stop());
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', pair.a, '--ids', '1-5', '--timeout', '80', '--baud', '9600,19200'], { cwd: root });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', pair.a, '--ids', '1-5', '--timeout', '300', '--baud', '9600,19200'], { cwd: root });
     expect(stderr).toContain('found unit 1 at 9600 even: sdm630 (model code 112)');
     const snippet = parse(stdout) as { buses: unknown[]; meters: Array<{ unit_id: number; profile: string; bus: string }> };
     // a pty has no baud rate, so both settings find the meters: two buses, each with both
