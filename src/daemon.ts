@@ -6,7 +6,10 @@ import type { Config } from './config/types.js';
 import { HttpServer } from './http/server.js';
 import type { Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
+import { MeterPoller } from './modbus/poller.js';
+import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
+import { registerOpsMetrics } from './ops/metrics.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
@@ -40,7 +43,20 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
 /** The modules of a running gateway, in start order. */
 export function buildModules(ctx: AppContext): Module[] {
   const modules: Module[] = [];
+  // Clock safety: every sample passes the guard before anything stores or publishes it;
+  // it holds samples while the clock is not trusted (docs/clock-safety.md). Consumers
+  // attach with clockGuard.connect(sink).
+  const clockGuard = new ClockGuard(ctx);
+  modules.push(clockGuard);
+  ctx.probes.clock = () => clockGuard.view();
+  if (ctx.config.meters.length > 0) {
+    const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
+    modules.push(poller);
+    ctx.probes.meters = () => poller.statuses();
+    ctx.probes.busScan = () => poller.busScan();
+  }
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
+  registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));
   return modules;

@@ -8,6 +8,7 @@ import { BUILD_DATE_MS } from '../version.js';
 import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy, type NtpStatus } from './clock-trust.js';
 import { monotonicNowMs } from './liveness.js';
 import { readNtpStatus } from './ntp-status.js';
+import type { ClockView } from './probes.js';
 
 export interface ClockGuardDeps {
   readonly config: Config;
@@ -86,6 +87,11 @@ export class ClockGuard implements Module {
 
   get heldCount(): number {
     return this.trust.heldCount;
+  }
+
+  /** For /healthz, /metrics and the status page. */
+  view(): ClockView {
+    return { trusted: this.trust.isTrusted, plausible: isPlausibleTime(this.deps.clock.now(), this.trust.policy), reason: this.trust.why, heldSamples: this.trust.heldCount };
   }
 
   /** The current time if it may go into a message, else null. */

@@ -58,7 +58,10 @@ function broker(u: UplinkView | null, maxAgeMs: number): ComponentHealth {
 
 function clock(c: ClockView | null): ComponentHealth {
   if (c === null) return { state: 'disabled', detail: 'clock guard not running' };
-  return c.trusted ? { state: 'ok', detail: 'clock trusted' } : { state: 'down', detail: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held` };
+  if (c.trusted) return { state: 'ok', detail: 'clock trusted' };
+  // A plausible clock that is not confirmed yet (waiting for NTP) only delays readings,
+  // which are held and re-stamped; an implausible one makes every timestamp wrong.
+  return { state: c.plausible ? 'degraded' : 'down', detail: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held` };
 }
 
 function prices(list: readonly PriceCoverageView[] | null): ComponentHealth {

@@ -25,6 +25,8 @@ export interface BusScanView {
 
 export interface ClockView {
   readonly trusted: boolean;
+  /** Whether the wall clock is within the plausible range (after the build date, not far ahead). */
+  readonly plausible: boolean;
   readonly reason: string;
   readonly heldSamples: number;
 }

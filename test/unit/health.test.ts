@@ -18,7 +18,7 @@ const healthy: HealthInputs = {
   liveness: { alive: true, loops: [{ loop: 'poll', silentForMs: 1000, maxSilenceMs: 30_000 }], stale: [] },
   meters: [meter('online', 1), meter('online', 2)],
   uplink: { state: 'connected', broker: 'mqtts://b:8883', outboxDepth: 0, oldestAgeMs: null, lastPublishedAtMs: null, lastError: null },
-  clock: { trusted: true, reason: 'ntp', heldSamples: 0 },
+  clock: { trusted: true, plausible: true, reason: 'ntp', heldSamples: 0 },
   prices: [{ region: 'NL', lastEndMs: Date.parse('2026-11-24T23:00:00Z'), coversNow: true }],
   maxOutboxAgeMs: 300_000,
 };
@@ -42,9 +42,10 @@ describe('health', () => {
       reasons: ['broker: broker disconnected (ECONNREFUSED), 12 message(s) waiting, oldest 60 s'],
     });
     expect(assessHealth({ ...healthy, meters: [meter('offline')] }).ready).toBe(false);
-    expect(assessHealth({ ...healthy, clock: { trusted: false, reason: 'waiting for NTP synchronization', heldSamples: 6 } }).reasons).toEqual([
-      'clock: clock not trusted: waiting for NTP synchronization; 6 sample(s) held',
-    ]);
+    const before = assessHealth({ ...healthy, clock: { trusted: false, plausible: false, reason: 'wall clock 2020-01-01T00:00:00.000Z is before the build date', heldSamples: 6 } });
+    expect(before).toMatchObject({ ready: false, reasons: ['clock: clock not trusted: wall clock 2020-01-01T00:00:00.000Z is before the build date; 6 sample(s) held'] });
+    // plausible but not confirmed by NTP yet: readings are held, the rest works
+    expect(assessHealth({ ...healthy, clock: { trusted: false, plausible: true, reason: 'waiting for NTP synchronization', heldSamples: 6 } })).toMatchObject({ ready: true, status: 'degraded' });
     expect(assessHealth({ ...healthy, prices: [{ region: 'NL', lastEndMs: null, coversNow: false }] }).ready).toBe(false);
   });
 
