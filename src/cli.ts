@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
 import { registerDoctorCommand } from './cli/doctor.js';
+import { registerPricesCommands } from './cli/prices.js';
 import { registerRunCommand } from './cli/run.js';
 import { registerScanCommand } from './cli/scan.js';
 import { registerSimCommand } from './cli/sim.js';
@@ -20,5 +21,6 @@ registerSimCommand(program);
 registerTokenCommands(program);
 registerScanCommand(program);
 registerDoctorCommand(program);
+registerPricesCommands(program);
 
 await program.parseAsync(process.argv);

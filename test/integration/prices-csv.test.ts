@@ -1,0 +1,165 @@
+// CSV import of the real files as they are, into a real SQLite file, checked against
+// the facts in ../shared/data/README.md.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importPriceFile, type ImportResult } from '../../src/prices/import.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { CsvImportError } from '../../src/prices/sources/csv.js';
+import { localDayStartMs } from '../../src/prices/timezone.js';
+import { openDatabase, type Db } from '../../src/store/db.js';
+import { PriceStore } from '../../src/store/prices.js';
+import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+const yearMs = (tz: string, y: number, endY = y + 1) => [localDayStartMs(tz, `${y}-01-01`), localDayStartMs(tz, `${endY}-01-01`)] as const;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let dir: string;
+  let db: Db;
+  let store: PriceStore;
+  const results: Record<string, ImportResult> = {};
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-prices-csv-'));
+    db = openDatabase(join(dir, 'metergate.db'));
+    store = new PriceStore(db);
+    for (const [file, region] of [
+      ['nl-2015-2023h1-entsoe-hourly.csv', 'NL'],
+      ['de-lu-2018-2023h1-entsoe-hourly.csv', 'DE-LU'],
+      ['de-at-lu-2015-2018-entsoe-hourly.csv', 'DE-AT-LU'],
+      ['nl-2024-hourly-local.csv', 'NL'],
+      ['nl-2025-quarterhour-local-utc.csv', 'NL'],
+    ]) {
+      results[file] = importPriceFile(store, sharedData(`prices/${file}`), region, NOW);
+    }
+  });
+  afterAll(() => {
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const prices = (area: string, [from, to]: readonly [number, number]) => store.native(area, from, to);
+
+  it('NL history: 74,376 rows; forced 24-hour days reported, not stored as prices', () => {
+    const r = results['nl-2015-2023h1-entsoe-hourly.csv'];
+    expect(r.report.rows).toBe(74_376);
+    expect(r.report.forced24HourDays).toHaveLength(17);
+    expect(r.report.forced24HourDays).toContain('2022-10-30');
+    // 9 spring rows (a repeat of 01:00) and 8 autumn rows (the mean of both 02:00 hours) are not prices.
+    expect(r.report.dropped).toHaveLength(17);
+    expect(r.written).toBe(74_376 - 17);
+    expect(r.report.missing.map((g) => [iso(g.fromMs), (g.toMs - g.fromMs) / 3_600_000])).toContainEqual(['2022-10-30T00:00:00.000Z', 2]);
+  });
+
+  it('NL 2022: file mean 241.94, max 871.00 at 2022-08-29 19:00 local', () => {
+    const r = results['nl-2015-2023h1-entsoe-hourly.csv'];
+    const tz = requireMarket('NL').timeZone;
+    const stored = prices('NL', yearMs(tz, 2022));
+    const dropped = r.report.dropped.filter((d) => d.localTime.startsWith('2022-')).map((d) => d.pricePerMwh!);
+    // The README's mean is over the file's 8,760 rows, the two forced rows included.
+    const all = [...stored.map((p) => p.pricePerMwh), ...dropped];
+    expect(all).toHaveLength(8760);
+    expect(all.reduce((s, x) => s + x, 0) / all.length).toBeCloseTo(241.94, 2);
+    const max = stored.reduce((a, b) => (b.pricePerMwh > a.pricePerMwh ? b : a));
+    expect(max.pricePerMwh).toBe(871);
+    expect(iso(max.startMs)).toBe('2022-08-29T17:00:00.000Z');
+    const de = store.native('DE-LU', max.startMs, max.startMs + 1);
+    expect(de[0].pricePerMwh).toBe(871);
+  });
+
+  it('NL 2023 H1 minimum -400', () => {
+    const tz = requireMarket('NL').timeZone;
+    const h1 = prices('NL', [localDayStartMs(tz, '2023-01-01'), localDayStartMs(tz, '2023-07-01')]);
+    expect(Math.min(...h1.map((p) => p.pricePerMwh))).toBe(-400);
+  });
+
+  it('DE-LU 2019: 210 negative rows in the file = 209 stored hours + the negative autumn mean row', () => {
+    const r = results['de-lu-2018-2023h1-entsoe-hourly.csv'];
+    expect(r.report.emptyLines).toBe(241); // 240 ",,,,,," lines and the final newline
+    const stored = prices('DE-LU', yearMs('Europe/Berlin', 2019)).filter((p) => p.pricePerMwh < 0).length;
+    const droppedNegative = r.report.dropped.filter((d) => d.localTime.startsWith('2019-') && d.pricePerMwh! < 0);
+    expect(droppedNegative.map((d) => [d.localTime, d.pricePerMwh])).toEqual([['2019-10-27 02:00', -19.97]]);
+    expect(stored + droppedNegative.length).toBe(210);
+  });
+
+  it('DE-AT-LU history ends where DE-LU begins', () => {
+    const r = results['de-at-lu-2015-2018-entsoe-hourly.csv'];
+    expect(r.report.rows).toBe(32_760);
+    expect(iso(r.report.lastEndMs!)).toBe('2018-09-30T22:00:00.000Z');
+    expect(iso(results['de-lu-2018-2023h1-entsoe-hourly.csv'].report.firstStartMs!)).toBe('2018-09-30T22:00:00.000Z');
+  });
+
+  it('NL 2024: 465 negative hours, min -200 at 2024-05-01 13:00, max 872.96 at 2024-12-12 17:00; the ambiguous autumn 02:00 is reported', () => {
+    const r = results['nl-2024-hourly-local.csv'];
+    expect(r.report.rows).toBe(8783);
+    expect(r.report.dropped.map((d) => d.localTime)).toEqual(['2024-10-27 02:00']);
+    expect(r.report.missing.map((g) => [iso(g.fromMs), iso(g.toMs)])).toEqual([['2024-10-27T00:00:00.000Z', '2024-10-27T02:00:00.000Z']]);
+    const year = prices('NL', yearMs('Europe/Amsterdam', 2024));
+    // The dropped 02:00 row (82.2) is not negative, so the count is the file's.
+    expect(year.filter((p) => p.pricePerMwh < 0)).toHaveLength(465);
+    const min = year.reduce((a, b) => (b.pricePerMwh < a.pricePerMwh ? b : a));
+    const max = year.reduce((a, b) => (b.pricePerMwh > a.pricePerMwh ? b : a));
+    expect([min.pricePerMwh, iso(min.startMs)]).toEqual([-200, '2024-05-01T11:00:00.000Z']);
+    expect([max.pricePerMwh, iso(max.startMs)]).toEqual([872.96, '2024-12-12T16:00:00.000Z']);
+  });
+
+  it('NL 2025: min -350 at 2025-05-11 13:00, max 523.47 at 2025-01-20 17:00; 15-minute periods from 2025-10-01; missing autumn hour reported', () => {
+    const r = results['nl-2025-quarterhour-local-utc.csv'];
+    expect(r.report.rows).toBe(35_036);
+    expect(r.report.missing.map((g) => [iso(g.fromMs), iso(g.toMs)])).toEqual([['2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z']]);
+    const year = prices('NL', yearMs('Europe/Amsterdam', 2025));
+    const min = year.reduce((a, b) => (b.pricePerMwh < a.pricePerMwh ? b : a));
+    const max = year.reduce((a, b) => (b.pricePerMwh > a.pricePerMwh ? b : a));
+    expect([min.pricePerMwh, iso(min.startMs)]).toEqual([-350, '2025-05-11T11:00:00.000Z']);
+    expect([max.pricePerMwh, iso(max.startMs)]).toEqual([523.47, '2025-01-20T16:00:00.000Z']);
+    const cov = store.coverage('NL');
+    expect(cov.resolutions.map((s) => [s.durationS, iso(s.fromMs)])).toEqual([
+      [3600, '2015-01-04T23:00:00.000Z'],
+      [900, '2025-09-30T22:00:00.000Z'],
+    ]);
+  });
+
+  it('queries a year at 900 s with local-day boundaries', () => {
+    const [from, to] = yearMs('Europe/Amsterdam', 2024);
+    const q = store.atInterval('NL', from, to, 900);
+    // 8,784 hours in 2024, minus the 2 unknown autumn hours, times four.
+    expect(q).toHaveLength((8784 - 2) * 4);
+    const d = store.atInterval('NL', localDayStartMs('Europe/Amsterdam', '2024-03-31'), localDayStartMs('Europe/Amsterdam', '2024-04-01'), 3600);
+    expect(d).toHaveLength(23);
+    expect(store.hasPrices('NL')).toBe(true);
+    expect(store.hasPrices('FR')).toBe(false);
+  });
+
+  it('is idempotent: a second import changes nothing', () => {
+    const before = db.prepare('SELECT count(*) n, sum(price_per_mwh) s FROM prices').get();
+    importPriceFile(store, sharedData('prices/nl-2024-hourly-local.csv'), 'NL', NOW + 1);
+    expect(db.prepare('SELECT count(*) n, sum(price_per_mwh) s FROM prices').get()).toEqual(before);
+  });
+
+  it('a bad row names its line and nothing of the file is imported', () => {
+    const lines = readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8').split('\n');
+    lines[5000] = lines[5000].replace(/;.*/, ';abc');
+    const bad = join(dir, 'bad.csv');
+    writeFileSync(bad, lines.join('\n'));
+    const fresh = new PriceStore(openDatabase(join(dir, 'fresh.db')));
+    expect(() => importPriceFile(fresh, bad, 'NL', NOW)).toThrow(CsvImportError);
+    expect(() => importPriceFile(fresh, bad, 'NL', NOW)).toThrow(/^line 5001: prijs_excl_belastingen "abc" is not a number/);
+    expect(fresh.hasPrices('NL')).toBe(false);
+  });
+
+  it('CLI: prices import and prices status', () => {
+    const dbFile = join(dir, 'cli.db');
+    const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8' });
+    const out = run('prices', 'import', sharedData('prices/nl-2025-quarterhour-local-utc.csv'), '--region', 'NL', '--db', dbFile);
+    expect(out).toMatch(/35036 rows \(nl-eur-kwh\), 15383 periods stored/);
+    expect(out).toMatch(/no price 2025-10-26T01:00Z \.\. 2025-10-26T02:00Z \(1 h\)/);
+    const status = run('prices', 'status', '--db', dbFile);
+    expect(status).toMatch(/^NL: 15383 periods, first 2024-12-31T23:00Z/);
+    expect(status).toMatch(/resolution 15 min: 2025-09-30T22:00Z \.\. 2025-12-31T23:00Z/);
+    expect(status).toMatch(/gaps: 1 \(1 h in all\)\n\s+2025-10-26T01:00Z \.\. 2025-10-26T02:00Z/);
+  });
+});
