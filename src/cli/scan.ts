@@ -4,7 +4,9 @@ import { createLogger } from '../log.js';
 import { configSnippet, parseUnitIds, scan, type ScanSettings } from '../modbus/scan.js';
 
 interface ScanCliOptions {
-  port: string;
+  port?: string;
+  tcp?: string;
+  rtuOverTcp?: string;
   baud: string;
   parity: string;
   stopBits: string;
@@ -19,7 +21,9 @@ export function registerScanCommand(program: Command): void {
   program
     .command('scan')
     .description('Find Modbus meters on a serial line: sweep unit ids (and optionally baud rates and parities), identify each profile, print a config snippet')
-    .requiredOption('-p, --port <device>', 'serial device, e.g. /dev/ttyUSB0')
+    .option('-p, --port <device>', 'serial device, e.g. /dev/ttyUSB0')
+    .option('--tcp <host:port>', 'scan behind a Modbus TCP gateway instead of a serial device')
+    .option('--rtu-over-tcp <host:port>', 'scan behind a transparent RTU-over-TCP gateway instead of a serial device')
     .option('-b, --baud <rates>', 'baud rate(s) to try, comma-separated (e.g. 9600,19200,38400)', '9600')
     .option('--parity <list>', 'parity or parities to try: even, none, odd (Eastron ships with even)', 'even')
     .option('--stop-bits <n>', 'stop bits: 1 or 2', '1')
@@ -27,6 +31,14 @@ export function registerScanCommand(program: Command): void {
     .option('--timeout <ms>', 'how long to wait for each unit id; 247 x this bounds the sweep time', '150')
     .option('--json', 'print the result as JSON instead of a config snippet')
     .action(async (opts: ScanCliOptions) => {
+      const targets = [opts.port, opts.tcp, opts.rtuOverTcp].filter(Boolean);
+      if (targets.length !== 1) {
+        process.stderr.write('metergate scan: give exactly one of --port DEVICE, --tcp HOST:PORT, --rtu-over-tcp HOST:PORT\n');
+        process.exit(64);
+      }
+      const hostPort = opts.tcp ?? opts.rtuOverTcp;
+      const [host, tcpPortText] = hostPort ? [hostPort.slice(0, hostPort.lastIndexOf(':')), hostPort.slice(hostPort.lastIndexOf(':') + 1)] : [undefined, undefined];
+      const where = opts.port ?? hostPort!;
       const bauds = opts.baud.split(',').map((b) => Number(b.trim()));
       const parities = opts.parity.split(',').map((p) => p.trim());
       if (bauds.some((b) => !Number.isInteger(b) || b <= 0) || parities.some((p) => !PARITIES.has(p))) {
@@ -45,9 +57,12 @@ export function registerScanCommand(program: Command): void {
       );
       const timeoutMs = Number(opts.timeout);
       const err = process.stderr;
-      err.write(`scanning ${opts.port}: unit ids ${unitIds[0]}..${unitIds[unitIds.length - 1]} (${unitIds.length}), ${settings.length} setting(s), up to ~${Math.ceil((unitIds.length * (timeoutMs + 5)) / 1000)} s each\n`);
+      err.write(`scanning ${where}: unit ids ${unitIds[0]}..${unitIds[unitIds.length - 1]} (${unitIds.length}), ${settings.length} setting(s), up to ~${Math.ceil((unitIds.length * (timeoutMs + 5)) / 1000)} s each\n`);
       const results = await scan({
+        type: opts.tcp ? 'tcp' : opts.rtuOverTcp ? 'rtu-over-tcp' : 'rtu',
         port: opts.port,
+        host,
+        tcpPort: tcpPortText ? Number(tcpPortText) : undefined,
         settings,
         unitIds,
         timeoutMs,
@@ -59,7 +74,7 @@ export function registerScanCommand(program: Command): void {
       });
       for (const r of results) err.write(`${r.settings.baudRate} ${r.settings.parity}: ${r.devices.length} device(s) in ${(r.elapsedMs / 1000).toFixed(1)} s\n`);
       if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-      else process.stdout.write(configSnippet(results, opts.port));
+      else process.stdout.write(configSnippet(results, opts.port ? { type: 'rtu', port: opts.port } : { type: opts.tcp ? 'tcp' : 'rtu-over-tcp', host: host!, tcpPort: Number(tcpPortText) }));
       process.exitCode = results.some((r) => r.devices.length > 0) ? 0 : 2;
     });
 }

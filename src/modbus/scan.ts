@@ -126,23 +126,29 @@ export async function scan(opts: ScanOptions): Promise<ScanResult[]> {
   return results;
 }
 
+export type ScanTarget = { readonly type: 'rtu'; readonly port: string } | { readonly type: 'tcp' | 'rtu-over-tcp'; readonly host: string; readonly tcpPort: number };
+
 /** A config fragment an installer pastes into config.yaml. */
-export function configSnippet(results: readonly ScanResult[], port: string): string {
+export function configSnippet(results: readonly ScanResult[], target: ScanTarget | string): string {
+  const t: ScanTarget = typeof target === 'string' ? { type: 'rtu', port: target } : target;
   const found = results.filter((r) => r.devices.length > 0);
   if (found.length === 0) return '# no meters found\n';
+  const busName = (r: ScanResult) => (found.length === 1 ? (t.type === 'rtu' ? 'rs485' : 'gateway') : `rs485_${r.settings.baudRate}_${r.settings.parity}`);
   const lines: string[] = ['buses:'];
-  found.forEach((r, i) => {
-    const name = found.length === 1 ? 'rs485' : `rs485_${r.settings.baudRate}_${r.settings.parity}`;
-    lines.push(`  - name: ${name}`, '    type: rtu', `    port: ${port}`, `    baud_rate: ${r.settings.baudRate}`, `    parity: ${r.settings.parity}`, `    stop_bits: ${r.settings.stopBits}`);
-    void i;
-  });
+  for (const r of found) {
+    lines.push(`  - name: ${busName(r)}`, `    type: ${t.type}`);
+    if (t.type === 'rtu') {
+      lines.push(`    port: ${t.port}`, `    baud_rate: ${r.settings.baudRate}`, `    parity: ${r.settings.parity}`, `    stop_bits: ${r.settings.stopBits}`);
+    } else {
+      lines.push(`    host: ${t.host}`, `    tcp_port: ${t.tcpPort}`);
+    }
+  }
   lines.push('meters:');
-  found.forEach((r) => {
-    const name = found.length === 1 ? 'rs485' : `rs485_${r.settings.baudRate}_${r.settings.parity}`;
+  for (const r of found) {
     for (const d of r.devices) {
-      lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${name}`, `    unit_id: ${d.unitId}`);
+      lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${busName(r)}`, `    unit_id: ${d.unitId}`);
       lines.push(d.profile ? `    profile: ${d.profile}` : '    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
     }
-  });
+  }
   return `${lines.join('\n')}\n`;
 }

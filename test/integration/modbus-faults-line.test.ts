@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METER_A, METER_B, metricValue, startPoller } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
@@ -18,6 +19,13 @@ function trackPair(p: PtyPair): PtyPair {
     removeDir(p.dir);
   });
   return p;
+}
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', () => resolve()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
 }
 const stateOf = (h: { poller: { statuses(): Array<{ resourceId: string; state: string }> } }, id: string) =>
   h.poller.statuses().find((s) => s.resourceId === id)?.state;
@@ -100,5 +108,23 @@ describe('Modbus faults: the line', () => {
     await h.waitFor(() => h.samplesOf(METER_A).length >= before + 2, 'samples after the adapter returned', 25_000);
     expect(stateOf(h, METER_A)).toBe('online');
     expect(await h.metric('metergate_modbus_port_reopens_total', { bus: 'usb' })).toBeGreaterThanOrEqual(1);
+  });
+  it('a Modbus TCP gateway that restarts is reconnected', async () => {
+    const port = await freePort();
+    const gw = await startSim(['--tcp', String(port), '--unit', '4']);
+    const h = track(
+      await startPoller({
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
+        buses: [{ name: 'gw', type: 'tcp', host: '127.0.0.1', tcp_port: port, timeout_ms: 500, retries: 0 }],
+        meters: [{ resource_id: METER_A, bus: 'gw', unit_id: 4, profile: 'sdm630' }],
+      }),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 2, 'first samples');
+    await gw.kill();
+    await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'offline while the gateway is down');
+    const before = h.samplesOf(METER_A).length;
+    track(await startSim(['--tcp', String(port), '--unit', '4']));
+    await h.waitFor(() => h.samplesOf(METER_A).length >= before + 2, 'samples after the gateway restarted', 25_000);
+    expect(stateOf(h, METER_A)).toBe('online');
   });
 });

@@ -82,4 +82,5 @@ describe('Modbus faults: meters', () => {
     expect(await h.metric('metergate_meter_poll_failures_total', { resource_id: METER_B })).toBeGreaterThanOrEqual(4);
   });
 
+
 });

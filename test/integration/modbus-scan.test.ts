@@ -65,6 +65,16 @@ describe('metergate scan against the simulator on a pty', () => {
     expect(config.meters.map((m) => m.profile)).toEqual(['sdm630', 'sdm630']);
   });
 
+  it('scans behind a Modbus TCP gateway', async () => {
+    const sim = await startSim(['--tcp', '0', '--unit', '2:em340,3']);
+    cleanups.push(() => sim.stop());
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--tcp', `127.0.0.1:${sim.ready.tcpPort}`, '--ids', '1-4', '--timeout', '300'], { cwd: root });
+    const snippet = parse(stdout) as { buses: Array<Record<string, unknown>>; meters: Array<{ unit_id: number; profile: string }> };
+    expect(snippet.buses).toEqual([{ name: 'gateway', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }]);
+    expect(snippet.meters.map((m) => [m.unit_id, m.profile])).toEqual([[2, 'em340'], [3, 'sdm630']]);
+    validateConfig({ organization_id: ORG, ...snippet }, 'snippet', {});
+  });
+
   it('parses unit id ranges', () => {
     expect(parseUnitIds('1-3,7,5-6')).toEqual([1, 2, 3, 5, 6, 7]);
     expect(parseUnitIds('1-247')).toHaveLength(247);
