@@ -10,6 +10,7 @@ import { MeterPoller } from './modbus/poller.js';
 import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
+import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
@@ -49,12 +50,17 @@ export function buildModules(ctx: AppContext): Module[] {
   const clockGuard = new ClockGuard(ctx);
   modules.push(clockGuard);
   ctx.probes.clock = () => clockGuard.view();
+  // network_scan content (interfaces + what answers on each bus); the uplink publishes it
+  // with networkScan.onChange(content => ...), which fires at start and on every change.
+  const networkScan = new NetworkScanWatcher(ctx);
   if (ctx.config.meters.length > 0) {
     const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
     modules.push(poller);
     ctx.probes.meters = () => poller.statuses();
     ctx.probes.busScan = () => poller.busScan();
+    poller.on('status', () => networkScan.check());
   }
+  modules.push(networkScan);
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
