@@ -1,10 +1,10 @@
 // What session pricing needs from the market registry and the price store, behind one
-// narrow interface so the pure pricing never sees SQL.
-// TEMPORARY: a direct query of the prices table and a two-market list until the
-// registry (src/prices/markets.ts) and the store (src/store/prices.ts) land on main.
+// narrow interface so the pure pricing never sees SQL and tests can see what is used.
 import type { PricePeriod } from '../domain.js';
-import { sdacNativeDurationS, type NativeDurationS } from '../pricing/session-cost.js';
+import { marketByCode, MARKETS, nativeResolutionS } from '../prices/markets.js';
+import type { NativeDurationS } from '../pricing/session-cost.js';
 import type { Db } from '../store/db.js';
+import { PriceStore } from '../store/prices.js';
 
 export interface MarketInfo {
   readonly code: string;
@@ -18,27 +18,25 @@ export interface PriceAccess {
   hasPrices(marketArea: string): boolean;
   /** Whether the gateway fetches this market's prices (config prices.regions). */
   isConfigured(marketArea: string): boolean;
-  /** Native periods overlapping [fromMs, toMs), oldest first, in one query. */
+  /** Native periods overlapping [fromMs, toMs), oldest first, in one range query. */
   periods(marketArea: string, fromMs: number, toMs: number): PricePeriod[];
 }
 
-const MARKETS: Record<string, MarketInfo> = {
-  NL: { code: 'NL', currency: 'EUR', nativeDurationS: sdacNativeDurationS },
-  'DE-LU': { code: 'DE-LU', currency: 'EUR', nativeDurationS: sdacNativeDurationS },
-};
-
 export function createPriceAccess(db: Db, configuredRegions: readonly string[]): PriceAccess {
+  const store = new PriceStore(db);
   const configured = new Set(configuredRegions.map((r) => r.trim().toUpperCase()));
-  const any = db.prepare<[string]>('SELECT 1 FROM prices WHERE market_area = ? LIMIT 1').pluck();
-  const range = db.prepare<[string, number, number, number], { start_ms: number; duration_s: number; price_per_mwh: number }>(
-    'SELECT start_ms, duration_s, price_per_mwh FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms',
-  );
+  const infos = new Map<string, MarketInfo>();
+  for (const m of MARKETS) {
+    infos.set(m.code, { code: m.code, currency: m.currency, nativeDurationS: (atMs) => nativeResolutionS(m, atMs) });
+  }
   return {
-    market: (code) => MARKETS[code.trim().toUpperCase()],
-    knownMarkets: () => Object.keys(MARKETS),
-    hasPrices: (area) => any.get(area) !== undefined,
+    market: (code) => {
+      const m = marketByCode(code);
+      return m ? infos.get(m.code) : undefined;
+    },
+    knownMarkets: () => MARKETS.map((m) => m.code),
+    hasPrices: (area) => store.hasPrices(area),
     isConfigured: (area) => configured.has(area.toUpperCase()),
-    periods: (area, fromMs, toMs) =>
-      range.all(area, fromMs - 86_400_000, toMs, fromMs).map((r) => ({ marketArea: area, startMs: r.start_ms, durationS: r.duration_s, pricePerMwh: r.price_per_mwh })),
+    periods: (area, fromMs, toMs) => store.native(area, fromMs, toMs),
   };
 }

@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { PricePeriod } from '../../src/domain.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { checkReadings, priceSession, roundTo, sdacNativeDurationS, type EnergyReading } from '../../src/pricing/session-cost.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
@@ -124,16 +126,9 @@ describe('checkReadings', () => {
   });
 });
 
-/** Hourly NL prices of 2024 as UTC periods, from the local-time file (only for winter weeks, CET = UTC+1). */
-function nl2024WinterPeriods(): PricePeriod[] {
-  return readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8')
-    .split('\n')
-    .slice(1)
-    .filter((line) => line.startsWith('"2024-01') || line.startsWith('"2024-02'))
-    .map((line) => {
-      const [datum, price] = line.split(';');
-      return { marketArea: 'NL', startMs: Date.parse(`${datum.replaceAll('"', '').replace(' ', 'T')}+01:00`), durationS: H, pricePerMwh: Number(price.replace(',', '.')) * 1000 };
-    });
+/** NL 2024 hourly prices as UTC periods, through the project's CSV parser. */
+function nl2024Periods(): PricePeriod[] {
+  return parsePriceCsv(readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8'), requireMarket('NL')).periods;
 }
 
 describe.skipIf(!hasSharedData)('against the real files', () => {
@@ -150,7 +145,7 @@ describe.skipIf(!hasSharedData)('against the real files', () => {
   });
 
   it('10-s readings over a week (60,481 readings, 2024-01-15..22) at a steady 11 kW', () => {
-    const periods = nl2024WinterPeriods();
+    const periods = nl2024Periods();
     const fromMs = at('2024-01-15T00:00:00Z');
     const readings: EnergyReading[] = [];
     // Steady 11 kW: 11 kWh per hour -> expected cost = 11 x (sum of the 168 hourly prices) / 1000.
