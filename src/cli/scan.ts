@@ -69,7 +69,7 @@ export function registerScanCommand(program: Command): void {
         logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
         onFound: (d, s) =>
           err.write(
-            `  found unit ${d.unitId} at ${s.baudRate} ${s.parity}: ${d.profile ?? 'unknown model'}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.identifiedBy === 'voltage' ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
+            `  found unit ${d.unitId} at ${s.baudRate} ${s.parity}: ${d.profile ?? (d.candidates?.length ? `one of ${d.candidates.join(', ')}` : 'unknown model')}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.voltageL1 !== undefined ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
           ),
       });
       for (const r of results) err.write(`${r.settings.baudRate} ${r.settings.parity}: ${r.devices.length} device(s) in ${(r.elapsedMs / 1000).toFixed(1)} s\n`);

@@ -12,6 +12,7 @@ interface SimOptions {
   baud: string;
   emulateWireTime?: boolean;
   turnaroundMs: string;
+  modelCode: boolean;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -27,6 +28,7 @@ export function registerSimCommand(program: Command): void {
     .option('--baud <rate>', 'baud rate (serial setting, and for --emulate-wire-time)', '9600')
     .option('--emulate-wire-time', 'delay each answer by the time request and answer take on a real line at --baud, 11 bits/char')
     .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
+    .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
       if (!opts.serial && opts.tcp === undefined && opts.rtuOverTcp === undefined) {
         process.stderr.write('metergate sim: give --serial PATH, --tcp PORT or --rtu-over-tcp PORT\n');
@@ -40,6 +42,7 @@ export function registerSimCommand(program: Command): void {
         tcpPort: opts.tcp === undefined ? undefined : Number(opts.tcp),
         rtuOverTcpPort: opts.rtuOverTcp === undefined ? undefined : Number(opts.rtuOverTcp),
         host: opts.host,
+        modelCodes: opts.modelCode,
         timing: { baudRate: Number(opts.baud), emulate: Boolean(opts.emulateWireTime), turnaroundMs: Number(opts.turnaroundMs) },
       });
       const endpoints = await sim.start();

@@ -6,7 +6,7 @@ import type { BusConfig, Parity } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { ModbusBus, ModbusExceptionError } from './bus.js';
 import { decodeValue } from './decode.js';
-import { isPlausibleVoltage, modelCodeProbes } from './identify.js';
+import { codeOf, isPlausibleVoltage, modelCodeProbes } from './identify.js';
 import { builtInProfiles } from './profiles/index.js';
 
 export interface ScanSettings {
@@ -19,10 +19,12 @@ export interface ScanSettings {
 export interface FoundDevice {
   readonly unitId: number;
   readonly profile: string | null;
-  /** How the profile was recognised. */
-  readonly identifiedBy: 'model-code' | 'voltage' | 'none';
+  /** How the profile was recognised ('ambiguous': several maps fit, see candidates). */
+  readonly identifiedBy: 'model-code' | 'voltage' | 'ambiguous' | 'none';
   readonly modelCode?: number;
   readonly voltageL1?: number;
+  /** Profiles whose map gave a plausible L1 voltage, when no model code was recognised. */
+  readonly candidates?: string[];
 }
 
 export interface ScanResult {
@@ -67,22 +69,39 @@ async function answers(bus: ModbusBus, unitId: number, fc: 3 | 4, address: numbe
 export async function identify(bus: ModbusBus, unitId: number): Promise<FoundDevice> {
   for (const probe of modelCodeProbes) {
     const words = await answers(bus, unitId, probe.functionCode, probe.address, probe.count);
-    if (Array.isArray(words) && probe.codes[words[0]]) {
-      return { unitId, profile: probe.codes[words[0]], identifiedBy: 'model-code', modelCode: words[0] };
-    }
+    if (!Array.isArray(words)) continue;
+    const code = codeOf(probe, words);
+    if (probe.codes[code]) return { unitId, profile: probe.codes[code], identifiedBy: 'model-code', modelCode: code };
   }
-  // No known model code: try each built-in map's L1 voltage (ABB first: it is the only one on function 03).
-  const names = Object.keys(builtInProfiles).sort((a, b) => builtInProfiles[a].function_code - builtInProfiles[b].function_code);
-  for (const name of names) {
-    const profile = builtInProfiles[name];
+  // No known model code: which built-in maps give a plausible L1 voltage? One map that fits,
+  // or several that agree on where power and import are, identify the meter; otherwise the
+  // installer has to choose (Carlo Gavazzi maps share their voltage registers).
+  const candidates: string[] = [];
+  let voltage: number | undefined;
+  for (const [name, profile] of Object.entries(builtInProfiles)) {
     const spec = profile.registers.find((r) => r.metric === 'voltage_l1');
     if (!spec) continue;
-    const words = await answers(bus, unitId, spec.function_code ?? profile.function_code, spec.address, spec.type.endsWith('64') ? 4 : spec.type.endsWith('16') ? 1 : 2);
+    const count = spec.type.endsWith('64') ? 4 : spec.type.endsWith('16') ? 1 : 2;
+    const words = await answers(bus, unitId, spec.function_code ?? profile.function_code, spec.address, count);
     if (!Array.isArray(words)) continue;
     const v = decodeValue(words, 0, spec);
-    if (isPlausibleVoltage(v)) return { unitId, profile: name, identifiedBy: 'voltage', voltageL1: Math.round(v! * 10) / 10 };
+    if (isPlausibleVoltage(v)) {
+      candidates.push(name);
+      voltage ??= Math.round(v! * 10) / 10;
+    }
   }
-  return { unitId, profile: null, identifiedBy: 'none' };
+  if (candidates.length === 0) return { unitId, profile: null, identifiedBy: 'none' };
+  const key = (name: string) =>
+    JSON.stringify(
+      builtInProfiles[name].registers
+        .filter((r) => r.default)
+        .map((r) => [r.metric, r.address, r.type, r.word_order, r.scale, r.function_code ?? builtInProfiles[name].function_code])
+        .sort(),
+    );
+  const same = candidates.every((c) => key(c) === key(candidates[0]));
+  return same
+    ? { unitId, profile: candidates[0], identifiedBy: 'voltage', voltageL1: voltage, candidates }
+    : { unitId, profile: null, identifiedBy: 'ambiguous', voltageL1: voltage, candidates };
 }
 
 export async function scan(opts: ScanOptions): Promise<ScanResult[]> {
@@ -147,7 +166,9 @@ export function configSnippet(results: readonly ScanResult[], target: ScanTarget
   for (const r of found) {
     for (const d of r.devices) {
       lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${busName(r)}`, `    unit_id: ${d.unitId}`);
-      lines.push(d.profile ? `    profile: ${d.profile}` : '    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
+      if (d.profile) lines.push(`    profile: ${d.profile}`);
+      else if (d.candidates?.length) lines.push(`    profile: CHANGE_ME  # one of: ${d.candidates.join(', ')} (same voltage registers; check the meter's label)`);
+      else lines.push('    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
     }
   }
   return `${lines.join('\n')}\n`;

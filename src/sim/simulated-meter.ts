@@ -30,6 +30,7 @@ export class SimulatedMeter {
     readonly profileName: string,
     readonly profile: MeterProfile,
     private readonly model: MeterModel,
+    serveModelCode = true,
   ) {
     // Carlo Gavazzi meters answer 03 and 04 alike; the others only their profile's code.
     const sameForBoth = profile.vendor === 'Carlo Gavazzi';
@@ -42,14 +43,14 @@ export class SimulatedMeter {
         byFc.set(fc, list);
       }
     }
-    const code = modelCodeFor(profileName);
+    const code = serveModelCode ? modelCodeFor(profileName) : null;
     if (code) {
       const fcs = sameForBoth ? [3, 4] : [code.probe.functionCode];
       for (const fc of fcs) {
         const list = byFc.get(fc) ?? [];
         list.push({ start: code.probe.address, end: code.probe.address + code.probe.count });
         byFc.set(fc, list);
-        this.fixed.set(`${fc}:${code.probe.address}`, code.code);
+        code.words.forEach((w, i) => this.fixed.set(`${fc}:${code.probe.address + i}`, w));
       }
     }
     for (const [fc, list] of byFc) {

@@ -24,6 +24,8 @@ export interface SimulatorOptions {
   readonly rtuOverTcpPort?: number;
   readonly host?: string;
   readonly timing?: Partial<WireTiming>;
+  /** false: meters do not answer their model-code register (older firmware; tests scan's fallback). */
+  readonly modelCodes?: boolean;
 }
 
 export interface SimulatorEndpoints {
@@ -58,7 +60,7 @@ export class Simulator {
       if (!profile) throw new Error(`unknown profile ${unit.profile} (built in: ${Object.keys(builtInProfiles).join(', ')})`);
       const phases = profile.registers.some((r) => r.metric === 'voltage_l2') ? 3 : 1;
       const model = new MeterModel({ seed: unit.unitId * 7919, clock, phases, baseLoadW: phases === 1 ? 800 + 40 * unit.unitId : undefined });
-      this.meters.set(unit.unitId, new SimulatedMeter(unit.unitId, unit.profile, profile, model));
+      this.meters.set(unit.unitId, new SimulatedMeter(unit.unitId, unit.profile, profile, model, opts.modelCodes ?? true));
     }
   }
 

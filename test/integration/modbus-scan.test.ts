@@ -28,7 +28,7 @@ async function pty(): Promise<PtyPair> {
 describe('metergate scan against the simulator on a pty', () => {
   it('finds every unit id and identifies each profile', async () => {
     const pair = await pty();
-    const sim = await startSim(['--serial', pair.b, '--unit', '2:sdm630,5:sdm120,9:sdm72d,11:em24,14:em340,17:abb-b23']);
+    const sim = await startSim(['--serial', pair.b, '--unit', '2:sdm630,5:sdm120,9:sdm72d,11:em24,12:em24-e1,14:em340,17:abb-b23']);
     cleanups.push(() => sim.stop());
     const results = await scan({
       port: pair.a,
@@ -43,11 +43,32 @@ describe('metergate scan against the simulator on a pty', () => {
       [5, 'sdm120'],
       [9, 'sdm72d'],
       [11, 'em24'],
+      [12, 'em24-e1'],
       [14, 'em340'],
       [17, 'abb-b23'],
     ]);
-    expect(results[0].devices.find((d) => d.unitId === 17)?.identifiedBy).toBe('voltage');
-    expect(results[0].devices.find((d) => d.unitId === 2)?.identifiedBy).toBe('model-code');
+    expect(results[0].devices.every((d) => d.identifiedBy === 'model-code')).toBe(true);
+  });
+
+  it('falls back to the register maps when a meter has no model code, and says when that is ambiguous', async () => {
+    const pair = await pty();
+    const sim = await startSim(['--serial', pair.b, '--no-model-code', '--unit', '1:abb-b23,2:em340,3:sdm630']);
+    cleanups.push(() => sim.stop());
+    const [result] = await scan({
+      port: pair.a,
+      settings: [{ baudRate: 9600, parity: 'even', stopBits: 1, dataBits: 8 }],
+      unitIds: [1, 2, 3],
+      timeoutMs: 300,
+      logger: createLogger('silent'),
+    });
+    const [abb, cg, eastron] = result.devices;
+    expect(abb).toMatchObject({ unitId: 1, profile: 'abb-b23', identifiedBy: 'voltage' });
+    // the Carlo Gavazzi maps share their voltage registers but not their import counter
+    expect(cg).toMatchObject({ unitId: 2, profile: null, identifiedBy: 'ambiguous' });
+    expect(cg.candidates).toEqual(expect.arrayContaining(['em24', 'em24-e1', 'em340']));
+    // SDM630/SDM72D/SDM120 too: the SDM120 has its power elsewhere
+    expect(eastron).toMatchObject({ unitId: 3, profile: null, identifiedBy: 'ambiguous' });
+    expect(eastron.candidates).toEqual(expect.arrayContaining(['sdm630', 'sdm72d', 'sdm120']));
   });
 
   it('prints a config snippet that passes validation', async () => {

@@ -1,6 +1,7 @@
 import type { MeterProfile } from '../../config/types.js';
 import { abbB23 } from './abb-b23.js';
 import { em24 } from './em24.js';
+import { em24E1 } from './em24-e1.js';
 import { em340 } from './em340.js';
 import { sdm120 } from './sdm120.js';
 import { sdm630 } from './sdm630.js';
@@ -13,6 +14,7 @@ export const builtInProfiles: Readonly<Record<string, MeterProfile>> = Object.fr
   sdm72d,
   'abb-b23': abbB23,
   em24,
+  'em24-e1': em24E1,
   em340,
 });
 
