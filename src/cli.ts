@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
 import { registerDoctorCommand } from './cli/doctor.js';
+import { registerForecastCommands } from './cli/forecast.js';
 import { registerPricesCommands } from './cli/prices.js';
 import { registerRunCommand } from './cli/run.js';
 import { registerScanCommand } from './cli/scan.js';
@@ -22,5 +23,6 @@ registerTokenCommands(program);
 registerScanCommand(program);
 registerDoctorCommand(program);
 registerPricesCommands(program);
+registerForecastCommands(program);
 
 await program.parseAsync(process.argv);

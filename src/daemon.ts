@@ -3,6 +3,7 @@
 import { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/types.js';
+import { ForecastService, forecastMarket } from './forecast/service.js';
 import { HttpServer } from './http/server.js';
 import type { Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
@@ -14,6 +15,8 @@ import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
+import { ForecastStore } from './store/forecasts.js';
+import { PriceStore } from './store/prices.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
 export interface AppContext {
@@ -61,6 +64,10 @@ export function buildModules(ctx: AppContext): Module[] {
     poller.on('status', () => networkScan.check());
   }
   modules.push(networkScan);
+  // Price forecasts: recomputed hourly and after each price sync (give the sync
+  // `onPricesStored: () => forecast.refresh()`); the HTTP endpoint only reads the store.
+  const forecast = new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+  modules.push(forecast);
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.

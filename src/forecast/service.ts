@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { PricePeriod } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate } from './local-days.js';
 import { computeMarketForecast, historyDaysNeeded } from './market-forecast.js';
@@ -30,6 +31,12 @@ export interface ForecastServiceDeps {
   readonly forecasts: ForecastStore;
   readonly prices: { native(marketArea: string, fromMs: number, toMs: number): PricePeriod[] };
   market(code: string): ForecastMarket | undefined;
+}
+
+/** The registry's market as the forecaster sees it. */
+export function forecastMarket(code: string): ForecastMarket | undefined {
+  const m = marketByCode(code);
+  return m && { code: m.code, timeZone: m.timeZone, nativeResolutionS: (atMs) => nativeResolutionS(m, atMs) };
 }
 
 /** The forecaster's method settings from the configuration (methods, not tuned constants). */

@@ -10,6 +10,7 @@ import { httpMetrics } from './metrics.js';
 import { createPriceAccess, type PriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMarketPriceForecastRoutes } from './routes/market-price-forecast.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
 import { registerSessionRoutes } from './routes/sessions.js';
@@ -33,6 +34,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerOpenApiRoutes,
   registerCdrsRoutes,
   registerSessionRoutes,
+  registerMarketPriceForecastRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,
 ];

@@ -1,0 +1,77 @@
+// Benchmark: one region's forecast computed as the ForecastService does (a refit at every
+// calibration origin and today's, 7 horizon days, conformal bounds) on real NL prices
+// imported with the project's CSV importer into a SQLite file. Each measurement runs in a
+// fresh child process so its peak RSS is its own; the baseline child loads the same
+// prices and makes the naive forecast (same periods a week earlier).
+// Run: npx tsx scripts/bench/forecast-train.ts   (needs ../shared/data)
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { validateConfig } from '../../src/config/load.js';
+import { toDayMatrix } from '../../src/forecast/day-matrix.js';
+import { dayFromIso, localDayOf, localMidnightMs } from '../../src/forecast/local-days.js';
+import { computeMarketForecast, historyDaysNeeded } from '../../src/forecast/market-forecast.js';
+import { rollingOptions } from '../../src/forecast/service.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { openDatabase } from '../../src/store/db.js';
+import { PriceStore } from '../../src/store/prices.js';
+
+const nl = requireMarket('NL');
+const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused' }, 'bench', {});
+const options = rollingOptions(config);
+
+async function child(mode: string, dbPath: string, today: string, intervalS: number): Promise<void> {
+  const db = openDatabase(dbPath);
+  const nowMs = localMidnightMs(nl.timeZone, dayFromIso(today)) + 10 * 3_600_000;
+  const started = performance.now();
+  const known = localMidnightMs(nl.timeZone, dayFromIso(today) + 1);
+  const history = new PriceStore(db)
+    .native('NL', nowMs - (historyDaysNeeded(options) + 2) * 86_400_000, known)
+    .filter((p) => p.startMs < known)
+    .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
+  let periods = 0;
+  if (mode === 'naive') {
+    const slots = intervalS === 900 ? 96 : 24;
+    const day = localDayOf(nl.timeZone, nowMs);
+    const m = toDayMatrix(nl.timeZone, history, day - 14, day + 7, slots);
+    for (let d = day + 1; d <= day + 7; d++) for (let s = 0; s < slots; s++) if (Number.isFinite(m.values[(d - 7 - (day - 14)) * slots + s])) periods++;
+  } else {
+    const result = await computeMarketForecast({ timeZone: nl.timeZone, prices: history, nowMs, targetIntervalS: intervalS, options });
+    periods = result?.periods.length ?? 0;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(JSON.stringify({ seconds, periods, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+  db.close();
+}
+
+function measure(mode: string, dbPath: string, today: string, intervalS: number) {
+  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'child', mode, dbPath, today, String(intervalS)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout) as { seconds: number; periods: number; peakRssMb: number };
+}
+
+if (process.argv[2] === 'child') {
+  await child(process.argv[3], process.argv[4], process.argv[5], Number(process.argv[6]));
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-bench-'));
+  const dbPath = join(dir, 'bench.db');
+  const db = openDatabase(dbPath);
+  const store = new PriceStore(db);
+  const data = resolve(process.cwd(), '../shared/data/prices');
+  for (const f of ['nl-2015-2023h1-entsoe-hourly.csv', 'nl-2024-hourly-local.csv', 'nl-2025-quarterhour-local-utc.csv']) {
+    store.upsert(parsePriceCsv(readFileSync(resolve(data, f), 'utf8'), nl).periods, { source: `csv:${f}`, fetchedAtMs: 0 });
+  }
+  db.close();
+  console.log(`NL, window ${options.trainingWindowDays} d, ${options.calibrationDays} calibration origins + ${options.horizonDays}, horizon ${options.horizonDays} d; each line a fresh process`);
+  for (const [today, intervalS] of [['2025-06-15', 3600], ['2025-12-15', 900]] as const) {
+    const base = measure('naive', dbPath, today, intervalS);
+    const lear = measure('lear', dbPath, today, intervalS);
+    console.log(
+      `${today} at ${intervalS} s: forecast ${lear.seconds.toFixed(1)} s, peak RSS ${lear.peakRssMb.toFixed(0)} MB (${lear.periods} periods) | naive baseline ${base.seconds.toFixed(2)} s, peak RSS ${base.peakRssMb.toFixed(0)} MB | time x${(lear.seconds / base.seconds).toFixed(0)}, RSS +${(lear.peakRssMb - base.peakRssMb).toFixed(0)} MB`,
+    );
+  }
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,103 @@
+// metergate forecast eval: the rolling-origin backtest of the forecaster on the prices in
+// the gateway's store (import history first with `metergate prices import`).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { SeriesPoint } from '../forecast/day-matrix.js';
+import { evaluateRolling, formatEvaluationTable } from '../forecast/evaluate.js';
+import { dayFromIso, isoDate, localMidnightMs } from '../forecast/local-days.js';
+import { historyDaysNeeded } from '../forecast/market-forecast.js';
+import { rollingOptions } from '../forecast/service.js';
+import { forecastPlotSvg } from '../forecast/svg-plot.js';
+import { marketByCode } from '../prices/markets.js';
+import { databasePath, openDatabase } from '../store/db.js';
+import { PriceStore } from '../store/prices.js';
+import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
+import { exogenousSeries } from '../forecast/exogenous.js';
+import { parsePriceCsv } from '../prices/sources/csv.js';
+
+interface EvalOptions {
+  region: string;
+  from: string;
+  to: string;
+  interval: string;
+  exogenous?: string;
+  config: string;
+  db?: string;
+  out: string;
+  windowDays?: string;
+}
+
+export function registerForecastCommands(program: Command): void {
+  const forecast = program.command('forecast').description('Day-ahead price forecasts');
+  forecast
+    .command('eval')
+    .description('Rolling-origin backtest: a forecast every day at 10:00 market time for the next 7 days, scored per horizon day')
+    .requiredOption('--region <code>', 'market area, e.g. NL')
+    .requiredOption('--from <date>', 'first target day scored (YYYY-MM-DD)')
+    .requiredOption('--to <date>', 'last target day scored (YYYY-MM-DD)')
+    .option('--interval <s>', 'period length evaluated: 3600 or 900', '3600')
+    .option('--exogenous <csv>', 'ENTSO-E history file whose day-ahead load, solar and wind forecasts (Load_DA, Sol_DA, Won_DA, Woff_DA) are used as inputs')
+    .option('--window-days <n>', 'training window (default: config forecast.training_window_days)')
+    .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
+    .option('--db <file>', 'SQLite database to read instead of the configured one')
+    .option('--out <dir>', 'where to write the JSON figures and the SVG plot', '.')
+    .action((opts: EvalOptions) => {
+      const config = loadConfigOrExit(opts.config);
+      const market = marketByCode(opts.region);
+      if (!market) fail(`unknown market area ${opts.region}`);
+      const intervalS = Number(opts.interval);
+      if (intervalS !== 3600 && intervalS !== 900) fail('--interval must be 3600 or 900');
+      const fromDay = dayFromIso(opts.from);
+      const toDay = dayFromIso(opts.to);
+      if (toDay < fromDay) fail('--to is before --from');
+      const options = {
+        ...rollingOptions(config),
+        ...(opts.windowDays ? { trainingWindowDays: Number(opts.windowDays) } : {}),
+      };
+      const db = openDatabase(opts.db ?? databasePath(config.data_dir));
+      try {
+        const historyFrom = localMidnightMs(market.timeZone, fromDay - historyDaysNeeded(options) - options.horizonDays - 10);
+        const historyTo = localMidnightMs(market.timeZone, toDay + 1);
+        const store = new PriceStore(db);
+        const prices: SeriesPoint[] = store
+          .native(market.code, historyFrom, historyTo)
+          .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
+        if (prices.length === 0) fail(`no prices stored for ${market.code}; import them first (metergate prices import)`);
+        // Exogenous series are not kept in the store (the gateway fetches none live); the
+        // history file is read through the project's CSV importer.
+        const exogenous = opts.exogenous ? exogenousSeries(parsePriceCsv(readFileSync(opts.exogenous, 'utf8'), market).history ?? []) : undefined;
+        if (exogenous && Object.keys(exogenous).length === 0) fail(`${opts.exogenous} has no Load_DA, Sol_DA, Won_DA or Woff_DA column`);
+        const started = Date.now();
+        let lastReport = 0;
+        const result = evaluateRolling(
+          { timeZone: market.timeZone, prices, exogenous, fromDay, toDay, slots: intervalS === 900 ? 96 : 24, options },
+          (_day, done, total) => {
+            if (Date.now() - lastReport > 5000) {
+              lastReport = Date.now();
+              process.stderr.write(`origin ${done}/${total}\n`);
+            }
+          },
+        );
+        const seconds = (Date.now() - started) / 1000;
+        const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? ', with exogenous inputs' : ', price only'}`;
+        process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
+        process.stdout.write(`${formatEvaluationTable(result.rows)}\n`);
+        mkdirSync(opts.out, { recursive: true });
+        const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
+        writeFileSync(
+          join(opts.out, `${base}.json`),
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, options, origins: result.origins, seconds, horizons: result.rows }, null, 2)}\n`,
+        );
+        writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
+        process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);
+      } finally {
+        db.close();
+      }
+    });
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(64);
+}

@@ -1,0 +1,181 @@
+// GET /api/v1/market_price_forecast over real HTTP, on real NL prices imported with the
+// project's CSV importer up to "now" (the test clock), with forecasts computed by the
+// ForecastService beforehand; every response is validated against openapi.json.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForecastService, forecastMarket } from '../../src/forecast/service.js';
+import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { ForecastStore } from '../../src/store/forecasts.js';
+import { PriceStore } from '../../src/store/prices.js';
+import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
+import { expectDocumented } from '../helpers/openapi.js';
+import { hasSharedData, SKIP_REASON, sharedData } from '../helpers/shared-data.js';
+
+const PATH = '/api/v1/market_price_forecast';
+const NL = requireMarket('NL');
+
+function nlPeriods() {
+  return [
+    ...parsePriceCsv(readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8'), NL).periods,
+    ...parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), NL).periods,
+  ];
+}
+
+/** A gateway whose store holds the real prices known at local 10:00 of `today` (today's, not tomorrow's). */
+async function gatewayAt(today: string, extra: Record<string, unknown> = {}) {
+  const clock = { nowMs: localMidnightMs(NL.timeZone, dayFromIso(today)) + 10 * 3_600_000 };
+  const http = await startTestHttp({
+    config: {
+      prices: { regions: ['NL', 'DE-LU'], source: 'none' },
+      forecast: { training_window_days: 56 },
+      http: { forecast_burst: 2, forecast_interval_s: 2 },
+      ...extra,
+    },
+    ctx: { clock: { now: () => clock.nowMs } },
+  });
+  const known = localMidnightMs(NL.timeZone, dayFromIso(today) + 1);
+  new PriceStore(http.ctx.db).upsert(nlPeriods().filter((p) => p.startMs < known), { source: 'csv:test', fetchedAtMs: 0 });
+  const service = new ForecastService({
+    config: http.ctx.config,
+    logger: http.ctx.logger,
+    clock: http.ctx.clock,
+    forecasts: new ForecastStore(http.ctx.db),
+    prices: new PriceStore(http.ctx.db),
+    market: forecastMarket,
+  });
+  return { http, clock, service };
+}
+
+async function get(http: TestHttp, query: string, headers: Record<string, string> = {}) {
+  const res = await rawRequest(`${http.url}${PATH}${query}`, { method: 'GET', headers });
+  const text = await res.text();
+  const body = text === '' ? undefined : (JSON.parse(text) as any);
+  // Every answer, errors included, must match the OpenAPI document (src/http/openapi.json).
+  expectDocumented('GET', PATH, res, body);
+  return { res, body };
+}
+
+function expectValid(body: any) {
+  expect(body.prices.length).toBeGreaterThan(0);
+}
+
+describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedData ? 'real NL prices' : SKIP_REASON})`, () => {
+  let spring: Awaited<ReturnType<typeof gatewayAt>>;
+  let autumn: Awaited<ReturnType<typeof gatewayAt>>;
+  let tokenSpring: string;
+  let tokenAutumn: string;
+
+  beforeAll(async () => {
+    spring = await gatewayAt('2025-03-27');
+    autumn = await gatewayAt('2024-10-24');
+    tokenSpring = spring.http.token('price_forecast');
+    tokenAutumn = autumn.http.token('price_forecast');
+  });
+  afterAll(async () => {
+    await spring?.http.close();
+    await autumn?.http.close();
+  });
+
+  it('auth: no token or the Token scheme is 401 with a Bearer challenge; a cdrs token is 403', async () => {
+    let { res, body } = await get(spring.http, '');
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    ({ res } = await get(spring.http, '', { authorization: `Token ${tokenSpring}` }));
+    expect(res.status).toBe(401);
+    ({ res, body } = await get(spring.http, '', { authorization: `Bearer ${spring.http.token('cdrs')}` }));
+    expect(res.status).toBe(403);
+    expect(body.status).toBe(403);
+  });
+
+  it('before a forecast is computed: today\'s published prices only (the endpoint never trains)', async () => {
+    const token = spring.http.token('price_forecast', 'before');
+    const { res, body } = await get(spring.http, '', { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(200);
+    expectValid(body);
+    expect(body.prices).toHaveLength(24);
+    expect(body.prices.every((p: any) => p.price_per_mwh !== null && p.forecast === null)).toBe(true);
+  });
+
+  it('NL-900 on the spring DST week: today published, then forecasts; 2025-03-30 has 92 quarter-hours', async () => {
+    expect(await spring.service.computeRegion('NL')).toBe(true);
+    const { res, body } = await get(spring.http, '?region=NL-900', { authorization: `Bearer ${tokenSpring}` });
+    expect(res.status).toBe(200);
+    expectValid(body);
+    expect(body.region).toBe('NL');
+    expect(body.duration_seconds).toBe(900);
+    expect(body).toMatchObject({ currency_code: 'EUR', currency_symbol: '€' });
+    const byDay = new Map<string, any[]>();
+    for (const p of body.prices) byDay.set(p.period_start.slice(0, 10), [...(byDay.get(p.period_start.slice(0, 10)) ?? []), p]);
+    expect([...byDay.keys()]).toEqual(['2025-03-27', '2025-03-28', '2025-03-29', '2025-03-30', '2025-03-31', '2025-04-01', '2025-04-02', '2025-04-03']);
+    expect(byDay.get('2025-03-30')).toHaveLength(92);
+    expect(byDay.get('2025-03-27')!.every((p) => p.price_per_mwh !== null && p.forecast === null && p.forecast_lower === null)).toBe(true);
+    const later = body.prices.filter((p: any) => p.period_start >= '2025-03-28');
+    expect(later.every((p: any) => p.price_per_mwh === null && p.forecast_lower <= p.forecast && p.forecast <= p.forecast_upper)).toBe(true);
+    expect(body.prices[0].period_start).toBe('2025-03-27T00:00:00+01:00');
+    expect(byDay.get('2025-03-30')![8].period_start).toBe('2025-03-30T03:00:00+02:00');
+    // Lowest upcoming: over periods not yet ended at 10:00, actual else forecast, earliest on ties.
+    const now = Date.parse('2025-03-27T09:00:00Z');
+    let best: { timestamp: string; price: number } | null = null;
+    for (const p of body.prices) {
+      const v = p.price_per_mwh ?? p.forecast;
+      if (Date.parse(p.period_start) + 900_000 > now && (best === null || v < best.price)) best = { timestamp: p.period_start, price: v };
+    }
+    expect(body.lowest_upcoming_price).toEqual(best);
+  });
+
+  it('NL-900 over the autumn DST day 2024-10-27: 100 quarter-hours; NL-1800 50, NL 25', async () => {
+    expect(await autumn.service.computeRegion('NL')).toBe(true);
+    for (const [region, n] of [['NL-900', 100], ['NL-1800', 50], ['NL', 25]] as const) {
+      const { res, body } = await get(autumn.http, `?region=${region}`, { authorization: `Bearer ${tokenAutumn}` });
+      expect(res.status).toBe(200);
+      expectValid(body);
+      expect(body.prices.filter((p: any) => p.period_start.startsWith('2024-10-27'))).toHaveLength(n);
+      autumn.clock.nowMs += 2_000; // stay within the throttle
+    }
+  });
+
+  it('unknown region or interval is 422 problem+json; a configured market without prices is 503', async () => {
+    const token = spring.http.token('price_forecast', 'errors');
+    for (const region of ['XX', 'NL-60', 'DE-LU-7200', 'FR']) {
+      const { res, body } = await get(spring.http, `?region=${region}`, { authorization: `Bearer ${token}` });
+      expect(res.status).toBe(422);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(body.errors[0].path).toBe('region');
+      spring.clock.nowMs += 2_000;
+    }
+    const { res } = await get(spring.http, '?region=DE-LU-900', { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(503);
+  });
+
+  it('ETag and If-None-Match give 304', async () => {
+    const token = spring.http.token('price_forecast', 'etag');
+    const first = await get(spring.http, '?region=NL', { authorization: `Bearer ${token}` });
+    const etag = first.res.headers.get('etag');
+    expect(etag).toMatch(/^".+"$/);
+    const second = await get(spring.http, '?region=NL', { authorization: `Bearer ${token}`, 'if-none-match': etag! });
+    expect(second.res.status).toBe(304);
+    expect(second.body).toBeUndefined();
+  });
+
+  it('a burst, then 429 with Retry-After and problem+json, then success after Retry-After', async () => {
+    const token = spring.http.token('price_forecast', 'throttle');
+    const auth = { authorization: `Bearer ${token}` };
+    expect((await get(spring.http, '', auth)).res.status).toBe(200);
+    expect((await get(spring.http, '', auth)).res.status).toBe(200);
+    const limited = await get(spring.http, '', auth);
+    expect(limited.res.status).toBe(429);
+    expect(limited.res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    const retryAfter = Number(limited.res.headers.get('retry-after'));
+    expect(retryAfter).toBe(2);
+    expect(limited.body.status).toBe(429);
+    // Another token is not affected.
+    expect((await get(spring.http, '', { authorization: `Bearer ${spring.http.token('price_forecast', 'other')}` })).res.status).toBe(200);
+    spring.clock.nowMs += retryAfter * 1000;
+    const again = await get(spring.http, '', auth);
+    expect(again.res.status).toBe(200);
+    expectValid(again.body);
+  });
+});
