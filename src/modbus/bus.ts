@@ -204,6 +204,7 @@ export class ModbusBus {
     const call = req.functionCode === 3 ? client.readHoldingRegisters(req.address, req.count) : client.readInputRegisters(req.address, req.count);
     // Backstop: modbus-serial settles on its own timeout, but a destroyed or confused port can
     // leave the promise pending forever (destroy() does not reject pending transactions).
+    // https://github.com/yaacov/node-modbus-serial/issues/377
     let backstop: NodeJS.Timeout | undefined;
     const guard = new Promise<never>((_, reject) => {
       backstop = setTimeout(() => reject(Object.assign(new ModbusTimeoutError('no answer (backstop)'), { backstop: true })), timeoutMs + 250);
@@ -264,6 +265,10 @@ export class ModbusBus {
 
   private async connect(): Promise<void> {
     const b = this.deps.bus;
+    // Always a fresh client: reusing one after its port failed keeps failing
+    // (https://github.com/yaacov/node-modbus-serial/issues/240), and an 'error' listener is
+    // needed or an unplugged adapter crashes the process
+    // (https://github.com/yaacov/node-modbus-serial/issues/379).
     const client = new ModbusRTU();
     client.on('error', (err: unknown) => this.deps.logger.debug({ bus: this.name, err: describe(err) }, 'modbus port error'));
     client.on('close', () => {

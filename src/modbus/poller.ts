@@ -281,6 +281,7 @@ export class MeterPoller extends EventEmitter implements Module {
       .map((r) => ({ name: r.metric, value: roundValue(values[r.metric]), unit: units[r.metric] }));
     const sample: MeterSample = { resourceId: m.config.resource_id, sampledAtMs, metrics };
     m.lastSample = sample;
+    this.deps.logger.debug({ resource_id: m.config.resource_id, sampled_at: new Date(sampledAtMs).toISOString(), metrics: metrics.length }, 'sample');
     try {
       this.deps.onSample(sample);
     } catch (err) {
