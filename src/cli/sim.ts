@@ -13,6 +13,7 @@ interface SimOptions {
   emulateWireTime?: boolean;
   turnaroundMs: string;
   modelCode: boolean;
+  exitWithParent?: boolean;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -28,6 +29,7 @@ export function registerSimCommand(program: Command): void {
     .option('--baud <rate>', 'baud rate (serial setting, and for --emulate-wire-time)', '9600')
     .option('--emulate-wire-time', 'delay each answer by the time request and answer take on a real line at --baud, 11 bits/char')
     .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
+    .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
       if (!opts.serial && opts.tcp === undefined && opts.rtuOverTcp === undefined) {
@@ -51,5 +53,16 @@ export function registerSimCommand(program: Command): void {
       const stop = () => void sim.stop().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      if (opts.exitWithParent) {
+        // A crashed test runner must not leave simulators behind.
+        const parent = process.ppid;
+        setInterval(() => {
+          try {
+            process.kill(parent, 0);
+          } catch {
+            stop();
+          }
+        }, 1000).unref();
+      }
     });
 }

@@ -15,7 +15,7 @@ export interface SimProcess {
 }
 
 export async function startSim(args: string[]): Promise<SimProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', '--exit-with-parent', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, METERGATE_LOG_LEVEL: process.env.METERGATE_LOG_LEVEL ?? 'warn' },
