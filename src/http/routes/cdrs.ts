@@ -42,7 +42,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       const readings = toEnergyReadings(input.meter_readings);
       assertReadingsUsable(readings);
       const priced = priceReadings(deps.priceAccess, market, readings);
-      res.json({ currency: priced.currency, end_date_time: formatUtc(priced.endMs), total_cost: { excl_vat: priced.totalCostExclVat } });
+      res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: formatUtc(priced.endMs), total_cost: { excl_vat: priced.totalCostExclVat } });
     },
   ];
   router.get('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
@@ -70,7 +70,8 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     assertReadingsUsable(readings ?? []);
     const priced = priceReadings(deps.priceAccess, market, readings ?? []);
     const lastUpdatedMs = deps.sessions.recordPrice(id, priced.totalCostExclVat, priced.currency, deps.clock.now());
-    res.json({
+    // A session's price can change (corrected prices, late readings): never cache it.
+    res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
       start_date_time: formatUtc(session.startMs),
       end_date_time: formatUtc(session.endMs),

@@ -91,7 +91,7 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
       deps.clock.now(),
     );
     if (outcome === 'created') res.status(201).location(`/api/v1/cdrs/${encodeURIComponent(id)}`);
-    res.json(sessionView(record));
+    res.set('Cache-Control', 'no-store').json(sessionView(record));
   });
   router.all('/api/v1/sessions/:cpo_transaction_id', methodNotAllowed(['PUT']));
 }
