@@ -6,6 +6,12 @@ import { CsvImportError } from '../prices/sources/csv.js';
 import { formatCoverage } from '../prices/status.js';
 import { marketByCode } from '../prices/markets.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
+import { createLogger } from '../log.js';
+import { Backfill } from '../prices/backfill.js';
+import { progressFor } from '../prices/progress.js';
+import { configuredSource } from '../prices/sync.js';
+import { addLocalDays, startOfLocalDayMs } from '../prices/timezone.js';
+import { requireMarket } from '../prices/markets.js';
 
 interface DbOptions {
   config: string;
@@ -49,6 +55,8 @@ export function registerPricesCommands(program: Command): void {
       }
     });
 
+  registerFetchCommands(prices);
+
   prices
     .command('status')
     .description('Per region: first and last period, resolution, and every gap')
@@ -63,6 +71,51 @@ export function registerPricesCommands(program: Command): void {
         const regions = opts.region ? [opts.region.toUpperCase()] : store.marketAreas();
         const coverage = regions.map((r) => store.coverage(r));
         process.stdout.write(opts.json ? `${JSON.stringify(coverage, null, 2)}\n` : `${formatCoverage(coverage)}\n`);
+      } finally {
+        db.close();
+      }
+    });
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map((v) => v.trim().toUpperCase()).filter(Boolean)];
+}
+
+function registerFetchCommands(prices: Command): void {
+  prices
+    .command('backfill')
+    .description('Fetch day-ahead prices from prices.backfill_from through tomorrow for every configured region (chunked by month, resumable: completed months are never fetched again)')
+    .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
+    .option('--region <code>', 'only this market area (repeatable; default: prices.regions)', collect)
+    .option('--from <date>', 'first delivery date YYYY-MM-DD (default: prices.backfill_from)')
+    .option('--repair-days <n>', 'afterwards, refetch holes of the last N days', '0')
+    .action(async (opts: { config: string; region?: string[]; from?: string; repairDays: string }) => {
+      const config = loadConfigOrExit(opts.config);
+      const logger = createLogger(config.log_level, process.stderr);
+      const source = configuredSource({ config, logger });
+      if (!source) fail('prices.source must be entsoe and prices.entsoe.security_token (or _file, or METERGATE_PRICES__ENTSOE__SECURITY_TOKEN) set');
+      const regions = opts.region ?? [...config.prices.regions];
+      for (const r of regions) if (!marketByCode(r)) fail(`unknown region "${r}"`);
+      const fromDate = opts.from ?? config.prices.backfill_from;
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(fromDate)) fail('--from must be YYYY-MM-DD');
+      const db = openDatabase(databasePath(config.data_dir));
+      const abort = new AbortController();
+      process.once('SIGINT', () => abort.abort());
+      try {
+        const store = new PriceStore(db);
+        const backfill = new Backfill({ db, store, source, logger, now: () => Date.now(), progress: progressFor(logger) });
+        await backfill.run({ regions, fromDate, signal: abort.signal });
+        const days = Number(opts.repairDays);
+        if (days > 0) {
+          for (const r of regions) {
+            const tz = requireMarket(r).timeZone;
+            const today = startOfLocalDayMs(tz, Date.now());
+            const n = await backfill.repair([r], addLocalDays(tz, today, -days), addLocalDays(tz, today, 2), abort.signal);
+            process.stderr.write(`repair ${r}: ${n} periods stored\n`);
+          }
+        }
+      } catch (err) {
+        fail(`backfill stopped: ${(err as Error).message} (completed months are kept; run again to resume)`);
       } finally {
         db.close();
       }

@@ -1,0 +1,45 @@
+// Sliding-window request limiter: never more than `maxPerWindow` starts in any window
+// of `windowMs` (the platform counts requests per minute per token). Time and sleep are
+// injected, so tests can check the schedule without waiting.
+
+export interface LimiterClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const realLimiterClock: LimiterClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export class SlidingWindowLimiter {
+  private readonly starts: number[] = [];
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly maxPerWindow: number,
+    private readonly windowMs = 60_000,
+    private readonly clock: LimiterClock = realLimiterClock,
+  ) {
+    if (!(maxPerWindow >= 1)) throw new RangeError('maxPerWindow must be >= 1');
+  }
+
+  /** Resolves when one more request may start; callers are served in order. */
+  acquire(): Promise<void> {
+    const next = this.queue.then(() => this.waitForSlot());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async waitForSlot(): Promise<void> {
+    for (;;) {
+      const now = this.clock.now();
+      while (this.starts.length > 0 && this.starts[0] <= now - this.windowMs) this.starts.shift();
+      if (this.starts.length < this.maxPerWindow) {
+        this.starts.push(now);
+        return;
+      }
+      await this.clock.sleep(this.starts[0] + this.windowMs - now);
+    }
+  }
+}

@@ -1,0 +1,182 @@
+// Pure decoding of ENTSO-E Transparency Platform day-ahead price documents (A44).
+//
+// Published layout: Publication_MarketDocument > TimeSeries (one per day and
+// classificationSequence) > Period (timeInterval start/end in UTC, resolution
+// PT60M/PT15M/PT30M) > Point (position, price.amount). Curve type A01 lists every
+// position; A03 leaves out a position whose price repeats the previous one, also at
+// the end of a period. Namespaces vary (:7:0, :7:3, with or without prefix), so only
+// element local names are matched. "No data" comes as an Acknowledgement_MarketDocument.
+//
+// Choosing between series: a document can carry the same days twice (DE-LU: a PT60M
+// series under classificationSequence position 1 and a PT15M series under position 2;
+// the platform has moved the official SDAC price between positions). Series are never
+// merged. For each delivery period (same timeInterval) we take, in order of preference:
+//   1. a series whose resolution equals the market's native resolution at that time
+//      (registry: 60 min before 2025-10-01, 15 min after), then
+//   2. the lowest classificationSequence position (absent counts as 1).
+// Resolution first because it is the published fact that identifies the day-ahead
+// auction result; position alone has changed meaning over time.
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { PricePeriod } from '../../domain.js';
+import { nativeResolutionS, type Market } from '../markets.js';
+
+export class EntsoeDocumentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EntsoeDocumentError';
+  }
+}
+
+export interface SeriesSummary {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly resolutionS: number;
+  readonly curveType: string;
+  readonly sequence: number | null;
+  readonly points: number;
+  readonly chosen: boolean;
+}
+
+export type A44Result =
+  | { readonly kind: 'prices'; readonly periods: PricePeriod[]; readonly series: readonly SeriesSummary[]; readonly currency: string }
+  | { readonly kind: 'no-data'; readonly reason: string };
+
+const ARRAY_TAGS = new Set(['TimeSeries', 'Period', 'Point', 'Reason']);
+const parser = new XMLParser({
+  removeNSPrefix: true,
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: true,
+  isArray: (name) => ARRAY_TAGS.has(name),
+});
+
+type Node = Record<string, unknown>;
+
+function text(node: Node, key: string): string | undefined {
+  const v = node[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'object') return undefined;
+  return String(v);
+}
+
+function required(node: Node, key: string, where: string): string {
+  const v = text(node, key);
+  if (v === undefined || v === '') throw new EntsoeDocumentError(`${where}: missing <${key}>`);
+  return v;
+}
+
+/** `2020-12-31T23:00Z` (the platform omits seconds) -> ms. */
+export function parseEntsoeTime(s: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?Z$/.exec(s.trim());
+  if (!m) throw new EntsoeDocumentError(`time "${s}" is not yyyy-MM-ddTHH:mm[:ss]Z`);
+  return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6] ?? 0));
+}
+
+/** ISO 8601 durations used by the platform: PT15M, PT30M, PT60M, PT1H, P1D. */
+export function parseResolutionS(s: string): number {
+  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?)?$/.exec(s.trim());
+  const seconds = m ? Number(m[1] ?? 0) * 86400 + Number(m[2] ?? 0) * 3600 + Number(m[3] ?? 0) * 60 : 0;
+  if (!m || seconds <= 0) throw new EntsoeDocumentError(`resolution "${s}" is not an ISO 8601 duration like PT15M`);
+  return seconds;
+}
+
+interface Candidate {
+  startMs: number;
+  endMs: number;
+  resolutionS: number;
+  curveType: string;
+  sequence: number | null;
+  order: number;
+  prices: Array<{ startMs: number; price: number }>;
+  points: number;
+}
+
+function decodePeriod(period: Node, curveType: string, where: string): Omit<Candidate, 'sequence' | 'order'> {
+  const interval = period.timeInterval as Node | undefined;
+  if (!interval || typeof interval !== 'object') throw new EntsoeDocumentError(`${where}: missing <timeInterval>`);
+  const startMs = parseEntsoeTime(required(interval, 'start', where));
+  const endMs = parseEntsoeTime(required(interval, 'end', where));
+  const resolutionS = parseResolutionS(required(period, 'resolution', where));
+  const stepMs = resolutionS * 1000;
+  const slots = (endMs - startMs) / stepMs;
+  if (!Number.isInteger(slots) || slots <= 0) throw new EntsoeDocumentError(`${where}: interval ${new Date(startMs).toISOString()}..${new Date(endMs).toISOString()} is not a whole number of ${resolutionS}-s periods`);
+  const byPosition = new Map<number, number>();
+  for (const point of (period.Point as Node[] | undefined) ?? []) {
+    const position = Number(required(point, 'position', where));
+    const raw = required(point, 'price.amount', `${where} position ${position}`);
+    const price = Number(raw);
+    if (!Number.isInteger(position) || position < 1 || position > slots) throw new EntsoeDocumentError(`${where}: position ${position} outside 1..${slots}`);
+    if (!Number.isFinite(price)) throw new EntsoeDocumentError(`${where} position ${position}: price "${raw}" is not a number`);
+    byPosition.set(position, price);
+  }
+  const prices: Array<{ startMs: number; price: number }> = [];
+  let last: number | undefined;
+  for (let pos = 1; pos <= slots; pos++) {
+    const p = byPosition.get(pos);
+    if (p !== undefined) last = p;
+    // A03: a left-out position repeats the previous price (through the end of the period).
+    // A01 lists every position, so one left out is a gap, not a repeat.
+    const price = p ?? (curveType === 'A03' ? last : undefined);
+    if (price !== undefined) prices.push({ startMs: startMs + (pos - 1) * stepMs, price });
+  }
+  return { startMs, endMs, resolutionS, curveType, prices, points: byPosition.size };
+}
+
+/** Decodes an A44 response body. Throws EntsoeDocumentError on malformed or truncated XML. */
+export function parseA44(xml: string, market: Market): A44Result {
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) throw new EntsoeDocumentError(`not well-formed XML (line ${valid.err.line}: ${valid.err.msg})`);
+  const doc = parser.parse(xml) as Node;
+  const ack = doc.Acknowledgement_MarketDocument as Node | undefined;
+  if (ack) {
+    const reasons = ((ack.Reason as Node[] | undefined) ?? []).map((r) => `${text(r, 'code') ?? '?'}: ${text(r, 'text') ?? ''}`.trim());
+    const reason = reasons.join('; ') || 'acknowledgement without reason';
+    if (/no matching data/i.test(reason)) return { kind: 'no-data', reason };
+    throw new EntsoeDocumentError(`platform refused the request: ${reason}`);
+  }
+  const pub = doc.Publication_MarketDocument as Node | undefined;
+  if (!pub || typeof pub !== 'object') throw new EntsoeDocumentError(`neither Publication_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
+
+  const candidates: Candidate[] = [];
+  let currency = market.currency;
+  let order = 0;
+  ((pub.TimeSeries as Node[] | undefined) ?? []).forEach((ts, i) => {
+    const where = `TimeSeries ${i + 1}`;
+    const unit = text(ts, 'price_Measure_Unit.name');
+    if (unit && unit.toUpperCase() !== 'MWH') throw new EntsoeDocumentError(`${where}: price unit ${unit}, expected MWH`);
+    currency = text(ts, 'currency_Unit.name') ?? currency;
+    const curveType = text(ts, 'curveType') ?? 'A01';
+    if (curveType !== 'A01' && curveType !== 'A03') throw new EntsoeDocumentError(`${where}: curve type ${curveType} is neither A01 nor A03`);
+    const seqRaw = text(ts, 'classificationSequence_AttributeInstanceComponent.position');
+    const sequence = seqRaw === undefined ? null : Number(seqRaw);
+    ((ts.Period as Node[] | undefined) ?? []).forEach((period, k) => {
+      candidates.push({ ...decodePeriod(period, curveType, `${where} Period ${k + 1}`), sequence, order: order++ });
+    });
+  });
+
+  // Group by delivery interval; choose one series per group (see the rule above).
+  const groups = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const key = `${c.startMs}/${c.endMs}`;
+    const g = groups.get(key);
+    if (g) g.push(c);
+    else groups.set(key, [c]);
+  }
+  const chosen = new Set<Candidate>();
+  for (const group of groups.values()) {
+    const native = nativeResolutionS(market, group[0].startMs);
+    const best = [...group].sort(
+      (a, b) => Number(b.resolutionS === native) - Number(a.resolutionS === native) || (a.sequence ?? 1) - (b.sequence ?? 1) || a.order - b.order,
+    )[0];
+    chosen.add(best);
+  }
+  const periods: PricePeriod[] = [];
+  let coveredTo = Number.NEGATIVE_INFINITY;
+  for (const c of [...chosen].sort((a, b) => a.startMs - b.startMs)) {
+    if (c.startMs < coveredTo) continue; // an overlapping interval of another series: never merge
+    for (const p of c.prices) periods.push({ marketArea: market.code, startMs: p.startMs, durationS: c.resolutionS, pricePerMwh: p.price });
+    coveredTo = c.endMs;
+  }
+  const series = candidates.map((c) => ({ startMs: c.startMs, endMs: c.endMs, resolutionS: c.resolutionS, curveType: c.curveType, sequence: c.sequence, points: c.points, chosen: chosen.has(c) }));
+  return { kind: 'prices', periods, series, currency };
+}

@@ -1,0 +1,123 @@
+// PriceSync: keeps day-ahead prices current inside the daemon. At start it runs the
+// (resumable) backfill in the background; node-cron then looks for tomorrow's prices
+// after the midday SDAC auction (results ~12:45-13:00 CET; prices.sync_cron, default
+// every 15 minutes 13:00-17:45 Brussels time, each run a no-op once tomorrow is
+// complete) and repairs holes of the last month daily (prices.repair_cron). Work runs
+// one job at a time off the start-up path, so the daemon keeps serving while it syncs.
+import cron, { type ScheduledTask } from 'node-cron';
+import type { AppContext } from '../daemon.js';
+import type { Module } from '../lifecycle.js';
+import { PriceStore } from '../store/prices.js';
+import { Backfill, type PriceFetcher } from './backfill.js';
+import { LogProgress } from './progress.js';
+import { EntsoeSource } from './sources/entsoe.js';
+import { requireMarket } from './markets.js';
+import { addLocalDays, startOfLocalDayMs } from './timezone.js';
+import { PriceUpdates, type PricesUpdatedListener } from './updates.js';
+
+export const SCHEDULE_TIME_ZONE = 'Europe/Brussels';
+const REPAIR_DAYS = 31;
+
+export type PriceSyncDeps = Pick<AppContext, 'config' | 'logger' | 'db' | 'clock'> & {
+  /** Overrides the configured source (tests). */
+  readonly source?: PriceFetcher;
+};
+
+/** The configured ENTSO-E source, or null when prices.source is none or no token is set. */
+export function configuredSource(deps: Pick<AppContext, 'config' | 'logger'>): PriceFetcher | null {
+  const p = deps.config.prices;
+  if (p.source !== 'entsoe' || !p.entsoe.security_token) return null;
+  return new EntsoeSource(
+    { baseUrl: p.entsoe.base_url, securityToken: p.entsoe.security_token, maxRequestsPerMinute: p.entsoe.max_requests_per_minute, timeoutMs: p.entsoe.timeout_ms },
+    { logger: deps.logger },
+  );
+}
+
+export class PriceSync implements Module {
+  readonly name = 'price-sync';
+  private readonly updates = new PriceUpdates();
+  private tasks: ScheduledTask[] = [];
+  private abort = new AbortController();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: PriceSyncDeps) {}
+
+  /** Called after every sync or repair that stored prices (e.g. the forecaster's refresh). */
+  onUpdated(listener: PricesUpdatedListener): () => void {
+    return this.updates.subscribe(listener);
+  }
+
+  async start(): Promise<void> {
+    const { config, logger } = this.deps;
+    const source = this.deps.source ?? configuredSource(this.deps);
+    if (!source) {
+      logger.warn({ source: config.prices.source }, 'price sync off: prices.source is none or prices.entsoe.security_token is not set; import CSV files with `metergate prices import`');
+      return;
+    }
+    for (const r of config.prices.regions) requireMarket(r);
+    this.abort = new AbortController();
+    const backfill = this.backfillFor(source);
+    const opts = { timezone: SCHEDULE_TIME_ZONE, noOverlap: true };
+    this.tasks = [
+      cron.schedule(config.prices.sync_cron, () => this.enqueue('sync', () => this.syncNow(backfill)), { ...opts, name: 'prices-sync' }),
+      cron.schedule(config.prices.repair_cron, () => this.enqueue('repair', () => this.repairNow(backfill)), { ...opts, name: 'prices-repair' }),
+    ];
+    // Not awaited: start-up must not wait for years of history.
+    void this.enqueue('backfill', () => this.syncNow(backfill));
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.tasks) await t.destroy();
+    this.tasks = [];
+    this.abort.abort();
+    await this.chain;
+  }
+
+  /** Resolves when queued work is done (tests, and `prices sync`). */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+
+  private backfillFor(source: PriceFetcher): Backfill {
+    const { db, logger, clock } = this.deps;
+    return new Backfill({
+      db,
+      store: new PriceStore(db),
+      source,
+      logger,
+      now: () => clock.now(),
+      progress: new LogProgress(logger),
+      onUpdated: (e) => this.updates.publish(e, (err) => logger.error({ err }, 'price update listener failed')),
+    });
+  }
+
+  private enqueue(what: string, job: () => Promise<unknown>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.abort.signal.aborted) return;
+      try {
+        await job();
+      } catch (err) {
+        this.deps.logger.error({ err, job: what }, 'price sync failed; the next scheduled run tries again');
+      }
+    });
+    return this.chain;
+  }
+
+  /** Backfill through tomorrow: cheap once history is complete (recorded chunks are skipped). */
+  private syncNow(backfill: Backfill) {
+    const { config } = this.deps;
+    return backfill.run({ regions: config.prices.regions, fromDate: config.prices.backfill_from, signal: this.abort.signal });
+  }
+
+  private repairNow(backfill: Backfill) {
+    const { config, clock } = this.deps;
+    const now = clock.now();
+    return Promise.all(
+      config.prices.regions.map((r) => {
+        const tz = requireMarket(r).timeZone;
+        const today = startOfLocalDayMs(tz, now);
+        return backfill.repair([r], addLocalDays(tz, today, -REPAIR_DAYS), addLocalDays(tz, today, 1), this.abort.signal);
+      }),
+    );
+  }
+}
