@@ -14,6 +14,7 @@ import { registerOpsMetrics } from './ops/metrics.js';
 import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
+import { PriceSync } from './prices/sync.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
 import { ForecastStore } from './store/forecasts.js';
 import { PriceStore } from './store/prices.js';
@@ -64,10 +65,15 @@ export function buildModules(ctx: AppContext): Module[] {
     poller.on('status', () => networkScan.check());
   }
   modules.push(networkScan);
-  // Price forecasts: recomputed hourly and after each price sync (give the sync
-  // `onPricesStored: () => forecast.refresh()`); the HTTP endpoint only reads the store.
+  // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
+  // reads the store.
   const forecast = new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
   modules.push(forecast);
+  // Day-ahead prices: background backfill, then node-cron sync and repair. Whoever must
+  // react to new prices subscribes with priceSync.onUpdated(event => ...).
+  const priceSync = new PriceSync(ctx);
+  priceSync.onUpdated(() => forecast.refresh());
+  modules.push(priceSync);
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
