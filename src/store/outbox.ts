@@ -1,0 +1,164 @@
+// The outbox: messages committed to SQLite before any publish, deleted only after the
+// broker's PUBACK. Bounded by rows and bytes; when a bound is hit the oldest rows go
+// first (counted, and reported to the caller for the log). Never loaded into memory as
+// a whole: the publisher pages through it by id.
+import { randomUUID } from 'node:crypto';
+import type { Db } from './db.js';
+
+export interface OutboxMessage {
+  readonly topic: string;
+  readonly payload: string;
+  readonly qos: 0 | 1;
+  readonly retain: boolean;
+  /** The message's own timestamp (sampled_at, booted_at, scanned_at), for the clock check before it leaves. */
+  readonly stampedAtMs: number;
+}
+
+export interface OutboxRow extends OutboxMessage {
+  readonly id: number;
+  readonly messageId: string;
+  readonly bytes: number;
+  readonly createdAtMs: number;
+}
+
+export interface OutboxLimits {
+  readonly maxRows: number;
+  readonly maxBytes: number;
+}
+
+export interface OutboxStats {
+  readonly depth: number;
+  readonly bytes: number;
+  readonly oldestCreatedAtMs: number | null;
+  /** Rows dropped (oldest first) because a bound was hit, since this process opened the outbox. */
+  readonly droppedTotal: number;
+}
+
+interface Row {
+  id: number;
+  message_id: string;
+  topic: string;
+  payload: string;
+  bytes: number;
+  qos: number;
+  retain: number;
+  stamped_at_ms: number;
+  created_at_ms: number;
+}
+
+export const messageBytes = (m: Pick<OutboxMessage, 'topic' | 'payload'>): number => Buffer.byteLength(m.payload) + Buffer.byteLength(m.topic);
+
+export class Outbox {
+  private rows: number;
+  private totalBytes: number;
+  private dropped = 0;
+  private readonly stmts;
+  private readonly deleteMany: (ids: readonly { id: number; bytes: number }[]) => number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly limits: OutboxLimits,
+  ) {
+    this.stmts = {
+      insert: db.prepare(
+        'INSERT INTO outbox (message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      page: db.prepare<[number, number, number], Row>('SELECT * FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?'),
+      oldestIds: db.prepare<[number], { id: number; bytes: number }>('SELECT id, bytes FROM outbox ORDER BY id LIMIT ?'),
+      deleteUpTo: db.prepare('DELETE FROM outbox WHERE id <= ?'),
+      deleteOne: db.prepare('DELETE FROM outbox WHERE id = ?'),
+      oldest: db.prepare<[], { id: number; created_at_ms: number }>('SELECT id, created_at_ms FROM outbox ORDER BY id LIMIT 1'),
+      maxId: db.prepare('SELECT COALESCE(MAX(id), 0) FROM outbox').pluck(),
+      totals: db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM outbox'),
+    };
+    const totals = this.stmts.totals.get()!;
+    this.rows = totals.n;
+    this.totalBytes = totals.b;
+    this.deleteMany = db.transaction((ids: readonly { id: number; bytes: number }[]) => {
+      let n = 0;
+      for (const { id, bytes } of ids) {
+        if (this.stmts.deleteOne.run(id).changes === 1) {
+          n += 1;
+          this.rows -= 1;
+          this.totalBytes -= bytes;
+        }
+      }
+      return n;
+    });
+  }
+
+  /**
+   * Appends a message; when that breaks a bound, drops the oldest rows until it holds.
+   * Returns the new row's id and how many rows were dropped. Runs inside the caller's
+   * transaction when there is one (readings + outbox commit together).
+   */
+  enqueue(message: OutboxMessage, nowMs: number): { id: number; dropped: number } {
+    const bytes = messageBytes(message);
+    const messageId = randomUUID();
+    const info = this.stmts.insert.run(messageId, message.topic, message.payload, bytes, message.qos, message.retain ? 1 : 0, message.stampedAtMs, nowMs);
+    this.rows += 1;
+    this.totalBytes += bytes;
+    const dropped = this.rows > this.limits.maxRows || this.totalBytes > this.limits.maxBytes ? this.evictOldest() : 0;
+    return { id: Number(info.lastInsertRowid), dropped };
+  }
+
+  private evictOldest(): number {
+    let dropped = 0;
+    while (this.rows > this.limits.maxRows || this.totalBytes > this.limits.maxBytes) {
+      const batch = this.stmts.oldestIds.all(Math.min(1000, Math.max(1, this.rows - this.limits.maxRows)));
+      if (batch.length === 0) break;
+      let lastId = 0;
+      for (const r of batch) {
+        // Never evict the newest row (the one just written): the bound is for the backlog.
+        if (this.rows <= 1) break;
+        if (this.rows <= this.limits.maxRows && this.totalBytes <= this.limits.maxBytes) break;
+        lastId = r.id;
+        this.rows -= 1;
+        this.totalBytes -= r.bytes;
+        dropped += 1;
+      }
+      if (lastId === 0) break;
+      this.stmts.deleteUpTo.run(lastId);
+    }
+    this.dropped += dropped;
+    return dropped;
+  }
+
+  /** Up to `limit` rows with afterId < id <= upToId, oldest first. */
+  page(afterId: number, limit: number, upToId = Number.MAX_SAFE_INTEGER): OutboxRow[] {
+    return this.stmts.page.all(afterId, upToId, limit).map(toRow);
+  }
+
+  /** Deletes acknowledged rows (one transaction); rows already dropped are skipped. Returns how many went. */
+  deleteAcked(acked: readonly { id: number; bytes: number }[]): number {
+    return acked.length === 0 ? 0 : this.deleteMany(acked);
+  }
+
+  /** Highest id written so far (0 when empty). */
+  maxId(): number {
+    return this.stmts.maxId.get() as number;
+  }
+
+  get depth(): number {
+    return this.rows;
+  }
+
+  stats(): OutboxStats {
+    const oldest = this.rows > 0 ? this.stmts.oldest.get() : undefined;
+    return { depth: this.rows, bytes: this.totalBytes, oldestCreatedAtMs: oldest?.created_at_ms ?? null, droppedTotal: this.dropped };
+  }
+}
+
+function toRow(r: Row): OutboxRow {
+  return {
+    id: r.id,
+    messageId: r.message_id,
+    topic: r.topic,
+    payload: r.payload,
+    bytes: r.bytes,
+    qos: r.qos === 0 ? 0 : 1,
+    retain: r.retain === 1,
+    stampedAtMs: r.stamped_at_ms,
+    createdAtMs: r.created_at_ms,
+  };
+}

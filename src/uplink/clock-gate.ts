@@ -1,0 +1,27 @@
+// The seam to clock safety (src/ops/clock-guard.ts): the uplink asks it for "now" before
+// stamping a message of its own, and whether a stored message's timestamp may leave.
+import type { Clock } from '../clock.js';
+import type { LeaveVerdict } from './publisher.js';
+
+export interface ClockGate {
+  /** The current time if it may go into a message, else null (clock not trusted yet). */
+  trustedNow(): number | null;
+}
+
+/** A gate that trusts the system clock: for tools and tests without the clock guard. */
+export const trustingGate = (clock: Clock): ClockGate => ({ trustedNow: () => clock.now() });
+
+/** Messages stamped more than this ahead of the trusted now are wrong, not early. */
+const MAX_AHEAD_MS = 5 * 60_000;
+
+/**
+ * Whether a stored message stamped `stampedAtMs` may leave now: held while the clock is
+ * not trusted; dropped when it is before the build date (it can never become right) or
+ * far ahead of the trusted now.
+ */
+export function leaveVerdict(gate: ClockGate, buildDateMs: number, stampedAtMs: number): LeaveVerdict {
+  if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs) return 'drop';
+  const now = gate.trustedNow();
+  if (now === null) return 'hold';
+  return stampedAtMs > now + MAX_AHEAD_MS ? 'drop' : 'send';
+}

@@ -1,0 +1,168 @@
+// The messages about the device rather than its readings:
+// - heartbeat: every heartbeat_interval_ms per resource whose meter answered in the last
+//   minute, QoS 1, not retained, only while connected (a stale heartbeat is never queued);
+// - boot_notification: retained, once per resource after start, through the outbox;
+// - network_scan: retained, through the outbox, at start and whenever the content changes
+//   (src/ops/network-scan.ts watches interfaces and what answers on each bus).
+// Timestamps come from the clock gate: nothing is stamped while the clock is not trusted.
+import { hostname, platform, release } from 'node:os';
+import { Counter, type Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/types.js';
+import type { MeterStatus } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import { resolveProfile } from '../modbus/profiles/index.js';
+import { VERSION } from '../version.js';
+import type { ClockGate } from './clock-gate.js';
+import type { MqttConnection } from './connection.js';
+import {
+  buildBootNotification,
+  buildHeartbeat,
+  buildNetworkScan,
+  type GatewayInfo,
+  type MeterInfo,
+  type NetworkScanContent,
+} from './messages.js';
+import type { MeasurementRecorder } from './recorder.js';
+import { topicFor } from './topics.js';
+import { messageProblems } from './validate.js';
+
+const CHECK_MS = 5_000;
+const ANSWERED_WITHIN_MS = 60_000;
+
+export interface DeviceMessagesDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+  readonly connection: MqttConnection;
+  readonly recorder: Pick<MeasurementRecorder, 'enqueue'>;
+  readonly clockGate: ClockGate;
+  /** Live meter states (the poller's statuses()); null when no poller runs. */
+  readonly meters: () => readonly MeterStatus[] | null;
+}
+
+export class DeviceMessages implements Module {
+  readonly name = 'uplink-device-messages';
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private bootedAtMs: number | null = null;
+  private readonly bootPending = new Set<string>();
+  private pendingScan: NetworkScanContent | null = null;
+  private readonly counters: { heartbeats: Counter };
+
+  constructor(private readonly deps: DeviceMessagesDeps) {
+    this.counters = {
+      heartbeats: new Counter({ name: 'metergate_uplink_heartbeats_total', help: 'Heartbeats acknowledged by the broker', registers: [deps.metrics] }),
+    };
+  }
+
+  async start(): Promise<void> {
+    this.bootedAtMs = this.deps.clockGate.trustedNow();
+    for (const m of this.deps.config.meters) this.bootPending.add(m.resource_id);
+    this.deps.connection.on('connected', this.onConnected);
+    this.timer = setInterval(() => this.check(), CHECK_MS);
+    this.heartbeatTimer = setInterval(() => this.heartbeats(), this.deps.config.mqtt!.heartbeat_interval_ms);
+    this.check();
+  }
+
+  async stop(): Promise<void> {
+    this.deps.connection.off('connected', this.onConnected);
+    if (this.timer) clearInterval(this.timer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.timer = this.heartbeatTimer = null;
+  }
+
+  /** New network scan content (from the NetworkScanWatcher: at start and on every change). */
+  networkScan(content: NetworkScanContent): void {
+    this.pendingScan = content;
+    this.scan();
+  }
+
+  private readonly onConnected = (): void => this.heartbeats();
+
+  private check(): void {
+    this.boot();
+    this.scan();
+  }
+
+  private gateway(): GatewayInfo {
+    return {
+      id: this.deps.config.gateway_id ?? hostname(),
+      hostname: hostname(),
+      software_version: VERSION,
+      os: `${platform()} ${release()}`,
+      node_version: process.versions.node,
+    };
+  }
+
+  private meterInfo(resourceId: string): MeterInfo | null {
+    const meter = this.deps.config.meters.find((m) => m.resource_id === resourceId);
+    if (!meter) return null;
+    const profile = resolveProfile(meter.profile, this.deps.config.profiles);
+    return {
+      profile: meter.profile,
+      vendor: profile?.vendor ?? 'unknown',
+      model: profile?.model ?? meter.profile,
+      unit_id: meter.unit_id,
+      bus: meter.bus,
+      serial_number: null,
+      firmware: null,
+    };
+  }
+
+  private boot(): void {
+    if (this.bootPending.size === 0) return;
+    const now = this.deps.clockGate.trustedNow();
+    if (now === null) return;
+    // The start time if the clock was trusted then, else the moment it became so.
+    this.bootedAtMs ??= now;
+    const gateway = this.gateway();
+    for (const resourceId of [...this.bootPending]) {
+      const meter = this.meterInfo(resourceId);
+      if (!meter) continue;
+      const message = buildBootNotification({ organizationId: this.deps.config.organization_id, resourceId, bootedAtMs: this.bootedAtMs, gateway, meter });
+      if (this.deps.recorder.enqueue('boot_notification', resourceId, message, { retain: true, stampedAtMs: this.bootedAtMs })) this.bootPending.delete(resourceId);
+    }
+  }
+
+  private scan(): void {
+    const content = this.pendingScan;
+    if (content === null) return;
+    const now = this.deps.clockGate.trustedNow();
+    if (now === null) return;
+    let all = true;
+    for (const meter of this.deps.config.meters) {
+      const message = buildNetworkScan(this.deps.config.organization_id, meter.resource_id, now, content);
+      all = this.deps.recorder.enqueue('network_scan', meter.resource_id, message, { retain: true, stampedAtMs: now }) && all;
+    }
+    // An invalid scan is a bug, logged by the recorder; retrying the same content would not help.
+    this.pendingScan = null;
+    if (all) this.deps.logger.debug({ resources: this.deps.config.meters.length }, 'network scan stored for publishing');
+  }
+
+  private heartbeats(): void {
+    const { connection, config } = this.deps;
+    if (connection.state !== 'connected') return;
+    const now = this.deps.clockGate.trustedNow();
+    if (now === null) return;
+    const wallNow = this.deps.clock.now();
+    const window = Math.max(ANSWERED_WITHIN_MS, config.mqtt!.heartbeat_interval_ms);
+    for (const status of this.deps.meters() ?? []) {
+      if (status.lastAnsweredAtMs === null || wallNow - status.lastAnsweredAtMs > window) continue;
+      const message = buildHeartbeat(config.organization_id, status.resourceId, now);
+      const problems = messageProblems('heartbeat', message);
+      if (problems.length > 0) {
+        this.deps.logger.error({ resource_id: status.resourceId, problems }, 'heartbeat does not match its schema: not sent');
+        continue;
+      }
+      connection.publish(
+        { topic: topicFor(config.mqtt!.topic_prefix, status.resourceId, 'heartbeat'), payload: JSON.stringify(message), qos: 1, retain: false },
+        (err) => {
+          if (!err) this.counters.heartbeats.inc();
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// Builds the store-and-forward pipeline: recorder (readings + outbox in SQLite), the
+// outbox publisher with its MQTT connection, and the device messages. The composition
+// root (daemon.ts) feeds samples to `recorder.record` and scan content to `deviceMessages`.
+import { hostname } from 'node:os';
+import type { AppContext } from '../daemon.js';
+import type { MeterStatus } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import { Outbox } from '../store/outbox.js';
+import { ReadingsStore } from '../store/readings.js';
+import { BUILD_DATE_MS } from '../version.js';
+import { leaveVerdict, trustingGate, type ClockGate } from './clock-gate.js';
+import { MqttConnection } from './connection.js';
+import { DeviceMessages } from './device-messages.js';
+import { OutboxPublisher } from './publisher.js';
+import { MeasurementRecorder } from './recorder.js';
+
+export interface Uplink {
+  /** In start order. */
+  readonly modules: Module[];
+  readonly readings: ReadingsStore;
+  readonly outbox: Outbox;
+  readonly recorder: MeasurementRecorder;
+  /** Null without an `mqtt` section (readings are still stored for pricing). */
+  readonly publisher: OutboxPublisher | null;
+  readonly deviceMessages: DeviceMessages | null;
+}
+
+export interface UplinkOptions {
+  readonly clockGate?: ClockGate;
+  readonly meters?: () => readonly MeterStatus[] | null;
+  readonly buildDateMs?: number;
+}
+
+export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
+  const { config } = ctx;
+  const clockGate = opts.clockGate ?? trustingGate(ctx.clock);
+  const readings = new ReadingsStore(ctx.db);
+  const outbox = new Outbox(ctx.db, { maxRows: config.store.outbox_max_rows, maxBytes: config.store.outbox_max_bytes });
+  let publisher: OutboxPublisher | null = null;
+  let deviceMessages: DeviceMessages | null = null;
+  let connection: MqttConnection | null = null;
+  if (config.mqtt) {
+    connection = new MqttConnection({ mqtt: config.mqtt, clientId: config.mqtt.client_id ?? `metergate-${config.gateway_id ?? hostname()}`, logger: ctx.logger });
+    const buildDateMs = opts.buildDateMs ?? BUILD_DATE_MS;
+    publisher = new OutboxPublisher({ ...ctx, outbox, connection, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs) });
+  }
+  const pub = publisher;
+  const recorder = new MeasurementRecorder({
+    ...ctx,
+    readings,
+    outbox,
+    clockGate,
+    onStored: (id) => pub?.wake(id),
+    onEvicted: (n) => pub?.countEvicted(n),
+  });
+  const modules: Module[] = [recorder];
+  if (publisher && connection) {
+    deviceMessages = new DeviceMessages({ ...ctx, connection, recorder, clockGate, meters: opts.meters ?? (() => null) });
+    modules.push(publisher, deviceMessages);
+  }
+  return { modules, readings, outbox, recorder, publisher, deviceMessages };
+}

@@ -1,0 +1,13 @@
+// Topics: {prefix}/resources/{resource_id}/{measurements|heartbeats|boot_notifications|network_scans}.
+import type { MessageType } from './validate.js';
+
+const SUFFIX: Record<MessageType, string> = {
+  measurement: 'measurements',
+  heartbeat: 'heartbeats',
+  boot_notification: 'boot_notifications',
+  network_scan: 'network_scans',
+};
+
+export function topicFor(prefix: string, resourceId: string, type: MessageType): string {
+  return `${prefix.replace(/\/+$/, '')}/resources/${resourceId}/${SUFFIX[type]}`;
+}

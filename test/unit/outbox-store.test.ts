@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/db.js';
+import { Outbox } from '../../src/store/outbox.js';
+import { ReadingsStore } from '../../src/store/readings.js';
+
+const msg = (i: number, payload = `{"n":${i}}`) => ({ topic: 't/x', payload, qos: 1 as const, retain: false, stampedAtMs: 1000 + i });
+
+describe('outbox (real SQLite)', () => {
+  it('pages oldest first and deletes only acknowledged rows', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    const ids = Array.from({ length: 10 }, (_, i) => outbox.enqueue(msg(i), 5000).id);
+    expect(outbox.depth).toBe(10);
+    const page = outbox.page(0, 4);
+    expect(page.map((r) => r.id)).toEqual(ids.slice(0, 4));
+    expect(page[0]).toMatchObject({ topic: 't/x', payload: '{"n":0}', qos: 1, retain: false, stampedAtMs: 1000, createdAtMs: 5000 });
+    expect(outbox.page(ids[3], 100, ids[5]).map((r) => r.id)).toEqual([ids[4], ids[5]]);
+    expect(outbox.deleteAcked(page.map((r) => ({ id: r.id, bytes: r.bytes })))).toBe(4);
+    expect(outbox.deleteAcked([{ id: page[0].id, bytes: page[0].bytes }])).toBe(0); // a second PUBACK changes nothing
+    expect(outbox.depth).toBe(6);
+    expect(outbox.stats().oldestCreatedAtMs).toBe(5000);
+  });
+
+  it('drops the oldest rows when a bound is hit, and counts them', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 100, maxBytes: 1e9 });
+    let dropped = 0;
+    for (let i = 0; i < 150; i++) dropped += outbox.enqueue(msg(i), 0).dropped;
+    expect(dropped).toBe(50);
+    expect(outbox.depth).toBe(100);
+    expect(outbox.page(0, 1)[0].payload).toBe('{"n":50}');
+    expect(outbox.stats().droppedTotal).toBe(50);
+
+    const small = new Outbox(openDatabase(':memory:'), { maxRows: 1000, maxBytes: 10 * 103 });
+    for (let i = 0; i < 20; i++) small.enqueue(msg(i, 'x'.repeat(100)), 0);
+    expect(small.depth).toBe(10);
+    expect(small.stats().bytes).toBe(10 * 103);
+  });
+
+  it('keeps the row/byte totals across a reopen, and ids never come back after it empties', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    const a = outbox.enqueue(msg(1), 0);
+    outbox.deleteAcked([{ id: a.id, bytes: outbox.page(0, 1)[0].bytes }]);
+    const b = outbox.enqueue(msg(2), 0);
+    expect(b.id).toBeGreaterThan(a.id);
+    const again = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    expect(again.depth).toBe(1);
+    expect(again.stats().bytes).toBe(outbox.stats().bytes);
+  });
+});
+
+describe('readings store', () => {
+  it('returns cumulative energy with timestamps between two times, and purges by age', () => {
+    const db = openDatabase(':memory:');
+    const readings = new ReadingsStore(db);
+    const R = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
+    for (let i = 0; i < 10; i++) {
+      readings.insert({ resourceId: R, sampledAtMs: i * 10_000, metrics: [{ name: 'active_energy_import', value: 1000 + i, unit: 'Wh' }, { name: 'total_active_power', value: 360, unit: 'W' }] });
+    }
+    expect(readings.insert({ resourceId: R, sampledAtMs: 0, metrics: [] })).toBe(false); // same instant twice
+    const got = readings.between(R, 20_000, 50_000);
+    expect(got.map((r) => [r.sampledAtMs, r.energyImportWh])).toEqual([
+      [20_000, 1002],
+      [30_000, 1003],
+      [40_000, 1004],
+      [50_000, 1005],
+    ]);
+    expect(got[0].powerW).toBe(360);
+    expect(readings.latest(R)?.sampledAtMs).toBe(90_000);
+    expect(readings.purgeBefore(50_000)).toBe(5);
+    expect(readings.count()).toBe(5);
+  });
+});
