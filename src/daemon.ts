@@ -18,6 +18,7 @@ import { PriceSync } from './prices/sync.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
 import { ForecastStore } from './store/forecasts.js';
 import { PriceStore } from './store/prices.js';
+import { buildUplink } from './uplink/index.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
 export interface AppContext {
@@ -57,6 +58,13 @@ export function buildModules(ctx: AppContext): Module[] {
   // network_scan content (interfaces + what answers on each bus); the uplink publishes it
   // with networkScan.onChange(content => ...), which fires at start and on every change.
   const networkScan = new NetworkScanWatcher(ctx);
+  // Store and forward: samples that pass the clock gate are committed (reading + outbox
+  // row) before the publisher drains them to the broker (src/uplink).
+  const uplink = buildUplink(ctx, { clockGate: clockGuard, meters: () => ctx.probes.meters?.() ?? null });
+  clockGuard.connect((sample) => uplink.recorder.record(sample));
+  modules.push(...uplink.modules);
+  if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
+  if (uplink.deviceMessages) networkScan.onChange((content) => uplink.deviceMessages!.networkScan(content));
   if (ctx.config.meters.length > 0) {
     const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
     modules.push(poller);
