@@ -22,7 +22,19 @@ export interface TlsBroker {
   readonly url: string;
   readonly caFile: string;
   readonly dir: string;
+  /** Stops the broker for good and removes its files. */
   stop(): Promise<void>;
+  /** Stops the broker process (SIGTERM; with persistence it saves its sessions), keeping its files and port. */
+  pause(): Promise<void>;
+  /** Starts it again on the same port with the same files. */
+  resume(): Promise<void>;
+  /** Whether the broker process runs. */
+  readonly running: boolean;
+}
+
+export interface BrokerOptions {
+  /** Keep sessions and queued QoS 1 messages across pause()/resume() (mosquitto persistence). */
+  readonly persistence?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -64,7 +76,7 @@ async function waitForPort(port: number, proc: ChildProcess, log: () => string):
   }
 }
 
-export async function startTlsBroker(users: readonly BrokerUser[]): Promise<TlsBroker> {
+export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerOptions = {}): Promise<TlsBroker> {
   if (!MOSQUITTO) throw new Error('mosquitto not installed');
   const dir = mkdtempSync(join(tmpdir(), 'mg-mqtt-'));
   const { ca, cert, key } = makeCertificates(dir);
@@ -79,7 +91,7 @@ export async function startTlsBroker(users: readonly BrokerUser[]): Promise<TlsB
     conf,
     [
       ...(process.getuid?.() === 0 ? ['user root'] : []),
-      'persistence false',
+      ...(opts.persistence ? ['persistence true', `persistence_location ${dir}/`, 'autosave_interval 0'] : ['persistence false']),
       'log_dest stderr',
       'log_type error',
       'log_type warning',
@@ -90,24 +102,42 @@ export async function startTlsBroker(users: readonly BrokerUser[]): Promise<TlsB
       `cafile ${ca}`,
       `certfile ${cert}`,
       `keyfile ${key}`,
+      // Room for a long backlog in flight and queued for a subscriber that is away.
+      'max_inflight_messages 0',
+      'max_queued_messages 0',
       '',
     ].join('\n'),
   );
-  const proc = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  await waitForPort(port, proc, () => stderr);
+  let proc: ChildProcess | null = null;
+  const launch = async () => {
+    const p = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    p.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc = p;
+    await waitForPort(port, p, () => stderr);
+  };
+  const halt = async () => {
+    const p = proc;
+    proc = null;
+    if (p && p.exitCode === null && p.signalCode === null) {
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      await exited;
+    }
+  };
+  await launch();
   return {
     port,
     url: `mqtts://localhost:${port}`,
     caFile: ca,
     dir,
+    get running() {
+      return proc !== null;
+    },
+    pause: halt,
+    resume: launch,
     async stop() {
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        await exited;
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,155 @@
+// The uplink against a real mosquitto (TLS, password file, ACL): samples committed to
+// SQLite, drained oldest first, deleted after PUBACK; the subscriber's ACL lets it read
+// only its own resource; MQTT 5 carries a message id; 3.1.1 works too.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, type AppContext } from '../../src/daemon.js';
+import type { MeterSample } from '../../src/domain.js';
+import { createLogger } from '../../src/log.js';
+import { openDatabase } from '../../src/store/db.js';
+import { buildUplink, type Uplink } from '../../src/uplink/index.js';
+import { messageProblems } from '../../src/uplink/validate.js';
+import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+
+const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+const MINE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
+const OTHER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
+
+function sample(resourceId: string, sampledAtMs: number, energyWh: number): MeterSample {
+  return {
+    resourceId,
+    sampledAtMs,
+    metrics: [
+      { name: 'total_active_power', value: 1234.5, unit: 'W' },
+      { name: 'active_energy_import', value: energyWh, unit: 'Wh' },
+    ],
+  };
+}
+
+/** A whole second an hour ago: the clock gate lets no message stamped in the future leave. */
+const hourAgo = () => Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, ACL)', () => {
+  let broker: TlsBroker;
+  let dir: string;
+
+  beforeAll(async () => {
+    broker = await startTlsBroker([
+      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
+      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
+    ]);
+    dir = mkdtempSync(join(tmpdir(), 'mg-uplink-'));
+  });
+
+  afterAll(async () => {
+    await broker?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function startUplink(name: string, protocolVersion: 4 | 5, extra: Record<string, unknown> = {}): Promise<{ ctx: AppContext; uplink: Uplink; stop(): Promise<void> }> {
+    const config = validateConfig(
+      {
+        organization_id: ORG,
+        data_dir: join(dir, name),
+        mqtt: { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile, protocol_version: protocolVersion, client_id: `gw-${name}`, reconnect_min_ms: 100, reconnect_max_ms: 500, ...extra },
+      },
+      'test',
+      {},
+    );
+    const ctx = createContext(config, { db: openDatabase(join(dir, `${name}.db`)), logger: createLogger(process.env.TEST_LOG ?? 'warn') });
+    const uplink = buildUplink(ctx);
+    for (const m of uplink.modules) await m.start();
+    return {
+      ctx,
+      uplink,
+      async stop() {
+        for (const m of [...uplink.modules].reverse()) await m.stop();
+        ctx.db.close();
+      },
+    };
+  }
+
+  it('commits each sample before publishing, drains oldest first, deletes on PUBACK; the ACL hides other resources', async () => {
+    const sub: TestSubscriber = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: 'svc/resources/+/measurements' });
+    const gw = await startUplink('v5', 5);
+    try {
+      await until(() => gw.uplink.publisher!.view().state === 'connected', 'connection');
+      const t0 = hourAgo();
+      for (let i = 0; i < 50; i++) {
+        gw.uplink.recorder.record(sample(MINE, t0 + i * 10_000, 1_000_000 + i));
+        gw.uplink.recorder.record(sample(OTHER, t0 + i * 10_000, 5_000 + i));
+      }
+      // Every reading is in SQLite at once, whatever the broker does.
+      expect(gw.uplink.readings.between(MINE, t0, t0 + 49 * 10_000)).toHaveLength(50);
+      await sub.waitFor((all) => all.length >= 50, '50 measurements');
+      await until(() => gw.uplink.outbox.depth === 0, 'outbox empty');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(sub.messages).toHaveLength(50);
+      for (const m of sub.messages) {
+        expect(m.topic).toBe(`svc/resources/${MINE}/measurements`);
+        expect(messageProblems('measurement', m.json)).toEqual([]);
+        expect(m.retain).toBe(false);
+        expect(m.messageId).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      const sampled = sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at);
+      expect(sampled).toEqual([...sampled].sort());
+      expect(sampled[0]).toBe(new Date(t0).toISOString());
+      expect(new Set(sub.messages.map((m) => m.messageId)).size).toBe(50);
+    } finally {
+      await sub.close();
+      await gw.stop();
+    }
+  });
+
+  it('works over MQTT 3.1.1 as well', async () => {
+    const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/#`, protocolVersion: 4 });
+    const gw = await startUplink('v4', 4);
+    try {
+      const t0 = hourAgo() + 600_000;
+      for (let i = 0; i < 5; i++) gw.uplink.recorder.record(sample(MINE, t0 + i * 10_000, 2_000 + i));
+      await sub.waitFor((all) => all.length >= 5, '5 measurements');
+      await until(() => gw.uplink.outbox.depth === 0, 'outbox empty');
+      expect(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).toEqual([0, 1, 2, 3, 4].map((i) => new Date(t0 + i * 10_000).toISOString()));
+    } finally {
+      await sub.close();
+      await gw.stop();
+    }
+  });
+
+  it('keeps messages while the broker refuses the password, and never logs it', async () => {
+    const gw = await startUplink('badpw', 5, { password: 'wrong-password' });
+    try {
+      gw.uplink.recorder.record(sample(MINE, hourAgo() + 1_200_000, 1));
+      await until(() => gw.uplink.publisher!.view().lastError !== null, 'a connection error');
+      expect(gw.uplink.publisher!.view().lastError).toMatch(/user name or password|not authorized/);
+      expect(gw.uplink.publisher!.view().state).not.toBe('connected');
+      expect(gw.uplink.outbox.depth).toBe(1);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('removes a message the broker refuses by ACL (MQTT 5 reason code 135) instead of blocking the outbox', async () => {
+    const gw = await startUplink('acl', 5, { topic_prefix: 'forbidden' });
+    try {
+      gw.uplink.recorder.record(sample(MINE, hourAgo() + 1_200_000, 1));
+      await until(() => gw.uplink.outbox.depth === 0, 'refused row removed');
+      const metrics = await gw.ctx.metrics.getSingleMetricAsString('metergate_uplink_refused_total');
+      expect(metrics).toMatch(/metergate_uplink_refused_total 1/);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
