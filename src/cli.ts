@@ -2,6 +2,7 @@
 // metergate command line: one sub-command per file in src/cli/, registered here.
 import { Command } from 'commander';
 import { registerConfigCommands } from './cli/config.js';
+import { registerDemoCommand } from './cli/demo.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { registerForecastCommands } from './cli/forecast.js';
 import { registerPricesCommands } from './cli/prices.js';
@@ -22,6 +23,7 @@ registerSimCommand(program);
 registerTokenCommands(program);
 registerScanCommand(program);
 registerDoctorCommand(program);
+registerDemoCommand(program);
 registerPricesCommands(program);
 registerForecastCommands(program);
 

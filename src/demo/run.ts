@@ -1,0 +1,135 @@
+// `metergate demo`: the daemon on embedded defaults, no hardware, no cloud. It starts a
+// simulated SDM630 bus (Modbus TCP), an embedded TLS MQTT broker with a CA made on the
+// spot, the daemon with a temporary data directory, and a subscriber that prints every
+// message as it arrives (checked against its JSON Schema).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { parseDocument } from 'yaml';
+import { validateConfig } from '../config/load.js';
+import { createContext, Daemon } from '../daemon.js';
+import { createLogger } from '../log.js';
+import { Simulator } from '../sim/simulator.js';
+import { messageProblems, MESSAGE_TYPES, type MessageType } from '../uplink/validate.js';
+import { makeDemoCertificates } from './certs.js';
+import { startEmbeddedBroker } from './broker.js';
+
+export const DEMO_CONFIG_URL = new URL('../../config/demo.yaml', import.meta.url);
+
+export interface DemoOptions {
+  /** Where the live messages go (stdout). */
+  readonly out: NodeJS.WritableStream;
+  /** Stop by itself after this long (tests); default: run until SIGINT/SIGTERM. */
+  readonly durationMs?: number;
+  /** Print full JSON for measurements (default) or one line per message. */
+  readonly compact?: boolean;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const TYPE_BY_SUFFIX: Record<string, MessageType> = {
+  measurements: 'measurement',
+  heartbeats: 'heartbeat',
+  boot_notifications: 'boot_notification',
+  network_scans: 'network_scan',
+};
+
+export async function runDemo(opts: DemoOptions): Promise<void> {
+  const out = (line = '') => opts.out.write(`${line}\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-demo-'));
+  const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'warn', process.stderr as never);
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    while (stops.length > 0) {
+      try {
+        await stops.pop()!();
+      } catch {
+        /* best effort on the way out */
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    out('metergate demo: simulated meters -> SQLite outbox -> TLS MQTT (embedded broker). Ctrl-C stops it.');
+    const certs = await makeDemoCertificates();
+    const caFile = join(dir, 'ca.pem');
+    writeFileSync(caFile, certs.caCert);
+
+    const raw = parseDocument(readFileSync(DEMO_CONFIG_URL, 'utf8')).toJS() as Record<string, any>;
+    const broker = await startEmbeddedBroker({ cert: certs.serverCert, key: certs.serverKey, username: raw.mqtt.username, password: raw.mqtt.password });
+    stops.push(() => broker.stop());
+
+    const sim = new Simulator({ units: (raw.meters as Array<{ unit_id: number; profile: string }>).map((m) => ({ unitId: m.unit_id, profile: m.profile })), logger, tcpPort: 0, host: '127.0.0.1' });
+    const endpoints = await sim.start();
+    stops.push(() => sim.stop());
+
+    raw.data_dir = join(dir, 'data');
+    raw.buses[0].tcp_port = endpoints.tcpPort;
+    raw.mqtt.url = `mqtts://localhost:${broker.port}`;
+    raw.mqtt.ca_file = caFile;
+    raw.http.port = await freePort();
+    const config = validateConfig(raw, 'config/demo.yaml', {});
+
+    out(`  simulator      Modbus TCP 127.0.0.1:${endpoints.tcpPort}, unit ids ${config.meters.map((m) => m.unit_id).join(', ')} (SDM630)`);
+    out(`  broker         ${config.mqtt!.url} (TLS, CA generated just now: ${caFile})`);
+    out(`  data dir       ${config.data_dir} (SQLite: readings + outbox)`);
+    out(`  HTTP           http://127.0.0.1:${config.http.port}/status  /healthz  /metrics`);
+    out('');
+
+    // Subscribe first, as a cloud consumer would; print each message as it arrives.
+    const sub = mqtt.connect(config.mqtt!.url, { ca: certs.caCert, username: raw.mqtt.username, password: raw.mqtt.password, protocolVersion: 4, reconnectPeriod: 500 });
+    stops.push(() => sub.endAsync(true));
+    await new Promise<void>((resolve, reject) => {
+      sub.once('connect', () => resolve());
+      sub.once('error', reject);
+    });
+    await sub.subscribeAsync(`${config.mqtt!.topic_prefix}/resources/+/+`, { qos: 1 });
+    const counts = Object.fromEntries(MESSAGE_TYPES.map((t) => [t, 0])) as Record<MessageType, number>;
+    sub.on('message', (topic, payload, packet) => {
+      const type = TYPE_BY_SUFFIX[topic.split('/').pop() ?? ''];
+      if (!type) return;
+      counts[type] += 1;
+      let json: unknown;
+      try {
+        json = JSON.parse(payload.toString());
+      } catch {
+        out(`${topic}: not JSON!`);
+        return;
+      }
+      const problems = messageProblems(type, json);
+      const verdict = problems.length === 0 ? 'schema-valid' : `SCHEMA PROBLEMS: ${problems.join('; ')}`;
+      const flags = packet.retain ? ', retained' : '';
+      out(`<- ${topic}  [${type}${flags}, ${verdict}]`);
+      if (type === 'measurement' && !opts.compact) out(JSON.stringify(json, null, 2));
+      else out(`   ${JSON.stringify(json)}`);
+    });
+
+    const daemon = new Daemon(createContext(config, { logger }));
+    await daemon.start();
+    stops.push(() => daemon.stop());
+    out(`daemon started; first measurements within ${Math.round(config.poll.interval_ms / 1000)} s, heartbeats every ${Math.round(config.mqtt!.heartbeat_interval_ms / 1000)} s`);
+    out('');
+
+    await new Promise<void>((resolve) => {
+      const done = () => resolve();
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+      if (opts.durationMs !== undefined) setTimeout(done, opts.durationMs).unref();
+    });
+    out('');
+    out(`stopping; received ${Object.entries(counts).map(([t, n]) => `${n} ${t}`).join(', ')}`);
+  } finally {
+    await stopAll();
+  }
+}
