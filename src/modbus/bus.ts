@@ -294,7 +294,7 @@ export class ModbusBus {
         /* already gone */
       }
       this.nextOpenAt = monotonic() + this.reopenDelayMs;
-      this.reopenDelayMs = Math.min(this.reopenDelayMs * 2, this.deps.reopenMaxMs ?? 10_000);
+      this.reopenDelayMs = Math.min(this.reopenDelayMs * 2, this.deps.reopenMaxMs ?? 2_000);
       throw err;
     } finally {
       clearTimeout(timer);
