@@ -1,7 +1,8 @@
 // metergate forecast eval: the rolling-origin backtest of the forecaster on the prices in
 // the gateway's store (import history first with `metergate prices import`).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { validateConfig } from '../config/load.js';
 import type { Command } from 'commander';
 import type { SeriesPoint } from '../forecast/day-matrix.js';
 import { evaluateRolling, formatEvaluationTable } from '../forecast/evaluate.js';
@@ -43,7 +44,11 @@ export function registerForecastCommands(program: Command): void {
     .option('--db <file>', 'SQLite database to read instead of the configured one')
     .option('--out <dir>', 'where to write the JSON figures and the SVG plot', '.')
     .action((opts: EvalOptions) => {
-      const config = loadConfigOrExit(opts.config);
+      // With --db and no config file, the forecaster runs on the configuration defaults.
+      const config =
+        opts.db && !existsSync(opts.config)
+          ? validateConfig({ organization_id: '00000000-0000-4000-8000-000000000000', data_dir: dirname(opts.db) }, 'defaults', {})
+          : loadConfigOrExit(opts.config);
       const market = marketByCode(opts.region);
       if (!market) fail(`unknown market area ${opts.region}`);
       const intervalS = Number(opts.interval);

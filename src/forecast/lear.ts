@@ -190,12 +190,31 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
   return out;
 }
 
+/**
+ * Penalties chosen by leave-one-out, kept between consecutive origins: the coefficients are
+ * refitted at every origin, the penalty is chosen again once it is a week old (the
+ * leave-one-out search is most of the cost, and a day's data barely moves it).
+ */
+export class PenaltyCache {
+  private readonly chosen = new Map<string, { penalty: number; originDay: number }>();
+  constructor(readonly maxAgeDays = 7) {}
+
+  get(key: string, originDay: number): number | undefined {
+    const c = this.chosen.get(key);
+    return c && originDay - c.originDay < this.maxAgeDays && originDay >= c.originDay ? c.penalty : undefined;
+  }
+
+  set(key: string, originDay: number, penalty: number): void {
+    this.chosen.set(key, { penalty, originDay });
+  }
+}
+
 /** Point forecasts for days lastKnownDay+1 .. lastKnownDay+horizonDays. */
-export function forecastLear(origin: ForecastOrigin, options: LearOptions): DayForecast[] {
-  const long = forecastSingle(origin, options);
+export function forecastLear(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
+  const long = forecastSingle(origin, options, penalties);
   if (!options.windowEnsemble) return long;
   const shortDays = Math.max(56, Math.round(options.trainingWindowDays / 4));
-  const short = forecastSingle(origin, { ...options, trainingWindowDays: shortDays });
+  const short = forecastSingle(origin, { ...options, trainingWindowDays: shortDays }, penalties);
   return long.map((l, i) => {
     const s = short[i];
     if (l.method !== 'lear' || s.method !== 'lear') return l;
@@ -203,7 +222,7 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions): DayF
   });
 }
 
-function forecastSingle(origin: ForecastOrigin, options: LearOptions): DayForecast[] {
+function forecastSingle(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
   const { prices, lastKnownDay } = origin;
   const windowStart = lastKnownDay - options.trainingWindowDays + 1;
   const scaler = robustScaler(prices, windowStart, lastKnownDay);
@@ -229,7 +248,7 @@ function forecastSingle(origin: ForecastOrigin, options: LearOptions): DayForeca
     const y = new Float64Array(maxRows);
     // The penalty is chosen by leave-one-out once per hour of the day (at its first slot)
     // and reused for that hour's other quarter-hours: their problems are near-identical,
-    // and it makes the 96-slot model 3x cheaper.
+    // and it makes the 96-slot model 3x cheaper. With a cache, it is chosen weekly.
     const slotsPerHour = Math.max(1, Math.round(slots / 24));
     let penalty = 0;
     for (let s = 0; s < slots; s++) {
@@ -249,7 +268,15 @@ function forecastSingle(origin: ForecastOrigin, options: LearOptions): DayForeca
       }
       const xs = x.subarray(0, n * p);
       const ys = y.subarray(0, n);
-      const model = s % slotsPerHour === 0 ? fitRidgeLoo(xs, ys, n, p) : fitRidgeFixed(xs, ys, n, p, penalty);
+      let model;
+      if (s % slotsPerHour === 0) {
+        const key = `${options.trainingWindowDays}:${h}:${s / slotsPerHour}:${p}`;
+        const cached = penalties?.get(key, lastKnownDay);
+        if (cached === undefined) {
+          model = fitRidgeLoo(xs, ys, n, p);
+          penalties?.set(key, lastKnownDay, model.relativePenalty);
+        } else model = fitRidgeFixed(xs, ys, n, p, cached);
+      } else model = fitRidgeFixed(xs, ys, n, p, penalty);
       penalty = model.relativePenalty;
       values[s] = inverse(predictLinear(model, row), scaler, options.transform);
     }

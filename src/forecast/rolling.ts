@@ -6,7 +6,7 @@
 // at their origin (recent day-to-day price variation) so the bounds widen and narrow with
 // the market rather than lagging a regime change by the whole calibration window.
 import { valueAt, type DayMatrix } from './day-matrix.js';
-import { forecastLear, quantileSorted, type LearOptions } from './lear.js';
+import { forecastLear, PenaltyCache, quantileSorted, type LearOptions } from './lear.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
 
@@ -18,6 +18,12 @@ export interface RollingOptions extends LearOptions {
   readonly scaling: ErrorScaling;
   /** Days after the origin day whose exogenous forecasts are known at the origin. */
   readonly exogenousLeadDays: number;
+  /**
+   * Adaptive conformal inference (Gibbs & Candes 2021): after each revealed day, the
+   * quantile level of each horizon moves by this rate times (nominal miss rate - the day's
+   * miss rate), so the long-run coverage holds under distribution shift. 0 = off.
+   */
+  readonly adaptiveRate?: number;
 }
 
 export interface RollingInput {
@@ -55,7 +61,7 @@ export function recentVariation(prices: DayMatrix, lastKnownDay: number): number
 interface PastForecast {
   readonly originDay: number;
   readonly scale: number;
-  readonly days: { day: number; horizon: number; values: Float64Array }[];
+  readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array }[];
 }
 
 /**
@@ -65,16 +71,44 @@ interface PastForecast {
  */
 export class ConformalForecaster {
   private readonly past: PastForecast[] = [];
+  private readonly penalties = new PenaltyCache();
+  /** Per horizon (index h-1), the miss rate currently aimed at (ACI); starts at the nominal one. */
+  private readonly missLevel: number[];
 
   constructor(
     private readonly input: RollingInput,
     private readonly options: RollingOptions,
-  ) {}
+  ) {
+    this.missLevel = Array.from({ length: options.horizonDays }, () => 1 - options.coverage);
+  }
+
+  /** ACI step: each horizon's forecast whose target day `o` is now known moves its level. */
+  private adapt(o: number): void {
+    const rate = this.options.adaptiveRate ?? 0;
+    if (rate <= 0) return;
+    const nominal = 1 - this.options.coverage;
+    for (const f of this.past) {
+      const h = o - f.originDay;
+      const fd = f.days[h - 1];
+      if (!fd || fd.day !== o) continue;
+      let misses = 0;
+      let n = 0;
+      for (let s = 0; s < fd.values.length; s++) {
+        const actual = valueAt(this.input.prices, o, s);
+        if (Number.isNaN(actual)) continue;
+        n++;
+        if (actual < fd.lower[s] || actual > fd.upper[s]) misses++;
+      }
+      if (n === 0) continue;
+      const level = this.missLevel[h - 1] + rate * (nominal - misses / n);
+      this.missLevel[h - 1] = Math.min(0.95, Math.max(0.005, level));
+    }
+  }
 
   /** Forecasts from origin `o` (call with increasing origins). */
   advance(o: number): BoundedDayForecast[] {
     const { input, options, past } = this;
-    const alpha = 1 - options.coverage;
+    this.adapt(o);
     const out: BoundedDayForecast[] = [];
     const points = forecastLear(
       {
@@ -84,6 +118,7 @@ export class ConformalForecaster {
         exogenousKnownThrough: o + options.exogenousLeadDays,
       },
       options,
+      this.penalties,
     );
     const scale = options.scaling === 'none' ? 1 : recentVariation(input.prices, o);
     for (const p of points) {
@@ -104,6 +139,7 @@ export class ConformalForecaster {
       let qLo: number;
       let qHi: number;
       if (calibrated) {
+        const alpha = this.missLevel[p.horizon - 1];
         qLo = quantileSorted(scores, alpha / 2);
         qHi = quantileSorted(scores, 1 - alpha / 2);
       } else {
@@ -121,7 +157,7 @@ export class ConformalForecaster {
       }
       out.push({ originDay: o, day: p.day, horizon: p.horizon, method: p.method, forecast: p.values, lower, upper, calibrationSize: calibrated ? n : 0 });
     }
-    past.push({ originDay: o, scale, days: points.map((p) => ({ day: p.day, horizon: p.horizon, values: p.values })) });
+    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper })) });
     while (past.length > 0 && past[0].originDay < o - options.calibrationDays - options.horizonDays) past.shift();
     return out;
   }

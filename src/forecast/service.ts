@@ -50,6 +50,7 @@ export function rollingOptions(config: Config): RollingOptions {
     coverage: config.forecast.interval,
     scaling: 'recent-variation',
     exogenousLeadDays: 1,
+    adaptiveRate: 0.05,
   };
 }
 
