@@ -1,15 +1,10 @@
-// The edge around the pure pricing: turns request readings into EnergyReadings (422 on
-// bad ones), checks the market, fetches the window's prices ONCE, prices, and maps the
-// outcome to problems (422 missing period, 503 no prices yet for the market).
+// The edge around the pure pricing: checks the market and the readings' order, fetches
+// the window's prices ONCE, prices, and maps the outcome to problems (422 missing period,
+// 503 no prices yet for the market).
 import { checkReadings, priceSession, type EnergyReading } from '../pricing/session-cost.js';
 import { HttpProblem, type FieldError } from './errors.js';
 import type { MarketInfo, PriceAccess } from './price-access.js';
-import { formatUtc, parseTimestamp } from './timestamps.js';
-
-export interface RequestReading {
-  readonly reading_kwh: number;
-  readonly timestamp: string;
-}
+import { formatUtc } from './timestamps.js';
 
 export interface RequestPowerMarket {
   readonly market_area_code: string;
@@ -30,22 +25,6 @@ export function resolveMarket(access: PriceAccess, pm: RequestPowerMarket, path 
   if (pm.sub_modality !== 'DayAhead') errors.push({ path: `${path}.sub_modality`, message: `must be "DayAhead" (the only modality priced)` });
   if (errors.length > 0 || !market) throw invalid('the power market is not one this gateway prices', errors);
   return market;
-}
-
-/** Parses timestamps (Z or offset required). Throws 422 listing the first bad ones. */
-export function toEnergyReadings(items: readonly RequestReading[], path = 'meter_readings'): EnergyReading[] {
-  const out: EnergyReading[] = new Array(items.length);
-  const errors: FieldError[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const ts = parseTimestamp(items[i].timestamp);
-    if (typeof ts === 'string') {
-      if (errors.length < MAX_LISTED) errors.push({ path: `${path}[${i}].timestamp`, message: ts });
-      continue;
-    }
-    out[i] = { timestampMs: ts, energyKwh: items[i].reading_kwh };
-  }
-  if (errors.length > 0) throw invalid('some meter reading timestamps are invalid', errors);
-  return out;
 }
 
 /** Sortedness, duplicates, decreasing readings (and at least 2 when `minTwo`). */

@@ -72,3 +72,24 @@ export function fieldErrors(validate: ValidateFunction, max = 20): FieldError[] 
   }
   return out;
 }
+
+function absoluteRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(absoluteRefs);
+  if (node && typeof node === 'object') {
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `openapi.json${v}` : absoluteRefs(v)]),
+    );
+  }
+  return node;
+}
+
+/**
+ * The validator of `components.schemas.<name>` with the items of the array property
+ * `arrayProperty` left unchecked: for arrays of up to 100,000 readings whose items are
+ * checked by a hand-written loop that also parses them (see readings-input.ts).
+ */
+export function shellValidator(name: string, arrayProperty: string): ValidateFunction {
+  const schema = absoluteRefs(openApiDocument.components.schemas[name]) as { properties: Record<string, Record<string, unknown>> };
+  const { items: _items, ...array } = schema.properties[arrayProperty];
+  return ajv.compile({ ...schema, properties: { ...schema.properties, [arrayProperty]: array } });
+}

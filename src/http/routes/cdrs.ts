@@ -4,13 +4,14 @@ import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
-import { assertReadingsUsable, priceReadings, resolveMarket, toEnergyReadings, type RequestPowerMarket, type RequestReading } from '../session-pricing.js';
+import { readMeterReadings } from '../readings-input.js';
+import { assertReadingsUsable, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc } from '../timestamps.js';
-import { fieldErrors, schemaValidator } from '../validate.js';
+import { fieldErrors, shellValidator } from '../validate.js';
 
 interface MeterReadingsRequest {
   power_market: RequestPowerMarket;
-  meter_readings: RequestReading[];
+  meter_readings: unknown[];
   cpo_transaction_id?: string;
 }
 
@@ -27,7 +28,8 @@ export function assertReadingCap(body: unknown, maxReadings: number, path = 'met
 export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cdrs' });
   const body = jsonBody(deps.config.http.body_limit_bytes);
-  const validate = schemaValidator('MeterReadingsRequest');
+  // Items are checked and parsed in one pass by readMeterReadings (same schema, same messages).
+  const validate = shellValidator('MeterReadingsRequest', 'meter_readings');
   const { max_readings: maxReadings } = deps.config.http;
 
   // Registered before /:cpo_transaction_id, so `meter_readings` is never taken for an id.
@@ -38,8 +40,8 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       assertReadingCap(req.body, maxReadings);
       if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the MeterReadingsRequest schema', { errors: fieldErrors(validate) });
       const input = req.body as MeterReadingsRequest;
+      const readings = readMeterReadings(input.meter_readings);
       const market = resolveMarket(deps.priceAccess, input.power_market);
-      const readings = toEnergyReadings(input.meter_readings);
       assertReadingsUsable(readings);
       const priced = priceReadings(deps.priceAccess, market, readings);
       res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: formatUtc(priced.endMs), total_cost: { excl_vat: priced.totalCostExclVat } });

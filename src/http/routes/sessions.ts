@@ -5,9 +5,10 @@ import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
-import { assertReadingsUsable, resolveMarket, toEnergyReadings, type RequestPowerMarket, type RequestReading } from '../session-pricing.js';
+import { readMeterReadings } from '../readings-input.js';
+import { assertReadingsUsable, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, parseTimestamp } from '../timestamps.js';
-import { fieldErrors, schemaValidator } from '../validate.js';
+import { fieldErrors, shellValidator } from '../validate.js';
 import { assertReadingCap } from './cdrs.js';
 
 interface SessionRequest {
@@ -15,7 +16,7 @@ interface SessionRequest {
   status: SessionStatus;
   start_date_time: string;
   end_date_time?: string;
-  meter_readings?: RequestReading[];
+  meter_readings?: unknown[];
   resource_id?: string;
 }
 
@@ -38,7 +39,7 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
 }
 
 export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
-  const validate = schemaValidator('SessionRequest');
+  const validate = shellValidator('SessionRequest', 'meter_readings');
   const localMeters = new Map(deps.config.meters.map((m) => [m.resource_id.toLowerCase(), m.resource_id]));
   const { max_readings: maxReadings } = deps.config.http;
 
@@ -71,7 +72,7 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
     }
     if (errors.length > 0) throw new HttpProblem(422, 'the session is not valid', { errors });
 
-    const readings = hasReadings ? toEnergyReadings(input.meter_readings!) : null;
+    const readings = hasReadings ? readMeterReadings(input.meter_readings!) : null;
     if (readings) assertReadingsUsable(readings, 'meter_readings', input.status === 'completed');
 
     const existing = deps.sessions.get(id);
