@@ -80,7 +80,9 @@ export function buildModules(ctx: AppContext): Module[] {
   // Day-ahead prices: background backfill, then node-cron sync and repair. Whoever must
   // react to new prices subscribes with priceSync.onUpdated(event => ...).
   const priceSync = new PriceSync(ctx);
-  priceSync.onUpdated(() => forecast.refresh());
+  priceSync.onUpdated(() => {
+    void forecast.refresh(); // not awaited: a backfill must not wait for forecasts
+  });
   modules.push(priceSync);
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
   registerOpsMetrics(ctx);

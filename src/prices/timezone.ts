@@ -37,8 +37,13 @@ export interface WallTime {
   readonly second: number;
 }
 
-/** The local wall time of a UTC instant. */
+/** The local wall time of a UTC instant (from the cached offset: no Intl call per instant). */
 export function wallTime(timeZone: string, utcMs: number): WallTime {
+  const d = new Date(utcMs + offsetMs(timeZone, utcMs));
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+}
+
+function intlWallTime(timeZone: string, utcMs: number): WallTime {
   const parts: Record<string, number> = {};
   for (const p of formatter(timeZone).formatToParts(new Date(utcMs))) {
     if (p.type !== 'literal') parts[p.type] = Number(p.value);
@@ -53,11 +58,25 @@ export function offsetMs(timeZone: string, utcMs: number): number {
     cache = new Map();
     offsetCache.set(timeZone, cache);
   }
+  // Per UTC day: the offset when it is the same at both ends of the day (no change that
+  // day, the common case), else NaN and the quarter-hour slot is looked up.
+  const dayKey = -1 - Math.floor(utcMs / DAY_MS);
+  let day = cache.get(dayKey);
+  if (day === undefined) {
+    const start = (-1 - dayKey) * DAY_MS;
+    const a = slotOffset(timeZone, cache, start);
+    day = a === slotOffset(timeZone, cache, start + DAY_MS - SLOT_MS) ? a : Number.NaN;
+    cache.set(dayKey, day);
+  }
+  return Number.isNaN(day) ? slotOffset(timeZone, cache, utcMs) : day;
+}
+
+function slotOffset(timeZone: string, cache: Map<number, number>, utcMs: number): number {
   const slot = Math.floor(utcMs / SLOT_MS);
   let offset = cache.get(slot);
   if (offset === undefined) {
     const slotStart = slot * SLOT_MS;
-    const w = wallTime(timeZone, slotStart);
+    const w = intlWallTime(timeZone, slotStart);
     offset = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - slotStart;
     cache.set(slot, offset);
   }
@@ -91,8 +110,7 @@ export function localDayStartMs(timeZone: string, isoDate: string): number {
 
 /** The local calendar date (YYYY-MM-DD) of an instant. */
 export function localDate(timeZone: string, utcMs: number): string {
-  const w = wallTime(timeZone, utcMs);
-  return `${w.year}-${String(w.month).padStart(2, '0')}-${String(w.day).padStart(2, '0')}`;
+  return new Date(utcMs + offsetMs(timeZone, utcMs)).toISOString().slice(0, 10);
 }
 
 /** UTC start of the local day containing an instant. */

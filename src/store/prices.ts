@@ -60,8 +60,10 @@ export class PriceStore {
       // A new period replaces any stored period it overlaps (e.g. 60-min rows replaced
       // by 15-min rows of a corrected source), so the table never holds overlaps.
       deleteOverlapping: db.prepare(
-        'DELETE FROM prices WHERE market_area = @market AND start_ms > @start - 86400000 AND start_ms < @end AND start_ms <> @start AND start_ms + duration_s * 1000 > @start',
+        'DELETE FROM prices WHERE market_area = @market AND start_ms > @start - @maxMs AND start_ms < @end AND start_ms <> @start AND start_ms + duration_s * 1000 > @start',
       ),
+      maxDuration: db.prepare<[string]>('SELECT max(duration_s) FROM prices WHERE market_area = ?').pluck(),
+      anyBetween: db.prepare<[string, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? LIMIT 1').pluck(),
       upsert: db.prepare(
         `INSERT INTO prices (market_area, start_ms, duration_s, price_per_mwh, currency, source, fetched_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -96,9 +98,26 @@ export class PriceStore {
       return c;
     };
     const run = this.db.transaction(() => {
+      // Overlap removal is only needed where the market already has rows near the batch.
+      const existing = new Map<string, number | null>();
+      const maxMsFor = (area: string): number | null => {
+        if (!existing.has(area)) {
+          let lo = Number.POSITIVE_INFINITY;
+          let hi = Number.NEGATIVE_INFINITY;
+          for (const p of periods) {
+            if (p.marketArea !== area) continue;
+            lo = Math.min(lo, p.startMs - DAY_MS);
+            hi = Math.max(hi, p.startMs + p.durationS * 1000);
+          }
+          const any = this.stmts.anyBetween.get(area, lo, hi) !== undefined;
+          existing.set(area, any ? ((this.stmts.maxDuration.get(area) as number | null) ?? 0) * 1000 : null);
+        }
+        return existing.get(area)!;
+      };
       for (const p of periods) {
         if (!Number.isFinite(p.pricePerMwh)) throw new RangeError(`price for ${p.marketArea} at ${new Date(p.startMs).toISOString()} is not a number`);
-        this.stmts.deleteOverlapping.run({ market: p.marketArea, start: p.startMs, end: p.startMs + p.durationS * 1000 });
+        const maxMs = maxMsFor(p.marketArea);
+        if (maxMs !== null) this.stmts.deleteOverlapping.run({ market: p.marketArea, start: p.startMs, end: p.startMs + p.durationS * 1000, maxMs });
         this.stmts.upsert.run(p.marketArea, p.startMs, p.durationS, p.pricePerMwh, currencyOf(p.marketArea), provenance.source, provenance.fetchedAtMs);
       }
       return periods.length;

@@ -104,7 +104,8 @@ interface RawRow {
   startMs: number;
   durationS?: number;
   pricePerMwh: number;
-  localTime: string;
+  /** The row's time as written, or a wall time (Date.UTC of its fields) formatted only when reported. */
+  localTime: string | number;
   series?: Record<string, number | null>;
 }
 
@@ -163,6 +164,10 @@ function parseIsoWithOffset(raw: string, line: number): number {
   const t = Date.parse(s);
   if (!Number.isFinite(t)) throw new CsvImportError(line, `start "${raw}" is not a valid time`);
   return t;
+}
+
+function shownTime(r: RawRow): string {
+  return typeof r.localTime === 'number' ? formatWall(r.localTime) : r.localTime;
 }
 
 function formatWall(wallMs: number): string {
@@ -228,7 +233,8 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
       const series: Record<string, number | null> = {};
       seriesNames.forEach((name, k) => {
         const v = fields[k + 2].trim();
-        series[name] = v === '' ? null : parseNumber(v, false, lineNo, name);
+        const x = Number(v);
+        series[name] = v === '' ? null : Number.isFinite(x) ? x : parseNumber(v, false, lineNo, name);
       });
       const { utcMs, ambiguous } = resolver.resolve(wall);
       if (utcMs === null) {
@@ -237,7 +243,7 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
         continue;
       }
       if (ambiguous) autumnRows.push({ line: lineNo, wallMs: wall });
-      raw.push({ line: lineNo, startMs: utcMs, durationS: 3600, pricePerMwh: price, localTime: formatWall(wall), series });
+      raw.push({ line: lineNo, startMs: utcMs, durationS: 3600, pricePerMwh: price, localTime: wall, series });
     } else if (layout === 'nl-eur-kwh') {
       const iUtc = col('datum_utc');
       const iLocal = col('datum_nl') >= 0 ? col('datum_nl') : col('datum');
@@ -245,7 +251,7 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
       if (iLocal < 0 && iUtc < 0) throw new CsvImportError(1, 'no datum, datum_nl or datum_utc column');
       const price = Math.round(parseNumber(fields[iPrice], true, lineNo, 'prijs_excl_belastingen') * 1e6) / 1e3; // EUR/kWh -> EUR/MWh
       let startMs: number;
-      let localTime: string;
+      let localTime: string | number;
       if (iUtc >= 0) {
         startMs = parseWall(fields[iUtc], lineNo);
         localTime = iLocal >= 0 ? fields[iLocal].trim() : fields[iUtc].trim();
@@ -258,7 +264,7 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
           continue;
         }
         startMs = utcMs;
-        localTime = formatWall(wall);
+        localTime = wall;
       }
       raw.push({ line: lineNo, startMs, pricePerMwh: price, localTime });
     } else {
@@ -288,7 +294,7 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
     for (let k = raw.length - 1; k >= 0; k--) {
       const wallMs = singles.get(raw[k].line);
       if (wallMs === undefined) continue;
-      if (layout === 'entsoe-history') forcedDays.add(raw[k].localTime.slice(0, 10));
+      if (layout === 'entsoe-history') forcedDays.add(shownTime(raw[k]).slice(0, 10));
       if (choice === 'later') {
         raw[k].startMs = wallToUtc(market.timeZone, wallMs)[1];
       } else if (choice === 'drop') {
@@ -296,7 +302,7 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
           layout === 'entsoe-history'
             ? 'the one 02:00 row of a 25-hour day is the mean of both 02:00 hours, a price of neither; both hours left empty'
             : 'this 02:00 occurs twice on this day but once in the file, and local time cannot say which hour it is; left out (singleAutumnHour=earlier|later assigns it)';
-        dropped.push({ line: raw[k].line, localTime: raw[k].localTime, pricePerMwh: raw[k].pricePerMwh, reason });
+        dropped.push({ line: raw[k].line, localTime: shownTime(raw[k]), pricePerMwh: raw[k].pricePerMwh, reason });
         raw.splice(k, 1);
       }
     }
@@ -304,12 +310,12 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
 
   raw.sort((a, b) => a.startMs - b.startMs);
   for (let k = 1; k < raw.length; k++) {
-    if (raw[k].startMs === raw[k - 1].startMs) throw new CsvImportError(raw[k].line, `time ${raw[k].localTime} repeats line ${raw[k - 1].line}`);
+    if (raw[k].startMs === raw[k - 1].startMs) throw new CsvImportError(raw[k].line, `time ${shownTime(raw[k])} repeats line ${raw[k - 1].line}`);
   }
   assignDurations(raw, market.timeZone);
   for (let k = 1; k < raw.length; k++) {
     const prevEnd = raw[k - 1].startMs + raw[k - 1].durationS! * 1000;
-    if (raw[k].startMs < prevEnd) throw new CsvImportError(raw[k].line, `period at ${raw[k].localTime} overlaps the period of line ${raw[k - 1].line}`);
+    if (raw[k].startMs < prevEnd) throw new CsvImportError(raw[k].line, `period at ${shownTime(raw[k])} overlaps the period of line ${raw[k - 1].line}`);
   }
   const { periods, mergedRows, roundedRepeats, keptRaw } = toNativePeriods(raw, market, layout === 'nl-eur-kwh' ? 0.05 : 0);
 
