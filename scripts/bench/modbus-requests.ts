@@ -6,6 +6,7 @@
 // The wire-time limit is computed from the bytes of the plan: every frame on the line plus
 // the 3.5-character silence Modbus RTU requires before each frame. Overhead beyond it is
 // our gap timer, the pty, the event loop and the simulator process.
+import os from 'node:os';
 import type { RegisterSpec } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
 import { ModbusBus } from '../../src/modbus/bus.js';
@@ -71,16 +72,18 @@ async function main(): Promise<void> {
         ['one register per request', planOnePerRegister(regs)],
       ];
       console.log(`\nSDM630, ${label}: ${regs.length} values, 9600 baud 8E1, ${POLLS} polls each`);
-      console.log('reader                      requests  wire-limit ms  measured ms (median)  measured/limit  raw pty ms/request');
+      console.log('reader                      requests  wire-limit ms  median ms  median/limit  min ms  min/limit  raw pty ms/request');
       let plannerMs = 0;
       for (const [name, plan] of plans) {
         const limitMs = wireChars(plan).withGaps * CHAR_MS;
         await measure(bus, plan.slice(0, 1)); // warm-up
-        const ms = median(await measure(bus, plan));
+        const times = await measure(bus, plan);
+        const ms = median(times);
+        const minMs = Math.min(...times);
         const rawMs = median(await measure(raw, plan)) / plan.length;
         if (name === 'planner') plannerMs = ms;
         console.log(
-          `${name.padEnd(27)} ${String(plan.length).padStart(8)}  ${limitMs.toFixed(1).padStart(13)}  ${ms.toFixed(1).padStart(20)}  ${(ms / limitMs).toFixed(3).padStart(14)}  ${rawMs.toFixed(2).padStart(18)}` +
+          `${name.padEnd(27)} ${String(plan.length).padStart(8)}  ${limitMs.toFixed(1).padStart(13)}  ${ms.toFixed(1).padStart(9)}  ${(ms / limitMs).toFixed(3).padStart(12)}  ${minMs.toFixed(1).padStart(6)}  ${(minMs / limitMs).toFixed(3).padStart(9)}  ${rawMs.toFixed(2).padStart(18)}` +
             (name === 'planner' ? '' : `   (${(ms / plannerMs).toFixed(1)}x the planner's bus time)`),
         );
       }
@@ -90,7 +93,8 @@ async function main(): Promise<void> {
     console.log(
       `\nNotes: wire-limit = frame bytes x ${BITS_PER_CHAR} bits / ${BAUD} baud + 2 x 3.5-character silences per request (${CHAR_MS.toFixed(3)} ms/char).` +
         '\nThe simulator adds the frames\' wire time; a real meter adds its own turnaround (not modelled: 0 ms), which favours fewer requests further.' +
-        "\n'raw pty ms/request' is the same exchange without emulated wire time: our stack's overhead per request, including the 3.5-char gap timer.",
+        "\n'raw pty ms/request' is the same exchange without emulated wire time: our stack's overhead per request, including the 3.5-char gap timer." +
+        `\nMachine load while measuring (1-min load average, ${os.cpus().length} CPUs): ${os.loadavg()[0].toFixed(1)}; on a busy machine the median carries scheduler noise, the min does not.`,
     );
   } finally {
     await bus.close();

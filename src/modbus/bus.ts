@@ -7,6 +7,7 @@ import type { ModbusRTU as ModbusClient } from 'modbus-serial/ModbusRTU.js';
 import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import type { FunctionCode } from './planner.js';
+import { waitUntil } from './timing.js';
 
 // modbus-serial is CommonJS with `module.exports = ModbusRTU`; its typings describe an ES
 // default export, which NodeNext resolution cannot line up, so load it through require.
@@ -79,7 +80,6 @@ export function interFrameGapMs(bus: BusConfig): number {
   return Math.max(1.75, (3.5 * bitsPerChar(bus) * 1000) / bus.baud_rate);
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const monotonic = () => performance.now();
 
 /** modbus-serial's RTU buffered port keeps stray bytes between requests; drop them before sending. */
@@ -193,9 +193,7 @@ export class ModbusBus {
   private async attempt(req: BusRequest): Promise<Omit<BusResult, 'attempts'>> {
     const client = this.client!;
     const gap = interFrameGapMs(this.deps.bus);
-    // Timers have millisecond granularity and may truncate: round up so the silence is never short.
-    const wait = this.lastFrameEnd + gap - monotonic();
-    if (wait > 0) await sleep(Math.ceil(wait));
+    await waitUntil(this.lastFrameEnd + gap);
     const timeoutMs = req.timeoutMs ?? this.deps.bus.timeout_ms;
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);

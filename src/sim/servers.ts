@@ -4,6 +4,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import type { Logger } from '../log.js';
+import { waitUntil } from '../modbus/timing.js';
 import { withCrc } from '../modbus/crc.js';
 import { RtuFrameReader } from './rtu-frames.js';
 import type { SimulatedMeter } from './simulated-meter.js';
@@ -49,7 +50,8 @@ class DelayedWriter {
             }
             resolve();
           };
-          if (delayMs > 0) setTimeout(go, delayMs);
+          // Never faster than the wire allows (timers alone would truncate to whole milliseconds).
+          if (delayMs > 0) void waitUntil(performance.now() + delayMs).then(go);
           else go();
         }),
     );
