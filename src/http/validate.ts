@@ -63,6 +63,8 @@ export function fieldErrors(validate: ValidateFunction, max = 20): FieldError[] 
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const e of validate.errors ?? []) {
+    // `if` only says that its `then` failed, which has its own, clearer error.
+    if (e.keyword === 'if') continue;
     const fe = toFieldError(e);
     const key = `${fe.path}\u0000${fe.message}`;
     if (seen.has(key)) continue;
