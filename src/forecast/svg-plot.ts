@@ -43,7 +43,9 @@ function panelSvg(p: Panel): string {
     parts.push(`<line x1="${LEFT}" x2="${W - RIGHT}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#ddd"/>`);
     parts.push(`<text x="${LEFT - 5}" y="${(y(v) + 4).toFixed(1)}" font-size="10" text-anchor="end">${v.toFixed(0)}</text>`);
   }
-  const step = Math.max(1, Math.ceil(p.labels.length / 12));
+  // Sparse labels (month starts, day starts) are all shown; dense ones thinned to ~12.
+  const nonEmpty = p.labels.filter((l) => l).length;
+  const step = nonEmpty <= 16 ? 1 : Math.max(1, Math.ceil(p.labels.length / 12));
   p.labels.forEach((l, i) => {
     if (i % step === 0 && l) parts.push(`<text x="${x(i).toFixed(1)}" y="${p.y + p.height - 4}" font-size="10">${escapeXml(l)}</text>`);
   });
