@@ -12,6 +12,7 @@ import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
 import { NetworkScanWatcher } from './ops/network-scan.js';
+import { attachPriceViews } from './ops/price-views.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { PriceSync } from './prices/sync.js';
@@ -85,6 +86,7 @@ export function buildModules(ctx: AppContext): Module[] {
   });
   modules.push(priceSync);
   if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
+  attachPriceViews(ctx);
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));

@@ -131,7 +131,7 @@ function priceChart(region, nowMs) {
     s.append(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end' }, Math.round(v)));
   }
   // x labels every 6 hours, local time of the viewer
-  for (let t = Math.ceil(x0 / 3_600_000) * 3_600_000; t <= x1; t += 3_600_000) {
+  for (let t = Math.ceil(x0 / 3_600_000) * 3_600_000; t < x1; t += 3_600_000) {
     const d = new Date(t);
     if (d.getHours() % 6 !== 0) continue;
     s.append(svg('line', { x1: x(t), x2: x(t), y1: T, y2: H - B, stroke: d.getHours() === 0 ? '#8c959f' : '#eaeef2' }));

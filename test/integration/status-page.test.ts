@@ -1,0 +1,153 @@
+// The local status page in a real browser: Debian's chromium, driven by playwright-core,
+// against a gateway composed of real parts: the meter poller reading the simulator over a
+// pty, prices imported from a real recorded NL file, and a forecast computed by the
+// forecaster from that history. A screenshot is kept under test-artifacts/.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForecastService } from '../../src/forecast/service.js';
+import { MeterPoller } from '../../src/modbus/poller.js';
+import { ClockGuard } from '../../src/ops/clock-guard.js';
+import { attachPriceViews } from '../../src/ops/price-views.js';
+import { importPriceFile } from '../../src/prices/import.js';
+import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
+import { ForecastStore } from '../../src/store/forecasts.js';
+import { PriceStore } from '../../src/store/prices.js';
+import { startTestHttp, type TestHttp } from '../helpers/http.js';
+import { METER_A, METER_B } from '../helpers/poller-harness.js';
+import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const hasSocat = spawnSync('socat', ['-V']).status === 0;
+const skip = !CHROMIUM || !hasSocat || !hasSharedData;
+if (!CHROMIUM || !hasSocat) console.warn('status page test skipped: needs chromium and socat (scripts/install-test-deps)');
+if (!hasSharedData) console.warn(SKIP_REASON);
+
+// 10:30 in Amsterdam on a day of the real 2025 file: today's prices are published,
+// tomorrow's are not yet (the auction result comes after noon), so tomorrow is forecast.
+const NOW = Date.parse('2025-11-20T09:30:00Z');
+const TOMORROW_LOCAL_START = Date.parse('2025-11-20T23:00:00Z');
+
+describe.skipIf(skip)('status page in headless Chromium', () => {
+  let pair: PtyPair;
+  let sim: SimProcess;
+  let http: TestHttp;
+  let poller: MeterPoller;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1']);
+    const offset = NOW - Date.now();
+    const clock = { now: () => Date.now() + offset };
+    http = await startTestHttp({
+      ctx: { clock },
+      config: {
+        poll: { interval_ms: 1000, offline_after_misses: 1, reprobe_initial_ms: 60_000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 }],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['voltage_l1', 'frequency'] },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 9, profile: 'sdm630' }, // nobody answers at 9
+        ],
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { training_window_days: 28, horizon_days: 2 },
+        clock: { trust: 'system' },
+      },
+    });
+    const { ctx } = http;
+    const prices = new PriceStore(ctx.db);
+    importPriceFile(prices, sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'NL', NOW);
+    ctx.db.prepare("DELETE FROM prices WHERE market_area = 'NL' AND start_ms >= ?").run(TOMORROW_LOCAL_START);
+    const forecaster = new ForecastService({
+      ...ctx,
+      forecasts: new ForecastStore(ctx.db),
+      prices,
+      market: (code) => {
+        const m = marketByCode(code);
+        return m && { code: m.code, timeZone: m.timeZone, nativeResolutionS: (at: number) => nativeResolutionS(m, at) };
+      },
+    });
+    expect(await forecaster.computeRegion('NL')).toBe(true);
+    attachPriceViews(ctx);
+    // The build date is after 2025; this composition judges the clock against the data's year.
+    const guard = new ClockGuard({ ...ctx, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
+    await guard.start();
+    ctx.probes.clock = () => guard.view();
+    poller = new MeterPoller({ ...ctx, onSample: (s) => guard.submit(s) });
+    ctx.probes.meters = () => poller.statuses();
+    await poller.start();
+    const until = Date.now() + 15_000;
+    while (!poller.statuses().every((s) => s.state !== 'unknown')) {
+      if (Date.now() > until) throw new Error('meters never polled');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await poller?.stop();
+    await http?.close();
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+  });
+
+  it('shows each meter live, the uplink, and today\'s prices with tomorrow\'s forecast band; loads nothing from elsewhere', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
+    const foreign: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('request', (req) => {
+      if (!req.url().startsWith(http.url)) foreign.push(req.url());
+    });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(msg.text());
+    });
+    await page.goto(`${http.url}/status`);
+    await page.waitForSelector('body[data-rendered]');
+
+    const rowA = page.locator(`tr[data-resource="${METER_A}"]`);
+    await expect(rowA.locator('.badge').textContent()).resolves.toBe('online');
+    expect(await rowA.locator('td.power').textContent()).toMatch(/^[\d,.]+ W$/);
+    expect(await rowA.textContent()).toMatch(/voltage_l1 2\d\d\.\d\d V/);
+    await expect(page.locator(`tr[data-resource="${METER_B}"] .badge`).textContent()).resolves.toBe('offline');
+    expect(await page.locator('#uplink').textContent()).toContain('disabled');
+    expect(await page.locator('#reasons').textContent()).toContain('1 of 2 meter(s) offline');
+
+    const chart = page.locator('.chart-box[data-region="NL"] svg.chart');
+    expect(await chart.locator('path.actual').count()).toBe(1);
+    expect(await chart.locator('path.forecast').count()).toBe(1);
+    expect(await chart.locator('polygon.band').count()).toBe(1);
+    expect(await chart.locator('line.now').count()).toBe(1);
+
+    // The chart draws what /status.json says: today's real prices, then tomorrow's forecast with bounds.
+    const report = (await (await fetch(`${http.url}/status.json`)).json()) as {
+      prices: Array<{ region: string; periods: Array<{ period_start: string; price_per_mwh: number | null; forecast: number | null; forecast_lower: number | null; forecast_upper: number | null }> }>;
+    };
+    const periods = report.prices[0].periods;
+    expect(Date.parse(periods[0].period_start)).toBe(Date.parse('2025-11-20T00:00:00+01:00'));
+    const actual = periods.filter((p) => p.price_per_mwh !== null);
+    const forecast = periods.filter((p) => p.forecast !== null);
+    expect(actual).toHaveLength(96); // today at 15 minutes
+    expect(forecast.length).toBeGreaterThan(0);
+    for (const p of forecast) {
+      expect(Date.parse(p.period_start)).toBeGreaterThanOrEqual(TOMORROW_LOCAL_START);
+      expect(p.forecast_lower!).toBeLessThanOrEqual(p.forecast!);
+      expect(p.forecast_upper!).toBeGreaterThanOrEqual(p.forecast!);
+    }
+
+    const dir = resolve('test-artifacts');
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: resolve(dir, 'status-page.png'), fullPage: true });
+    expect(foreign).toEqual([]);
+    expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
+    await page.close();
+  });
+});
