@@ -65,10 +65,12 @@ export function registerPricesCommands(program: Command): void {
     .option('-c, --config <file>', 'config file (for data_dir and regions)', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'database file (instead of the one in data_dir)')
     .action((opts: DbOptions & { region?: string; json?: boolean }) => {
+      const configured = opts.db ? [] : loadConfigOrExit(opts.config).prices.regions;
       const db = openDb(opts);
       try {
         const store = new PriceStore(db);
-        const regions = opts.region ? [opts.region.toUpperCase()] : store.marketAreas();
+        // Configured regions first (also when they have no prices yet), then any other stored ones.
+        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...configured, ...store.marketAreas()])];
         const coverage = regions.map((r) => store.coverage(r));
         process.stdout.write(opts.json ? `${JSON.stringify(coverage, null, 2)}\n` : `${formatCoverage(coverage)}\n`);
       } finally {

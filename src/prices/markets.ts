@@ -14,6 +14,7 @@ interface MarketJson {
   currency: string;
   eic: EicEntryJson[];
   resolution_s: Array<{ from: string | null; seconds: number }>;
+  entsoe_sequence?: Array<{ from: string | null; position: number }>;
   until?: string;
 }
 
@@ -38,6 +39,11 @@ export interface Market {
   readonly resolutionS: readonly Dated<number>[];
   /** First local delivery date the market no longer exists (DE-AT-LU), if any. */
   readonly untilDate?: string;
+  /**
+   * ENTSO-E classificationSequence position of the SDAC price, where the platform also
+   * publishes another auction for the zone (EXAA in DE-LU and AT); absent = one series.
+   */
+  readonly entsoeSequence?: readonly Dated<number>[];
 }
 
 function dated<T>(timeZone: string, from: string | null, value: T): Dated<T> {
@@ -55,6 +61,7 @@ function load(): Market[] {
       eic: m.eic.map((e) => dated(m.time_zone, e.from, e.zone ? { code: e.code, zone: e.zone } : { code: e.code })),
       resolutionS: m.resolution_s.map((r) => dated(m.time_zone, r.from, r.seconds)),
       ...(m.until ? { untilDate: m.until } : {}),
+      ...(m.entsoe_sequence ? { entsoeSequence: m.entsoe_sequence.map((e) => dated(m.time_zone, e.from, e.position)) } : {}),
     }),
   );
 }
@@ -83,6 +90,11 @@ function valueAt<T>(history: readonly Dated<T>[], atMs: number): T {
 /** Native day-ahead period length (s) for the delivery period starting at `atMs`. */
 export function nativeResolutionS(market: Market, atMs: number): number {
   return valueAt(market.resolutionS, atMs);
+}
+
+/** The classificationSequence position carrying the SDAC price at `atMs`, if the market has several. */
+export function entsoeSequenceAt(market: Market, atMs: number): number | undefined {
+  return market.entsoeSequence ? valueAt(market.entsoeSequence, atMs) : undefined;
 }
 
 /** ENTSO-E area code to request for the delivery period starting at `atMs`. */

@@ -55,6 +55,9 @@ export class PriceSync implements Module {
       return;
     }
     for (const r of config.prices.regions) requireMarket(r);
+    for (const [key, expr] of [['prices.sync_cron', config.prices.sync_cron], ['prices.repair_cron', config.prices.repair_cron]] as const) {
+      if (!cron.validate(expr)) throw new Error(`${key}: "${expr}" is not a cron expression`);
+    }
     this.abort = new AbortController();
     const backfill = this.backfillFor(source);
     const opts = { timezone: SCHEDULE_TIME_ZONE, noOverlap: true };

@@ -104,6 +104,20 @@ describe.skipIf(!hasSharedData)(`ENTSO-E A44 source${hasSharedData ? '' : ` (${S
     ]);
   });
 
+  it('DE-LU: a document with only sequence 2 (EXAA) gives nothing yet, never EXAA prices as SDAC', () => {
+    // The real 2024 recording with its sequence-1 TimeSeries cut out.
+    const first = recorded2024.indexOf('<TimeSeries>');
+    const second = recorded2024.indexOf('<TimeSeries>', first + 1);
+    const onlySeq2 = recorded2024.slice(0, first) + recorded2024.slice(second);
+    expect(onlySeq2).not.toMatch(/position>1<\/classificationSequence/);
+    const parsed = parseA44(onlySeq2, DE);
+    expect(parsed.kind === 'prices' && parsed.periods).toEqual([]);
+    expect(parsed.kind === 'prices' && parsed.skipped.map((x) => [iso(x.startMs), x.reason])).toEqual([
+      ['2024-10-05T22:00:00.000Z', 'only classificationSequence 2; the SDAC price of DE-LU is at 1'],
+      ['2024-10-06T22:00:00.000Z', 'only classificationSequence 2; the SDAC price of DE-LU is at 1'],
+    ]);
+  });
+
   it('after the switch the native series is PT15M: a real NL day of 96 quarter-hours (A03)', async () => {
     const { from, to } = nlDay('2025-10-02');
     const real = nlPrices(from, to);

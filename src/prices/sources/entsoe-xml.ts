@@ -10,15 +10,17 @@
 // Choosing between series: a document can carry the same days twice (DE-LU: a PT60M
 // series under classificationSequence position 1 and a PT15M series under position 2;
 // the platform has moved the official SDAC price between positions). Series are never
-// merged. For each delivery period (same timeInterval) we take, in order of preference:
-//   1. a series whose resolution equals the market's native resolution at that time
-//      (registry: 60 min before 2025-10-01, 15 min after), then
-//   2. the lowest classificationSequence position (absent counts as 1).
-// Resolution first because it is the published fact that identifies the day-ahead
-// auction result; position alone has changed meaning over time.
+// merged. For each delivery period (same timeInterval):
+//   1. where the registry names the SDAC position for the market (DE-LU, AT: 1; position
+//      2 is EXAA's separate auction, published hours before SDAC), only series at that
+//      position (or without a position) qualify; if none does, the period is skipped
+//      ("not yet"), never filled from the other auction;
+//   2. among those, a series whose resolution equals the market's native resolution at
+//      that time (registry: 60 min before 2025-10-01, 15 min after) is preferred, then
+//   3. the lowest classificationSequence position (absent counts as 1).
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { PricePeriod } from '../../domain.js';
-import { nativeResolutionS, type Market } from '../markets.js';
+import { entsoeSequenceAt, nativeResolutionS, type Market } from '../markets.js';
 
 export class EntsoeDocumentError extends Error {
   constructor(message: string) {
@@ -38,7 +40,14 @@ export interface SeriesSummary {
 }
 
 export type A44Result =
-  | { readonly kind: 'prices'; readonly periods: PricePeriod[]; readonly series: readonly SeriesSummary[]; readonly currency: string }
+  | {
+      readonly kind: 'prices';
+      readonly periods: PricePeriod[];
+      readonly series: readonly SeriesSummary[];
+      readonly currency: string;
+      /** Delivery periods left out because no series had the market's SDAC position. */
+      readonly skipped: ReadonlyArray<{ startMs: number; endMs: number; reason: string }>;
+    }
   | { readonly kind: 'no-data'; readonly reason: string };
 
 const ARRAY_TAGS = new Set(['TimeSeries', 'Period', 'Point', 'Reason']);
@@ -163,7 +172,14 @@ export function parseA44(xml: string, market: Market): A44Result {
     else groups.set(key, [c]);
   }
   const chosen = new Set<Candidate>();
-  for (const group of groups.values()) {
+  const skipped: Array<{ startMs: number; endMs: number; reason: string }> = [];
+  for (const all of groups.values()) {
+    const sdac = entsoeSequenceAt(market, all[0].startMs);
+    const group = sdac === undefined ? all : all.filter((c) => c.sequence === null || c.sequence === sdac);
+    if (group.length === 0) {
+      skipped.push({ startMs: all[0].startMs, endMs: all[0].endMs, reason: `only classificationSequence ${[...new Set(all.map((c) => c.sequence))].join(', ')}; the SDAC price of ${market.code} is at ${sdac}` });
+      continue;
+    }
     const native = nativeResolutionS(market, group[0].startMs);
     const best = [...group].sort(
       (a, b) => Number(b.resolutionS === native) - Number(a.resolutionS === native) || (a.sequence ?? 1) - (b.sequence ?? 1) || a.order - b.order,
@@ -178,5 +194,5 @@ export function parseA44(xml: string, market: Market): A44Result {
     coveredTo = c.endMs;
   }
   const series = candidates.map((c) => ({ startMs: c.startMs, endMs: c.endMs, resolutionS: c.resolutionS, curveType: c.curveType, sequence: c.sequence, points: c.points, chosen: chosen.has(c) }));
-  return { kind: 'prices', periods, series, currency };
+  return { kind: 'prices', periods, series, currency, skipped };
 }

@@ -99,6 +99,7 @@ export class EntsoeSource {
         noDataChunks++;
         continue;
       }
+      for (const s of result.skipped) this.deps.logger.warn({ market: market.code, from: new Date(s.startMs).toISOString(), reason: s.reason }, 'ENTSO-E series not taken');
       for (const p of result.periods) if (p.startMs >= fromMs && p.startMs < toMs) periods.push(p);
     }
     return { periods, requests: plan.length, noDataChunks };
