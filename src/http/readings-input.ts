@@ -71,3 +71,13 @@ export function readMeterReadings(items: readonly unknown[], path = 'meter_readi
   if (errors.length > 0) throw new HttpProblem(422, 'some meter readings are invalid', { errors: errors.slice(0, MAX_LISTED) });
   return out;
 }
+
+/** 413 before schema validation, so an oversized array is not walked item by item. */
+export function assertReadingCap(body: unknown, maxReadings: number, path = 'meter_readings'): void {
+  const readings = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[path] : undefined;
+  if (Array.isArray(readings) && readings.length > maxReadings) {
+    throw new HttpProblem(413, `${readings.length} meter readings is more than the limit of ${maxReadings} per request`, {
+      errors: [{ path, message: `must have at most ${maxReadings} items` }],
+    });
+  }
+}

@@ -1,10 +1,10 @@
 // /api/v1/cdrs: the contract's two pricing endpoints.
-import type { Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
-import { readMeterReadings } from '../readings-input.js';
+import { assertReadingCap, readMeterReadings } from '../readings-input.js';
 import { assertReadingsUsable, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
@@ -13,16 +13,6 @@ interface MeterReadingsRequest {
   power_market: RequestPowerMarket;
   meter_readings: unknown[];
   cpo_transaction_id?: string;
-}
-
-/** 413 before schema validation, so an oversized array is not walked item by item. */
-export function assertReadingCap(body: unknown, maxReadings: number, path = 'meter_readings'): void {
-  const readings = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[path] : undefined;
-  if (Array.isArray(readings) && readings.length > maxReadings) {
-    throw new HttpProblem(413, `${readings.length} meter readings is more than the limit of ${maxReadings} per request`, {
-      errors: [{ path, message: `must have at most ${maxReadings} items` }],
-    });
-  }
 }
 
 export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
@@ -36,7 +26,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   const priceMeterReadings = [
     auth,
     ...body,
-    (req: import('express').Request, res: import('express').Response) => {
+    (req: Request, res: Response) => {
       assertReadingCap(req.body, maxReadings);
       if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the MeterReadingsRequest schema', { errors: fieldErrors(validate) });
       const input = req.body as MeterReadingsRequest;

@@ -5,11 +5,10 @@ import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
-import { readMeterReadings } from '../readings-input.js';
+import { assertReadingCap, readMeterReadings } from '../readings-input.js';
 import { assertReadingsUsable, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, parseTimestamp } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
-import { assertReadingCap } from './cdrs.js';
 
 interface SessionRequest {
   power_market: RequestPowerMarket;
