@@ -194,6 +194,7 @@ export class ModbusBus {
     const client = this.client!;
     const gap = interFrameGapMs(this.deps.bus);
     await waitUntil(this.lastFrameEnd + gap);
+    if (this.closed || this.client !== client) throw new BusUnavailableError('bus closed');
     const timeoutMs = req.timeoutMs ?? this.deps.bus.timeout_ms;
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);
@@ -211,9 +212,9 @@ export class ModbusBus {
       const res = await Promise.race([call, guard]);
       const lineTimeMs = monotonic() - started;
       this.lastFrameEnd = monotonic();
-      this.deps.onAttempt?.('ok', lineTimeMs);
       const words = Array.from(res.data as ArrayLike<number>);
-      if (words.length !== req.count) throw new ModbusTimeoutError(`answer has ${words.length} registers, asked ${req.count}`);
+      if (words.length !== req.count) throw new Error(`answer has ${words.length} registers, asked ${req.count}`);
+      this.deps.onAttempt?.('ok', lineTimeMs);
       return { words, answeredAtMs: (this.deps.now ?? Date.now)(), lineTimeMs };
     } catch (err) {
       const lineTimeMs = monotonic() - started;
