@@ -76,6 +76,11 @@ export class PriceSync implements Module {
     await this.chain;
   }
 
+  /** When the scheduled jobs run next (null when the sync is off). */
+  nextRuns(): { sync: Date | null; repair: Date | null } {
+    return { sync: this.tasks[0]?.getNextRun() ?? null, repair: this.tasks[1]?.getNextRun() ?? null };
+  }
+
   /** Resolves when queued work is done (tests, and `prices sync`). */
   idle(): Promise<void> {
     return this.chain;

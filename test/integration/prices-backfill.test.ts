@@ -131,6 +131,12 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
       events.push(e);
     });
     await sync.start(); // returns at once; the backfill runs in the background
+    // Schedule, in Brussels time: every 15 minutes 13:00-17:45 (after the midday auction), repair at 03:30.
+    const brussels = (d: Date | null) => new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Brussels', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(d!);
+    const { sync: nextSync, repair: nextRepair } = sync.nextRuns();
+    const [h, m] = brussels(nextSync).split(':').map(Number);
+    expect(h >= 13 && h <= 17 && m % 15 === 0).toBe(true);
+    expect(brussels(nextRepair)).toBe('03:30');
     await sync.idle();
     await sync.stop();
     expect(events.map((e) => [e.marketArea, e.periods])).toEqual([['DE-LU', 48]]);

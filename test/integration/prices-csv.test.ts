@@ -79,7 +79,7 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
 
   it('DE-LU 2019: 210 negative rows in the file = 209 stored hours + the negative autumn mean row', () => {
     const r = results['de-lu-2018-2023h1-entsoe-hourly.csv'];
-    expect(r.report.emptyLines).toBe(241); // 240 ",,,,,," lines and the final newline
+    expect(r.report.emptyLines).toBe(240); // the README's 240 ",,,,,," lines
     const stored = prices('DE-LU', yearMs('Europe/Berlin', 2019)).filter((p) => p.pricePerMwh < 0).length;
     const droppedNegative = r.report.dropped.filter((d) => d.localTime.startsWith('2019-') && d.pricePerMwh! < 0);
     expect(droppedNegative.map((d) => [d.localTime, d.pricePerMwh])).toEqual([['2019-10-27 02:00', -19.97]]);

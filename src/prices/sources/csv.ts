@@ -203,6 +203,7 @@ class LocalResolver {
  */
 export function parsePriceCsv(text: string, market: Market, options: CsvParseOptions = {}): ParsedPriceCsv {
   const lines = text.split(/\r?\n/);
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop(); // the final newline ends a line; it is not an empty line
   if (lines[0]?.charCodeAt(0) === 0xfeff) lines[0] = lines[0].slice(1);
   const sep = (lines[0] ?? '').includes(';') ? ';' : ',';
   const header = splitCsvLine(lines[0] ?? '', sep).map((h) => h.trim());
