@@ -101,7 +101,7 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
   let http: TestHttp;
   let agent: Agent;
   beforeAll(async () => {
-    http = await startTestHttp({ config: { http: { body_limit_bytes: 256 * 1024, max_readings: 1000 } } });
+    http = await startTestHttp({ config: { http: { body_limit_bytes: 128 * 1024, max_readings: 1000 } } });
     if (hasSharedData) loadNl2025Prices(http.ctx.db);
     agent = new Agent({ keepAlive: true, maxSockets: 8 });
   });
@@ -129,7 +129,7 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
     });
   }
 
-  it('answers >= 2,000 generated bad requests with 4xx only and stays up', async () => {
+  it('answers >= 2,000 generated bad requests with 4xx only and stays up', { timeout: 180_000 }, async () => {
     const r = rng(20261123);
     const tokens = { cdrs: http.token('cdrs'), cpo: http.token('cpo'), forecast: http.token('price_forecast') };
     const authFor = (want: 'cdrs' | 'cpo' | 'forecast'): Record<string, string> => {
@@ -178,7 +178,7 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
         if (r.next() < 0.3) headers['content-encoding'] = r.pick(['gzip', 'br', 'deflate', 'identity, gzip', 'x-unknown']);
       } else if (kind === 7) {
         // Over the body limit or over the readings cap.
-        const n = r.next() < 0.5 ? 1001 : 4500;
+        const n = r.next() < 0.5 ? 1001 : 2500;
         body = JSON.stringify({ ...validBody, meter_readings: Array.from({ length: n }, (_, i) => ({ reading_kwh: i, timestamp: new Date(Date.UTC(2025, 5, 1) + i * 10_000).toISOString() })) });
         headers['content-type'] = 'application/json';
       } else if (kind === 8) {
