@@ -24,7 +24,7 @@ export function attachPriceViews(deps: PriceViewDeps): void {
   const prices = new PriceStore(db);
   const forecasts = new ForecastStore(db);
   const lastStart = db.prepare<[string]>('SELECT start_ms, duration_s FROM prices WHERE market_area = ? ORDER BY start_ms DESC LIMIT 1');
-  const current = db.prepare<[string, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms > ? AND start_ms <= ? AND start_ms + duration_s * 1000 > ?3 LIMIT 1').pluck();
+  const current = db.prepare<[string, number, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms > ? AND start_ms <= ? AND start_ms + duration_s * 1000 > ? LIMIT 1').pluck();
 
   // Coverage is judged only where the gateway fetches prices itself (source: none means
   // prices arrive by CSV import when the operator chooses; missing ones are not a fault).
@@ -32,7 +32,7 @@ export function attachPriceViews(deps: PriceViewDeps): void {
     const now = clock.now();
     return config.prices.regions.map((region) => {
       const last = lastStart.get(region) as { start_ms: number; duration_s: number } | undefined;
-      return { region, lastEndMs: last ? last.start_ms + last.duration_s * 1000 : null, coversNow: current.get(region, now - DAY_MS, now) !== undefined };
+      return { region, lastEndMs: last ? last.start_ms + last.duration_s * 1000 : null, coversNow: current.get(region, now - DAY_MS, now, now) !== undefined };
     });
   };
 
