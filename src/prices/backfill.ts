@@ -16,7 +16,7 @@ import type { PricesUpdated } from './updates.js';
 /** A source of day-ahead prices (ENTSO-E, or a stand-in in tests). */
 export interface PriceFetcher {
   readonly name: string;
-  fetchDayAhead(market: Market, fromMs: number, toMs: number): Promise<{ periods: PricePeriod[]; requests: number; noDataChunks: number }>;
+  fetchDayAhead(market: Market, fromMs: number, toMs: number, signal?: AbortSignal): Promise<{ periods: PricePeriod[]; requests: number; noDataChunks: number }>;
 }
 
 export interface BackfillDeps {
@@ -111,7 +111,7 @@ export class Backfill {
       }
       // Open chunk: only from the day of its first hole on.
       const fetchFrom = chunk.closed ? chunk.fromMs : Math.max(chunk.fromMs, startOfLocalDayMs(market.timeZone, gaps[0].fromMs));
-      const result = await source.fetchDayAhead(market, fetchFrom, chunk.toMs);
+      const result = await source.fetchDayAhead(market, fetchFrom, chunk.toMs, req.signal);
       requests += result.requests;
       fetched++;
       store.transaction(() => {
@@ -147,7 +147,7 @@ export class Backfill {
       }
       for (const [from, to] of [...days].sort((a, b) => a[0] - b[0])) {
         if (signal?.aborted) return stored;
-        const result = await source.fetchDayAhead(market, from, Math.min(to, toMs));
+        const result = await source.fetchDayAhead(market, from, Math.min(to, toMs), signal);
         if (result.periods.length === 0) continue;
         store.upsert(result.periods, { source: source.name, fetchedAtMs: this.deps.now() });
         stored += result.periods.length;

@@ -105,6 +105,7 @@ export class PriceSync implements Module {
       try {
         await job();
       } catch (err) {
+        if (this.abort.signal.aborted) return; // stopping: the interrupted chunk is fetched again next time
         this.deps.logger.error({ err, job: what }, 'price sync failed; the next scheduled run tries again');
       }
     });

@@ -3,6 +3,7 @@
 // the daemon's PriceSync module storing prices in the background and telling listeners.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,13 +33,14 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
   let platform: FakePlatform;
   let baseUrl: string;
   let holdAt = Number.POSITIVE_INFINITY;
+  let holdAll = false;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mg-prices-backfill-'));
     const recorded = readFileSync(sharedData('entsoe/a44-de-lu-2021-01-01.xml'), 'utf8');
     platform = new FakePlatform((req) => {
-      if (platform.requests.length === holdAt) return { kind: 'hold' };
+      if (holdAll || platform.requests.length === holdAt) return { kind: 'hold' };
       // The recording answers the January 2021 chunk; the platform has "no data" elsewhere here.
       if (req.params.in_Domain === '10Y1001A1001A82H' && req.params.periodStart === '202012312300') return { kind: 'xml', body: recorded };
       return { kind: 'xml', body: buildAcknowledgement() };
@@ -115,6 +117,38 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
       expect(jan[0].pricePerMwh).toBe(50.87);
     } finally {
       db2.close();
+    }
+  });
+
+  it('the daemon serves HTTP while a price request is in flight, and stops at once on SIGTERM', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = s.address() as { port: number };
+        s.close(() => resolve(p));
+      });
+    });
+    const config = join(dir, 'daemon.yaml');
+    writeFileSync(
+      config,
+      [`organization_id: ${ORG}`, `data_dir: ${join(dir, 'daemon')}`, 'log_level: warn', 'http:', `  port: ${port}`, 'forecast:', '  enabled: false', 'prices:', '  regions: [NL]', '  entsoe:', `    base_url: ${baseUrl}`, `    security_token: ${TOKEN}`, ''].join('\n'),
+    );
+    holdAll = true;
+    const before = platform.requests.length;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let output = '';
+    child.stderr!.on('data', (d) => (output += String(d)));
+    child.stdout!.on('data', (d) => (output += String(d)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await until(() => platform.requests.length > before, 'the backfill to ask the platform', 60_000);
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect([200, 503], output).toContain(res.status);
+      expect(platform.requests.length - before).toBe(1); // still waiting on its first request
+      child.kill('SIGTERM');
+      expect(await exited, output).toBe(0);
+    } finally {
+      holdAll = false;
     }
   });
 

@@ -89,12 +89,12 @@ export class EntsoeSource {
   }
 
   /** Day-ahead prices of a market for delivery in [fromMs, toMs), at native resolution. */
-  async fetchDayAhead(market: Market, fromMs: number, toMs: number): Promise<FetchResult> {
+  async fetchDayAhead(market: Market, fromMs: number, toMs: number, signal?: AbortSignal): Promise<FetchResult> {
     const periods: PricePeriod[] = [];
     let noDataChunks = 0;
     const plan = planRequests(market, fromMs, toMs);
     for (const req of plan) {
-      const result = await this.request(market, req);
+      const result = await this.request(market, req, signal);
       if (result.kind === 'no-data') {
         noDataChunks++;
         continue;
@@ -105,7 +105,7 @@ export class EntsoeSource {
     return { periods, requests: plan.length, noDataChunks };
   }
 
-  private async request(market: Market, req: { fromMs: number; toMs: number; eic: string }): Promise<A44Result> {
+  private async request(market: Market, req: { fromMs: number; toMs: number; eic: string }, signal?: AbortSignal): Promise<A44Result> {
     const url = new URL(this.options.baseUrl);
     url.searchParams.set('documentType', 'A44');
     url.searchParams.set('in_Domain', req.eic);
@@ -119,10 +119,11 @@ export class EntsoeSource {
     const cap = this.options.backoffMaxMs ?? 120_000;
     let lastProblem = '';
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      await this.limiter.acquire();
+      await abortable(this.limiter.acquire(), signal);
       let retryAfterMs: number | undefined;
       try {
-        const res = await this.fetchImpl(url, { signal: AbortSignal.timeout(this.options.timeoutMs), headers: { accept: 'application/xml, text/xml' } });
+        const timeout = AbortSignal.timeout(this.options.timeoutMs);
+        const res = await this.fetchImpl(url, { signal: signal ? AbortSignal.any([timeout, signal]) : timeout, headers: { accept: 'application/xml, text/xml' } });
         if (res.status === 429 || res.status >= 500) {
           retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), this.clock.now());
           await res.body?.cancel().catch(() => undefined);
@@ -139,17 +140,37 @@ export class EntsoeSource {
           }
         }
       } catch (err) {
-        if (err instanceof EntsoeRequestError || err instanceof EntsoeDocumentError) throw err;
+        if (err instanceof EntsoeRequestError || err instanceof EntsoeDocumentError || signal?.aborted) throw err;
         lastProblem = `${(err as Error).name}: ${(err as Error).message}`;
       }
       if (attempt === maxAttempts) break;
       const backoff = Math.min(cap, base * 2 ** (attempt - 1));
       const delay = Math.max(retryAfterMs ?? 0, backoff / 2 + Math.random() * (backoff / 2));
       this.deps.logger.warn({ ...what, attempt, problem: lastProblem, retryInMs: Math.round(delay) }, 'ENTSO-E request failed; retrying');
-      await sleepFor(this.clock, delay);
+      await abortable(sleepFor(this.clock, delay), signal);
     }
     throw new EntsoeUnavailableError(`ENTSO-E ${what.market} ${what.periodStart}..${what.periodEnd}: ${lastProblem} after ${maxAttempts} attempts`);
   }
+}
+
+/** Rejects as soon as `signal` aborts (the daemon is stopping), else settles with `p`. */
+function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** Retry-After in seconds or as an HTTP date; capped at 10 minutes. */
