@@ -27,6 +27,7 @@ async function child(mode: string, dbPath: string, today: string, intervalS: num
   const db = openDatabase(dbPath);
   const nowMs = localMidnightMs(nl.timeZone, dayFromIso(today)) + 10 * 3_600_000;
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   const known = localMidnightMs(nl.timeZone, dayFromIso(today) + 1);
   const history = new PriceStore(db)
     .native('NL', nowMs - (historyDaysNeeded(options) + 2) * 86_400_000, known)
@@ -43,14 +44,15 @@ async function child(mode: string, dbPath: string, today: string, intervalS: num
     periods = result?.periods.length ?? 0;
   }
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(JSON.stringify({ seconds, periods, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+  const cpu = process.cpuUsage(cpuStart);
+  process.stdout.write(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, periods, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
   db.close();
 }
 
 function measure(mode: string, dbPath: string, today: string, intervalS: number) {
   const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'child', mode, dbPath, today, String(intervalS)], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout) as { seconds: number; periods: number; peakRssMb: number };
+  return JSON.parse(r.stdout) as { seconds: number; cpuSeconds: number; periods: number; peakRssMb: number };
 }
 
 if (process.argv[2] === 'child') {
@@ -65,12 +67,12 @@ if (process.argv[2] === 'child') {
     store.upsert(parsePriceCsv(readFileSync(resolve(data, f), 'utf8'), nl).periods, { source: `csv:${f}`, fetchedAtMs: 0 });
   }
   db.close();
-  console.log(`NL, window ${options.trainingWindowDays} d, ${options.calibrationDays} calibration origins + ${options.horizonDays}, horizon ${options.horizonDays} d; each line a fresh process`);
+  console.log(`load average ${(await import('node:os')).loadavg()[0].toFixed(1)} on ${(await import('node:os')).cpus().length} CPUs; NL, window ${options.trainingWindowDays} d, ${options.calibrationDays} calibration origins + ${options.horizonDays}, horizon ${options.horizonDays} d; each line a fresh process`);
   for (const [today, intervalS] of [['2025-06-15', 3600], ['2025-12-15', 900]] as const) {
     const base = measure('naive', dbPath, today, intervalS);
     const lear = measure('lear', dbPath, today, intervalS);
     console.log(
-      `${today} at ${intervalS} s: forecast ${lear.seconds.toFixed(1)} s, peak RSS ${lear.peakRssMb.toFixed(0)} MB (${lear.periods} periods) | naive baseline ${base.seconds.toFixed(2)} s, peak RSS ${base.peakRssMb.toFixed(0)} MB | time x${(lear.seconds / base.seconds).toFixed(0)}, RSS +${(lear.peakRssMb - base.peakRssMb).toFixed(0)} MB`,
+      `${today} at ${intervalS} s: forecast ${lear.seconds.toFixed(1)} s wall (${lear.cpuSeconds.toFixed(1)} s CPU), peak RSS ${lear.peakRssMb.toFixed(0)} MB (${lear.periods} periods) | naive baseline ${base.seconds.toFixed(2)} s wall (${base.cpuSeconds.toFixed(2)} s CPU), peak RSS ${base.peakRssMb.toFixed(0)} MB | time x${(lear.seconds / base.seconds).toFixed(0)}, RSS +${(lear.peakRssMb - base.peakRssMb).toFixed(0)} MB`,
     );
   }
   rmSync(dir, { recursive: true, force: true });
