@@ -152,4 +152,38 @@ describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, AC
       await gw.stop();
     }
   });
+
+  it('drains a backlog at backlog_rate_per_s while fresh readings go out at once', async () => {
+    const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/measurements` });
+    // The backlog is written before the gateway connects: 200 readings at 40/s take ~5 s.
+    const t0 = hourAgo() + 1_800_000;
+    const config = validateConfig(
+      {
+        organization_id: ORG,
+        data_dir: join(dir, 'paced'),
+        mqtt: { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile, client_id: 'gw-paced', backlog_rate_per_s: 40, inflight_window: 10 },
+      },
+      'test',
+      {},
+    );
+    const ctx = createContext(config, { db: openDatabase(join(dir, 'paced.db')), logger: createLogger(process.env.TEST_LOG ?? 'warn') });
+    const uplink = buildUplink(ctx);
+    for (let i = 0; i < 200; i++) uplink.recorder.record(sample(MINE, t0 + i * 1000, 10_000 + i));
+    for (const m of uplink.modules) await m.start();
+    try {
+      await sub.waitFor((all) => all.length >= 20, 'the backlog to start draining');
+      const fresh = Math.floor(Date.now() / 1000) * 1000 - 1000;
+      uplink.recorder.record(sample(MINE, fresh, 99_999));
+      await sub.waitFor((all) => all.some((m) => (m.json.data as { sampled_at: string }).sampled_at === new Date(fresh).toISOString()), 'the fresh reading');
+      const position = sub.messages.findIndex((m) => (m.json.data as { sampled_at: string }).sampled_at === new Date(fresh).toISOString());
+      expect(position).toBeLessThan(150); // it did not wait behind the 200-row backlog
+      await sub.waitFor((all) => all.length >= 201, 'the whole backlog', 30_000);
+      const backlog = sub.messages.filter((_, i) => i !== position).map((m) => (m.json.data as { sampled_at: string }).sampled_at);
+      expect(backlog).toEqual([...backlog].sort()); // still oldest first
+    } finally {
+      await sub.close();
+      for (const m of [...uplink.modules].reverse()) await m.stop();
+      ctx.db.close();
+    }
+  });
 });
