@@ -48,7 +48,7 @@ const TYPE_BY_SUFFIX: Record<string, MessageType> = {
 export async function runDemo(opts: DemoOptions): Promise<void> {
   const out = (line = '') => opts.out.write(`${line}\n`);
   const dir = mkdtempSync(join(tmpdir(), 'metergate-demo-'));
-  const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'warn', process.stderr as never);
+  const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'error', process.stderr as never);
   const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     while (stops.length > 0) {

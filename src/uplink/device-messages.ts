@@ -1,10 +1,12 @@
 // The messages about the device rather than its readings:
 // - heartbeat: every heartbeat_interval_ms per resource whose meter answered in the last
-//   minute, QoS 1, not retained, only while connected (a stale heartbeat is never queued);
+//   minute (the first as soon as it answers), QoS 1, not retained, only while connected
+//   (a stale heartbeat is never queued);
 // - boot_notification: retained, once per resource after start, through the outbox;
 // - network_scan: retained, through the outbox, at start and whenever the content changes
 //   (src/ops/network-scan.ts watches interfaces and what answers on each bus).
 // Timestamps come from the clock gate: nothing is stamped while the clock is not trusted.
+import { randomUUID } from 'node:crypto';
 import { hostname, platform, release } from 'node:os';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -28,7 +30,9 @@ import type { MeasurementRecorder } from './recorder.js';
 import { topicFor } from './topics.js';
 import { messageProblems } from './validate.js';
 
-const CHECK_MS = 5_000;
+const CHECK_MS = 1_000;
+const SCAN_SETTLE_MS = 1_500;
+const FIRST_SCAN_GRACE_MS = 30_000;
 const ANSWERED_WITHIN_MS = 60_000;
 
 export interface DeviceMessagesDeps {
@@ -46,10 +50,13 @@ export interface DeviceMessagesDeps {
 export class DeviceMessages implements Module {
   readonly name = 'uplink-device-messages';
   private timer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Monotonic time of each resource's last heartbeat on the current connection. */
+  private readonly lastHeartbeat = new Map<string, number>();
   private bootedAtMs: number | null = null;
   private readonly bootPending = new Set<string>();
   private pendingScan: NetworkScanContent | null = null;
+  private settleTimer: NodeJS.Timeout | null = null;
+  private startedAtMono = 0;
   private readonly counters: { heartbeats: Counter };
 
   constructor(private readonly deps: DeviceMessagesDeps) {
@@ -60,31 +67,43 @@ export class DeviceMessages implements Module {
 
   async start(): Promise<void> {
     this.bootedAtMs = this.deps.clockGate.trustedNow();
+    this.startedAtMono = performance.now();
     for (const m of this.deps.config.meters) this.bootPending.add(m.resource_id);
     this.deps.connection.on('connected', this.onConnected);
     this.timer = setInterval(() => this.check(), CHECK_MS);
-    this.heartbeatTimer = setInterval(() => this.heartbeats(), this.deps.config.mqtt!.heartbeat_interval_ms);
     this.check();
   }
 
   async stop(): Promise<void> {
     this.deps.connection.off('connected', this.onConnected);
     if (this.timer) clearInterval(this.timer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.timer = this.heartbeatTimer = null;
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.timer = this.settleTimer = null;
   }
 
-  /** New network scan content (from the NetworkScanWatcher: at start and on every change). */
+  /**
+   * New network scan content (from the NetworkScanWatcher: at start and on every change).
+   * Published once it has settled for a moment, and at start not before every meter was
+   * polled once (or a grace period passed): one retained message, not one per meter state.
+   */
   networkScan(content: NetworkScanContent): void {
     this.pendingScan = content;
-    this.scan();
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = null;
+      this.scan();
+    }, SCAN_SETTLE_MS);
   }
 
-  private readonly onConnected = (): void => this.heartbeats();
+  private readonly onConnected = (): void => {
+    this.lastHeartbeat.clear();
+    this.heartbeats();
+  };
 
   private check(): void {
     this.boot();
     this.scan();
+    this.heartbeats();
   }
 
   private gateway(): GatewayInfo {
@@ -129,9 +148,11 @@ export class DeviceMessages implements Module {
 
   private scan(): void {
     const content = this.pendingScan;
-    if (content === null) return;
+    if (content === null || this.settleTimer) return;
     const now = this.deps.clockGate.trustedNow();
     if (now === null) return;
+    const polling = (this.deps.meters() ?? []).some((m) => m.state === 'unknown');
+    if (polling && performance.now() - this.startedAtMono < FIRST_SCAN_GRACE_MS) return;
     let all = true;
     for (const meter of this.deps.config.meters) {
       const message = buildNetworkScan(this.deps.config.organization_id, meter.resource_id, now, content);
@@ -148,9 +169,15 @@ export class DeviceMessages implements Module {
     const now = this.deps.clockGate.trustedNow();
     if (now === null) return;
     const wallNow = this.deps.clock.now();
-    const window = Math.max(ANSWERED_WITHIN_MS, config.mqtt!.heartbeat_interval_ms);
+    const mono = performance.now();
+    const interval = config.mqtt!.heartbeat_interval_ms;
+    const window = Math.max(ANSWERED_WITHIN_MS, interval);
     for (const status of this.deps.meters() ?? []) {
       if (status.lastAnsweredAtMs === null || wallNow - status.lastAnsweredAtMs > window) continue;
+      // Each resource on its own beat: the first as soon as its meter answers, then every interval.
+      const last = this.lastHeartbeat.get(status.resourceId);
+      if (last !== undefined && mono - last < interval - CHECK_MS / 2) continue;
+      this.lastHeartbeat.set(status.resourceId, mono);
       const message = buildHeartbeat(config.organization_id, status.resourceId, now);
       const problems = messageProblems('heartbeat', message);
       if (problems.length > 0) {
@@ -158,7 +185,7 @@ export class DeviceMessages implements Module {
         continue;
       }
       connection.publish(
-        { topic: topicFor(config.mqtt!.topic_prefix, status.resourceId, 'heartbeat'), payload: JSON.stringify(message), qos: 1, retain: false },
+        { topic: topicFor(config.mqtt!.topic_prefix, status.resourceId, 'heartbeat'), payload: JSON.stringify(message), qos: 1, retain: false, messageId: randomUUID() },
         (err) => {
           if (!err) this.counters.heartbeats.inc();
         },
