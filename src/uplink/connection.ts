@@ -148,6 +148,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     this.client = client;
     client.on('connect', () => {
       if (client !== this.client) return;
+      // Small QoS 1 frames and their PUBACKs: Nagle + delayed ACK would stall the window.
+      (client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
       if (this.attempt > 0) this.deps.logger.info({ broker: this.broker, attempts: this.attempt }, 'connected to the MQTT broker again');
       else this.deps.logger.info({ broker: this.broker, protocol: this.protocolVersion === 5 ? 'MQTT 5.0' : 'MQTT 3.1.1' }, 'connected to the MQTT broker');
       this.attempt = 0;
@@ -188,6 +190,20 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       this.emit('disconnected', reason);
     }
     if (state === 'connected' && was !== 'connected') this.emit('connected');
+  }
+
+  /**
+   * Runs `fn` with the socket corked, so the publishes it makes leave in one write (one
+   * TLS record and syscall for a whole window instead of one per message).
+   */
+  batch(fn: () => void): void {
+    const stream = this.client?.stream as { cork?: () => void; uncork?: () => void } | undefined;
+    stream?.cork?.();
+    try {
+      fn();
+    } finally {
+      if (stream?.uncork) process.nextTick(() => stream.uncork!());
+    }
   }
 
   /**

@@ -1,7 +1,7 @@
 // Drains the outbox to the broker: oldest first, at most `inflight_window` messages
 // waiting for their PUBACK, a row deleted only after its PUBACK (deletes are batched
-// into one transaction per event-loop turn; a crash before the batch commits means a
-// duplicate, never a loss).
+// into one transaction per batch; a crash before the batch commits means a duplicate,
+// never a loss).
 //
 // After a (re)connect, the rows already stored are the *backlog*: they drain oldest
 // first at most at `backlog_rate_per_s` (token bucket). Rows written after the connect
@@ -20,8 +20,13 @@ import { PublishRefusedError, type MqttConnection } from './connection.js';
 import { TokenBucket } from './token-bucket.js';
 
 const PAGE_ROWS = 500;
-/** Acks are deleted at the latest when this many are waiting, else once per event-loop turn. */
+/**
+ * Acknowledged rows are deleted in one transaction when this many wait or ACK_FLUSH_MS
+ * after the first: one WAL commit per batch, not per message. A crash before the commit
+ * means those rows are sent again (duplicates, never a loss).
+ */
 const ACK_BATCH = 1000;
+const ACK_FLUSH_MS = 50;
 const HOUSEKEEPING_MS = 5_000;
 
 /** What may happen to a message whose own timestamp is `stampedAtMs`, now (the clock-trust seam). */
@@ -49,7 +54,7 @@ export class OutboxPublisher implements Module {
   readonly name = 'uplink';
   private readonly inFlight = new Map<number, { gen: number; bytes: number }>();
   private acked: { id: number; bytes: number }[] = [];
-  private ackFlush: NodeJS.Immediate | null = null;
+  private ackFlush: NodeJS.Timeout | null = null;
   private generation = 0;
   /** Rows with id <= boundary were stored before the current connection came up. */
   private boundary = 0;
@@ -58,6 +63,8 @@ export class OutboxPublisher implements Module {
   private knownMaxId = 0;
   private bucket: TokenBucket | null = null;
   private pumpTimer: NodeJS.Timeout | null = null;
+  private pumping = false;
+  private refill: NodeJS.Immediate | null = null;
   private housekeeping: NodeJS.Timeout | null = null;
   private holdLogged = false;
   private running = false;
@@ -105,6 +112,8 @@ export class OutboxPublisher implements Module {
     this.loop?.unregister();
     if (this.housekeeping) clearInterval(this.housekeeping);
     if (this.pumpTimer) clearTimeout(this.pumpTimer);
+    if (this.refill) clearImmediate(this.refill);
+    this.refill = null;
     this.housekeeping = this.pumpTimer = null;
     const c = this.deps.connection;
     await c.stop();
@@ -147,7 +156,7 @@ export class OutboxPublisher implements Module {
     this.backlog = { cursor: 0, buffer: [], exhausted: false };
     this.fresh = { cursor: this.boundary, buffer: [], exhausted: false };
     const rate = this.deps.config.mqtt!.backlog_rate_per_s;
-    this.bucket = new TokenBucket(rate, Math.max(1, Math.min(rate, this.deps.config.mqtt!.inflight_window)), this.deps.clock.now());
+    this.bucket = new TokenBucket(rate, Math.max(1, Math.min(rate, this.deps.config.mqtt!.inflight_window)), performance.now());
     const depth = this.deps.outbox.depth;
     if (depth > 0) this.deps.logger.info({ depth, ratePerS: rate }, 'draining the outbox backlog');
     this.pump();
@@ -172,7 +181,17 @@ export class OutboxPublisher implements Module {
   }
 
   private pump(): void {
-    if (!this.running || this.deps.connection.state !== 'connected' || this.pumpTimer) return;
+    if (!this.running || this.deps.connection.state !== 'connected' || this.pumpTimer || this.pumping) return;
+    this.pumping = true;
+    try {
+      this.deps.connection.batch(() => this.fill());
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Sends rows until the window is full, the streams are dry, or the backlog must wait. */
+  private fill(): void {
     const window = this.deps.config.mqtt!.inflight_window;
     while (this.inFlight.size < window) {
       // Fresh rows first: new readings never wait behind the backlog.
@@ -181,7 +200,8 @@ export class OutboxPublisher implements Module {
       let stream = this.fresh;
       if (!row) {
         if (this.backlog.exhausted) return;
-        const now = this.deps.clock.now();
+        // Monotonic: a wall-clock step must not stall or unleash the backlog.
+        const now = performance.now();
         const wait = this.bucket!.waitMs(now);
         if (wait > 0) return this.pumpLater(wait);
         row = this.next(this.backlog, this.boundary);
@@ -246,17 +266,22 @@ export class OutboxPublisher implements Module {
     // A PUBACK from an earlier connection still means the broker has the message.
     this.ack(row.id, row.bytes);
     if (mine) this.inFlight.delete(row.id);
-    this.pump();
+    // Refill once per event-loop turn: the PUBACKs of one socket read free slots together,
+    // and their replacements leave in one write.
+    this.refill ??= setImmediate(() => {
+      this.refill = null;
+      this.pump();
+    });
   }
 
   private ack(id: number, bytes: number): void {
     this.acked.push({ id, bytes });
     if (this.acked.length >= ACK_BATCH) this.flushAcks();
-    else this.ackFlush ??= setImmediate(() => this.flushAcks());
+    else this.ackFlush ??= setTimeout(() => this.flushAcks(), ACK_FLUSH_MS);
   }
 
   private flushAcks(): void {
-    if (this.ackFlush) clearImmediate(this.ackFlush);
+    if (this.ackFlush) clearTimeout(this.ackFlush);
     this.ackFlush = null;
     if (this.acked.length === 0) return;
     const batch = this.acked;
