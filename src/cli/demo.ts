@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runDemo } from '../demo/run.js';
 
 export function registerDemoCommand(program: Command): void {
   program
@@ -8,6 +7,8 @@ export function registerDemoCommand(program: Command): void {
     .option('--duration <seconds>', 'stop after this many seconds (default: until Ctrl-C)')
     .option('--compact', 'one line per message')
     .action(async (opts: { duration?: string; compact?: boolean }) => {
+      // Loaded on use: the broker (aedes) and certificate code have no place in `run`'s memory.
+      const { runDemo } = await import('../demo/run.js');
       await runDemo({ out: process.stdout, durationMs: opts.duration === undefined ? undefined : Number(opts.duration) * 1000, compact: Boolean(opts.compact) });
       process.exit(0);
     });

@@ -1,0 +1,113 @@
+// Benchmark: resident memory of the daemon with 1,000,000 queued messages, and while it
+// drains them to a local mosquitto.
+//   npx tsx scripts/bench/outbox-memory.ts [messages=1000000] [maxDrainSeconds=300]
+// Builds (npm run build), writes the backlog into a fresh database in one transaction,
+// then runs the compiled daemon (`node dist/cli.js run`) against mosquitto (TLS, password
+// file, ACL) with backlog pacing off, and samples VmRSS from /proc every second and the
+// outbox depth from its /metrics. Targets: at most 80 MB, flat while it drains.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../../src/store/db.js';
+import { buildMeasurement } from '../../src/uplink/messages.js';
+import { freePort, startTlsBroker } from '../../test/helpers/mosquitto.js';
+
+const N = Number(process.argv[2] ?? 1_000_000);
+const MAX_DRAIN_S = Number(process.argv[3] ?? 300);
+const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+const RIDS = ['0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b', '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f'];
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+const dir = mkdtempSync(join(tmpdir(), 'mg-bench-mem-'));
+const broker = await startTlsBroker([{ username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] }]);
+
+// 1. The backlog: N measurement rows (half an outage's worth per meter), one transaction.
+let t = performance.now();
+const db = openDatabase(join(dir, 'data', 'metergate.db'));
+const insert = db.prepare('INSERT INTO outbox (message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms) VALUES (?, ?, ?, ?, 1, 0, ?, ?)');
+const t0 = Date.now() - N * 5_000 - 60_000;
+db.transaction(() => {
+  for (let i = 0; i < N; i++) {
+    const rid = RIDS[i % 2];
+    const at = t0 + Math.floor(i / 2) * 10_000;
+    const payload = JSON.stringify(
+      buildMeasurement(ORG, { resourceId: rid, sampledAtMs: at, metrics: [{ name: 'total_active_power', value: 1000 + (i % 977), unit: 'W' }, { name: 'active_energy_import', value: 5_000_000 + i, unit: 'Wh' }] }),
+    );
+    const topic = `svc/resources/${rid}/measurements`;
+    insert.run(randomUUID(), topic, payload, Buffer.byteLength(payload) + Buffer.byteLength(topic), at, at);
+  }
+})();
+db.close();
+console.log(`wrote ${N} outbox rows in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+
+// 2. The daemon, compiled, with its HTTP API for /metrics.
+const httpPort = await freePort();
+const config = join(dir, 'config.yaml');
+writeFileSync(
+  config,
+  `organization_id: ${ORG}
+data_dir: ${dir}/data
+log_level: info
+mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', backlog_rate_per_s: 1000000000 }
+store: { outbox_max_rows: ${Math.max(2 * N, 100)} }
+clock: { trust: system }
+http: { port: ${httpPort} }
+prices: { source: none }
+forecast: { enabled: false }
+`,
+);
+const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const depth = async (): Promise<number> => {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    return Number(/^metergate_outbox_depth (\d+)/m.exec(text)?.[1] ?? NaN);
+  } catch (err) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`daemon exited (${child.exitCode ?? child.signalCode}):\n${out.slice(-3000)}`);
+    throw err;
+  }
+};
+t = performance.now();
+const nodeFlags = (process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...nodeFlags, 'dist/cli.js', 'run', '--config', config], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+let out = '';
+child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+try {
+  while (!out.includes('metergate started')) {
+    if (child.exitCode !== null) throw new Error(out);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const samples: Array<{ s: number; rssMb: number; depth: number }> = [];
+  const startedRss = rss(child.pid!);
+  console.log(`daemon started in ${((performance.now() - t) / 1000).toFixed(1)} s, RSS ${startedRss.toFixed(1)} MB`);
+  const drainStart = performance.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const d = await depth();
+    const s = (performance.now() - drainStart) / 1000;
+    samples.push({ s, rssMb: rss(child.pid!), depth: d });
+    if (samples.length % 10 === 0) console.log(`  t=${s.toFixed(0)} s  depth ${d}  RSS ${samples[samples.length - 1].rssMb.toFixed(1)} MB`);
+    if (d === 0 || s > MAX_DRAIN_S) break;
+  }
+  const last = samples[samples.length - 1];
+  const drained = N - last.depth;
+  const during = samples.filter((x) => x.depth > 0);
+  const rssValues = (during.length > 0 ? during : samples).map((x) => x.rssMb);
+  const peak = Math.max(startedRss, ...samples.map((x) => x.rssMb));
+  console.log(`daemon RSS with ${N} queued messages: ${startedRss.toFixed(1)} MB at start; while draining min ${Math.min(...rssValues).toFixed(1)} / max ${Math.max(...rssValues).toFixed(1)} MB; peak ${peak.toFixed(1)} MB (target <= 80 MB)`);
+  console.log(`drained ${drained} messages in ${last.s.toFixed(0)} s (${(drained / last.s).toFixed(0)} msg/s)${last.depth > 0 ? `; stopped with ${last.depth} left (maxDrainSeconds)` : ''}`);
+  const quarter = Math.max(1, Math.floor(samples.length / 4));
+  const firstQ = samples.slice(0, quarter).map((x) => x.rssMb);
+  const lastQ = samples.slice(-quarter).map((x) => x.rssMb);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  console.log(`flatness: mean RSS first quarter ${mean(firstQ).toFixed(1)} MB, last quarter ${mean(lastQ).toFixed(1)} MB (ratio ${(mean(lastQ) / mean(firstQ)).toFixed(2)})`);
+} finally {
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  await broker.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
