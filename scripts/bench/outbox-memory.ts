@@ -25,15 +25,16 @@ execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' 
 const dir = mkdtempSync(join(tmpdir(), 'mg-bench-mem-'));
 const broker = await startTlsBroker([{ username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] }]);
 
-// 1. The backlog: N measurement rows (half an outage's worth per meter), one transaction.
+// 1. The backlog: N measurement rows of two meters, one transaction (1 s apart, so the
+//    timestamps stay within days of now).
 let t = performance.now();
 const db = openDatabase(join(dir, 'data', 'metergate.db'));
 const insert = db.prepare('INSERT INTO outbox (message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms) VALUES (?, ?, ?, ?, 1, 0, ?, ?)');
-const t0 = Date.now() - N * 5_000 - 60_000;
+const t0 = Date.now() - N * 500 - 60_000;
 db.transaction(() => {
   for (let i = 0; i < N; i++) {
     const rid = RIDS[i % 2];
-    const at = t0 + Math.floor(i / 2) * 10_000;
+    const at = t0 + Math.floor(i / 2) * 1_000;
     const payload = JSON.stringify(
       buildMeasurement(ORG, { resourceId: rid, sampledAtMs: at, metrics: [{ name: 'total_active_power', value: 1000 + (i % 977), unit: 'W' }, { name: 'active_energy_import', value: 5_000_000 + i, unit: 'Wh' }] }),
     );
@@ -61,6 +62,12 @@ forecast: { enabled: false }
 `,
 );
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** Memory that is the daemon's own (not the node binary and libraries shared with other processes). */
+const privateMb = (pid: number) => {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return (kb('Private_Dirty') + kb('Private_Clean')) / 1024;
+};
 const depth = async (): Promise<number> => {
   try {
     const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
@@ -81,7 +88,7 @@ try {
     if (child.exitCode !== null) throw new Error(out);
     await new Promise((r) => setTimeout(r, 20));
   }
-  const samples: Array<{ s: number; rssMb: number; depth: number }> = [];
+  const samples: Array<{ s: number; rssMb: number; privMb: number; depth: number }> = [];
   const startedRss = rss(child.pid!);
   console.log(`daemon started in ${((performance.now() - t) / 1000).toFixed(1)} s, RSS ${startedRss.toFixed(1)} MB`);
   const drainStart = performance.now();
@@ -89,8 +96,9 @@ try {
     await new Promise((r) => setTimeout(r, 1000));
     const d = await depth();
     const s = (performance.now() - drainStart) / 1000;
-    samples.push({ s, rssMb: rss(child.pid!), depth: d });
-    if (samples.length % 10 === 0) console.log(`  t=${s.toFixed(0)} s  depth ${d}  RSS ${samples[samples.length - 1].rssMb.toFixed(1)} MB`);
+    samples.push({ s, rssMb: rss(child.pid!), privMb: privateMb(child.pid!), depth: d });
+    const x = samples[samples.length - 1];
+    if (samples.length % 10 === 0) console.log(`  t=${s.toFixed(0)} s  depth ${d}  RSS ${x.rssMb.toFixed(1)} MB  private ${x.privMb.toFixed(1)} MB`);
     if (d === 0 || s > MAX_DRAIN_S) break;
   }
   const last = samples[samples.length - 1];
@@ -98,6 +106,8 @@ try {
   const during = samples.filter((x) => x.depth > 0);
   const rssValues = (during.length > 0 ? during : samples).map((x) => x.rssMb);
   const peak = Math.max(startedRss, ...samples.map((x) => x.rssMb));
+  const privValues = (during.length > 0 ? during : samples).map((x) => x.privMb);
+  console.log(`daemon private memory (RSS minus shared code pages) while draining: min ${Math.min(...privValues).toFixed(1)} / max ${Math.max(...privValues).toFixed(1)} MB`);
   console.log(`daemon RSS with ${N} queued messages: ${startedRss.toFixed(1)} MB at start; while draining min ${Math.min(...rssValues).toFixed(1)} / max ${Math.max(...rssValues).toFixed(1)} MB; peak ${peak.toFixed(1)} MB (target <= 80 MB)`);
   console.log(`drained ${drained} messages in ${last.s.toFixed(0)} s (${(drained / last.s).toFixed(0)} msg/s)${last.depth > 0 ? `; stopped with ${last.depth} left (maxDrainSeconds)` : ''}`);
   const quarter = Math.max(1, Math.floor(samples.length / 4));

@@ -16,11 +16,13 @@ const MAX_AHEAD_MS = 5 * 60_000;
 
 /**
  * Whether a stored message stamped `stampedAtMs` may leave now: held while the clock is
- * not trusted; dropped when it is before the build date (it can never become right) or
- * far ahead of the trusted now.
+ * not trusted; dropped when it is ahead of the trusted now (stamped by a wrong clock) or
+ * not a time at all. Old is fine: a backlog may span weeks, and a software update with a
+ * later build date must not throw it away (the clock guard checked each sample against
+ * the build date of the software that stored it). `buildDateMs` bounds only the absurd.
  */
 export function leaveVerdict(gate: ClockGate, buildDateMs: number, stampedAtMs: number): LeaveVerdict {
-  if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs) return 'drop';
+  if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs - 20 * 366 * 86_400_000) return 'drop';
   const now = gate.trustedNow();
   if (now === null) return 'hold';
   return stampedAtMs > now + MAX_AHEAD_MS ? 'drop' : 'send';

@@ -67,6 +67,7 @@ export class OutboxPublisher implements Module {
   private refill: NodeJS.Immediate | null = null;
   private housekeeping: NodeJS.Timeout | null = null;
   private holdLogged = false;
+  private droppedRun = 0;
   private running = false;
   private lastPublishedAtMs: number | null = null;
   private loop: LoopHandle | null = null;
@@ -193,7 +194,9 @@ export class OutboxPublisher implements Module {
   /** Sends rows until the window is full, the streams are dry, or the backlog must wait. */
   private fill(): void {
     const window = this.deps.config.mqtt!.inflight_window;
-    while (this.inFlight.size < window) {
+    // Bounded work per call, so rows that never occupy a slot (dropped) cannot hog the event loop.
+    for (let steps = 0; this.inFlight.size < window; steps++) {
+      if (steps >= window + PAGE_ROWS) return this.pumpLater(0);
       // Fresh rows first: new readings never wait behind the backlog.
       if (this.fresh.exhausted && this.fresh.cursor < this.knownMaxId) this.fresh.exhausted = false;
       let row = this.next(this.fresh, Number.MAX_SAFE_INTEGER);
@@ -223,10 +226,14 @@ export class OutboxPublisher implements Module {
       stream.cursor = row.id;
       if (verdict === 'drop') {
         this.counters.clockDropped.inc();
-        this.deps.logger.error({ id: row.id, topic: row.topic, stampedAt: new Date(row.stampedAtMs).toISOString() }, 'outbox message with an impossible timestamp dropped');
+        // One line for the first of a run, not one per row.
+        if (this.droppedRun++ === 0) {
+          this.deps.logger.error({ id: row.id, topic: row.topic, stampedAt: new Date(row.stampedAtMs).toISOString() }, 'outbox message with an impossible timestamp dropped (more are counted in metergate_uplink_implausible_timestamp_dropped_total)');
+        }
         this.ack(row.id, row.bytes);
         continue;
       }
+      this.droppedRun = 0;
       this.send(row);
     }
   }
