@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
+import { Backfill } from '../../src/prices/backfill.js';
+import { EntsoeSource } from '../../src/prices/sources/entsoe.js';
 import { PriceSync } from '../../src/prices/sync.js';
 import type { PricesUpdated } from '../../src/prices/updates.js';
 import { openDatabase } from '../../src/store/db.js';
@@ -150,6 +152,21 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
     } finally {
       holdAll = false;
     }
+  });
+
+  it('gap repair refetches only the days with holes', async () => {
+    const db = openDatabase(join(dir, 'repair.db'));
+    const store = new PriceStore(db);
+    const logger = createLogger('silent' as 'info');
+    const source = new EntsoeSource({ baseUrl, securityToken: TOKEN, maxRequestsPerMinute: 60, timeoutMs: 5000 }, { logger });
+    const backfill = new Backfill({ db, store, source, logger, now: () => Date.now() });
+    const [from, to] = [Date.UTC(2020, 11, 31, 23), Date.UTC(2021, 0, 2, 23)];
+    const before = platform.requests.length;
+    expect(await backfill.repair(['DE-LU'], from, to)).toBe(48);
+    expect(platform.requests.slice(before).map((r) => [r.params.periodStart, r.params.periodEnd])).toEqual([['202012312300', '202101022300']]);
+    expect(await backfill.repair(['DE-LU'], from, to)).toBe(0); // no holes left: no request
+    expect(platform.requests.length - before).toBe(1);
+    db.close();
   });
 
   it('PriceSync (daemon module) backfills in the background and tells listeners', async () => {
