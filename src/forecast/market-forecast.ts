@@ -19,6 +19,15 @@ export interface MarketForecastResult {
   readonly originDay: number;
   readonly periods: ForecastPeriodValue[];
   readonly method: string;
+  /** Pass back as `warm` next time: only origins after this one are computed then. */
+  readonly state: WarmState;
+}
+
+/** A forecaster that has stepped through origins up to `origin`, reusable the next day. */
+export interface WarmState {
+  readonly forecaster: ConformalForecaster;
+  readonly slots: number;
+  readonly origin: number;
 }
 
 /** Local days of history the forecaster reads before the origin. */
@@ -41,6 +50,8 @@ export async function computeMarketForecast(args: {
   readonly targetIntervalS: number;
   readonly options: RollingOptions;
   readonly pause?: () => Promise<void>;
+  /** State of an earlier run; used when the slot layout is the same and it is not ahead. */
+  readonly warm?: WarmState;
 }): Promise<MarketForecastResult | undefined> {
   const { timeZone, options } = args;
   const slots = Math.round(86_400 / Math.max(args.targetIntervalS, 900)) === 96 ? 96 : 24;
@@ -53,8 +64,12 @@ export async function computeMarketForecast(args: {
   const exogenous = args.exogenous
     ? Object.fromEntries(Object.entries(args.exogenous).map(([k, v]) => [k, toDayMatrix(timeZone, v, firstDay, lastDay, slots)]))
     : undefined;
-  const forecaster = new ConformalForecaster({ prices, exogenous }, options);
-  const firstOrigin = origin - options.calibrationDays - options.horizonDays;
+  const coldStart = origin - options.calibrationDays - options.horizonDays;
+  const warm = args.warm;
+  const reuse = warm !== undefined && warm.slots === slots && warm.origin < origin && warm.origin >= coldStart;
+  const forecaster = reuse ? warm.forecaster : new ConformalForecaster({ prices, exogenous }, options);
+  if (reuse) forecaster.updateInput({ prices, exogenous });
+  const firstOrigin = reuse ? warm.origin + 1 : coldStart;
   let last: ReturnType<ConformalForecaster['advance']> = [];
   for (let o = firstOrigin; o <= origin; o++) {
     last = forecaster.advance(o);
@@ -77,5 +92,5 @@ export async function computeMarketForecast(args: {
     );
   }
   const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
-  return { originDay: origin, periods, method };
+  return { originDay: origin, periods, method, state: { forecaster, slots, origin } };
 }

@@ -76,10 +76,23 @@ export class ConformalForecaster {
   private readonly missLevel: number[];
 
   constructor(
-    private readonly input: RollingInput,
+    private input: RollingInput,
     private readonly options: RollingOptions,
   ) {
     this.missLevel = Array.from({ length: options.horizonDays }, () => 1 - options.coverage);
+  }
+
+  /** The last origin advanced to, if any. */
+  get lastOrigin(): number | undefined {
+    return this.past.length > 0 ? this.past[this.past.length - 1].originDay : undefined;
+  }
+
+  /**
+   * Newer data for the next origins (same slot layout). Earlier origins' forecasts stay as
+   * they were made; their errors are scored against the new data.
+   */
+  updateInput(input: RollingInput): void {
+    this.input = input;
   }
 
   /** ACI step: each horizon's forecast whose target day `o` is now known moves its level. */

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate } from './local-days.js';
-import { computeMarketForecast, historyDaysNeeded } from './market-forecast.js';
+import { computeMarketForecast, historyDaysNeeded, type WarmState } from './market-forecast.js';
 import type { RollingOptions } from './rolling.js';
 
 const DAY_MS = 86_400_000;
@@ -60,6 +60,8 @@ export class ForecastService implements Module {
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
+  /** Per region: the forecaster as of its last origin, and what the stored forecast was made from. */
+  private readonly warm = new Map<string, { state: WarmState; fingerprint: string }>();
 
   constructor(private readonly deps: ForecastServiceDeps) {}
 
@@ -113,6 +115,15 @@ export class ForecastService implements Module {
     const startedMs = Date.now();
     try {
       const history = prices.native(market.code, nowMs - (historyDaysNeeded(options) + 2) * DAY_MS, nowMs + 3 * DAY_MS);
+      // Unchanged prices and the same origin give the same forecast: keep the stored one.
+      // New days advance the kept forecaster by just those origins; a correction of
+      // earlier prices (a different fingerprint on the same origin) recomputes from cold.
+      const fingerprint = `${history.length}:${history.reduce((sum, p) => sum + p.pricePerMwh * (1 + (p.startMs % 7)), 0)}`;
+      const previous = this.warm.get(market.code);
+      if (previous && previous.fingerprint === fingerprint && forecasts.latestRun(market.code)) {
+        logger.debug({ region }, 'forecast: prices unchanged since the last computation');
+        return true;
+      }
       const result = await computeMarketForecast({
         timeZone: market.timeZone,
         prices: history.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })),
@@ -120,12 +131,14 @@ export class ForecastService implements Module {
         targetIntervalS: market.nativeResolutionS(nowMs + 2 * DAY_MS),
         options,
         pause: () => new Promise((resolve) => setImmediate(resolve)),
+        warm: previous?.state,
       });
       if (!result) {
         logger.info({ region }, 'forecast: no complete recent day of prices yet; nothing to forecast from');
         return false;
       }
       if (this.stopped) return false;
+      this.warm.set(market.code, { state: result.state, fingerprint });
       forecasts.replace(
         { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage },
         result.periods,

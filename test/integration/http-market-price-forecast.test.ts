@@ -178,4 +178,26 @@ describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedDat
     expect(again.res.status).toBe(200);
     expectValid(again.body);
   });
+
+  it('recomputation: unchanged prices keep the stored forecast; the next day\'s auction moves the origin by one day', async () => {
+    const store = new ForecastStore(spring.http.ctx.db);
+    const before = store.latestRun('NL')!;
+    expect(before.originDay).toBe('2025-03-27');
+    spring.clock.nowMs += 60_000;
+    expect(await spring.service.computeRegion('NL')).toBe(true);
+    expect(store.latestRun('NL')!.computedAtMs).toBe(before.computedAtMs);
+    // 13:00: the real prices of 2025-03-28 are published.
+    const from = localMidnightMs(NL.timeZone, dayFromIso('2025-03-28'));
+    const to = localMidnightMs(NL.timeZone, dayFromIso('2025-03-29'));
+    new PriceStore(spring.http.ctx.db).upsert(nlPeriods().filter((p) => p.startMs >= from && p.startMs < to), { source: 'csv:test', fetchedAtMs: 1 });
+    spring.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-03-27')) + 13 * 3_600_000;
+    expect(await spring.service.computeRegion('NL')).toBe(true);
+    const after = store.latestRun('NL')!;
+    expect(after.originDay).toBe('2025-03-28');
+    const token = spring.http.token('price_forecast', 'after-auction');
+    const { body } = await get(spring.http, '', { authorization: `Bearer ${token}` });
+    // Today's and tomorrow's 24 hours published, then forecasts.
+    expect(body.prices.filter((p: any) => p.price_per_mwh !== null)).toHaveLength(48);
+    expect(body.prices[48].forecast).not.toBeNull();
+  });
 });
