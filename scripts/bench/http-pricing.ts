@@ -29,7 +29,7 @@ if (!hasSharedData) {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+function post(url: string, body: string | Buffer, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
@@ -50,7 +50,7 @@ function sessionBody(fromIso: string, count: number): string {
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 /** Requests/s with `concurrency` in flight for `durationMs`. */
-async function throughput(url: string, body: string, headers: Record<string, string>, durationMs: number, concurrency: number): Promise<number> {
+async function throughput(url: string, body: string | Buffer, headers: Record<string, string>, durationMs: number, concurrency: number): Promise<number> {
   let done = 0;
   const until = performance.now() + durationMs;
   const started = performance.now();
@@ -94,6 +94,9 @@ async function serve(): Promise<void> {
   const echo = createServer(echoApp);
   await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   const served: Served = { url: `${server.url()}/api/v1/cdrs/meter_readings`, echoUrl: `http://127.0.0.1:${(echo.address() as AddressInfo).port}/echo`, token, periods };
+  process.on('message', (m) => {
+    if (m === 'cpu?') process.send!({ cpu: process.cpuUsage() });
+  });
   process.send!(served);
   process.once('disconnect', () => {
     void server.stop().then(() => {
@@ -118,7 +121,8 @@ const auth = { authorization: `Token ${token}` };
 console.log(`node ${process.version}, ${periods} real NL 2025 price periods loaded; servers in child process ${child.pid}`);
 
 // 1. One week at 10 s (quarter-hour prices: 672 periods in the window).
-const week = sessionBody('2025-11-03T00:00:00Z', 60_480);
+// Encoded once: the client should spend as little CPU as it can on a 2-core machine.
+const week = Buffer.from(sessionBody('2025-11-03T00:00:00Z', 60_480));
 const first = await post(url, week, auth);
 console.log(`week: ${(week.length / 1e6).toFixed(2)} MB request -> ${first.status} ${first.text}`);
 for (let i = 0; i < 3; i++) await post(url, week, auth); // warm-up
@@ -132,42 +136,59 @@ async function serverTime(): Promise<{ sum: number; count: number }> {
   return { sum: pick('metergate_http_request_duration_seconds_sum'), count: pick('metergate_http_request_duration_seconds_count') };
 }
 const before = await serverTime();
+const parseUrl = echoUrl.replace('/echo', '/parse');
 const latencies: number[] = [];
+const parseOnly: number[] = [];
+// Interleaved with the baseline, so both see the same background load.
 for (let i = 0; i < 30; i++) {
-  const t0 = performance.now();
+  let t0 = performance.now();
   const res = await post(url, week, auth);
   latencies.push(performance.now() - t0);
   if (res.status !== 200) throw new Error(res.text);
-}
-const after = await serverTime();
-const parseUrl = echoUrl.replace('/echo', '/parse');
-const parseOnly: number[] = [];
-for (let i = 0; i < 30; i++) {
-  const t0 = performance.now();
+  t0 = performance.now();
   await post(parseUrl, week, {});
   parseOnly.push(performance.now() - t0);
 }
-const parseMedian = quantile(parseOnly, 0.5);
+const after = await serverTime();
 const serverMeanMs = ((after.sum - before.sum) / Math.max(1, after.count - before.count)) * 1000;
+const parseMedian = quantile(parseOnly, 0.5);
 const median = quantile(latencies, 0.5);
+
+/** CPU time the server process spends per request (user + system), less sensitive to other load than wall time. */
+async function cpuPerRequestMs(target: string, body: Buffer, headers: Record<string, string>, n: number): Promise<number> {
+  const cpu = () =>
+    new Promise<NodeJS.CpuUsage>((resolve) => {
+      child.once('message', (m) => resolve((m as { cpu: NodeJS.CpuUsage }).cpu));
+      child.send('cpu?');
+    });
+  const c0 = await cpu();
+  for (let i = 0; i < n; i++) await post(target, body, headers);
+  const c1 = await cpu();
+  return (c1.user - c0.user + c1.system - c0.system) / 1000 / n;
+}
+const cpuOurs = await cpuPerRequestMs(url, week, auth, 15);
+const cpuBase = await cpuPerRequestMs(parseUrl, week, {}, 15);
+console.log(`week server CPU per request: metergate ${cpuOurs.toFixed(1)} ms, bare express receive + parse ${cpuBase.toFixed(1)} ms`);
 console.log(`week baseline (bare express: receive + JSON.parse the same body): median ${parseMedian.toFixed(1)} ms`);
 console.log(`week (60,480 readings): median ${median.toFixed(1)} ms, p95 ${quantile(latencies, 0.95).toFixed(1)} ms over ${latencies.length} requests (server-side mean ${serverMeanMs.toFixed(1)} ms; ${(median / parseMedian).toFixed(2)} x the baseline) -> ${median < 100 ? 'PASS' : 'FAIL'} (< 100 ms)`);
 
 // 2. One hour at 10 s, requests/s vs the echo baseline (alternating rounds, best of each).
-const hour = sessionBody('2025-06-02T10:00:00Z', 360);
+const hour = Buffer.from(sessionBody('2025-06-02T10:00:00Z', 360));
 console.log(`hour: ${(hour.length / 1e3).toFixed(1)} kB request -> ${(await post(url, hour, auth)).text}`);
 await throughput(echoUrl, hour, {}, 500, 8);
 await throughput(url, hour, auth, 500, 8);
 const ours: number[] = [];
 const base: number[] = [];
-for (let round = 0; round < 3; round++) {
-  base.push(await throughput(echoUrl, hour, {}, 1500, 8));
-  ours.push(await throughput(url, hour, auth, 1500, 8));
+// Short alternating rounds, best of each: on a shared machine other load comes in bursts.
+for (let round = 0; round < 8; round++) {
+  base.push(await throughput(echoUrl, hour, {}, 750, 8));
+  ours.push(await throughput(url, hour, auth, 750, 8));
 }
 const oursBest = Math.max(...ours);
 const baseBest = Math.max(...base);
-const ratio = oursBest / baseBest;
-console.log(`hour (360 readings): metergate ${oursBest.toFixed(0)} req/s, bare express echo ${baseBest.toFixed(0)} req/s, ratio ${ratio.toFixed(2)} -> ${ratio >= 0.5 ? 'PASS' : 'FAIL'} (>= 0.5)`);
+// Paired rounds: the median of per-round ratios is robust to bursts of other load.
+const ratio = quantile(ours.map((o, i) => o / base[i]), 0.5);
+console.log(`hour (360 readings): metergate ${oursBest.toFixed(0)} req/s, bare express echo ${baseBest.toFixed(0)} req/s (best of ${ours.length} alternating rounds); ratio ${ratio.toFixed(2)} (median of the paired rounds) -> ${ratio >= 0.5 ? 'PASS' : 'FAIL'} (>= 0.5)`);
 
 agent.destroy();
 child.disconnect();
