@@ -5,6 +5,7 @@
 // messages at once with mqtt.js and waits for every PUBACK; it keeps nothing on disk. The
 // outbox side is the real publisher: rows paged from SQLite, a bounded in-flight window,
 // a delete per PUBACK (batched per event-loop turn), backlog pacing off (rate 1e9/s).
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,8 @@ function cpuPerMessage(side: string, since: NodeJS.CpuUsage): void {
   (cpuUs[side] ??= []).push((d.user + d.system) / N);
 }
 
-async function baseline(): Promise<number> {
+/** `withId`: the bare loop plus the MQTT 5 user property the gateway must attach (message_id). */
+async function baseline(withId = false): Promise<number> {
   const client = await mqtt.connectAsync(broker.url, { ca: readFileSync(broker.caFile), username: 'gateway', password: 'gw-secret', protocolVersion: 5 });
   const topic = `svc/resources/${RID}/measurements`;
   const payloads = Array.from({ length: N }, (_, i) =>
@@ -53,13 +55,13 @@ async function baseline(): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     let acked = 0;
     for (const p of payloads)
-      client.publish(topic, p, { qos: 1 }, (err) => {
+      client.publish(topic, p, withId ? { qos: 1, properties: { userProperties: { message_id: randomUUID() } } } : { qos: 1 }, (err) => {
         if (err) reject(err);
         else if (++acked === N) resolve();
       });
   });
   const rate = N / ((performance.now() - start) / 1000);
-  cpuPerMessage('bare', cpu0);
+  cpuPerMessage(withId ? 'bareId' : 'bare', cpu0);
   await client.endAsync();
   return rate;
 }
@@ -117,21 +119,24 @@ try {
   await outbox(WINDOWS[0], -1);
   for (const k of Object.keys(cpuUs)) delete cpuUs[k];
   const base: number[] = [];
+  const baseId: number[] = [];
   const ours = new Map<number, number[]>(WINDOWS.map((w) => [w, []]));
   for (let r = 0; r < ROUNDS; r++) {
     base.push(await baseline());
+    baseId.push(await baseline(true));
     for (const w of WINDOWS) ours.get(w)!.push(await outbox(w, r));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`outbox drain, ${N} measurement messages, QoS 1, MQTT 5 over TLS to local mosquitto, ${ROUNDS} paired rounds`);
   console.log(`  bare mqtt.js publish loop (all at once, no disk):  median ${median(base).toFixed(0)} msg/s   (rounds: ${base.map((x) => x.toFixed(0)).join(', ')})`);
+  console.log(`  same loop + MQTT 5 user property message_id:       median ${median(baseId).toFixed(0)} msg/s   (rounds: ${baseId.map((x) => x.toFixed(0)).join(', ')})`);
   for (const w of WINDOWS) {
     const xs = ours.get(w)!;
     const ratios = xs.map((x, i) => x / base[i]);
     console.log(`  outbox publisher, inflight_window ${String(w).padEnd(4)}:          median ${median(xs).toFixed(0)} msg/s   (rounds: ${xs.map((x) => x.toFixed(0)).join(', ')})`);
     console.log(`    ratio to the bare loop: median ${median(ratios).toFixed(2)}x (pairs: ${ratios.map((x) => x.toFixed(2)).join(', ')})`);
   }
-  console.log(`  CPU per message (median): bare ${median(cpuUs.bare).toFixed(1)} us; ${WINDOWS.map((w) => `outbox w${w} ${median(cpuUs[`w${w}`]).toFixed(1)} us`).join('; ')}`);
+  console.log(`  CPU per message (median): bare ${median(cpuUs.bare).toFixed(1)} us; bare + message_id ${median(cpuUs.bareId).toFixed(1)} us; ${WINDOWS.map((w) => `outbox w${w} ${median(cpuUs[`w${w}`]).toFixed(1)} us`).join('; ')}`);
   console.log(`  CPU-bound ratio (bare CPU / outbox CPU, w${WINDOWS[0]}): ${(median(cpuUs.bare) / median(cpuUs[`w${WINDOWS[0]}`])).toFixed(2)}x`);
   console.log('  target: >= 0.8x with the default window (50)');
 } finally {

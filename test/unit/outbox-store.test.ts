@@ -21,6 +21,17 @@ describe('outbox (real SQLite)', () => {
     expect(outbox.stats().oldestCreatedAtMs).toBe(5000);
   });
 
+  it('deletes acknowledged ids as ranges without touching a row between them that is still in flight', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    const rows = Array.from({ length: 6 }, (_, i) => outbox.enqueue(msg(i), 0).id).map((id) => outbox.page(id - 1, 1)[0]);
+    const acked = [rows[0], rows[1], rows[3], rows[5], rows[4]].map((r) => ({ id: r.id, bytes: r.bytes }));
+    expect(outbox.deleteAcked(acked)).toBe(5);
+    expect(outbox.page(0, 10).map((r) => r.id)).toEqual([rows[2].id]);
+    expect(outbox.depth).toBe(1);
+    expect(outbox.stats().bytes).toBe(rows[2].bytes);
+  });
+
   it('drops the oldest rows when a bound is hit, and counts them', () => {
     const db = openDatabase(':memory:');
     const outbox = new Outbox(db, { maxRows: 100, maxBytes: 1e9 });
