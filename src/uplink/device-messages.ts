@@ -1,6 +1,6 @@
 // The messages about the device rather than its readings:
-// - heartbeat: every heartbeat_interval_ms per resource whose meter answered in the last
-//   minute (the first as soon as it answers), QoS 1, not retained, only while connected
+// - heartbeat: every heartbeat_interval_ms per resource whose meter is online and answered
+//   in the last minute (the first as soon as it answers), QoS 1, not retained, only while connected
 //   (a stale heartbeat is never queued);
 // - boot_notification: retained, once per resource after start, through the outbox;
 // - network_scan: retained, through the outbox, at start and whenever the content changes
@@ -173,7 +173,8 @@ export class DeviceMessages implements Module {
     const interval = config.mqtt!.heartbeat_interval_ms;
     const window = Math.max(ANSWERED_WITHIN_MS, interval);
     for (const status of this.deps.meters() ?? []) {
-      if (status.lastAnsweredAtMs === null || wallNow - status.lastAnsweredAtMs > window) continue;
+      // Online now (an offline meter stops at once, not a minute later) and answered within the minute.
+      if (status.state !== 'online' || status.lastAnsweredAtMs === null || wallNow - status.lastAnsweredAtMs > window) continue;
       // Each resource on its own beat: the first as soon as its meter answers, then every interval.
       const last = this.lastHeartbeat.get(status.resourceId);
       if (last !== undefined && mono - last < interval - CHECK_MS / 2) continue;

@@ -28,6 +28,7 @@ describe.skipIf(!hasMosquitto)('pipeline: RTU meters -> SQLite -> TLS MQTT, as a
     broker = await startTlsBroker([
       { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
       { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
+      { username: 'operator', password: 'op-secret', acl: ['topic read svc/resources/#'] },
     ]);
     dir = mkdtempSync(join(tmpdir(), 'mg-pipeline-'));
     for (let i = 0; i < 2; i++) {
@@ -114,5 +115,30 @@ forecast: { enabled: false }
   it('a subscriber cannot read another resource, even with a wildcard', async () => {
     await sub!.waitFor((all) => all.filter((m) => m.topic.endsWith('/measurements')).length >= 5, 'more measurements');
     expect(sub!.messages.some((m) => m.topic.includes(OTHER))).toBe(false);
+  });
+
+  it('a killed slave: its meter goes offline and its heartbeats stop; the meter on the other bus keeps publishing', { timeout: 90_000 }, async () => {
+    const all = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'operator', password: 'op-secret', topic: 'svc/resources/+/+' });
+    try {
+      const isType = (m: { topic: string }, rid: string, type: string) => m.topic === `svc/resources/${rid}/${type}`;
+      await all.waitFor((ms) => ms.some((m) => isType(m, MINE, 'heartbeats')) && ms.some((m) => isType(m, OTHER, 'heartbeats')), 'heartbeats of both');
+      const killedAt = Date.now();
+      await sims[0].kill();
+      // Offline after 3 missed polls (1 s apart, 300 ms timeout, 1 retry): well within 8 s.
+      const settledAt = killedAt + 8_000;
+      await all.waitFor(
+        (ms) => ms.filter((m) => isType(m, OTHER, 'measurements') && Date.parse((m.json.data as { sampled_at: string }).sampled_at) > settledAt + 4_000).length >= 1,
+        'the other meter to keep publishing for a while after',
+        40_000,
+      );
+      const after = (rid: string, type: string, from: number) =>
+        all.messages.filter((m) => isType(m, rid, type) && Date.parse(String(type === 'measurements' ? (m.json.data as { sampled_at: string }).sampled_at : m.json.published_at)) > from);
+      expect(after(MINE, 'heartbeats', settledAt)).toEqual([]);
+      expect(after(MINE, 'measurements', killedAt + 1_000)).toEqual([]);
+      expect(after(OTHER, 'heartbeats', settledAt).length).toBeGreaterThanOrEqual(1);
+      expect(after(OTHER, 'measurements', settledAt).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await all.close();
+    }
   });
 });
