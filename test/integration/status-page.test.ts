@@ -47,8 +47,8 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     http = await startTestHttp({
       ctx: { clock },
       config: {
-        poll: { interval_ms: 1000, offline_after_misses: 1, reprobe_initial_ms: 60_000 },
-        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 }],
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 60_000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 1 }],
         meters: [
           { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['voltage_l1', 'frequency'] },
           { resource_id: METER_B, bus: 'rs485', unit_id: 9, profile: 'sdm630' }, // nobody answers at 9
@@ -80,8 +80,12 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     poller = new MeterPoller({ ...ctx, onSample: (s) => guard.submit(s) });
     ctx.probes.meters = () => poller.statuses();
     await poller.start();
-    const until = Date.now() + 15_000;
-    while (!poller.statuses().every((s) => s.state !== 'unknown')) {
+    const until = Date.now() + 40_000;
+    const settled = () => {
+      const [a, b] = poller.statuses();
+      return a.state === 'online' && a.lastSample !== null && b.state === 'offline';
+    };
+    while (!settled()) {
       if (Date.now() > until) throw new Error('meters never polled');
       await new Promise((r) => setTimeout(r, 50));
     }
