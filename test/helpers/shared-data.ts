@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { describe, it } from 'vitest';
 
 /**
  * Real recorded data lives in ../shared/data (third-party files, never copied into the
@@ -14,3 +15,13 @@ export function sharedData(relativePath: string): string {
 }
 
 if (!hasSharedData) console.warn(SKIP_REASON);
+
+/**
+ * A suite whose body reads shared data while it is collected. `describe.skipIf` still runs
+ * the body (vitest collects skipped suites), so without the data the body is not called at
+ * all and a single skipped test says why.
+ */
+export function describeWithSharedData(name: string, body: () => void): void {
+  if (hasSharedData) describe(name, body);
+  else describe.skip(`${name} (${SKIP_REASON})`, () => it.skip('needs ../shared/data', () => {}));
+}

@@ -135,7 +135,7 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
     const authFor = (want: 'cdrs' | 'cpo' | 'forecast'): Record<string, string> => {
       const roll = r.next();
       if (roll < 0.8) return { authorization: `${want === 'forecast' ? 'Bearer' : 'Token'} ${tokens[want]}` };
-      return r.pick([
+      return r.pick<Record<string, string>>([
         {},
         { authorization: '' },
         { authorization: 'Token' },
@@ -204,6 +204,9 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
 
     const statuses = new Map<number, number>();
     const fivexx: string[] = []; // anything outside 2xx/4xx
+    // Without ../shared no prices are loaded, and a request that is otherwise valid rightly
+    // gets 503 "no prices stored" (design.md); with the data loaded, 503 is a defect.
+    const answered = (status: number) => (status >= 200 && status < 500) || (!hasSharedData && status === 503);
     let sent = 0;
     for (let i = 0; i < requests.length; i += 8) {
       const batch = requests.slice(i, i + 8);
@@ -212,14 +215,14 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
         if (status === 0) return;
         sent++;
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
-        if (status < 200 || status >= 500) fivexx.push(`${status} ${batch[j].method} ${batch[j].path.slice(0, 80)} ${String(batch[j].body ?? '').slice(0, 160)}`);
+        if (!answered(status)) fivexx.push(`${status} ${batch[j].method} ${batch[j].path.slice(0, 80)} ${String(batch[j].body ?? '').slice(0, 160)}`);
       });
     }
     // Some mutations leave a request valid (2xx is then right); at least 2,000 must be bad ones.
     const fourxx = [...statuses].filter(([s]) => s >= 400 && s < 500).reduce((n, [, c]) => n + c, 0);
     expect(fourxx).toBeGreaterThanOrEqual(2000);
-    expect(sent).toBe(fourxx + [...statuses].filter(([s]) => s >= 200 && s < 300).reduce((n, [, c]) => n + c, 0));
     expect(fivexx.slice(0, 10)).toEqual([]);
+    expect(sent).toBe([...statuses].filter(([s]) => answered(s)).reduce((n, [, c]) => n + c, 0));
     expect(notProblem.slice(0, 10), 'every error is application/problem+json').toEqual([]);
     // Every class of problem showed up.
     for (const status of [400, 401, 403, 404, 405, 413, 415, 422]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0);

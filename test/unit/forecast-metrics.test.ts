@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dayFromIso } from '../../src/forecast/local-days.js';
 import { intervalScore, mae, naiveForecast, smape } from '../../src/forecast/metrics.js';
-import { hasSharedData, SKIP_REASON, sharedData } from '../helpers/shared-data.js';
+import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
 
-describe.skipIf(!hasSharedData)(`forecast metrics on the published epftoolbox forecasts (${hasSharedData ? 'DE 2016-17' : SKIP_REASON})`, () => {
+describeWithSharedData(`forecast metrics on the published epftoolbox forecasts (DE 2016-17)`, () => {
   // Lago et al. 2021 report, for DE 2016-01-04..2017-12-31, LEAR ensemble MAE 3.61 and
   // the standard naive 8.04, i.e. rMAE 0.45. The naive needs a week of history the file
   // does not hold, so it is scored from the second week (8.055 here, 8.04 in the paper).

@@ -9,9 +9,9 @@ import { dayFromIso } from '../../src/forecast/local-days.js';
 import { rollingForecasts } from '../../src/forecast/rolling.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
-import { hasSharedData, SKIP_REASON, sharedData } from '../helpers/shared-data.js';
+import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
 
-describe.skipIf(!hasSharedData)(`forecaster on real NL 2024 prices (${hasSharedData ? 'nl-2024-hourly-local.csv' : SKIP_REASON})`, () => {
+describeWithSharedData(`forecaster on real NL 2024 prices (nl-2024-hourly-local.csv)`, () => {
   const nl = requireMarket('NL');
   const periods = parsePriceCsv(readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8'), nl).periods;
   const points = periods.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));

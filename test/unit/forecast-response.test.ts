@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { buildForecastResponse, type ActualPeriod } from '../../src/forecast/response.js';
 import { marketByCode, requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
-import { hasSharedData, SKIP_REASON, sharedData } from '../helpers/shared-data.js';
+import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
 
 import { schemaValidator } from '../../src/http/validate.js';
 
 // The response schema is the OpenAPI document's (src/http/openapi.json), the one source.
 const validate = schemaValidator('MarketPriceForecast');
 
-describe.skipIf(!hasSharedData)(`lowest upcoming price on real NL prices (${hasSharedData ? 'NL 2025' : SKIP_REASON})`, () => {
+describeWithSharedData(`lowest upcoming price on real NL prices (NL 2025)`, () => {
   const nl = requireMarket('NL');
   const all = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), nl).periods;
   // 2025-05-11 10:00-17:00 local (08:00-15:00Z): every hour negative, minimum -350 at 13:00.
