@@ -2,33 +2,13 @@
 // the local date), and their UTC boundaries. Day boundaries follow the market time zone,
 // so a day lasts 23, 24 or 25 hours.
 
-const MS_PER_DAY = 86_400_000;
-const formatters = new Map<string, Intl.DateTimeFormat>();
+import { offsetMs } from '../prices/timezone.js';
 
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
+const MS_PER_DAY = 86_400_000;
 
 /** Offset of local time from UTC at an instant, in minutes (e.g. +120 in CEST). */
 export function utcOffsetMinutes(timeZone: string, atMs: number): number {
-  const parts = formatter(timeZone).formatToParts(new Date(atMs));
-  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
-  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return Math.round((asUtc - Math.floor(atMs / 1000) * 1000) / 60_000);
+  return offsetMs(timeZone, atMs) / 60_000;
 }
 
 /** Local day number (days since 1970-01-01 of the local calendar) of an instant. */
