@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
 import { builtInProfiles } from '../modbus/profiles/index.js';
 import type { Config } from './types.js';
+import { pointerToPath } from '../json-path.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -30,17 +31,6 @@ export class ConfigError extends Error {
 const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, strictRequired: false, allowUnionTypes: true });
 addFormats(ajv);
 const validateSchema = ajv.compile(configSchema);
-
-/** Turns an ajv JSON pointer (`/meters/1/unit_id`) into the path installers read (`meters[1].unit_id`). */
-export function pointerToPath(pointer: string): string {
-  let out = '';
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (/^\d+$/.test(part)) out += `[${part}]`;
-    else out += out === '' ? part : `.${part}`;
-  }
-  return out;
-}
 
 export function formatAjvError(e: ErrorObject): string {
   let path = pointerToPath(e.instancePath);

@@ -4,6 +4,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsModule from 'ajv-formats';
 import { openApiDocument } from './openapi.js';
 import type { FieldError } from './errors.js';
+import { pointerToPath } from '../json-path.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -17,17 +18,6 @@ export function schemaValidator(name: string): ValidateFunction {
   const validate = ajv.getSchema(`openapi.json#/components/schemas/${name}`);
   if (!validate) throw new Error(`no schema ${name} in openapi.json`);
   return validate;
-}
-
-/** `/meter_readings/3/timestamp` -> `meter_readings[3].timestamp` */
-export function pointerToPath(pointer: string): string {
-  let out = '';
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (/^\d+$/.test(part)) out += `[${part}]`;
-    else out += out === '' ? part : `.${part}`;
-  }
-  return out;
 }
 
 function join(path: string, key: string): string {
