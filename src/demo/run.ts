@@ -3,7 +3,6 @@
 // spot, the daemon with a temporary data directory, and a subscriber that prints every
 // message as it arrives (checked against its JSON Schema).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
@@ -15,6 +14,7 @@ import { Simulator } from '../sim/simulator.js';
 import { messageProblems, MESSAGE_TYPES, type MessageType } from '../uplink/validate.js';
 import { makeDemoCertificates } from './certs.js';
 import { startEmbeddedBroker } from './broker.js';
+import { freePort } from '../free-port.js';
 
 export const DEMO_CONFIG_URL = new URL('../../config/demo.yaml', import.meta.url);
 
@@ -27,16 +27,6 @@ export interface DemoOptions {
   readonly compact?: boolean;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const TYPE_BY_SUFFIX: Record<string, MessageType> = {
   measurements: 'measurement',

@@ -3,9 +3,11 @@
 // disables the default listener; started as root it needs `user root` to read its files.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/free-port.js';
+export { freePort };
 
 const MOSQUITTO = ['/usr/sbin/mosquitto', 'mosquitto'].find((c) => spawnSync(c, ['-h']).error === undefined);
 export const hasMosquitto = MOSQUITTO !== undefined && spawnSync('mosquitto_passwd', ['-h']).error === undefined && spawnSync('openssl', ['version']).status === 0;
@@ -37,16 +39,6 @@ export interface BrokerOptions {
   readonly persistence?: boolean;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function openssl(dir: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });

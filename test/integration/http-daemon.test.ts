@@ -1,19 +1,11 @@
 // The daemon serves HTTP on the configured address and stops cleanly on SIGTERM.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../src/free-port.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('metergate run serves HTTP', () => {
   it('answers /healthz on the configured port and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {

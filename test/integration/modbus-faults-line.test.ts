@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { METER_A, METER_B, metricValue, startPoller } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, startTappedLine, type PtyPair } from '../helpers/socat.js';
+import { freePort } from '../../src/free-port.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -19,13 +19,6 @@ function trackPair(p: PtyPair): PtyPair {
     removeDir(p.dir);
   });
   return p;
-}
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', () => resolve()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 const stateOf = (h: { poller: { statuses(): Array<{ resourceId: string; state: string }> } }, id: string) =>
   h.poller.statuses().find((s) => s.resourceId === id)?.state;
