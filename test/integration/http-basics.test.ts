@@ -6,6 +6,9 @@ import { HttpProblem, requireJsonBody } from '../../src/http/errors.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 
+/** Resolves when /test/slow has received its request (no guessing how long that takes on a loaded machine). */
+let slowStarted: () => void = () => undefined;
+
 // Test-only routes that exercise the shared middleware the real routes are built from.
 const probeRoutes: RouteRegistrar = (router, deps) => {
   router.get('/test/token', requireToken(deps, { scheme: 'Token', type: 'cdrs' }), (req, res) => {
@@ -21,6 +24,7 @@ const probeRoutes: RouteRegistrar = (router, deps) => {
     throw new Error('secret internals');
   });
   router.get('/test/slow', (_req, res) => {
+    slowStarted();
     setTimeout(() => res.json({ finished: true }), 300);
   });
   router.get('/test/problem', () => {
@@ -118,8 +122,9 @@ describe('HTTP skeleton: health, problems, auth', () => {
 describe('graceful shutdown', () => {
   it('finishes in-flight requests, then refuses new connections', async () => {
     const http = await startTestHttp({ routes: [...ROUTES, probeRoutes] });
+    const started = new Promise<void>((resolve) => (slowStarted = resolve));
     const inFlight = fetch(`${http.url}/test/slow`);
-    await new Promise((r) => setTimeout(r, 50));
+    await started; // the request is in the server's hands before it starts to stop
     const closing = http.server.stop();
     const res = await inFlight;
     expect(res.status).toBe(200);
