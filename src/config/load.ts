@@ -134,12 +134,35 @@ function crossChecks(config: Config): string[] {
   return problems;
 }
 
-function readSecretFile(path: string, setting: string, problems: string[]): string | undefined {
+function readSecretFile(path: string, setting: string, problems: string[], hint: string): string | undefined {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (err) {
-    problems.push(`${setting}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? `does not exist (${hint})`
+        : code === 'EACCES'
+          ? 'is not readable by this user (make it root:metergate 0640; run checks with sudo)'
+          : `cannot be read (${code ?? 'error'})`;
+    problems.push(`${setting}: ${path} ${why}`);
     return undefined;
+  }
+}
+
+/**
+ * `key:` with nothing after it is YAML null. In this file it means "not set" (no setting
+ * takes null), so an installer who comments out the last line under a section does not
+ * get "must be object" but the section's defaults.
+ */
+function dropNulls(value: unknown): void {
+  if (Array.isArray(value)) value.forEach(dropNulls);
+  else if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    for (const [k, v] of Object.entries(obj)) {
+      if (v === null) delete obj[k];
+      else dropNulls(v);
+    }
   }
 }
 
@@ -148,6 +171,7 @@ export function validateConfig(raw: unknown, source = 'config', env: NodeJS.Proc
   const doc = (raw ?? {}) as Record<string, unknown>;
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(source, ['(root): must be a mapping of settings']);
   const copy = structuredClone(doc);
+  dropNulls(copy);
   applyEnvOverrides(copy, env);
   if (!validateSchema(copy)) {
     throw new ConfigError(source, [...new Set((validateSchema.errors ?? []).filter((e) => e.keyword !== 'if').map(formatAjvError))]);
@@ -160,11 +184,17 @@ export function validateConfig(raw: unknown, source = 'config', env: NodeJS.Proc
     prices: { entsoe: { security_token?: string; security_token_file?: string } };
   };
   if (mutable.mqtt?.password_file && !mutable.mqtt.password) {
-    mutable.mqtt.password = readSecretFile(mutable.mqtt.password_file, 'mqtt.password_file', problems);
+    mutable.mqtt.password = readSecretFile(mutable.mqtt.password_file, 'mqtt.password_file', problems, 'write the broker password the operator gave you into it');
   }
   const entsoe = mutable.prices.entsoe;
-  if (entsoe.security_token_file && !entsoe.security_token) {
-    entsoe.security_token = readSecretFile(entsoe.security_token_file, 'prices.entsoe.security_token_file', problems);
+  // The token is only needed when ENTSO-E is the source: `source: none` must not fail on it.
+  if (config.prices.source === 'entsoe' && entsoe.security_token_file && !entsoe.security_token) {
+    entsoe.security_token = readSecretFile(
+      entsoe.security_token_file,
+      'prices.entsoe.security_token_file',
+      problems,
+      'write your ENTSO-E Transparency Platform API token into it, or set prices.source: none',
+    );
   }
   if (problems.length > 0) throw new ConfigError(source, problems);
   mutable.gateway_id ??= hostname();

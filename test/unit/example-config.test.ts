@@ -1,18 +1,41 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { ConfigError, loadConfig, validateConfig } from '../../src/config/load.js';
+
+function problemsOf(load: () => unknown): readonly string[] {
+  try {
+    load();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  return [];
+}
 
 describe('config/example.yaml (what install.sh writes to /etc/metergate/config.yaml)', () => {
-  it('is valid except for the secret files an installer still has to create', () => {
-    let problems: readonly string[] = [];
-    try {
-      loadConfig('config/example.yaml', {});
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      problems = (err as ConfigError).problems;
-    }
-    expect(problems).toEqual([
-      'mqtt.password_file: cannot read /etc/metergate/mqtt-password (ENOENT)',
-      'prices.entsoe.security_token_file: cannot read /etc/metergate/entsoe-token (ENOENT)',
+  it('is valid except for the secret files an installer still has to create, each named with what to put there', () => {
+    expect(problemsOf(() => loadConfig('config/example.yaml', {}))).toEqual([
+      'mqtt.password_file: /etc/metergate/mqtt-password does not exist (write the broker password the operator gave you into it)',
+      'prices.entsoe.security_token_file: /etc/metergate/entsoe-token does not exist (write your ENTSO-E Transparency Platform API token into it, or set prices.source: none)',
     ]);
+  });
+
+  it('needs no ENTSO-E token with prices.source: none, and a section whose last line is commented out keeps its defaults', () => {
+    // What an installer without an ENTSO-E account does: switch the source off and comment the token out.
+    const passwordFile = join(mkdtempSync(join(tmpdir(), 'mg-example-')), 'mqtt-password');
+    writeFileSync(passwordFile, 's3cret\n');
+    const text = readFileSync('config/example.yaml', 'utf8')
+      .replace('/etc/metergate/mqtt-password', passwordFile)
+      .replace(/^(\s*source:) entsoe\b/m, '$1 none')
+      .replace(/^(\s*)(security_token_file:)/m, '$1# $2');
+    const raw = parseDocument(text).toJS() as { prices: { entsoe: unknown } };
+    expect(raw.prices.entsoe).toBeNull(); // `entsoe:` with nothing under it
+    const config = validateConfig(raw, 'edited example', {});
+    expect(config.prices.source).toBe('none');
+    expect(config.prices.entsoe.base_url).toMatch(/^https:\/\//);
+    expect(config.mqtt?.password).toBe('s3cret');
   });
 });
