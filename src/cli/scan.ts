@@ -1,7 +1,8 @@
+import { existsSync, readdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
-import { configSnippet, parseUnitIds, scan, type ScanSettings } from '../modbus/scan.js';
+import { bestResult, configSnippet, parseUnitIds, scan, ScanPortError, type ScanSettings } from '../modbus/scan.js';
 
 interface ScanCliOptions {
   port?: string;
@@ -12,10 +13,37 @@ interface ScanCliOptions {
   stopBits: string;
   ids: string;
   timeout: string;
+  busName?: string;
   json?: boolean;
 }
 
 const PARITIES = new Set(['none', 'even', 'odd']);
+
+/** Serial adapters present now, for "which port?" hints. */
+function serialCandidates(): string[] {
+  const list = (dir: string, keep: (n: string) => boolean) => {
+    try {
+      return readdirSync(dir).filter(keep).map((n) => `${dir}/${n}`);
+    } catch {
+      return [];
+    }
+  };
+  return [...list('/dev/serial/by-id', () => true), ...list('/dev', (n) => /^tty(USB|ACM|AMA)\d+$/.test(n)), ...list('/dev', (n) => n.startsWith('metergate-rs485-'))];
+}
+
+/** What to do when the port cannot be used, by the error the serial library gave. */
+export function portFix(endpoint: string, reason: string, isSerial: boolean): string {
+  if (!isSerial) return `check the gateway's address and port, power and network (\`nc -vz ${endpoint.replace(/:(\d+)$/, ' $1')}\`)`;
+  if (/lock|busy|temporarily unavailable/i.test(reason)) {
+    return 'another program holds the port, usually the running daemon: `sudo systemctl stop metergate`, scan, then `sudo systemctl start metergate`';
+  }
+  if (/permission|EACCES/i.test(reason)) return 'run with sudo, or add yourself to the port\'s group: `sudo usermod -aG dialout $USER` and log in again';
+  if (/no such file|ENOENT|cannot open/i.test(reason) || !existsSync(endpoint)) {
+    const found = serialCandidates();
+    return `plug in the RS-485 adapter and give its device with --port; ${found.length ? `present now: ${found.join(', ')}` : 'no serial adapter is present now (`dmesg | tail` shows what the kernel saw when you plugged it in)'}`;
+  }
+  return 'check the adapter (`dmesg | tail`) and the device name';
+}
 
 export function registerScanCommand(program: Command): void {
   program
@@ -25,10 +53,11 @@ export function registerScanCommand(program: Command): void {
     .option('--tcp <host:port>', 'scan behind a Modbus TCP gateway instead of a serial device')
     .option('--rtu-over-tcp <host:port>', 'scan behind a transparent RTU-over-TCP gateway instead of a serial device')
     .option('-b, --baud <rates>', 'baud rate(s) to try, comma-separated (e.g. 9600,19200,38400)', '9600')
-    .option('--parity <list>', 'parity or parities to try: even, none, odd (Eastron ships with even)', 'even')
+    .option('--parity <list>', 'parity or parities to try, comma-separated: even, none, odd (Eastron ships with even)', 'even')
     .option('--stop-bits <n>', 'stop bits: 1 or 2', '1')
     .option('--ids <ranges>', 'unit ids to sweep, e.g. 1-247 or 1-10,100', '1-247')
     .option('--timeout <ms>', 'how long to wait for each unit id; 247 x this bounds the sweep time', '150')
+    .option('--bus-name <name>', 'bus name in the snippet (rs485-1 / gateway-1); give each adapter its own')
     .option('--json', 'print the result as JSON instead of a config snippet')
     .action(async (opts: ScanCliOptions) => {
       const targets = [opts.port, opts.tcp, opts.rtuOverTcp].filter(Boolean);
@@ -57,24 +86,54 @@ export function registerScanCommand(program: Command): void {
       );
       const timeoutMs = Number(opts.timeout);
       const err = process.stderr;
+      // A progress counter only where a person watches; logs and pipes get the found lines.
+      const progress = err.isTTY ? (text: string) => err.write(`\r\x1b[K${text}`) : () => undefined;
       err.write(`scanning ${where}: unit ids ${unitIds[0]}..${unitIds[unitIds.length - 1]} (${unitIds.length}), ${settings.length} setting(s), up to ~${Math.ceil((unitIds.length * (timeoutMs + 5)) / 1000)} s each\n`);
-      const results = await scan({
-        type: opts.tcp ? 'tcp' : opts.rtuOverTcp ? 'rtu-over-tcp' : 'rtu',
-        port: opts.port,
-        host,
-        tcpPort: tcpPortText ? Number(tcpPortText) : undefined,
-        settings,
-        unitIds,
-        timeoutMs,
-        logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
-        onFound: (d, s) =>
-          err.write(
-            `  found unit ${d.unitId} at ${s.baudRate} ${s.parity}: ${d.profile ?? (d.candidates?.length ? `one of ${d.candidates.join(', ')}` : 'unknown model')}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.voltageL1 !== undefined ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
-          ),
-      });
+      let results;
+      try {
+        results = await scan({
+          type: opts.tcp ? 'tcp' : opts.rtuOverTcp ? 'rtu-over-tcp' : 'rtu',
+          port: opts.port,
+          host,
+          tcpPort: tcpPortText ? Number(tcpPortText) : undefined,
+          settings,
+          unitIds,
+          timeoutMs,
+          logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
+          onProgress: (unitId, s) => progress(`  ${s.baudRate} ${s.parity}: unit ${unitId} of ${unitIds[unitIds.length - 1]}`),
+          onFound: (d, s) => {
+            progress('');
+            err.write(
+              `  found unit ${d.unitId} at ${s.baudRate} ${s.parity}: ${d.profile ?? (d.candidates?.length ? `one of ${d.candidates.join(', ')}` : 'unknown model')}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.voltageL1 !== undefined ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
+            );
+          },
+        });
+      } catch (e) {
+        progress('');
+        if (!(e instanceof ScanPortError)) throw e;
+        err.write(`metergate scan: cannot use ${e.endpoint}: ${e.reason}\n  fix: ${portFix(e.endpoint, e.reason, Boolean(opts.port))}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      progress('');
       for (const r of results) err.write(`${r.settings.baudRate} ${r.settings.parity}: ${r.devices.length} device(s) in ${(r.elapsedMs / 1000).toFixed(1)} s\n`);
+      const target = opts.port ? ({ type: 'rtu', port: opts.port } as const) : ({ type: opts.tcp ? 'tcp' : 'rtu-over-tcp', host: host!, tcpPort: Number(tcpPortText) } as const);
       if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-      else process.stdout.write(configSnippet(results, opts.port ? { type: 'rtu', port: opts.port } : { type: opts.tcp ? 'tcp' : 'rtu-over-tcp', host: host!, tcpPort: Number(tcpPortText) }));
-      process.exitCode = results.some((r) => r.devices.length > 0) ? 0 : 2;
+      else process.stdout.write(configSnippet(results, target, opts.busName));
+      const best = bestResult(results);
+      if (!best) {
+        err.write(
+          [
+            'No meter answered. Check, in this order:',
+            '  - wiring: A to A (D+), B to B (D-); swapped wires give silence, not errors; GND if the adapter has it',
+            '  - termination: 120 ohm across A/B at both ends of a long line (not in the middle)',
+            '  - the meter\'s own settings on its display: unit id (address) and baud/parity',
+            `  - other line settings: --baud 2400,4800,9600,19200,38400 --parity even,none,odd (this run: ${opts.baud} ${opts.parity})`,
+          ].join('\n') + '\n',
+        );
+      } else if (!opts.json) {
+        err.write(`${best.devices.length} meter(s) at ${best.settings.baudRate} ${best.settings.parity}: paste the snippet above into /etc/metergate/config.yaml, then \`metergate config check\` and \`metergate doctor\`\n`);
+      }
+      process.exitCode = best ? 0 : 2;
     });
 }

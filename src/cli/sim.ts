@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
 import { parseUnits, Simulator } from '../sim/simulator.js';
 
@@ -14,6 +15,8 @@ interface SimOptions {
   turnaroundMs: string;
   modelCode: boolean;
   exitWithParent?: boolean;
+  parity: string;
+  lineOf?: string;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -29,6 +32,8 @@ export function registerSimCommand(program: Command): void {
     .option('--baud <rate>', 'baud rate (serial setting, and for --emulate-wire-time)', '9600')
     .option('--emulate-wire-time', 'delay each answer by the time request and answer take on a real line at --baud, 11 bits/char')
     .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
+    .option('--parity <parity>', 'the meters\' parity (none, even, odd); only heeded with --line-of', 'even')
+    .option('--line-of <tty>', 'the master\'s end of the pty: answer only while it is set to --baud and --parity, like a real meter (pty: odd vs not odd)')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
@@ -45,6 +50,7 @@ export function registerSimCommand(program: Command): void {
         rtuOverTcpPort: opts.rtuOverTcp === undefined ? undefined : Number(opts.rtuOverTcp),
         host: opts.host,
         modelCodes: opts.modelCode,
+        lineOf: opts.lineOf ? { tty: opts.lineOf, line: { baudRate: Number(opts.baud), parity: opts.parity as Parity } } : undefined,
         timing: { baudRate: Number(opts.baud), emulate: Boolean(opts.emulateWireTime), turnaroundMs: Number(opts.turnaroundMs) },
       });
       const endpoints = await sim.start();

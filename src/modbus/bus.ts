@@ -120,6 +120,13 @@ export class ModbusBus {
     return this.client?.isOpen === true;
   }
 
+  /** Why the last attempt to open the port failed (null after a successful open). */
+  get lastOpenError(): string | null {
+    return this.openError;
+  }
+
+  private openError: string | null = null;
+
   /** Opens the line; a failure is logged and retried with backoff on the next request. */
   async open(): Promise<void> {
     this.closed = false;
@@ -287,6 +294,7 @@ export class ModbusBus {
     try {
       await Promise.race([connecting, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('open timed out')), 3000)))]);
     } catch (err) {
+      this.openError = describe(err);
       try {
         client.destroy(() => undefined);
       } catch {
@@ -298,6 +306,7 @@ export class ModbusBus {
     } finally {
       clearTimeout(timer);
     }
+    this.openError = null;
     const wasReopen = this.everOpened;
     this.everOpened = true;
     this.client = client;

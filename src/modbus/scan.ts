@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BusConfig, Parity } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { ModbusBus, ModbusExceptionError } from './bus.js';
+import { BusUnavailableError, ModbusBus, ModbusExceptionError } from './bus.js';
 import { decodeValue } from './decode.js';
 import { codeOf, isPlausibleVoltage, modelCodeProbes } from './identify.js';
 import { builtInProfiles } from './profiles/index.js';
@@ -58,10 +58,22 @@ export function parseUnitIds(spec: string): number[] {
   return [...ids].sort((x, y) => x - y);
 }
 
+/** The port could not be opened, or went away during the sweep: no answer means nothing then. */
+export class ScanPortError extends Error {
+  override readonly name = 'ScanPortError';
+  constructor(
+    readonly endpoint: string,
+    readonly reason: string,
+  ) {
+    super(`${endpoint}: ${reason}`);
+  }
+}
+
 async function answers(bus: ModbusBus, unitId: number, fc: 3 | 4, address: number, count: number): Promise<number[] | 'exception' | null> {
   try {
     return (await bus.read({ unitId, functionCode: fc, address, count, retries: 0 })).words;
   } catch (err) {
+    if (err instanceof BusUnavailableError) throw new ScanPortError(bus.endpoint, bus.lastOpenError ?? err.message);
     return err instanceof ModbusExceptionError ? 'exception' : null;
   }
 }
@@ -126,6 +138,10 @@ export async function scan(opts: ScanOptions): Promise<ScanResult[]> {
       reopenInitialMs: 200,
     });
     await bus.open();
+    if (!bus.isOpen) {
+      await bus.close();
+      throw new ScanPortError(bus.endpoint, bus.lastOpenError ?? 'cannot be opened');
+    }
     const devices: FoundDevice[] = [];
     try {
       for (const unitId of opts.unitIds) {
@@ -147,28 +163,54 @@ export async function scan(opts: ScanOptions): Promise<ScanResult[]> {
 
 export type ScanTarget = { readonly type: 'rtu'; readonly port: string } | { readonly type: 'tcp' | 'rtu-over-tcp'; readonly host: string; readonly tcpPort: number };
 
-/** A config fragment an installer pastes into config.yaml. */
-export function configSnippet(results: readonly ScanResult[], target: ScanTarget | string): string {
+/**
+ * The line setting to configure: the one under which the most devices answered (the first
+ * of those on a tie, in the order swept). All meters on one RS-485 line must share one
+ * setting, and one port can only be one bus.
+ */
+export function bestResult(results: readonly ScanResult[]): ScanResult | null {
+  let best: ScanResult | null = null;
+  for (const r of results) if (r.devices.length > 0 && (!best || r.devices.length > best.devices.length)) best = r;
+  return best;
+}
+
+const settingText = (s: ScanSettings) => `${s.baudRate} baud, parity ${s.parity}, ${s.stopBits} stop bit${s.stopBits === 2 ? 's' : ''}`;
+
+/** A config fragment an installer pastes into config.yaml: one bus, the meters found on it. */
+export function configSnippet(results: readonly ScanResult[], target: ScanTarget | string, name?: string): string {
   const t: ScanTarget = typeof target === 'string' ? { type: 'rtu', port: target } : target;
-  const found = results.filter((r) => r.devices.length > 0);
-  if (found.length === 0) return '# no meters found\n';
-  const busName = (r: ScanResult) => (found.length === 1 ? (t.type === 'rtu' ? 'rs485' : 'gateway') : `rs485_${r.settings.baudRate}_${r.settings.parity}`);
-  const lines: string[] = ['buses:'];
-  for (const r of found) {
-    lines.push(`  - name: ${busName(r)}`, `    type: ${t.type}`);
-    if (t.type === 'rtu') {
-      lines.push(`    port: ${t.port}`, `    baud_rate: ${r.settings.baudRate}`, `    parity: ${r.settings.parity}`, `    stop_bits: ${r.settings.stopBits}`);
-    } else {
-      lines.push(`    host: ${t.host}`, `    tcp_port: ${t.tcpPort}`);
-    }
+  const best = bestResult(results);
+  if (!best) return '# no meters found\n';
+  const busName = name ?? (t.type === 'rtu' ? 'rs485-1' : 'gateway-1');
+  const lines: string[] = [
+    '# Replace the buses: and meters: sections of /etc/metergate/config.yaml with these, set each',
+    "# resource_id to the id the operator issued for that meter, then run `metergate config check`.",
+    'buses:',
+    `  - name: ${busName}`,
+    `    type: ${t.type}`,
+  ];
+  if (t.type === 'rtu') {
+    lines.push(`    port: ${t.port}`, `    baud_rate: ${best.settings.baudRate}`, `    parity: ${best.settings.parity}`, `    stop_bits: ${best.settings.stopBits}`);
+  } else {
+    lines.push(`    host: ${t.host}`, `    tcp_port: ${t.tcpPort}`);
   }
   lines.push('meters:');
-  for (const r of found) {
-    for (const d of r.devices) {
-      lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${busName(r)}`, `    unit_id: ${d.unitId}`);
-      if (d.profile) lines.push(`    profile: ${d.profile}`);
-      else if (d.candidates?.length) lines.push(`    profile: CHANGE_ME  # one of: ${d.candidates.join(', ')} (same voltage registers; check the meter's label)`);
-      else lines.push('    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
+  for (const d of best.devices) {
+    lines.push(`  - resource_id: ${randomUUID()}  # replace with this meter's resource id`, `    bus: ${busName}`, `    unit_id: ${d.unitId}`);
+    if (d.profile) lines.push(`    profile: ${d.profile}`);
+    else if (d.candidates?.length) lines.push(`    profile: CHANGE_ME  # one of: ${d.candidates.join(', ')} (same voltage registers; check the meter's label)`);
+    else lines.push('    profile: CHANGE_ME  # not recognised: pick a built-in profile or define one under profiles');
+  }
+  // Devices that answered only under another setting cannot share this line as they are.
+  const here = new Set(best.devices.map((d) => d.unitId));
+  for (const r of results) {
+    if (r === best) continue;
+    const others = r.devices.filter((d) => !here.has(d.unitId));
+    if (others.length > 0) {
+      lines.push(
+        `# Also answered at ${settingText(r.settings)}: unit(s) ${others.map((d) => d.unitId).join(', ')}.`,
+        `# One line has one setting: change these meters to ${settingText(best.settings)} on their display, then scan again.`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

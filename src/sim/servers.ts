@@ -69,6 +69,8 @@ export class SerialRtuServer {
     private readonly meters: MeterLookup,
     private readonly timing: WireTiming,
     private readonly logger: Logger,
+    /** False when the master's line settings differ from the meter's (see line-settings.ts). */
+    private readonly lineOk: () => boolean = () => true,
   ) {}
 
   start(): Promise<void> {
@@ -81,6 +83,7 @@ export class SerialRtuServer {
     const writer = new DelayedWriter((b) => port.write(b));
     port.on('data', (chunk: Buffer) => {
       for (const frame of reader.push(chunk)) {
+        if (!this.lineOk()) continue; // noise to a meter set differently
         const answer = answerRtu(frame, this.meters);
         if (answer) writer.send(answer, wireDelayMs(this.timing, frame.length, answer.length));
       }

@@ -5,6 +5,7 @@ import { systemClock } from '../clock.js';
 import type { MeterProfile } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { builtInProfiles } from '../modbus/profiles/index.js';
+import { lineMatches, masterLineOf, type LineSettings } from './line-settings.js';
 import { MeterModel } from './meter-model.js';
 import { SerialRtuServer, TcpServer, type WireTiming } from './servers.js';
 import { SimulatedMeter } from './simulated-meter.js';
@@ -26,6 +27,8 @@ export interface SimulatorOptions {
   readonly timing?: Partial<WireTiming>;
   /** false: meters do not answer their model-code register (older firmware; tests scan's fallback). */
   readonly modelCodes?: boolean;
+  /** Answer only while the master's end of the pty (`tty`) is set to `line` (scan sweep tests). */
+  readonly lineOf?: { readonly tty: string; readonly line: LineSettings };
 }
 
 export interface SimulatorEndpoints {
@@ -73,7 +76,14 @@ export class Simulator {
     const lookup = (id: number) => this.meters.get(id);
     const out: { serial?: string; tcpPort?: number; rtuOverTcpPort?: number } = {};
     if (this.opts.serialPath) {
-      this.serial = new SerialRtuServer(this.opts.serialPath, lookup, this.timing(), this.opts.logger);
+      const lineOf = this.opts.lineOf;
+      const lineOk = lineOf
+        ? () => {
+            const master = masterLineOf(lineOf.tty);
+            return master === null || lineMatches(master, lineOf.line);
+          }
+        : undefined;
+      this.serial = new SerialRtuServer(this.opts.serialPath, lookup, this.timing(), this.opts.logger, lineOk);
       await this.serial.start();
       out.serial = this.opts.serialPath;
     }

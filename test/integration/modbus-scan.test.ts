@@ -71,19 +71,53 @@ describe('metergate scan against the simulator on a pty', () => {
     expect(eastron.candidates).toEqual(expect.arrayContaining(['sdm630', 'sdm72d', 'sdm120']));
   });
 
-  it('prints a config snippet that passes validation', async () => {
+  // stty reads the termios of a port the scanner holds with TIOCEXCL: only root may open it then.
+  it.skipIf(process.getuid?.() !== 0)('sweeps baud rates and parities: finds the meters only at their line setting and prints one bus to paste', async () => {
     const pair = await pty();
-    const sim = await startSim(['--serial', pair.b, '--unit', '1,3']);
+    // Meters set to 19200 8E1 (the simulator stays silent unless the scanner's end is set so).
+    const sim = await startSim(['--serial', pair.b, '--unit', '1,3:sdm120', '--line-of', pair.a, '--baud', '19200', '--parity', 'even']);
     cleanups.push(() => sim.stop());
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', pair.a, '--ids', '1-5', '--timeout', '300', '--baud', '9600,19200'], { cwd: root });
-    expect(stderr).toContain('found unit 1 at 9600 even: sdm630 (model code 112)');
-    const snippet = parse(stdout) as { buses: unknown[]; meters: Array<{ unit_id: number; profile: string; bus: string }> };
-    // a pty has no baud rate, so both settings find the meters: two buses, each with both
-    expect(snippet.buses).toHaveLength(2);
-    expect(snippet.meters.map((m) => m.unit_id)).toEqual([1, 3, 1, 3]);
-    const first = { buses: snippet.buses.slice(0, 1), meters: snippet.meters.slice(0, 2) };
-    const config = validateConfig({ organization_id: ORG, ...first }, 'snippet', {});
-    expect(config.meters.map((m) => m.profile)).toEqual(['sdm630', 'sdm630']);
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', pair.a, '--ids', '1-4', '--timeout', '300', '--baud', '9600,19200', '--parity', 'odd,even'],
+      { cwd: root },
+    );
+    expect(stderr).toContain('9600 odd: 0 device(s)');
+    expect(stderr).toContain('9600 even: 0 device(s)');
+    expect(stderr).toContain('19200 odd: 0 device(s)');
+    expect(stderr).toContain('19200 even: 2 device(s)');
+    expect(stderr).toContain('found unit 1 at 19200 even: sdm630 (model code 112)');
+    expect(stderr).toContain('paste the snippet above into /etc/metergate/config.yaml');
+    const snippet = parse(stdout) as { buses: Array<Record<string, unknown>>; meters: Array<{ unit_id: number; profile: string; bus: string }> };
+    expect(snippet.buses).toEqual([{ name: 'rs485-1', type: 'rtu', port: pair.a, baud_rate: 19200, parity: 'even', stop_bits: 1 }]);
+    expect(snippet.meters.map((m) => [m.unit_id, m.profile, m.bus])).toEqual([[1, 'sdm630', 'rs485-1'], [3, 'sdm120', 'rs485-1']]);
+    const config = validateConfig({ organization_id: ORG, ...snippet }, 'snippet', {});
+    expect(config.buses[0].baud_rate).toBe(19200);
+  });
+
+  it('says why and what to do when the port cannot be used, instead of "no meters found"', async () => {
+    const missing = '/dev/ttyUSB-metergate-test-missing';
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', missing, '--ids', '1-2'], { cwd: root }).then(
+      () => null,
+      (e: { code: number; stderr: string; stdout: string }) => e,
+    );
+    expect(r).not.toBeNull();
+    expect(r!.code).toBe(1);
+    expect(r!.stdout).toBe('');
+    expect(r!.stderr).toContain(`cannot use ${missing}`);
+    expect(r!.stderr).toMatch(/fix: plug in the RS-485 adapter and give its device with --port/);
+  });
+
+  it('lists what to check when nothing answers, and exits 2', async () => {
+    const pair = await pty();
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--port', pair.a, '--ids', '1-2', '--timeout', '100'], { cwd: root }).then(
+      () => null,
+      (e: { code: number; stderr: string; stdout: string }) => e,
+    );
+    expect(r!.code).toBe(2);
+    expect(r!.stdout).toBe('# no meters found\n');
+    expect(r!.stderr).toContain('A to A (D+), B to B (D-)');
+    expect(r!.stderr).toContain('--baud 2400,4800,9600,19200,38400 --parity even,none,odd');
   });
 
   it('scans behind a Modbus TCP gateway', async () => {
@@ -91,7 +125,7 @@ describe('metergate scan against the simulator on a pty', () => {
     cleanups.push(() => sim.stop());
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--tcp', `127.0.0.1:${sim.ready.tcpPort}`, '--ids', '1-4', '--timeout', '300'], { cwd: root });
     const snippet = parse(stdout) as { buses: Array<Record<string, unknown>>; meters: Array<{ unit_id: number; profile: string }> };
-    expect(snippet.buses).toEqual([{ name: 'gateway', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }]);
+    expect(snippet.buses).toEqual([{ name: 'gateway-1', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }]);
     expect(snippet.meters.map((m) => [m.unit_id, m.profile])).toEqual([[2, 'em340'], [3, 'sdm630']]);
     validateConfig({ organization_id: ORG, ...snippet }, 'snippet', {});
   });
