@@ -1,30 +1,32 @@
 #!/usr/bin/env node
 // metergate command line: one sub-command per file in src/cli/, registered here.
 import { Command } from 'commander';
-import { registerConfigCommands } from './cli/config.js';
-import { registerDemoCommand } from './cli/demo.js';
-import { registerDoctorCommand } from './cli/doctor.js';
-import { registerForecastCommands } from './cli/forecast.js';
-import { registerPricesCommands } from './cli/prices.js';
-import { registerRunCommand } from './cli/run.js';
-import { registerScanCommand } from './cli/scan.js';
-import { registerSimCommand } from './cli/sim.js';
-import { registerTokenCommands } from './cli/token.js';
 import { VERSION } from './version.js';
+
+type Register = (program: Command) => void;
+
+// Each sub-command's module is imported only when that sub-command runs (or for the
+// full help): `metergate run` must not carry the code of doctor, forecast evaluation,
+// price import, scan or the simulator in its resident memory (docs/uplink.md, Figures).
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  run: async () => (await import('./cli/run.js')).registerRunCommand,
+  config: async () => (await import('./cli/config.js')).registerConfigCommands,
+  sim: async () => (await import('./cli/sim.js')).registerSimCommand,
+  token: async () => (await import('./cli/token.js')).registerTokenCommands,
+  scan: async () => (await import('./cli/scan.js')).registerScanCommand,
+  doctor: async () => (await import('./cli/doctor.js')).registerDoctorCommand,
+  demo: async () => (await import('./cli/demo.js')).registerDemoCommand,
+  prices: async () => (await import('./cli/prices.js')).registerPricesCommands,
+  forecast: async () => (await import('./cli/forecast.js')).registerForecastCommands,
+};
 
 const program = new Command()
   .name('metergate')
   .description('Edge gateway: Modbus meters -> SQLite -> TLS MQTT; day-ahead prices; session pricing and forecasts over HTTP')
   .version(VERSION);
 
-registerRunCommand(program);
-registerConfigCommands(program);
-registerSimCommand(program);
-registerTokenCommands(program);
-registerScanCommand(program);
-registerDoctorCommand(program);
-registerDemoCommand(program);
-registerPricesCommands(program);
-registerForecastCommands(program);
+const invoked = process.argv[2];
+const wanted = invoked !== undefined && Object.hasOwn(COMMANDS, invoked) ? [COMMANDS[invoked]] : Object.values(COMMANDS);
+for (const load of wanted) (await load())(program);
 
 await program.parseAsync(process.argv);
