@@ -3,22 +3,16 @@
 import { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/types.js';
-import { ForecastService, forecastMarket } from './forecast/service.js';
-import { HttpServer } from './http/server.js';
-import type { Module } from './lifecycle.js';
+import { LazyModule, type Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { MeterPoller } from './modbus/poller.js';
 import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
 import { NetworkScanWatcher } from './ops/network-scan.js';
-import { attachPriceViews } from './ops/price-views.js';
 import { Probes } from './ops/probes.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
-import { PriceSync } from './prices/sync.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
-import { ForecastStore } from './store/forecasts.js';
-import { PriceStore } from './store/prices.js';
 import { buildUplink } from './uplink/index.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
@@ -74,19 +68,49 @@ export function buildModules(ctx: AppContext): Module[] {
     poller.on('status', () => networkScan.check());
   }
   modules.push(networkScan);
+  // Prices, forecasts, price views and the HTTP API are imported when their module starts
+  // and only when configured: a feature that is off costs no resident memory (its code,
+  // and the time-zone data the price calendar touches at load).
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
-  const forecast = new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+  const forecast = new LazyModule('forecast', async () => {
+    if (!ctx.config.forecast.enabled) return null;
+    const [{ ForecastService, forecastMarket }, { ForecastStore }, { PriceStore }] = await Promise.all([
+      import('./forecast/service.js'),
+      import('./store/forecasts.js'),
+      import('./store/prices.js'),
+    ]);
+    return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+  });
   modules.push(forecast);
   // Day-ahead prices: background backfill, then node-cron sync and repair. Whoever must
   // react to new prices subscribes with priceSync.onUpdated(event => ...).
-  const priceSync = new PriceSync(ctx);
-  priceSync.onUpdated(() => {
-    void forecast.refresh(); // not awaited: a backfill must not wait for forecasts
-  });
-  modules.push(priceSync);
-  if (ctx.config.http.enabled) modules.push(new HttpServer(ctx));
-  attachPriceViews(ctx);
+  modules.push(
+    new LazyModule('price-sync', async () => {
+      const p = ctx.config.prices;
+      if (p.source !== 'entsoe' || !p.entsoe.security_token) {
+        // Same condition and words as PriceSync.start(), without loading the ENTSO-E client.
+        ctx.logger.warn({ source: p.source }, 'price sync off: prices.source is none or prices.entsoe.security_token is not set; import CSV files with `metergate prices import`');
+        return null;
+      }
+      const { PriceSync } = await import('./prices/sync.js');
+      const priceSync = new PriceSync(ctx);
+      priceSync.onUpdated(() => {
+        void forecast.instance?.refresh(); // not awaited: a backfill must not wait for forecasts
+      });
+      return priceSync;
+    }),
+  );
+  // Before the HTTP API, so its first request already sees the price views.
+  if (ctx.config.prices.regions.length > 0) {
+    modules.push(
+      new LazyModule('price-views', async () => {
+        (await import('./ops/price-views.js')).attachPriceViews(ctx);
+        return null;
+      }),
+    );
+  }
+  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));
