@@ -35,7 +35,7 @@ export function describeInterfaces(ifaces: NodeJS.Dict<NetworkInterfaceInfo[]>):
     const ipv6 = [...new Set(list.filter((a) => a.family === 'IPv6').map((a) => a.address.split('%')[0]))].sort();
     out.push({ name, mac, ipv4, ipv6 });
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
+  return out.sort((a, b) => compareCodeUnits(a.name, b.name));
 }
 
 function normalizeBuses(buses: readonly BusScanView[]): BusScanView[] {
@@ -46,7 +46,7 @@ function normalizeBuses(buses: readonly BusScanView[]): BusScanView[] {
       unit_ids: [...b.unit_ids].sort((x, y) => x - y),
       devices: [...b.devices].sort((x, y) => x.unit_id - y.unit_id).map((d) => ({ unit_id: d.unit_id, profile: d.profile })),
     }))
-    .sort((a, b) => a.bus.localeCompare(b.bus));
+    .sort((a, b) => compareCodeUnits(a.bus, b.bus));
 }
 
 export function buildScanContent(ifaces: NodeJS.Dict<NetworkInterfaceInfo[]>, buses: readonly BusScanView[]): NetworkScanContent {
@@ -123,4 +123,9 @@ export class NetworkScanWatcher implements Module {
     }
     return true;
   }
+}
+
+/** Plain code-unit order: stable across locales, and localeCompare would load ICU collation data (resident memory) into the daemon. */
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

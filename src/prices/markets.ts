@@ -47,7 +47,16 @@ export interface Market {
 }
 
 function dated<T>(timeZone: string, from: string | null, value: T): Dated<T> {
-  return { fromDate: from, fromMs: from === null ? Number.NEGATIVE_INFINITY : localDayStartMs(timeZone, from), value };
+  // fromMs is computed on first read: loading the registry must not pull the time-zone
+  // database (Intl, ~9 MB of resident ICU data) into a daemon that never prices.
+  let fromMs: number | undefined;
+  return {
+    fromDate: from,
+    get fromMs() {
+      return (fromMs ??= from === null ? Number.NEGATIVE_INFINITY : localDayStartMs(timeZone, from));
+    },
+    value,
+  };
 }
 
 function load(): Market[] {
