@@ -2,9 +2,13 @@
 // drains them to a local mosquitto.
 //   npx tsx scripts/bench/outbox-memory.ts [messages=1000000] [maxDrainSeconds=300]
 // Builds (npm run build), writes the backlog into a fresh database in one transaction,
-// then runs the compiled daemon (`node dist/cli.js run`) against mosquitto (TLS, password
-// file, ACL) with backlog pacing off, and samples VmRSS from /proc every second and the
-// outbox depth from its /metrics. Targets: at most 80 MB, flat while it drains.
+// then runs the compiled daemon as it ships (`node <flags of systemd/metergate.service
+// ExecStart> dist/cli.js run`) against mosquitto (TLS, password file, ACL) with backlog
+// pacing off, and samples every second: RSS (VmRSS), private memory (smaps_rollup:
+// Private_Clean + Private_Dirty, i.e. without the node binary's and libraries' pages
+// shared with other processes), PSS, and the V8 heap, external memory and outbox depth
+// from its /metrics. Targets: RSS at most 80 MB, flat while it drains.
+// NODE_FLAGS="..." replaces the shipped flags (e.g. NODE_FLAGS=" " for V8 defaults).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/store/db.js';
 import { buildMeasurement } from '../../src/uplink/messages.js';
 import { freePort, startTlsBroker } from '../../test/helpers/mosquitto.js';
+import { shippedNodeFlags } from './shipped-node.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const MAX_DRAIN_S = Number(process.argv[3] ?? 300);
@@ -63,22 +68,35 @@ forecast: { enabled: false }
 );
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 /** Memory that is the daemon's own (not the node binary and libraries shared with other processes). */
-const privateMb = (pid: number) => {
+const smaps = (pid: number) => {
   const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
-  return (kb('Private_Dirty') + kb('Private_Clean')) / 1024;
+  return { privMb: (kb('Private_Dirty') + kb('Private_Clean')) / 1024, pssMb: kb('Pss') / 1024, sharedMb: (kb('Shared_Clean') + kb('Shared_Dirty')) / 1024 };
 };
-const depth = async (): Promise<number> => {
+interface Scrape {
+  depth: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+}
+const scrape = async (): Promise<Scrape> => {
   try {
     const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-    return Number(/^metergate_outbox_depth (\d+)/m.exec(text)?.[1] ?? NaN);
+    const num = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+    return {
+      depth: num('metergate_outbox_depth'),
+      heapUsedMb: num('metergate_nodejs_heap_size_used_bytes') / 1048576,
+      heapTotalMb: num('metergate_nodejs_heap_size_total_bytes') / 1048576,
+      externalMb: num('metergate_nodejs_external_memory_bytes') / 1048576,
+    };
   } catch (err) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`daemon exited (${child.exitCode ?? child.signalCode}):\n${out.slice(-3000)}`);
     throw err;
   }
 };
 t = performance.now();
-const nodeFlags = (process.env.NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const nodeFlags = process.env.NODE_FLAGS === undefined ? shippedNodeFlags() : process.env.NODE_FLAGS.split(' ').filter(Boolean);
+console.log(`node ${process.version} ${nodeFlags.join(' ') || '(V8 defaults)'} dist/cli.js run${process.env.NODE_FLAGS === undefined ? '   (flags of systemd/metergate.service ExecStart)' : ''}`);
 const child = spawn(process.execPath, [...nodeFlags, 'dist/cli.js', 'run', '--config', config], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 let out = '';
 child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -88,17 +106,23 @@ try {
     if (child.exitCode !== null) throw new Error(out);
     await new Promise((r) => setTimeout(r, 20));
   }
-  const samples: Array<{ s: number; rssMb: number; privMb: number; depth: number }> = [];
+  const samples: Array<{ s: number; rssMb: number; privMb: number; pssMb: number; depth: number } & Scrape> = [];
   const startedRss = rss(child.pid!);
-  console.log(`daemon started in ${((performance.now() - t) / 1000).toFixed(1)} s, RSS ${startedRss.toFixed(1)} MB`);
+  const atStart = { ...smaps(child.pid!), ...(await scrape()) };
+  console.log(
+    `daemon started in ${((performance.now() - t) / 1000).toFixed(1)} s: RSS ${startedRss.toFixed(1)} MB = private ${atStart.privMb.toFixed(1)} + shared ${atStart.sharedMb.toFixed(1)} MB (PSS ${atStart.pssMb.toFixed(1)}); V8 heap used ${atStart.heapUsedMb.toFixed(1)} of ${atStart.heapTotalMb.toFixed(1)} MB, external ${atStart.externalMb.toFixed(1)} MB; depth ${atStart.depth}`,
+  );
   const drainStart = performance.now();
   for (;;) {
     await new Promise((r) => setTimeout(r, 1000));
-    const d = await depth();
+    const scraped = await scrape();
+    const d = scraped.depth;
     const s = (performance.now() - drainStart) / 1000;
-    samples.push({ s, rssMb: rss(child.pid!), privMb: privateMb(child.pid!), depth: d });
+    samples.push({ s, rssMb: rss(child.pid!), ...smaps(child.pid!), ...scraped });
     const x = samples[samples.length - 1];
-    if (samples.length % 10 === 0) console.log(`  t=${s.toFixed(0)} s  depth ${d}  RSS ${x.rssMb.toFixed(1)} MB  private ${x.privMb.toFixed(1)} MB`);
+    if (samples.length % 10 === 0) {
+      console.log(`  t=${s.toFixed(0)} s  depth ${d}  RSS ${x.rssMb.toFixed(1)} MB  private ${x.privMb.toFixed(1)} MB  heap ${x.heapUsedMb.toFixed(1)}/${x.heapTotalMb.toFixed(1)} MB  external ${x.externalMb.toFixed(1)} MB`);
+    }
     if (d === 0 || s > MAX_DRAIN_S) break;
   }
   const last = samples[samples.length - 1];
@@ -107,7 +131,8 @@ try {
   const rssValues = (during.length > 0 ? during : samples).map((x) => x.rssMb);
   const peak = Math.max(startedRss, ...samples.map((x) => x.rssMb));
   const privValues = (during.length > 0 ? during : samples).map((x) => x.privMb);
-  console.log(`daemon private memory (RSS minus shared code pages) while draining: min ${Math.min(...privValues).toFixed(1)} / max ${Math.max(...privValues).toFixed(1)} MB`);
+  const heapTotals = (during.length > 0 ? during : samples).map((x) => x.heapTotalMb);
+  console.log(`daemon private memory (RSS minus pages shared with other processes) while draining: min ${Math.min(...privValues).toFixed(1)} / max ${Math.max(...privValues).toFixed(1)} MB; V8 heap total max ${Math.max(...heapTotals).toFixed(1)} MB`);
   console.log(`daemon RSS with ${N} queued messages: ${startedRss.toFixed(1)} MB at start; while draining min ${Math.min(...rssValues).toFixed(1)} / max ${Math.max(...rssValues).toFixed(1)} MB; peak ${peak.toFixed(1)} MB (target <= 80 MB)`);
   console.log(`drained ${drained} messages in ${last.s.toFixed(0)} s (${(drained / last.s).toFixed(0)} msg/s)${last.depth > 0 ? `; stopped with ${last.depth} left (maxDrainSeconds)` : ''}`);
   const quarter = Math.max(1, Math.floor(samples.length / 4));

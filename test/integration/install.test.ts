@@ -67,7 +67,7 @@ describe.skipIf(skip)('scripts/install.sh into a temporary root', () => {
     expect(statSync(at('var/lib/metergate')).uid).toBe(Number(user[2]));
 
     const unit = readFileSync(at('etc/systemd/system/metergate.service'), 'utf8');
-    expect(unit).toMatch(/^ExecStart=\S*node \/opt\/metergate\/dist\/cli\.js run --config \/etc\/metergate\/config\.yaml$/m);
+    expect(unit).toMatch(/^ExecStart=\S*node (--\S+ )*\/opt\/metergate\/dist\/cli\.js run --config \/etc\/metergate\/config\.yaml$/m);
     expect(readlinkSync(at('etc/systemd/system/multi-user.target.wants/metergate.service'))).toBe('/etc/systemd/system/metergate.service');
     expect(readFileSync(at('usr/local/bin/metergate'), 'utf8')).toContain('/opt/metergate/dist/cli.js');
   });
