@@ -71,6 +71,17 @@ export function buildModules(ctx: AppContext): Module[] {
   // Prices, forecasts, price views and the HTTP API are imported when their module starts
   // and only when configured: a feature that is off costs no resident memory (its code,
   // and the time-zone data the price calendar touches at load).
+  // Before the HTTP API, so its first request already sees the price views.
+  if (ctx.config.prices.regions.length > 0) {
+    modules.push(
+      new LazyModule('price-views', async () => {
+        (await import('./ops/price-views.js')).attachPriceViews(ctx);
+        return null;
+      }),
+    );
+  }
+  // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
+  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
@@ -101,16 +112,6 @@ export function buildModules(ctx: AppContext): Module[] {
       return priceSync;
     }),
   );
-  // Before the HTTP API, so its first request already sees the price views.
-  if (ctx.config.prices.regions.length > 0) {
-    modules.push(
-      new LazyModule('price-views', async () => {
-        (await import('./ops/price-views.js')).attachPriceViews(ctx);
-        return null;
-      }),
-    );
-  }
-  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));
