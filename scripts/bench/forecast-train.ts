@@ -3,16 +3,13 @@
 // imported with the project's CSV importer into a SQLite file. Each measurement runs in a
 // fresh child process so its peak RSS is its own; the baseline child loads the same
 // prices and makes the naive forecast (same periods a week earlier).
-// Run: npx tsx scripts/bench/forecast-train.ts   (needs ../shared/data)
+// Run: npm run build && npx tsx scripts/bench/forecast-train.ts   (needs ../shared/data)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
-import { toDayMatrix } from '../../src/forecast/day-matrix.js';
-import { dayFromIso, localDayOf, localMidnightMs } from '../../src/forecast/local-days.js';
-import { computeMarketForecast, historyDaysNeeded } from '../../src/forecast/market-forecast.js';
 import { rollingOptions } from '../../src/forecast/service.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
@@ -23,41 +20,59 @@ const nl = requireMarket('NL');
 const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused' }, 'bench', {});
 const options = rollingOptions(config);
 
-async function child(mode: string, dbPath: string, today: string, intervalS: number): Promise<void> {
-  const db = openDatabase(dbPath);
-  const nowMs = localMidnightMs(nl.timeZone, dayFromIso(today)) + 10 * 3_600_000;
-  const started = performance.now();
-  const cpuStart = process.cpuUsage();
-  const known = localMidnightMs(nl.timeZone, dayFromIso(today) + 1);
-  const history = new PriceStore(db)
-    .native('NL', nowMs - (historyDaysNeeded(options) + 2) * 86_400_000, known)
-    .filter((p) => p.startMs < known)
-    .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
-  let periods = 0;
-  if (mode === 'naive') {
-    const slots = intervalS === 900 ? 96 : 24;
-    const day = localDayOf(nl.timeZone, nowMs);
-    const m = toDayMatrix(nl.timeZone, history, day - 14, day + 7, slots);
-    for (let d = day + 1; d <= day + 7; d++) for (let s = 0; s < slots; s++) if (Number.isFinite(m.values[(d - 7 - (day - 14)) * slots + s])) periods++;
-  } else {
-    const result = await computeMarketForecast({ timeZone: nl.timeZone, prices: history, nowMs, targetIntervalS: intervalS, options });
-    periods = result?.periods.length ?? 0;
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = process.cpuUsage(cpuStart);
-  process.stdout.write(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, periods, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
-  db.close();
+// The measured child runs compiled code under plain node (as the daemon does), not tsx:
+// it loads the store and the history, then forecasts (or, as the baseline, takes the
+// week-ago prices), and prints its wall time, CPU time and peak RSS.
+const dist = resolve(fileURLToPath(import.meta.url), '../../../dist');
+const CHILD = `
+const [mode, dbPath, today, intervalS, dist] = process.argv.slice(1);
+const imp = (p) => import(new URL('file://' + dist + '/' + p).href);
+const { openDatabase } = await imp('store/db.js');
+const { PriceStore } = await imp('store/prices.js');
+const { validateConfig } = await imp('config/load.js');
+const { toDayMatrix } = await imp('forecast/day-matrix.js');
+const { dayFromIso, localDayOf, localMidnightMs } = await imp('forecast/local-days.js');
+const { computeMarketForecast, historyDaysNeeded } = await imp('forecast/market-forecast.js');
+const { rollingOptions } = await imp('forecast/service.js');
+const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused' }, 'bench', {});
+const options = rollingOptions(config);
+const tz = 'Europe/Amsterdam';
+const db = openDatabase(dbPath);
+const nowMs = localMidnightMs(tz, dayFromIso(today)) + 10 * 3600000;
+const started = performance.now();
+const cpuStart = process.cpuUsage();
+const known = localMidnightMs(tz, dayFromIso(today) + 1);
+const history = new PriceStore(db)
+  .native('NL', nowMs - (historyDaysNeeded(options) + 2) * 86400000, known)
+  .filter((p) => p.startMs < known)
+  .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
+let periods = 0;
+const slots = Number(intervalS) === 900 ? 96 : 24;
+const day = localDayOf(tz, nowMs);
+if (mode === 'naive') {
+  const m = toDayMatrix(tz, history, day - 14, day + 7, slots);
+  for (let d = day + 1; d <= day + 7; d++) for (let s = 0; s < slots; s++) if (Number.isFinite(m.values[(d - 7 - (day - 14)) * slots + s])) periods++;
+} else {
+  const result = await computeMarketForecast({ timeZone: tz, prices: history, nowMs, targetIntervalS: Number(intervalS), options });
+  periods = result?.periods.length ?? 0;
 }
+const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuStart);
+process.stdout.write(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, periods, historyPoints: history.length, peakRssMb: process.resourceUsage().maxRSS / 1024 }));
+db.close();
+`;
 
 function measure(mode: string, dbPath: string, today: string, intervalS: number) {
-  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'child', mode, dbPath, today, String(intervalS)], { encoding: 'utf8' });
+  const r = spawnSync('node', ['--input-type=module', '-e', CHILD, mode, dbPath, today, String(intervalS), dist], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout) as { seconds: number; cpuSeconds: number; periods: number; peakRssMb: number };
+  return JSON.parse(r.stdout) as { seconds: number; cpuSeconds: number; periods: number; historyPoints: number; peakRssMb: number };
 }
 
-if (process.argv[2] === 'child') {
-  await child(process.argv[3], process.argv[4], process.argv[5], Number(process.argv[6]));
-} else {
+if (!existsSync(join(dist, 'forecast/market-forecast.js'))) {
+  console.error('build first: npm run build (the measured processes run dist/ under node)');
+  process.exit(1);
+}
+{
   const dir = mkdtempSync(join(tmpdir(), 'metergate-bench-'));
   const dbPath = join(dir, 'bench.db');
   const db = openDatabase(dbPath);
@@ -72,7 +87,7 @@ if (process.argv[2] === 'child') {
     const base = measure('naive', dbPath, today, intervalS);
     const lear = measure('lear', dbPath, today, intervalS);
     console.log(
-      `${today} at ${intervalS} s: forecast ${lear.seconds.toFixed(1)} s wall (${lear.cpuSeconds.toFixed(1)} s CPU), peak RSS ${lear.peakRssMb.toFixed(0)} MB (${lear.periods} periods) | naive baseline ${base.seconds.toFixed(2)} s wall (${base.cpuSeconds.toFixed(2)} s CPU), peak RSS ${base.peakRssMb.toFixed(0)} MB | time x${(lear.seconds / base.seconds).toFixed(0)}, RSS +${(lear.peakRssMb - base.peakRssMb).toFixed(0)} MB`,
+      `${today} at ${intervalS} s: forecast ${lear.seconds.toFixed(1)} s wall (${lear.cpuSeconds.toFixed(1)} s CPU), peak RSS ${lear.peakRssMb.toFixed(0)} MB (${lear.periods} periods from ${lear.historyPoints} stored) | naive baseline ${base.seconds.toFixed(2)} s wall (${base.cpuSeconds.toFixed(2)} s CPU), peak RSS ${base.peakRssMb.toFixed(0)} MB | time x${(lear.seconds / base.seconds).toFixed(0)}, forecaster's own memory +${(lear.peakRssMb - base.peakRssMb).toFixed(0)} MB`,
     );
   }
   rmSync(dir, { recursive: true, force: true });

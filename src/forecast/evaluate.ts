@@ -3,6 +3,7 @@
 // `horizonDays` days, using only data known then (the model is refitted at every origin
 // and its bounds come from errors of earlier origins). Pure: series in, scores out.
 import { toDayMatrix, valueAt, type SeriesPoint } from './day-matrix.js';
+import { longestWindow } from './lear.js';
 import { isoDate } from './local-days.js';
 import { naiveLagDays, scoreByHorizon, type HorizonScore, type ScoredPoint } from './metrics.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
@@ -33,7 +34,7 @@ export interface Evaluation {
 
 export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number, done: number, total: number) => void): Evaluation {
   const { options, slots, fromDay, toDay } = input;
-  const historyFrom = fromDay - options.trainingWindowDays - options.calibrationDays - 2 * options.horizonDays - 30;
+  const historyFrom = fromDay - longestWindow(options) - options.calibrationDays - 2 * options.horizonDays - 30;
   const prices = toDayMatrix(input.timeZone, input.prices, historyFrom, toDay, slots);
   const exogenous = input.exogenous
     ? Object.fromEntries(Object.entries(input.exogenous).map(([k, v]) => [k, toDayMatrix(input.timeZone, v, historyFrom, toDay, slots)]))

@@ -5,7 +5,8 @@
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
 import { valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
-import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
+import { fitRidgeFixed, fitRidgeLoo, fitRidgeRobust, predictLinear } from './ridge.js';
+import { forecastCrossHour } from './cross-hour.js';
 
 export type PriceTransform = 'asinh' | 'none';
 
@@ -14,12 +15,26 @@ export interface LearOptions {
   readonly trainingWindowDays: number;
   readonly transform: PriceTransform;
   /**
-   * Also fit on the most recent quarter of the window and average the two forecasts (as
-   * the epftoolbox LEAR ensemble averages windows): the short window follows a changed
-   * market sooner, the long one knows the seasons.
+   * Calibration windows (days) of the ensemble; default [trainingWindowDays]. As in the
+   * epftoolbox LEAR ensemble, every member is refitted on each window and the forecasts
+   * are combined: short windows follow a changed market sooner, long ones know the seasons.
    */
-  readonly windowEnsemble?: boolean;
+  readonly windows?: readonly number[];
+  /** Models of the ensemble, each fitted on every window; default ['same-slot']. */
+  readonly members?: readonly LearMember[];
+  /** How the ensemble's forecasts are combined per period (default mean). */
+  readonly combine?: 'mean' | 'median';
+  /** Horizon days the cross-hour member forecasts (default all); later days use the other members. */
+  readonly crossHourDays?: number;
+  /** Loss of the same-slot fits: least squares (default), or a robust one by IRLS. */
+  readonly loss?: 'squared' | 'huber' | 'lad';
 }
+
+/**
+ * 'same-slot': one regression per slot on that slot's lags and the daily summaries.
+ * 'cross-hour': every slot on the whole curves of the lag days (cross-hour.ts).
+ */
+export type LearMember = 'same-slot' | 'cross-hour';
 
 export interface ForecastOrigin {
   /** Known prices; values after `lastKnownDay` are ignored. */
@@ -117,7 +132,33 @@ interface FeatureContext {
   readonly stats: Float64Array;
   readonly exo: readonly { z: DayMatrix; dailyMean: Float64Array }[];
   readonly useExogenous: boolean;
+  /** Per day and slot, the slot's mean over that day and the 6 (27) days before (NaN if one is unknown). */
+  readonly mean7: DayMatrix;
+  readonly mean28: DayMatrix;
 }
+
+/** Trailing means of each slot over `days` days, by running sums (features read them per row). */
+export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
+  const out = new Float64Array(z.values.length).fill(NaN);
+  for (let s = 0; s < z.slots; s++) {
+    let sum = 0;
+    let unknown = 0;
+    for (let r = 0; r < z.days; r++) {
+      const v = z.values[r * z.slots + s];
+      if (Number.isNaN(v)) unknown++;
+      else sum += v;
+      if (r >= days) {
+        const old = z.values[(r - days) * z.slots + s];
+        if (Number.isNaN(old)) unknown--;
+        else sum -= old;
+      }
+      if (r >= days - 1 && unknown === 0) out[r * z.slots + s] = sum / days;
+    }
+  }
+  return { firstDay: z.firstDay, days: z.days, slots: z.slots, values: out };
+}
+
+
 
 function stat(ctx: FeatureContext, day: number, k: number): number {
   const r = day - ctx.z.firstDay;
@@ -145,15 +186,11 @@ function features(ctx: FeatureContext, t: number, s: number, h: number, row: Flo
   for (let lag = 0; lag < 3; lag++) row[j++] = valueAt(ctx.z, last - lag, s);
   if (h < 5) row[j++] = valueAt(ctx.z, t - 7, s);
   row[j++] = valueAt(ctx.z, t - 14, s);
-  let week = 0;
-  for (let lag = 0; lag < 7; lag++) week += valueAt(ctx.z, last - lag, s);
-  row[j++] = week / 7;
+  row[j++] = valueAt(ctx.mean7, last, s);
   if (h >= 2) {
     // Beyond the next day the level reverts towards the recent month; the slot's 28-day
     // mean carries that (on NL 2025 Q1 it lowered D+2..D+7 rMAE by 0.01-0.02, D+1 not).
-    let month = 0;
-    for (let lag = 0; lag < 28; lag++) month += valueAt(ctx.z, last - lag, s);
-    row[j++] = month / 28;
+    row[j++] = valueAt(ctx.mean28, last, s);
   }
   for (let k = 0; k < 4; k++) row[j++] = stat(ctx, last, k);
   const dow = dayOfWeek(t);
@@ -218,41 +255,81 @@ export class PenaltyCache {
   }
 }
 
+/** The longest calibration window of the options (days of history the model reads, before lags). */
+export function longestWindow(options: LearOptions): number {
+  return Math.max(options.trainingWindowDays, ...(options.windows ?? []));
+}
+
 /** Point forecasts for days lastKnownDay+1 .. lastKnownDay+horizonDays. */
 export function forecastLear(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
-  const long = forecastSingle(origin, options, penalties);
-  if (!options.windowEnsemble) return long;
-  const shortDays = Math.max(56, Math.round(options.trainingWindowDays / 4));
-  const short = forecastSingle(origin, { ...options, trainingWindowDays: shortDays }, penalties);
-  return long.map((l, i) => {
-    const s = short[i];
-    if (l.method !== 'lear' || s.method !== 'lear') return l;
-    return { ...l, values: l.values.map((v, k) => (v + s.values[k]) / 2) };
+  const windows = options.windows ?? [options.trainingWindowDays];
+  const members = options.members ?? ['same-slot'];
+  const { prices, lastKnownDay } = origin;
+  const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
+  // Per horizon, the ensemble members' forecasts in price units.
+  const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
+  for (const w of windows) {
+    const windowStart = lastKnownDay - w + 1;
+    const scaler = robustScaler(prices, windowStart, lastKnownDay);
+    const z = transformed(prices, lastKnownDay, scaler, options.transform);
+    const exoScaled = Object.values(origin.exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    for (const member of members) {
+      const zs =
+        member === 'same-slot'
+          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, options, penalties)
+          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(options.horizonDays, options.crossHourDays ?? options.horizonDays), windowDays: w }, penalties);
+      zs.forEach((v, i) => {
+        if (v) candidates[i].push(v.map((x) => inverse(x, scaler, options.transform)));
+      });
+    }
+  }
+  return candidates.map((c, i) => {
+    const day = lastKnownDay + i + 1;
+    if (c.length === 0) return { day, horizon: i + 1, values: naiveDay(prices, lastKnownDay, day), method: 'naive' };
+    return { day, horizon: i + 1, values: combine(c, options.combine ?? 'mean'), method: 'lear' };
   });
 }
 
-function forecastSingle(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
-  const { prices, lastKnownDay } = origin;
-  const windowStart = lastKnownDay - options.trainingWindowDays + 1;
-  const scaler = robustScaler(prices, windowStart, lastKnownDay);
-  const z = transformed(prices, lastKnownDay, scaler, options.transform);
-  const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
-  const exo = Object.values(origin.exogenous ?? {}).map((m) => {
-    const ez = transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform);
-    return { z: ez, dailyMean: dailyMeans(ez) };
-  });
+function combine(c: readonly Float64Array[], how: 'mean' | 'median'): Float64Array {
+  if (c.length === 1) return c[0];
+  const out = new Float64Array(c[0].length);
+  const buf = new Float64Array(c.length);
+  for (let s = 0; s < out.length; s++) {
+    for (let k = 0; k < c.length; k++) buf[k] = c[k][s];
+    if (how === 'mean') out[s] = buf.reduce((a, b) => a + b, 0) / c.length;
+    else {
+      buf.sort();
+      out[s] = quantileSorted(buf, 0.5);
+    }
+  }
+  return out;
+}
+
+/** The same-slot model on one window: transformed forecasts per horizon (undefined: too little data). */
+function sameSlotForecasts(
+  z: DayMatrix,
+  exoScaled: readonly DayMatrix[],
+  lastKnownDay: number,
+  exoKnown: number,
+  windowDays: number,
+  options: LearOptions,
+  penalties?: PenaltyCache,
+): (Float64Array | undefined)[] {
+  const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
   const stats = dailyStats(z);
-  const slots = prices.slots;
-  const out: DayForecast[] = [];
+  const slots = z.slots;
+  const out: (Float64Array | undefined)[] = [];
+  const mean7 = trailingMeans(z, 7);
+  const mean28 = trailingMeans(z, 28);
 
   for (let h = 1; h <= options.horizonDays; h++) {
     const target = lastKnownDay + h;
-    const ctx: FeatureContext = { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown };
+    const ctx: FeatureContext = { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown, mean7, mean28 };
     const p = featureCount(ctx, h);
     const row = new Float64Array(p);
     const values = new Float64Array(slots);
-    let method: 'lear' | 'naive' = 'lear';
-    const maxRows = options.trainingWindowDays;
+    let ok = true;
+    const maxRows = windowDays;
     const x = new Float64Array(maxRows * p);
     const y = new Float64Array(maxRows);
     // The penalty is chosen by leave-one-out once per hour of the day (at its first slot)
@@ -270,16 +347,15 @@ function forecastSingle(origin: ForecastOrigin, options: LearOptions, penalties?
         y[n] = target_;
         n++;
       }
-      const ok = features(ctx, target, s, h, row);
-      if (!ok || n < Math.max(28, 2 * p)) {
-        method = 'naive';
+      if (!features(ctx, target, s, h, row) || n < Math.max(28, 2 * p)) {
+        ok = false;
         break;
       }
       const xs = x.subarray(0, n * p);
       const ys = y.subarray(0, n);
       let model;
       if (s % slotsPerHour === 0) {
-        const key = `${options.trainingWindowDays}:${h}:${s / slotsPerHour}:${p}`;
+        const key = `${windowDays}:${h}:${s / slotsPerHour}:${p}`;
         const cached = penalties?.get(key, lastKnownDay);
         if (cached === undefined) {
           model = fitRidgeLoo(xs, ys, n, p);
@@ -287,14 +363,10 @@ function forecastSingle(origin: ForecastOrigin, options: LearOptions, penalties?
         } else model = fitRidgeFixed(xs, ys, n, p, cached);
       } else model = fitRidgeFixed(xs, ys, n, p, penalty);
       penalty = model.relativePenalty;
-      values[s] = inverse(predictLinear(model, row), scaler, options.transform);
+      if (options.loss === 'huber' || options.loss === 'lad') model = fitRidgeRobust(xs, ys, n, p, penalty, options.loss, model);
+      values[s] = predictLinear(model, row);
     }
-    out.push({
-      day: target,
-      horizon: h,
-      values: method === 'lear' ? values : naiveDay(prices, lastKnownDay, target),
-      method,
-    });
+    out.push(ok ? values : undefined);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 // No I/O: prices come in, periods go out; `pause` lets the caller yield between origins.
 import { dayComplete, slotsToPeriods, toDayMatrix, type DayMatrix, type SeriesPoint } from './day-matrix.js';
 import { localDayOf } from './local-days.js';
+import { longestWindow } from './lear.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 
 export interface ForecastPeriodValue {
@@ -32,7 +33,7 @@ export interface WarmState {
 
 /** Local days of history the forecaster reads before the origin. */
 export function historyDaysNeeded(options: RollingOptions): number {
-  return options.trainingWindowDays + options.calibrationDays + options.horizonDays + 21;
+  return longestWindow(options) + options.calibrationDays + options.horizonDays + 21;
 }
 
 /** The last day <= `maxDay` whose slots are all known, searching back at most two weeks. */

@@ -45,7 +45,6 @@ export function rollingOptions(config: Config): RollingOptions {
     horizonDays: config.forecast.horizon_days,
     trainingWindowDays: config.forecast.training_window_days,
     transform: 'asinh',
-    windowEnsemble: false,
     calibrationDays: 56,
     coverage: config.forecast.interval,
     scaling: 'recent-variation',

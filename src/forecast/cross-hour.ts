@@ -1,0 +1,161 @@
+// Cross-hour model: every slot of the target day is regressed on the same day-level
+// features — the whole price curve of the last known day, the hourly curves of the two
+// days before it and of the same weekday a week before the target, the recent 7- and
+// 28-day hourly profiles, and, when published, the whole exogenous curves of the target
+// day and of the last known day — as the epftoolbox LEAR does for each hour (Lago et al.
+// 2021, Ziel & Weron 2018). With one design per horizon the slot models share one SVD
+// (SharedRidgeDesign), and the penalty of each is chosen by exact leave-one-out.
+import { valueAt, type DayMatrix } from './day-matrix.js';
+import { dayOfWeek } from './local-days.js';
+import type { PenaltyCache } from './lear.js';
+import { SharedRidgeDesign } from './shared-ridge.js';
+
+export interface CrossHourInput {
+  /** Transformed prices, NaN after the last known day. */
+  readonly z: DayMatrix;
+  /** Transformed exogenous series (NaN where not yet published). */
+  readonly exo: readonly DayMatrix[];
+  readonly lastKnownDay: number;
+  /** Last day whose exogenous series are known. */
+  readonly exogenousKnownThrough: number;
+  readonly horizonDays: number;
+  readonly windowDays: number;
+}
+
+/** Day x 24 matrix of hourly means of a day matrix (the matrix itself when hourly). */
+export function hourlyRows(m: DayMatrix): DayMatrix {
+  if (m.slots === 24) return m;
+  const per = m.slots / 24;
+  const out = new Float64Array(m.days * 24);
+  for (let r = 0; r < m.days; r++)
+    for (let hr = 0; hr < 24; hr++) {
+      let s = 0;
+      for (let q = 0; q < per; q++) s += m.values[r * m.slots + hr * per + q];
+      out[r * 24 + hr] = s / per;
+    }
+  return { firstDay: m.firstDay, days: m.days, slots: 24, values: out };
+}
+
+function copyDay(m: DayMatrix, day: number, row: Float64Array, at: number): boolean {
+  const r = day - m.firstDay;
+  if (r < 0 || r >= m.days) return false;
+  for (let s = 0; s < m.slots; s++) {
+    const v = m.values[r * m.slots + s];
+    if (Number.isNaN(v)) return false;
+    row[at + s] = v;
+  }
+  return true;
+}
+
+function meanProfile(m: DayMatrix, lastDay: number, days: number, row: Float64Array, at: number): boolean {
+  for (let s = 0; s < m.slots; s++) row[at + s] = 0;
+  for (let d = lastDay - days + 1; d <= lastDay; d++) {
+    const r = d - m.firstDay;
+    if (r < 0 || r >= m.days) return false;
+    for (let s = 0; s < m.slots; s++) row[at + s] += m.values[r * m.slots + s] / days;
+  }
+  for (let s = 0; s < m.slots; s++) if (Number.isNaN(row[at + s])) return false;
+  return true;
+}
+
+interface Layout {
+  readonly p: number;
+  fill(t: number, row: Float64Array): boolean;
+}
+
+function layout(z: DayMatrix, zh: DayMatrix, exoH: readonly DayMatrix[], h: number, useExo: boolean): Layout {
+  const weekAgo = h < 5;
+  const month = h >= 2;
+  const p = z.slots + 24 * (2 + (weekAgo ? 1 : 0) + 1 + (month ? 1 : 0)) + 3 + 7 + (useExo ? exoH.length * 48 : 0);
+  return {
+    p,
+    fill(t, row) {
+      const last = t - h;
+      let j = 0;
+      if (!copyDay(z, last, row, j)) return false;
+      // Daily min / max / mean of the last known day (from its full-resolution curve).
+      let min = Infinity;
+      let max = -Infinity;
+      let sum = 0;
+      for (let s = 0; s < z.slots; s++) {
+        const v = row[s];
+        if (v < min) min = v;
+        if (v > max) max = v;
+        sum += v;
+      }
+      j += z.slots;
+      for (const d of [last - 1, last - 2]) {
+        if (!copyDay(zh, d, row, j)) return false;
+        j += 24;
+      }
+      if (weekAgo) {
+        if (!copyDay(zh, t - 7, row, j)) return false;
+        j += 24;
+      }
+      if (!meanProfile(zh, last, 7, row, j)) return false;
+      j += 24;
+      if (month) {
+        if (!meanProfile(zh, last, 28, row, j)) return false;
+        j += 24;
+      }
+      row[j++] = min;
+      row[j++] = max;
+      row[j++] = sum / z.slots;
+      const dow = dayOfWeek(t);
+      for (let k = 0; k < 7; k++) row[j++] = dow === k ? 1 : 0;
+      if (useExo)
+        for (const e of exoH) {
+          if (!copyDay(e, t, row, j)) return false;
+          j += 24;
+          if (!copyDay(e, last, row, j)) return false;
+          j += 24;
+        }
+      return true;
+    },
+  };
+}
+
+/**
+ * Transformed-scale forecasts of days lastKnownDay+1 .. +horizonDays (one Float64Array of
+ * slots per horizon), or undefined for a horizon without enough complete training days.
+ */
+export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCache): (Float64Array | undefined)[] {
+  const { z, lastKnownDay, windowDays } = input;
+  const zh = hourlyRows(z);
+  const exoH = input.exo.map(hourlyRows);
+  const slots = z.slots;
+  const out: (Float64Array | undefined)[] = [];
+  for (let h = 1; h <= input.horizonDays; h++) {
+    const target = lastKnownDay + h;
+    const lay = layout(z, zh, exoH, h, exoH.length > 0 && target <= input.exogenousKnownThrough);
+    const p = lay.p;
+    const row = new Float64Array(p);
+    const x = new Float64Array(windowDays * p);
+    const y = new Float64Array(windowDays * slots);
+    let n = 0;
+    for (let t = lastKnownDay - windowDays + 1; t <= lastKnownDay; t++) {
+      if (!copyDay(z, t, y, n * slots)) continue;
+      if (!lay.fill(t, row)) continue;
+      x.set(row, n * p);
+      n++;
+    }
+    if (n < 28 || !lay.fill(target, row)) {
+      out.push(undefined);
+      continue;
+    }
+    const design = new SharedRidgeDesign(x.subarray(0, n * p), n, p);
+    const at = design.project(row);
+    const values = new Float64Array(slots);
+    const ys = new Float64Array(n);
+    for (let s = 0; s < slots; s++) {
+      for (let i = 0; i < n; i++) ys[i] = y[i * slots + s];
+      const key = `cross:${windowDays}:${h}:${s}:${p}`;
+      const cached = penalties?.get(key, lastKnownDay);
+      const fit = design.fitPredict(ys, at, cached);
+      if (cached === undefined) penalties?.set(key, lastKnownDay, fit.relativePenalty);
+      values[s] = fit.value;
+    }
+    out.push(values);
+  }
+  return out;
+}
