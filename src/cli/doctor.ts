@@ -8,10 +8,12 @@ export function registerDoctorCommand(program: Command): void {
     .description('Check config, serial ports, meters, broker (TLS, login, publish rights), clock, disk, database and prices; one PASS/FAIL line each with the fix')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
     .option('--timeout-ms <ms>', 'timeout per network operation', (v) => Number(v), 5000)
+    .option('--service-user <name>', 'the user the service runs as (User= in metergate.service), whose access to ports and files is checked', 'metergate')
     .option('--json', 'print the results as JSON')
-    .action(async (opts: { config: string; timeoutMs: number; json?: boolean }) => {
+    .action(async (opts: { config: string; timeoutMs: number; serviceUser: string; json?: boolean }) => {
       const results = await runDoctor({
         configPath: opts.config,
+        serviceUser: opts.serviceUser,
         timeoutMs: opts.timeoutMs,
         onResult: opts.json ? undefined : (r) => process.stdout.write(`${formatResult(r)}\n`),
       });

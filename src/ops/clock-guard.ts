@@ -107,6 +107,11 @@ export class ClockGuard implements Module {
 
   async start(): Promise<void> {
     await this.check();
+    // Said once, at info level: otherwise an installer watching the journal sees polls but
+    // nothing in the cloud for minutes and no reason why.
+    if (!this.trust.isTrusted) {
+      this.deps.logger.warn({ reason: this.trust.why }, 'clock not trusted yet: readings are kept and sent once it is (docs/clock-safety.md)');
+    }
     this.schedule();
   }
 

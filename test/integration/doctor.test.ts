@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -56,6 +56,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
         prices: { source: 'none' },
         ...over,
       }),
+      { mode: 0o640 }, // it holds the broker password: not world-readable, as install.sh writes it
     );
     return path;
   }
@@ -120,6 +121,36 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
     expect(byCheck(wrongPw, 'broker')).toMatchObject({ status: 'fail', fix: expect.stringContaining('mqtt.username and mqtt.password') });
     const noCa = await runDoctor({ configPath: writeConfig('ca.yaml', { mqtt: { url: broker.url, username: 'gw', password: 's3cret-pw' } }), checks, timeoutMs: 3000, serviceUser: 'root' });
     expect(byCheck(noCa, 'broker')).toMatchObject({ status: 'fail', fix: expect.stringContaining('mqtt.ca_file') });
+  });
+
+  it('sees what the service user will meet: placeholder ids, a password file it cannot read, a world-readable secret', async () => {
+    const etc = join(dir, 'etc');
+    mkdirSync(etc, { mode: 0o755 });
+    chmodSync(dir, 0o755); // mkdtemp made it 0700: only the files below should be the obstacle
+    const secret = join(etc, 'mqtt-password');
+    writeFileSync(secret, 's3cret-pw\n', { mode: 0o600 }); // root-only, as `sudo nano` after `umask 077` leaves it
+    const ca = join(etc, 'ca.pem');
+    writeFileSync(ca, 'x', { mode: 0o644 });
+    const key = join(etc, 'client.key');
+    writeFileSync(key, 'x', { mode: 0o644 });
+    chmodSync(key, 0o644);
+    const configPath = writeConfig('files.yaml', {
+      organization_id: '00000000-0000-4000-8000-000000000000',
+      meters: [{ resource_id: '00000000-0000-4000-8000-000000000001', bus: 'rs485', unit_id: 1, profile: 'sdm630' }],
+      mqtt: { url: broker.url, username: 'gw', password_file: secret, ca_file: ca, cert_file: ca, key_file: key },
+    });
+    chmodSync(configPath, 0o644);
+    const onlyFiles = ALL_CHECKS.filter((c) => c.name === 'config' || c.name === 'files');
+    // nobody (65534) stands for a service user outside root's and the files' groups.
+    const results = await runDoctor({ configPath, checks: onlyFiles, serviceUser: 'nobody' });
+    const text = results.map(formatResult).join('\n');
+    expect(byCheck(results, 'ids'), text).toMatchObject({ status: 'fail', detail: 'organization_id, meters[0].resource_id still hold the example\'s placeholder' });
+    expect(byCheck(results, 'files mqtt.password_file'), text).toMatchObject({ status: 'fail', detail: expect.stringContaining(`nobody cannot read ${secret} (mode 600`) });
+    expect(byCheck(results, 'files mqtt.password_file')!.fix).toBe(`sudo chown root:nobody ${secret} && sudo chmod 0640 ${secret}`);
+    expect(byCheck(results, 'files mqtt.key_file'), text).toMatchObject({ status: 'warn', detail: expect.stringContaining('readable by every user') });
+    expect(byCheck(results, 'files config'), text).toMatchObject({ status: 'warn' });
+    expect(byCheck(results, 'files mqtt.ca_file')).toBeUndefined(); // a CA certificate is public
+    expect(exitCodeOf(results)).toBe(1);
   });
 
   it('exits non-zero from the command line when a check fails', () => {

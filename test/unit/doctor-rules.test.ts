@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeFreeSpace } from '../../src/ops/doctor/disk.js';
 import { implausibility } from '../../src/ops/doctor/meters.js';
+import { placeholderIds, readObstacle } from '../../src/ops/doctor/files.js';
 import { exitCodeOf, formatResult } from '../../src/ops/doctor/run.js';
 import { mayReadWrite } from '../../src/ops/doctor/serial.js';
 import { fail, pass, warn } from '../../src/ops/doctor/types.js';
@@ -36,5 +37,37 @@ describe('doctor rules', () => {
     expect(formatResult(fail('serial rs485-1', '/dev/ttyUSB0 does not exist', 'plug it in'))).toBe('FAIL  serial rs485-1     /dev/ttyUSB0 does not exist  -> fix: plug it in');
     expect(exitCodeOf([pass('a', 'ok'), warn('b', 'meh')])).toBe(0);
     expect(exitCodeOf([pass('a', 'ok'), fail('b', 'bad', 'fix')])).toBe(1);
+  });
+});
+
+describe('doctor file access rules', () => {
+  const metergate = { name: 'metergate', uid: 999, gid: 995, groups: [20] };
+  const tree: Record<string, { uid: number; gid: number; mode: number }> = {
+    '/': { uid: 0, gid: 0, mode: 0o40755 },
+    '/etc': { uid: 0, gid: 0, mode: 0o40755 },
+    '/etc/metergate': { uid: 0, gid: 995, mode: 0o40750 },
+    '/etc/metergate/config.yaml': { uid: 0, gid: 995, mode: 0o100640 },
+    '/etc/metergate/mqtt-password': { uid: 0, gid: 0, mode: 0o100600 },
+    '/root': { uid: 0, gid: 0, mode: 0o40700 },
+    '/root/ca.pem': { uid: 0, gid: 0, mode: 0o100644 },
+  };
+  const stat = (p: string) => {
+    const st = tree[p];
+    if (!st) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+    return st;
+  };
+
+  it('needs x on every directory above and r on the file, for the service user', () => {
+    expect(readObstacle(metergate, '/etc/metergate/config.yaml', stat)).toBeNull();
+    expect(readObstacle(metergate, '/etc/metergate/mqtt-password', stat)).toMatch(/^cannot read \/etc\/metergate\/mqtt-password \(mode 600/);
+    expect(readObstacle(metergate, '/root/ca.pem', stat)).toBe('cannot enter /root (mode 700)');
+    expect(readObstacle({ ...metergate, gid: 1 }, '/etc/metergate/config.yaml', stat)).toBe('cannot enter /etc/metergate (mode 750)');
+    expect(readObstacle({ ...metergate, uid: 0 }, '/root/ca.pem', stat)).toBeNull();
+    expect(readObstacle(metergate, '/etc/metergate/missing', stat)).toBeNull(); // the config line reports missing files
+  });
+
+  it('recognises the example config\'s placeholder ids', () => {
+    const config = { organization_id: '00000000-0000-4000-8000-000000000000', meters: [{ resource_id: '3f688e0c-b7d6-4ef4-b1ed-52cd55537204' }, { resource_id: '00000000-0000-4000-8000-000000000001' }] };
+    expect(placeholderIds(config as never)).toEqual(['organization_id', 'meters[1].resource_id']);
   });
 });
