@@ -22,8 +22,13 @@ export function registerConfigCommands(program: Command): void {
     .command('check')
     .description('Validate a config file without starting; lists every problem as path: message')
     .argument('[file]', 'config file', DEFAULT_CONFIG_PATH)
-    .action((file: string) => {
+    // Same flag as run and doctor, so `metergate config check --config X` does what it says.
+    .option('-c, --config <file>', 'config file (instead of the argument)')
+    .action((fileArg: string, opts: { config?: string }) => {
+      const file = opts.config ?? fileArg;
       const cfg = loadConfigOrExit(file);
-      process.stdout.write(`${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es))\n`);
+      process.stdout.write(
+        `${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es)${cfg.mqtt ? `, broker ${cfg.mqtt.url}` : ', no broker'}). Next: \`metergate doctor${file === DEFAULT_CONFIG_PATH ? '' : ` --config ${file}`}\`\n`,
+      );
     });
 }

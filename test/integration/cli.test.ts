@@ -62,6 +62,9 @@ describe('metergate CLI', () => {
     const ok = cli('config', 'check', good);
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/OK/);
+    // --config as with run and doctor
+    expect(cli('config', 'check', '--config', good).stdout).toContain(`${good}: OK`);
+    expect(cli('config', 'check', '--config', bad).status).toBe(78);
 
     // `run` refuses the bad file the same way, before starting anything.
     expect(cli('run', '--config', bad).status).toBe(78);
