@@ -59,9 +59,9 @@ describe('doctor file access rules', () => {
 
   it('needs x on every directory above and r on the file, for the service user', () => {
     expect(readObstacle(metergate, '/etc/metergate/config.yaml', stat)).toBeNull();
-    expect(readObstacle(metergate, '/etc/metergate/mqtt-password', stat)).toMatch(/^cannot read \/etc\/metergate\/mqtt-password \(mode 600/);
-    expect(readObstacle(metergate, '/root/ca.pem', stat)).toBe('cannot enter /root (mode 700)');
-    expect(readObstacle({ ...metergate, gid: 1 }, '/etc/metergate/config.yaml', stat)).toBe('cannot enter /etc/metergate (mode 750)');
+    expect(readObstacle(metergate, '/etc/metergate/mqtt-password', stat)).toMatchObject({ kind: 'file', text: expect.stringMatching(/^cannot read \/etc\/metergate\/mqtt-password \(mode 600/) });
+    expect(readObstacle(metergate, '/root/ca.pem', stat)).toEqual({ path: '/root', kind: 'directory', text: 'cannot enter /root (mode 700)' });
+    expect(readObstacle({ ...metergate, gid: 1 }, '/etc/metergate/config.yaml', stat)).toMatchObject({ path: '/etc/metergate', kind: 'directory' });
     expect(readObstacle({ ...metergate, uid: 0 }, '/root/ca.pem', stat)).toBeNull();
     expect(readObstacle(metergate, '/etc/metergate/missing', stat)).toBeNull(); // the config line reports missing files
   });

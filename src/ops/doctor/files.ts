@@ -20,7 +20,13 @@ function permFor(account: Account, st: StatLike): number {
  * Whether `account` can read `path`: x on every directory above it, r on the file.
  * Returns the first obstacle, or null. `stat` is injectable for tests.
  */
-export function readObstacle(account: Account, path: string, stat: (p: string) => StatLike = statSync): string | null {
+export interface Obstacle {
+  readonly path: string;
+  readonly kind: 'directory' | 'file';
+  readonly text: string;
+}
+
+export function readObstacle(account: Account, path: string, stat: (p: string) => StatLike = statSync): Obstacle | null {
   const abs = resolve(path);
   const dirs: string[] = [];
   for (let d = dirname(abs); ; d = dirname(d)) {
@@ -34,7 +40,7 @@ export function readObstacle(account: Account, path: string, stat: (p: string) =
     } catch {
       return null; // cannot look (we lack the right ourselves): no verdict
     }
-    if ((permFor(account, st) & 0o1) === 0) return `cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)})`;
+    if ((permFor(account, st) & 0o1) === 0) return { path: d, kind: 'directory', text: `cannot enter ${d} (mode ${(st.mode & 0o777).toString(8)})` };
   }
   let st: StatLike;
   try {
@@ -42,7 +48,7 @@ export function readObstacle(account: Account, path: string, stat: (p: string) =
   } catch {
     return null; // missing files are the config line's business
   }
-  if ((permFor(account, st) & 0o4) === 0) return `cannot read ${abs} (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}, gid ${st.gid})`;
+  if ((permFor(account, st) & 0o4) === 0) return { path: abs, kind: 'file', text: `cannot read ${abs} (mode ${(st.mode & 0o777).toString(8)}, uid ${st.uid}, gid ${st.gid})` };
   return null;
 }
 
@@ -95,13 +101,29 @@ export const filesCheck: DoctorCheck = {
     }
     const files = filesOf(env.configPath, config);
     let problems = 0;
+    const blockedDirs = new Set<string>();
     for (const f of files) {
       const obstacle = readObstacle(account, f.path);
       if (obstacle) {
         problems++;
-        results.push(
-          fail(`files ${f.setting}`, `${env.serviceUser} ${obstacle}: the service would stop at start with exit 78`, `sudo chown root:${env.serviceUser} ${f.path} && sudo chmod 0640 ${f.path}`),
-        );
+        if (obstacle.kind === 'directory') {
+          // One line per directory, however many files sit behind it.
+          if (blockedDirs.has(obstacle.path)) continue;
+          blockedDirs.add(obstacle.path);
+          results.push(
+            fail(
+              `files ${f.setting}`,
+              `${env.serviceUser} ${obstacle.text}, so it cannot read ${f.path}: the service would stop at start with exit 78`,
+              obstacle.path.startsWith('/etc/metergate')
+                ? `sudo chown root:${env.serviceUser} ${obstacle.path} && sudo chmod 0750 ${obstacle.path}`
+                : `move the file to /etc/metergate/ (root:${env.serviceUser} 0640) and point ${f.setting} at it`,
+            ),
+          );
+        } else {
+          results.push(
+            fail(`files ${f.setting}`, `${env.serviceUser} ${obstacle.text}: the service would stop at start with exit 78`, `sudo chown root:${env.serviceUser} ${f.path} && sudo chmod 0640 ${f.path}`),
+          );
+        }
         continue;
       }
       if (f.secret) {

@@ -82,7 +82,9 @@ function checkSerialPort(bus: BusConfig, index: number, env: DoctorEnv): CheckRe
       return fail(
         name,
         `${where} (group ${group}, mode ${(st.mode & 0o777).toString(8)}) is not readable and writable by ${env.serviceUser}`,
-        `sudo usermod -aG ${group} ${env.serviceUser} && sudo systemctl restart metergate`,
+        group === 'root' || group === 'tty'
+          ? `give the port to group dialout with a udev rule (GROUP="dialout", MODE="0660": /opt/metergate/systemd/99-metergate-serial.rules), then replug the adapter`
+          : `sudo usermod -aG ${group} ${env.serviceUser} && sudo systemctl restart metergate`,
       );
     }
     return pass(name, `${where} present, read/write for ${env.serviceUser} (group ${group})`);
