@@ -42,6 +42,16 @@ export interface OutboxPublisherDeps {
   readonly liveness?: Liveness;
   /** Decides whether a message stamped at this time may leave now; default: always. */
   readonly mayLeave?: (stampedAtMs: number) => LeaveVerdict;
+  /**
+   * Connected, messages in flight, and not one PUBACK for this long: the publish loop is
+   * stuck (a broker that keeps the link alive but never acknowledges; a lost callback).
+   * The loop then stops ticking its liveness, so systemd's watchdog restarts the daemon,
+   * which reconnects and sends the rows again from SQLite. Default: the larger of 120 s
+   * and three keepalive periods (a dead link is the keepalive's business, not a stall).
+   */
+  readonly stallAfterMs?: number;
+  /** Housekeeping period (liveness tick, pump retry); tests shorten it. */
+  readonly housekeepingMs?: number;
 }
 
 interface Stream {
@@ -71,6 +81,9 @@ export class OutboxPublisher implements Module {
   private running = false;
   private lastPublishedAtMs: number | null = null;
   private loop: LoopHandle | null = null;
+  /** Monotonic time of the last sign of progress: a PUBACK, a (re)connect, a send into an empty window. */
+  private lastProgressMonoMs = performance.now();
+  private stallLogged = false;
   private readonly counters: { published: Counter; refused: Counter; clockDropped: Counter; evicted: Counter };
 
   constructor(private readonly deps: OutboxPublisherDeps) {
@@ -98,11 +111,12 @@ export class OutboxPublisher implements Module {
     const c = this.deps.connection;
     c.on('connected', this.onConnected);
     c.on('disconnected', this.onDisconnected);
-    this.loop = this.deps.liveness?.register('mqtt-publish', 6 * HOUSEKEEPING_MS) ?? null;
+    const housekeepingMs = this.deps.housekeepingMs ?? HOUSEKEEPING_MS;
+    this.loop = this.deps.liveness?.register('mqtt-publish', 6 * housekeepingMs) ?? null;
     this.housekeeping = setInterval(() => {
-      this.loop?.tick();
+      if (!this.stalled()) this.loop?.tick();
       this.pump();
-    }, HOUSEKEEPING_MS);
+    }, housekeepingMs);
     const depth = this.deps.outbox.depth;
     if (depth > 0) this.deps.logger.info({ depth }, 'outbox holds messages from before; they drain once the broker is reachable');
     c.start();
@@ -143,12 +157,27 @@ export class OutboxPublisher implements Module {
     };
   }
 
+  /** Whether the loop is stuck (see stallAfterMs); logs the change once each way. */
+  private stalled(): boolean {
+    const stallAfterMs = this.deps.stallAfterMs ?? Math.max(120_000, 3 * (this.deps.config.mqtt?.keepalive_s ?? 30) * 1000);
+    const silentMs = performance.now() - this.lastProgressMonoMs;
+    const stuck = this.deps.connection.state === 'connected' && this.inFlight.size > 0 && silentMs > stallAfterMs;
+    if (stuck && !this.stallLogged) {
+      this.deps.logger.error({ inFlight: this.inFlight.size, silentMs: Math.round(silentMs) }, 'publish loop stalled: connected, but no PUBACK for the messages in flight; the systemd watchdog will restart the daemon');
+    } else if (!stuck && this.stallLogged) {
+      this.deps.logger.warn('publish loop moving again');
+    }
+    this.stallLogged = stuck;
+    return stuck;
+  }
+
   /** Messages sent and not yet acknowledged (for tests and the status page). */
   get inFlightCount(): number {
     return this.inFlight.size;
   }
 
   private readonly onConnected = (): void => {
+    this.lastProgressMonoMs = performance.now();
     this.flushAcks();
     this.generation += 1;
     this.inFlight.clear();
@@ -164,6 +193,7 @@ export class OutboxPublisher implements Module {
   };
 
   private readonly onDisconnected = (): void => {
+    this.lastProgressMonoMs = performance.now();
     // Whatever was in flight is sent again from SQLite after the next connect.
     this.generation += 1;
     this.inFlight.clear();
@@ -248,6 +278,8 @@ export class OutboxPublisher implements Module {
 
   private send(row: OutboxRow): void {
     const gen = this.generation;
+    // An idle window is not a stall: the wait for a PUBACK starts with this message.
+    if (this.inFlight.size === 0) this.lastProgressMonoMs = performance.now();
     this.inFlight.set(row.id, { gen, bytes: row.bytes });
     const sent = this.deps.connection.publish(
       { topic: row.topic, payload: row.payload, qos: row.qos, retain: row.retain, messageId: row.messageId },
@@ -258,6 +290,7 @@ export class OutboxPublisher implements Module {
 
   private settled(row: OutboxRow, gen: number, err: Error | null): void {
     const mine = this.inFlight.get(row.id)?.gen === gen;
+    this.lastProgressMonoMs = performance.now();
     if (err instanceof PublishRefusedError) {
       // The broker will never take this message (ACL, quota, topic): keeping it would block the outbox.
       this.counters.refused.inc();
