@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -55,7 +55,27 @@ export function openDatabase(path: string): Db {
   // default), so the file's pages never count as the daemon's memory.
   db.pragma('cache_size = -2000');
   migrate(db);
+  giveToDirectoryOwner(path);
   return db;
+}
+
+/**
+ * `sudo metergate token create` (or `prices import`) before the service ever ran would
+ * leave a root-owned database that the service user cannot write, and the service would
+ * fail at start. Run as root, files created in a data directory that belongs to someone
+ * else are handed to that owner (the WAL and shared-memory files too).
+ */
+function giveToDirectoryOwner(path: string): void {
+  if (path === ':memory:' || process.getuid?.() !== 0) return;
+  try {
+    const dir = statSync(dirname(path));
+    if (dir.uid === 0) return;
+    for (const p of [path, `${path}-wal`, `${path}-shm`]) {
+      if (existsSync(p) && statSync(p).uid === 0) chownSync(p, dir.uid, dir.gid);
+    }
+  } catch {
+    /* best effort: doctor's database line reports what is still wrong */
+  }
 }
 
 export function databasePath(dataDir: string): string {

@@ -56,7 +56,9 @@ describe.skipIf(!ready)('systemd watchdog and the publish loop', () => {
     );
     const logger = createLogger(process.env.TEST_LOG ?? 'silent');
     const db = openDatabase(join(dir, 'metergate.db'));
-    cleanups.push(() => db.close());
+    cleanups.push(() => {
+      db.close();
+    });
     const outbox = new Outbox(db, { maxRows: 10_000, maxBytes: 10_000_000 });
     const liveness = new Liveness();
     const connection = new MqttConnection({ mqtt: config.mqtt!, clientId: 'gw-stall-test', logger });

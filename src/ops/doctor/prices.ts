@@ -26,8 +26,8 @@ export const pricesCheck: DoctorCheck = {
         const name = `prices ${region}`;
         const lastEnd = hasTable ? (db.prepare('SELECT MAX(start_ms + duration_s * 1000) FROM prices WHERE market_area = ?').pluck().get(region) as number | null) : null;
         const fix = config.prices.source === 'entsoe' && !config.prices.entsoe.security_token
-          ? 'set prices.entsoe.security_token_file (ENTSO-E Transparency Platform token), then `metergate prices sync`'
-          : '`metergate prices sync` fetches them now; check network access to the price source';
+          ? 'write the ENTSO-E Transparency Platform token to the file prices.entsoe.security_token_file names, then `sudo systemctl restart metergate` (or `sudo metergate prices backfill` to fetch now)'
+          : '`sudo metergate prices backfill` fetches what is missing now; check network access to the price source (https://web-api.tp.entsoe.eu) and `journalctl -u metergate | grep price`';
         if (lastEnd === null) return fail(name, 'no prices stored', fix);
         const until = new Date(lastEnd).toISOString();
         if (lastEnd <= now) return fail(name, `prices end ${until}, before now: sessions cannot be priced`, fix);
