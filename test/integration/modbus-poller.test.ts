@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ModbusBus } from '../../src/modbus/bus.js';
+import { interFrameGapMs, ModbusBus } from '../../src/modbus/bus.js';
 import { METER_A, METER_B, METER_C, metricValue, startPoller, type Harness } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { removeDir, startPtyPair, startTappedLine, type PtyPair } from '../helpers/socat.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -124,21 +124,42 @@ describe('MeterPoller against the simulator', () => {
     }
   });
 
-  it('never has two requests on the line: concurrent reads are serialized', async () => {
-    const pair = trackPair(await startPtyPair());
-    track(await startSim(['--serial', pair.b, '--unit', '1,2,3']));
-    const bus = new ModbusBus({
-      bus: { name: 'x', type: 'rtu', port: pair.a, baud_rate: 9600, parity: 'even', data_bits: 8, stop_bits: 1, tcp_port: 502, timeout_ms: 300, retries: 0 },
-      logger: (await import('../../src/log.js')).createLogger('silent'),
-    });
+  it('never has two requests on the line, and keeps 3.5 characters of silence before each (seen from a tap on the line)', async () => {
+    const line = track(await startTappedLine());
+    track(await startSim(['--serial', line.meterSide, '--unit', '1,2,3']));
+    const busConfig = { name: 'x', type: 'rtu' as const, port: line.gatewaySide, baud_rate: 9600, parity: 'even' as const, data_bits: 8 as const, stop_bits: 1 as const, tcp_port: 502, timeout_ms: 1000, retries: 0 };
+    const bus = new ModbusBus({ bus: busConfig, logger: (await import('../../src/log.js')).createLogger('silent') });
     cleanups.push(() => bus.close());
+    // What crosses the line, in order, timed where the bytes pass the tap.
+    const chunks: Array<{ toMeter: boolean; atMs: number; bytes: number }> = [];
+    line.mangle((chunk, towardsGateway) => {
+      chunks.push({ toMeter: !towardsGateway, atMs: performance.now(), bytes: chunk.length });
+      return chunk;
+    });
     await bus.open();
-    // 30 reads fired at once across three units: with two frames on the line at once the
-    // answers would collide or cross; every one must come back right.
+    // 30 reads fired at once across three units, then one more: each must wait for the
+    // answer to the one before it.
     const reads = Array.from({ length: 30 }, (_, i) => bus.read({ unitId: (i % 3) + 1, functionCode: 4, address: 0x0000, count: 2 }));
     const results = await Promise.all(reads);
     for (const r of results) expect(r.words).toHaveLength(2);
     const probe = await bus.read({ unitId: 1, functionCode: 3, address: 0xfc02, count: 2 });
     expect(probe.words[0]).toBe(112); // SDM630 model code
+
+    // Chunks in one direction in a row form one run: a request run longer than one request
+    // frame (8 bytes) would be two requests on the line without an answer between them.
+    const runs: Array<{ toMeter: boolean; firstMs: number; lastMs: number; bytes: number }> = [];
+    for (const c of chunks) {
+      const last = runs[runs.length - 1];
+      if (last && last.toMeter === c.toMeter) {
+        last.bytes += c.bytes;
+        last.lastMs = c.atMs;
+      } else runs.push({ toMeter: c.toMeter, firstMs: c.atMs, lastMs: c.atMs, bytes: c.bytes });
+    }
+    expect(runs.map((r) => `${r.toMeter ? 'req' : 'ans'}:${r.bytes}`)).toEqual(Array.from({ length: 31 }, () => ['req:8', 'ans:9']).flat());
+    // Silence after an answer before the next request: at least 3.5 characters of 11 bits at
+    // 9600 baud (4.01 ms). The tap sees the answer before the gateway can, so load only adds.
+    const gapMs = interFrameGapMs(busConfig);
+    expect(gapMs).toBeCloseTo((3.5 * 11 * 1000) / 9600, 6);
+    for (let i = 2; i < runs.length; i += 2) expect(runs[i].firstMs - runs[i - 1].lastMs, `silence before request ${i / 2 + 1}`).toBeGreaterThanOrEqual(gapMs);
   });
 });
