@@ -34,12 +34,17 @@ export class SlidingWindowLimiter {
   private async waitForSlot(): Promise<void> {
     for (;;) {
       const now = this.clock.now();
+      // The wall clock stepped back (NTP): starts "in the future" count as starting now, so
+      // the wait is at most one window, not the size of the step.
+      for (let i = 0; i < this.starts.length; i++) if (this.starts[i] > now) this.starts[i] = now;
       while (this.starts.length > 0 && this.starts[0] <= now - this.windowMs) this.starts.shift();
       if (this.starts.length < this.maxPerWindow) {
         this.starts.push(now);
         return;
       }
-      await this.clock.sleep(this.starts[0] + this.windowMs - now);
+      // Whole milliseconds, at least one: with fractional times the exact difference can
+      // fall an ulp short of the window's end, and sleeping it would never get there.
+      await this.clock.sleep(Math.max(1, Math.ceil(this.starts[0] + this.windowMs - now)));
     }
   }
 }
