@@ -210,6 +210,31 @@ describe.skipIf(!hasSharedData)(`ENTSO-E A44 source${hasSharedData ? '' : ` (${S
     expect(platform.requests.length - before).toBe(1);
   });
 
+  it('never starts more requests than max_requests_per_minute in any minute, retries included; honours Retry-After', async () => {
+    // A clock that moves only when the source waits (rate limit, backoff), so the schedule
+    // is checked without waiting for it.
+    let nowMs = 0;
+    const clock = { now: () => nowMs, sleep: async (ms: number) => void (nowMs += ms) };
+    const startedAt: number[] = [];
+    const counting: typeof fetch = (input, init) => {
+      startedAt.push(nowMs);
+      return fetch(input, init);
+    };
+    const src = new EntsoeSource(
+      { baseUrl, securityToken: TOKEN, maxRequestsPerMinute: 2, timeoutMs: 5000, backoffBaseMs: 5, backoffMaxMs: 20 },
+      { logger: capture().logger, clock, fetch: counting },
+    );
+    // Three local years = three requests (Acknowledgements here), plus a 503 retried and a
+    // 429 that asks for two minutes.
+    platform.queue.push({ kind: 'status', status: 503 }, { kind: 'status', status: 429, retryAfterS: 120 });
+    const from = localDayStartMs(NL.timeZone, '2031-01-01');
+    const r = await src.fetchDayAhead(NL, from, localDayStartMs(NL.timeZone, '2034-01-01'));
+    expect(r).toEqual({ periods: [], requests: 3, noDataChunks: 3 });
+    expect(startedAt).toHaveLength(5);
+    for (const t of startedAt) expect(startedAt.filter((x) => x >= t && x < t + 60_000).length).toBeLessThanOrEqual(2);
+    expect(startedAt[2] - startedAt[1]).toBeGreaterThanOrEqual(120_000); // Retry-After: 120 after the 429
+  });
+
   it('serves requests whose periodStart the test server parses back (helper sanity)', () => {
     expect(paramMs('202012312300')).toBe(Date.UTC(2020, 11, 31, 23));
   });
