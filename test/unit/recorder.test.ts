@@ -1,0 +1,96 @@
+// The store side of the uplink as the daemon builds it (buildUplink, real SQLite file, no
+// broker): readings retention and outbox bounds come from the config; a full outbox drops
+// its oldest rows with a warning and a count; a message that fails its schema is never
+// stored for sending.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, type AppContext } from '../../src/daemon.js';
+import type { MeterSample } from '../../src/domain.js';
+import { createLogger } from '../../src/log.js';
+import { openDatabase } from '../../src/store/db.js';
+import { buildUplink } from '../../src/uplink/index.js';
+
+const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+const RID = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
+const DAY = 86_400_000;
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+
+const sample = (sampledAtMs: number, energyWh = 1000): MeterSample => ({
+  resourceId: RID,
+  sampledAtMs,
+  metrics: [
+    { name: 'total_active_power', value: 1500, unit: 'W' },
+    { name: 'active_energy_import', value: energyWh, unit: 'Wh' },
+  ],
+});
+
+const dirs: string[] = [];
+const contexts: AppContext[] = [];
+afterEach(() => {
+  for (const c of contexts.splice(0)) c.db.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function setup(store: Record<string, unknown>, withMqtt = true) {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-recorder-'));
+  dirs.push(dir);
+  const config = validateConfig({ organization_id: ORG, data_dir: dir, store, ...(withMqtt ? { mqtt: { url: 'mqtts://broker.invalid:8883' } } : {}) }, 'test', {});
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('info', sink), clock: { now: () => NOW } });
+  contexts.push(ctx);
+  return { ctx, uplink: buildUplink(ctx), logs };
+}
+
+describe('recorder as the daemon builds it', () => {
+  it('purges readings older than store.readings_retention_days, not before', () => {
+    const { uplink } = setup({ readings_retention_days: 2 });
+    for (const ageDays of [5, 2.5, 1.5, 0.1]) uplink.recorder.record(sample(NOW - ageDays * DAY));
+    expect(uplink.readings.count()).toBe(4);
+    expect(uplink.recorder.purge()).toBe(2);
+    expect(uplink.readings.between(RID, 0, NOW).map((r) => (NOW - r.sampledAtMs) / DAY)).toEqual([1.5, 0.1]);
+  });
+
+  it('bounds the outbox by store.outbox_max_rows: oldest dropped first, counted and logged', () => {
+    const { uplink, logs } = setup({ outbox_max_rows: 100 });
+    for (let i = 0; i < 103; i++) uplink.recorder.record(sample(NOW - 3_600_000 + i * 10_000, 1000 + i));
+    expect(uplink.outbox.depth).toBe(100);
+    expect(uplink.outbox.stats().droppedTotal).toBe(3);
+    const oldest = JSON.parse(uplink.outbox.page(0, 1)[0].payload) as { data: { sampled_at: string } };
+    expect(oldest.data.sampled_at).toBe(new Date(NOW - 3_600_000 + 3 * 10_000).toISOString());
+    const warnings = logs.filter((l) => l.msg === 'outbox full: dropped the oldest messages');
+    expect(warnings.reduce((n, l) => n + (l.dropped as number), 0)).toBe(3);
+    expect(warnings[0]).toMatchObject({ level: 'warn', maxRows: 100 });
+    // Every reading is still kept for pricing.
+    expect(uplink.readings.count()).toBe(103);
+  });
+
+  it('bounds the outbox by store.outbox_max_bytes too', () => {
+    const { uplink } = setup({ outbox_max_bytes: 100_000 });
+    for (let i = 0; i < 2000; i++) uplink.recorder.record(sample(NOW - 3_600_000 + i * 1000, 1000 + i));
+    const { bytes } = uplink.outbox.stats();
+    expect(bytes).toBeLessThanOrEqual(100_000);
+    expect(uplink.outbox.depth).toBeLessThan(2000);
+    expect(uplink.outbox.stats().droppedTotal).toBe(2000 - uplink.outbox.depth);
+  });
+
+  it('never stores for sending a measurement that fails its schema', async () => {
+    const { uplink, logs, ctx } = setup({});
+    uplink.recorder.record({ resourceId: RID, sampledAtMs: NOW - 1000, metrics: [] }); // metrics: at least 1 item
+    uplink.recorder.record({ resourceId: RID, sampledAtMs: NOW - 2000, metrics: [{ name: 'total_active_power', value: 1, unit: '' }] });
+    expect(uplink.outbox.depth).toBe(0);
+    expect(logs.filter((l) => l.msg === 'message does not match its schema: not stored, not sent')).toHaveLength(2);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_uplink_invalid_messages_total')).toMatch(/type="measurement"} 2/);
+    uplink.recorder.record(sample(NOW - 3000));
+    expect(uplink.outbox.depth).toBe(1);
+  });
+});
