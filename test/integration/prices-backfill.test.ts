@@ -1,7 +1,7 @@
 // Backfill and sync against a local stand-in for the ENTSO-E platform: resumable after
 // kill -9 with no completed chunk fetched twice; progress lines when not on a terminal;
 // the daemon's PriceSync module storing prices in the background and telling listeners.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { FakePlatform } from '../helpers/entsoe-server.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
 const TOKEN = 'backfill-token-1c2d';
+const hasScript = spawnSync('script', ['--version']).status === 0;
 const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
@@ -120,6 +121,21 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
     } finally {
       db2.close();
     }
+  });
+
+  it.skipIf(!hasScript)('draws a progress bar when stderr is a terminal (a real pty from script(1))', async () => {
+    const config = configFile(join(dir, 'tty'));
+    const command = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'prices', 'backfill', '-c', config, '--from', '2026-08-01'].join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    child.stdout!.on('data', (d) => (out += String(d)));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code, out).toBe(0);
+    // Redrawn in place: carriage return + erase line, then the bar.
+    expect(out).toMatch(/\r\x1b\[2Kbackfill DE-LU from 2026-08-01 \[[#-]{30}\] \d+\/\d+ \d+%/);
+    expect(out).toMatch(/\[#{30}\] (\d+)\/\1 100%/);
+    expect(out).not.toContain('"msg":"backfill DE-LU'); // no JSON progress lines on a terminal
   });
 
   it('the daemon serves HTTP while a price request is in flight, and stops at once on SIGTERM', async () => {
