@@ -151,6 +151,39 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
     expect(fresh.hasPrices('NL')).toBe(false);
   });
 
+  it('generic layout as documented: start with offset or Z, or start_utc; EUR/MWh or EUR/kWh; rows of real NL prices across the 15-minute switch and the autumn gap', () => {
+    const nl = requireMarket('NL');
+    const real = prices('NL', [localDayStartMs(nl.timeZone, '2025-09-29'), localDayStartMs(nl.timeZone, '2025-10-03')]).concat(
+      prices('NL', [localDayStartMs(nl.timeZone, '2025-10-26'), localDayStartMs(nl.timeZone, '2025-10-27')]),
+    );
+    expect(new Set(real.map((p) => p.durationS))).toEqual(new Set([3600, 900]));
+    // Any offset will do: +05:30 is nobody's local time here.
+    const shifted = (ms: number) => `${new Date(ms + 5.5 * 3_600_000).toISOString().slice(0, 19)}+05:30`;
+    const files: Record<string, string> = {
+      'offset-mwh.csv': ['start,price_per_mwh', ...real.map((p) => `${shifted(p.startMs)},${p.pricePerMwh}`)].join('\n'),
+      'z-mwh-duration.csv': ['start,price_per_mwh,duration_s', ...real.map((p) => `${new Date(p.startMs).toISOString()},${p.pricePerMwh},${p.durationS}`)].join('\n'),
+      'utc-kwh-semicolon.csv': ['start_utc;price_per_kwh', ...real.map((p) => `${new Date(p.startMs).toISOString().slice(0, 16).replace('T', ' ')};${String(p.pricePerMwh / 1000).replace('.', ',')}`)].join('\n'),
+    };
+    for (const [name, text] of Object.entries(files)) {
+      const file = join(dir, name);
+      writeFileSync(file, `${text}\n`);
+      const fresh = new PriceStore(openDatabase(join(dir, `generic-${name}.db`)));
+      const r = importPriceFile(fresh, file, 'NL', NOW);
+      expect(r.report.layout, name).toBe('generic');
+      expect(fresh.native('NL', real[0].startMs, real[real.length - 1].startMs + 1), name).toEqual(real);
+    }
+  });
+
+  it('generic layout: an impossible time is a bad row with its line number, never moved to another day', () => {
+    const fresh = new PriceStore(openDatabase(join(dir, 'generic-bad.db')));
+    for (const bad of ['2025-04-31T00:00:00+02:00', '2025-01-01T24:00:00Z', '2025-02-29T12:00:00Z', '2025-01-01T00:00:00+24:00', '2025-01-01T00:00:00']) {
+      const file = join(dir, 'generic-bad.csv');
+      writeFileSync(file, ['start,price_per_mwh', '2025-01-01T00:00:00+01:00,100.5', `${bad},99`, ''].join('\n'));
+      expect(() => importPriceFile(fresh, file, 'NL', NOW), bad).toThrow(/^line 3: start "/);
+    }
+    expect(fresh.hasPrices('NL')).toBe(false);
+  });
+
   it('CLI: prices import and prices status', () => {
     const dbFile = join(dir, 'cli.db');
     const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8' });

@@ -160,10 +160,21 @@ function parseWall(raw: string, line: number): number {
 
 function parseIsoWithOffset(raw: string, line: number): number {
   const s = raw.trim();
-  if (!ISO_OFFSET.test(s)) throw new CsvImportError(line, `start "${raw}" must be ISO 8601 with an offset or Z (e.g. 2025-10-01T00:00:00+02:00)`);
-  const t = Date.parse(s);
-  if (!Number.isFinite(t)) throw new CsvImportError(line, `start "${raw}" is not a valid time`);
-  return t;
+  const m = ISO_OFFSET.exec(s);
+  if (!m) throw new CsvImportError(line, `start "${raw}" must be ISO 8601 with an offset or Z (e.g. 2025-10-01T00:00:00+02:00)`);
+  // Checked field by field: Date.parse rolls 2025-04-31 over to May 1 and reads 24:00 as the next day.
+  const [y, mo, d, h, mi, se] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0));
+  const wall = Date.UTC(y, mo - 1, d, h, mi, se);
+  const back = new Date(wall);
+  const off = m[7] === 'Z' ? null : /^([+-])(\d{2}):?(\d{2})$/.exec(m[7]);
+  const offH = off ? Number(off[2]) : 0;
+  const offM = off ? Number(off[3]) : 0;
+  if (back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || se > 59 || offH > 23 || offM > 59) {
+    throw new CsvImportError(line, `start "${raw}" is not a valid time`);
+  }
+  const fraction = /\.(\d+)/.exec(s.slice(16))?.[1];
+  const ms = fraction ? Math.floor(Number(`0.${fraction}`) * 1000) : 0;
+  return wall + ms - (off ? (off[1] === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000 : 0);
 }
 
 function shownTime(r: RawRow): string {
