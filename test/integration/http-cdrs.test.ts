@@ -5,6 +5,7 @@ import { expectDocumented } from '../helpers/openapi.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
+import { PriceStore } from '../../src/store/prices.js';
 
 const METER = '6a1f0b8e-2c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const MR = '/api/v1/cdrs/meter_readings';
@@ -226,6 +227,40 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
     // A CPO token cannot read prices, a cdrs token cannot write sessions.
     expect((await call(http, 'GET', cdr, { token: cpo })).res.status).toBe(403);
     expect((await call(http, 'PUT', path, { token: cdrs, body: completed })).res.status).toBe(403);
+  });
+
+  it('a corrected stored price moves last_updated (once), the id stays; an unchanged price never moves it', async () => {
+    const path = '/api/v1/sessions/TX-PRICE-FIX';
+    const cdr = '/api/v1/cdrs/TX-PRICE-FIX';
+    const body = { power_market: SWITCH_BODY.power_market, status: 'completed', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z', meter_readings: SWITCH_BODY.meter_readings };
+    expect((await call(http, 'PUT', path, { token: cpo, body })).res.status).toBe(201);
+    nowMs += 60_000;
+    const first = (await call(http, 'GET', cdr, { token: cdrs })).body;
+    expect(first.total_cost).toEqual({ excl_vat: 1.0307 });
+    nowMs += 60_000;
+    expect((await call(http, 'GET', cdr, { token: cdrs })).body).toEqual(first);
+
+    // The platform corrects the 2025-09-30 21:00Z hour. The "corrected" value is a real one too:
+    // the NL price of the same local hour a year earlier (nl-2024-hourly-local.csv, 2024-09-30 23:00 = 9.84 EUR/MWh).
+    const store = new PriceStore(http.ctx.db);
+    const hour = Date.parse('2025-09-30T21:00:00Z');
+    const [original] = store.native('NL', hour, hour + 1);
+    expect(original).toMatchObject({ startMs: hour, durationS: 3600, pricePerMwh: 90 });
+    const [lastYear] = store.native('NL', Date.parse('2024-09-30T21:00:00Z'), Date.parse('2024-09-30T21:00:00Z') + 1);
+    expect(lastYear.pricePerMwh).toBe(9.84);
+    try {
+      store.upsert([{ ...original, pricePerMwh: lastYear.pricePerMwh }], { source: 'test-correction', fetchedAtMs: nowMs });
+      nowMs += 60_000;
+      const corrected = (await call(http, 'GET', cdr, { token: cdrs })).body;
+      // 5.5 x 9.84 + 2.75 x 102.6 + 2.75 x 92.2 = 54.12 + 282.15 + 253.55 = 589.82 -> 0.5898
+      expect(corrected.total_cost).toEqual({ excl_vat: 0.5898 });
+      expect(corrected.id).toBe(first.id);
+      expect(corrected.last_updated).toBe(new Date(nowMs).toISOString().replace('.000Z', 'Z'));
+      nowMs += 60_000;
+      expect((await call(http, 'GET', cdr, { token: cdrs })).body).toEqual(corrected);
+    } finally {
+      store.upsert([original], { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
+    }
   });
 
   it('session PUT validation', async () => {
