@@ -32,6 +32,8 @@ export interface TlsBroker {
   resume(): Promise<void>;
   /** Whether the broker process runs. */
   readonly running: boolean;
+  /** What the broker logged (stderr) since it last started. */
+  log(): string;
 }
 
 export interface BrokerOptions {
@@ -87,6 +89,8 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
       'log_dest stderr',
       'log_type error',
       'log_type warning',
+      // "New client connected ... as <id> (p2, ...)": p2 = MQTT 3.1.1, p5 = MQTT 5.0.
+      'log_type notice',
       `listener ${port} 127.0.0.1`,
       'allow_anonymous false',
       `password_file ${pwfile}`,
@@ -101,9 +105,10 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
     ].join('\n'),
   );
   let proc: ChildProcess | null = null;
+  let stderr = '';
   const launch = async () => {
     const p = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
+    stderr = '';
     p.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     proc = p;
     await waitForPort(port, p, () => stderr);
@@ -126,6 +131,7 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
     get running() {
       return proc !== null;
     },
+    log: () => stderr,
     pause: halt,
     resume: launch,
     async stop() {

@@ -122,6 +122,9 @@ describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, AC
       await sub.waitFor((all) => all.length >= 5, '5 measurements');
       await until(() => gw.uplink.outbox.depth === 0, 'outbox empty');
       expect(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).toEqual([0, 1, 2, 3, 4].map((i) => new Date(t0 + i * 10_000).toISOString()));
+      // The broker saw the gateway speak 3.1.1 (mosquitto's p2), and the v5 gateway speak 5.0 (p5).
+      expect(broker.log()).toMatch(/as gw-v4 \(p2,/);
+      expect(broker.log()).toMatch(/as gw-v5 \(p5,/);
     } finally {
       await sub.close();
       await gw.stop();
