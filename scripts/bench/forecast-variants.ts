@@ -1,7 +1,7 @@
 // Quick comparison of forecaster variants on point accuracy: forecasts from every `step`-th
 // origin in [from, to] (10:00 local, only data known then), rMAE per horizon day against the
 // standard naive. No bounds: coverage needs consecutive origins (metergate forecast eval).
-// Run: npx tsx scripts/bench/forecast-variants.ts DB FROM TO STEP [--interval 900] [--exo CSV] [--only a,b]
+// Run: npx tsx scripts/bench/forecast-variants.ts DB FROM TO STEP [--region NL] [--interval 900] [--exo CSV] [--only a,b]
 import { readFileSync } from 'node:fs';
 import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
 import { exogenousSeries } from '../../src/forecast/exogenous.js';
@@ -22,22 +22,18 @@ const slots = flag('--interval') === '900' ? 96 : 24;
 const exoPath = flag('--exo');
 const only = flag('--only')?.split(',');
 const step = Number(stepRaw);
-const nl = requireMarket('NL');
+const nl = requireMarket(flag('--region') ?? 'NL');
 const base: LearOptions = { horizonDays: 7, trainingWindowDays: 364, transform: 'asinh' };
 const epf = [56, 84, 364, 728];
 const variants: Record<string, LearOptions> = {
   base,
   both1: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1 },
-  both1h: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, loss: 'huber' },
-  huber: { ...base, loss: 'huber' },
-  lad: { ...base, loss: 'lad' },
   ens4: { ...base, windows: epf },
   ens4med: { ...base, windows: epf, combine: 'median' },
   cross: { ...base, members: ['cross-hour'] },
   cross4: { ...base, members: ['cross-hour'], windows: epf },
   both: { ...base, members: ['same-slot', 'cross-hour'] },
   both4: { ...base, members: ['same-slot', 'cross-hour'], windows: epf },
-  both4med: { ...base, members: ['same-slot', 'cross-hour'], windows: epf, combine: 'median' },
 };
 const chosen = Object.entries(variants).filter(([k]) => !only || only.includes(k));
 const fromDay = dayFromIso(from);
@@ -45,7 +41,7 @@ const toDay = dayFromIso(to);
 const first = fromDay - Math.max(...chosen.map(([, v]) => longestWindow(v))) - 60;
 const db = openDatabase(dbPath);
 const points: SeriesPoint[] = new PriceStore(db)
-  .native('NL', localMidnightMs(nl.timeZone, first), localMidnightMs(nl.timeZone, toDay + 1))
+  .native(nl.code, localMidnightMs(nl.timeZone, first), localMidnightMs(nl.timeZone, toDay + 1))
   .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
 const prices = toDayMatrix(nl.timeZone, points, first, toDay, slots);
 const exogenous = exoPath

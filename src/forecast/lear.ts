@@ -5,7 +5,7 @@
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
 import { valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
-import { fitRidgeFixed, fitRidgeLoo, fitRidgeRobust, predictLinear } from './ridge.js';
+import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
 import { forecastCrossHour } from './cross-hour.js';
 
 export type PriceTransform = 'asinh' | 'none';
@@ -26,8 +26,6 @@ export interface LearOptions {
   readonly combine?: 'mean' | 'median';
   /** Horizon days the cross-hour member forecasts (default all); later days use the other members. */
   readonly crossHourDays?: number;
-  /** Loss of the same-slot fits: least squares (default), or a robust one by IRLS. */
-  readonly loss?: 'squared' | 'huber' | 'lad';
 }
 
 /**
@@ -363,7 +361,6 @@ function sameSlotForecasts(
         } else model = fitRidgeFixed(xs, ys, n, p, cached);
       } else model = fitRidgeFixed(xs, ys, n, p, penalty);
       penalty = model.relativePenalty;
-      if (options.loss === 'huber' || options.loss === 'lad') model = fitRidgeRobust(xs, ys, n, p, penalty, options.loss, model);
       values[s] = predictLinear(model, row);
     }
     out.push(ok ? values : undefined);

@@ -151,22 +151,14 @@ export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: numb
 }
 
 /** Ridge at a given relative penalty (as chosen by fitRidgeLoo for a similar problem), by Cholesky. */
-export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: number, relativePenalty: number, weights?: Float64Array): LinearModel {
+export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: number, relativePenalty: number): LinearModel {
   const mean = new Float64Array(p);
   const scale = new Float64Array(p);
-  // Weighted least squares when weights are given (scaled to sum to n, so the penalty keeps its scale).
-  const w = new Float64Array(n).fill(1);
-  if (weights) {
-    let wsum = 0;
-    for (let i = 0; i < n; i++) wsum += weights[i];
-    for (let i = 0; i < n; i++) w[i] = (weights[i] * n) / wsum;
-  }
   let ybar = 0;
   for (let i = 0; i < n; i++) {
-    const wi = w[i];
     const off = i * p;
-    for (let j = 0; j < p; j++) mean[j] += wi * x[off + j];
-    ybar += wi * y[i];
+    for (let j = 0; j < p; j++) mean[j] += x[off + j];
+    ybar += y[i];
   }
   for (let j = 0; j < p; j++) mean[j] /= n;
   ybar /= n;
@@ -174,14 +166,13 @@ export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: nu
   const xy = new Float64Array(p);
   const row = new Float64Array(p);
   // Raw cross-products (the weekday dummies are mostly zero, so skipping zeros pays),
-  // centred afterwards: sum w (x - m)(x - m)' = sum w x x' - n m m'.
+  // centred afterwards: sum (x - m)(x - m)' = sum x x' - n m m'.
   for (let i = 0; i < n; i++) {
-    const wi = w[i];
     const off = i * p;
     for (let j = 0; j < p; j++) row[j] = x[off + j];
     const yc = y[i] - ybar;
     for (let a = 0; a < p; a++) {
-      const ra = wi * row[a];
+      const ra = row[a];
       if (ra === 0) continue;
       xy[a] += ra * yc;
       const ga = a * p;
@@ -248,39 +239,4 @@ export function predictLinear(model: LinearModel, row: ArrayLike<number>): numbe
   let s = model.intercept;
   for (let j = 0; j < model.coef.length; j++) s += model.coef[j] * row[j];
   return s;
-}
-
-/**
- * Ridge with a robust loss by iteratively reweighted least squares: 'huber' (threshold
- * 1.345 robust standard deviations of the residuals, the usual 95 %-efficiency constant)
- * or 'lad' (absolute error, the loss the forecasts are scored by). Starts from the
- * least-squares fit; a few reweightings get most of the way.
- */
-export function fitRidgeRobust(
-  x: Float64Array,
-  y: Float64Array,
-  n: number,
-  p: number,
-  relativePenalty: number,
-  loss: 'huber' | 'lad',
-  start?: LinearModel,
-  iterations = 4,
-): LinearModel {
-  let model = start ?? fitRidgeFixed(x, y, n, p, relativePenalty);
-  const res = new Float64Array(n);
-  const abs = new Float64Array(n);
-  const w = new Float64Array(n);
-  for (let it = 0; it < iterations; it++) {
-    for (let i = 0; i < n; i++) {
-      res[i] = y[i] - predictLinear(model, x.subarray(i * p, (i + 1) * p));
-      abs[i] = Math.abs(res[i]);
-    }
-    const sorted = Float64Array.from(abs).sort();
-    const mad = 1.4826 * sorted[Math.floor(n / 2)];
-    if (!(mad > 1e-12)) break;
-    const k = loss === 'huber' ? 1.345 * mad : 1e-3 * mad;
-    for (let i = 0; i < n; i++) w[i] = abs[i] <= k ? 1 : k / abs[i];
-    model = fitRidgeFixed(x, y, n, p, relativePenalty, w);
-  }
-  return model;
 }

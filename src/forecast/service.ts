@@ -45,6 +45,10 @@ export function rollingOptions(config: Config): RollingOptions {
     horizonDays: config.forecast.horizon_days,
     trainingWindowDays: config.forecast.training_window_days,
     transform: 'asinh',
+    // The day ahead is also forecast by the cross-hour model and the two are averaged; later
+    // days by the same-slot model alone (see docs/forecast-evaluation.md for both choices).
+    members: ['same-slot', 'cross-hour'],
+    crossHourDays: 1,
     calibrationDays: 56,
     coverage: config.forecast.interval,
     scaling: 'recent-variation',

@@ -33,6 +33,26 @@ describeWithSharedData(`forecaster on real NL 2024 prices (nl-2024-hourly-local.
     for (let h = 0; h < 7; h++) expect(Array.from(a[h].values)).toEqual(Array.from(b[h].values));
   });
 
+  it('cross-hour member for the day ahead (shared-design ridge): uses only data up to the origin, close to the same-slot model', () => {
+    const origin = dayFromIso('2024-04-10');
+    const both = { ...options, members: ['same-slot', 'cross-hour'] as const, crossHourDays: 1 };
+    const a = forecastLear({ prices, lastKnownDay: origin }, both);
+    const truncated = toDayMatrix(nl.timeZone, points.filter((p) => p.startMs < Date.parse('2024-04-10T22:00:00Z')), first, dayFromIso('2024-12-31'), 24);
+    const b = forecastLear({ prices: truncated, lastKnownDay: origin }, both);
+    const single = forecastLear({ prices, lastKnownDay: origin }, options);
+    for (let h = 0; h < 7; h++) expect(Array.from(a[h].values)).toEqual(Array.from(b[h].values));
+    // Days after the first come from the same-slot model alone.
+    for (let h = 1; h < 7; h++) expect(Array.from(a[h].values)).toEqual(Array.from(single[h].values));
+    let diff = 0;
+    for (let s = 0; s < 24; s++) {
+      expect(Number.isFinite(a[0].values[s])).toBe(true);
+      diff += Math.abs(a[0].values[s] - single[0].values[s]);
+    }
+    expect(diff).toBeGreaterThan(0);
+    // Loose: the two members agree on the level (mean absolute difference below 30 EUR/MWh).
+    expect(diff / 24).toBeLessThan(30);
+  });
+
   it('rolling origins: finite forecasts, ordered bounds, beats the naive on the day ahead', () => {
     const out = rollingForecasts({ prices }, dayFromIso('2024-05-01'), dayFromIso('2024-06-15'), options);
     const scored = out.filter((d) => d.originDay >= dayFromIso('2024-05-25') && d.day <= dayFromIso('2024-06-15'));
