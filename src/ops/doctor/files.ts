@@ -94,6 +94,16 @@ export const filesCheck: DoctorCheck = {
         fail('ids', `${placeholders.join(', ')} still hold the example's placeholder`, `set them to the ids the operator issued for this site and its meters (${env.configPath})`),
       );
     }
+    // The unit's ProtectSystem=strict leaves only its StateDirectory (/var/lib/metergate) writable.
+    if (resolve(config.data_dir) !== '/var/lib/metergate') {
+      results.push(
+        warn(
+          'data_dir',
+          `${config.data_dir} is not the service's state directory: under systemd's ProtectSystem=strict the daemon cannot write there`,
+          `sudo systemctl edit metergate, add "[Service]" and "ReadWritePaths=${config.data_dir}", and \`sudo chown metergate: ${config.data_dir}\`; or keep data_dir: /var/lib/metergate`,
+        ),
+      );
+    }
     const account = lookupAccount(env.serviceUser);
     if (!account) {
       results.push(warn('files', `user ${env.serviceUser} does not exist, so its access to the config files cannot be checked`, 'run scripts/install.sh, which creates the service user'));
