@@ -127,6 +127,8 @@ if [ "$NPM" = 1 ]; then
   (cd "$STAGE" && npm ci --omit=dev --no-audit --no-fund --loglevel=error >/dev/null)
 elif [ -d "$APP/node_modules" ]; then
   mv "$APP/node_modules" "$STAGE/node_modules"
+else
+  say "WARNING: --no-npm and no node_modules in $APP: provide them (npm ci --omit=dev there) or the service cannot start"
 fi
 chown -R 0:0 "$STAGE"
 chmod -R u=rwX,go=rX "$STAGE"
@@ -169,7 +171,7 @@ say "enabled metergate.service"
 
 if [ "$LIVE" = 1 ] && [ "$START" = 1 ]; then
   if [ "$FRESH_CONFIG" = 1 ]; then
-    say "not starting yet: edit $ETC/config.yaml, run 'metergate doctor', then 'sudo systemctl start metergate'"
+    say "not starting yet. Next: 'sudo metergate scan --port /dev/ttyUSB0' finds the meters; edit $ETC/config.yaml; 'sudo metergate doctor'; then 'sudo systemctl start metergate' (walkthrough: $APP/docs/install.md)"
   elif [ "$WAS_ACTIVE" = 1 ]; then
     systemctl restart metergate.service && say "restarted metergate.service"
   else
