@@ -18,6 +18,10 @@ import { PriceStore } from '../../src/store/prices.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { METER_A, METER_B } from '../helpers/poller-harness.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { validateConfig } from '../../src/config/load.js';
+import { buildUplink } from '../../src/uplink/index.js';
+import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
+import { ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 
@@ -38,6 +42,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
   let http: TestHttp;
   let poller: MeterPoller;
   let browser: Browser;
+  let guard: ClockGuard;
 
   beforeAll(async () => {
     pair = await startPtyPair();
@@ -74,7 +79,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     expect(await forecaster.computeRegion('NL')).toBe(true);
     attachPriceViews(ctx);
     // The build date is after 2025; this composition judges the clock against the data's year.
-    const guard = new ClockGuard({ ...ctx, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
+    guard = new ClockGuard({ ...ctx, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
     await guard.start();
     ctx.probes.clock = () => guard.view();
     poller = new MeterPoller({ ...ctx, onSample: (s) => guard.submit(s) });
@@ -153,5 +158,48 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     expect(foreign).toEqual([]);
     expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
     await page.close();
+  });
+  it.skipIf(!hasMosquitto)('shows the uplink connected, then its backlog growing while the broker is away', { timeout: 120_000 }, async () => {
+    const broker = await startTlsBroker([{ username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] }]);
+    const { ctx } = http;
+    const mqtt = validateConfig(
+      { organization_id: ORG, mqtt: { url: broker.url, username: 'gw', password: 'gw-pw', ca_file: broker.caFile, reconnect_min_ms: 200, reconnect_max_ms: 1000 } },
+      'uplink',
+      {},
+    ).mqtt;
+    const uplink = buildUplink({ ...ctx, config: { ...ctx.config, mqtt } }, { clockGate: guard, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
+    for (const m of uplink.modules) await m.start();
+    guard.connect((sample) => uplink.recorder.record(sample));
+    ctx.probes.uplink = () => uplink.publisher!.view();
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
+    // Reloads until the uplink box shows what we wait for (the page itself refreshes every 5 s).
+    const uplinkText = async (want: (text: string) => boolean, what: string) => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        await page.goto(`${http.url}/status`);
+        await page.waitForSelector('body[data-rendered]');
+        const text = (await page.locator('#uplink').textContent()) ?? '';
+        if (want(text)) return text;
+        if (Date.now() > end) throw new Error(`status page never showed ${what}: ${text}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    try {
+      const connected = await uplinkText((t) => t.includes('connected') && !t.includes('disconnected') && /Last published.*ago/.test(t), 'connected with a publish');
+      expect(connected).toContain(broker.url);
+      expect(connected).toMatch(/Backlog\s*0 message\(s\)/);
+      await broker.pause();
+      const away = await uplinkText((t) => !/Broker\s*connected/.test(t) && /Backlog\s*[1-9]\d* message\(s\), oldest \d+ s/.test(t), 'a backlog while the broker is away');
+      expect(away).toMatch(/Last error/);
+      mkdirSync(resolve('test-artifacts'), { recursive: true });
+      await page.screenshot({ path: resolve('test-artifacts', 'status-page-backlog.png'), fullPage: true });
+      await broker.resume();
+      await uplinkText((t) => /Broker\s*connected/.test(t) && /Backlog\s*0 message\(s\)/.test(t), 'the backlog drained');
+    } finally {
+      await page.close();
+      ctx.probes.uplink = null;
+      for (const m of [...uplink.modules].reverse()) await m.stop();
+      await broker.stop();
+    }
   });
 });
