@@ -109,6 +109,9 @@ export class MeterPoller extends EventEmitter implements Module {
     for (const meter of config.meters) {
       const profile = resolveProfile(meter.profile, config.profiles);
       if (!profile) throw new Error(`meter ${meter.resource_id}: unknown profile ${meter.profile}`);
+      // Every meter's failure series exists from the start at 0, so increase()/rate() and
+      // alerts see the first failure (a series born at 1 hides it).
+      this.m.failures.inc({ resource_id: meter.resource_id, bus: meter.bus }, 0);
       this.meters.push({
         config: meter,
         profile,
