@@ -116,6 +116,18 @@ describe.skipIf(skip)('scripts/install.sh into a temporary root', () => {
     expect(readFileSync(at('etc/passwd'), 'utf8')).not.toContain('metergate');
   });
 
+  it('refuses a Node.js older than 20, saying which one it found', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'mg-oldnode-'));
+    try {
+      writeFileSync(join(bin, 'node'), '#!/bin/sh\necho 18\n', { mode: 0o755 });
+      const r = spawnSync('bash', [INSTALL, '--root', root, '--no-npm'], { encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('Node.js 18 is too old: metergate needs 20 or newer');
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
   it('refuses unknown options and --purge without --uninstall', () => {
     expect(install(root, '--bogus').status).toBe(64);
     expect(install(root, '--purge').status).toBe(64);
