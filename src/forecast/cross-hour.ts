@@ -1,12 +1,13 @@
 // Cross-hour model: every slot of the target day is regressed on the same day-level
-// features — the whole price curve of the last known day, the hourly curves of the two
-// days before it and of the same weekday a week before the target, the recent 7- and
+// features — the hourly price curves of the last three known days and of the same weekday
+// a week before the target, the last known day's min, max and mean, the recent 7- and
 // 28-day hourly profiles, and, when published, the whole exogenous curves of the target
 // day — as the epftoolbox LEAR does for each hour (Lago et al. 2021, Ziel & Weron 2018;
 // it also takes the exogenous curves of earlier days, which on DE 2016-17 changed D+1
-// rMAE by 0.003 here at twice the cost). With one design per horizon the slot models share one SVD
-// (SharedRidgeDesign), and the penalty of each is chosen by exact leave-one-out.
-import { valueAt, type DayMatrix } from './day-matrix.js';
+// rMAE by 0.003 here at twice the cost). With one design per horizon the slot models
+// share one SVD (SharedRidgeDesign), and the penalty of each is chosen by exact
+// leave-one-out.
+import { trailingMeans, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
 import type { PenaltyCache } from './lear.js';
 import { SharedRidgeDesign } from './shared-ridge.js';
@@ -48,60 +49,48 @@ function copyDay(m: DayMatrix, day: number, row: Float64Array, at: number): bool
   return true;
 }
 
-function meanProfile(m: DayMatrix, lastDay: number, days: number, row: Float64Array, at: number): boolean {
-  for (let s = 0; s < m.slots; s++) row[at + s] = 0;
-  for (let d = lastDay - days + 1; d <= lastDay; d++) {
-    const r = d - m.firstDay;
-    if (r < 0 || r >= m.days) return false;
-    for (let s = 0; s < m.slots; s++) row[at + s] += m.values[r * m.slots + s] / days;
-  }
-  for (let s = 0; s < m.slots; s++) if (Number.isNaN(row[at + s])) return false;
-  return true;
-}
-
 interface Layout {
   readonly p: number;
   fill(t: number, row: Float64Array): boolean;
 }
 
-function layout(z: DayMatrix, zh: DayMatrix, exoH: readonly DayMatrix[], h: number, useExo: boolean): Layout {
+function layout(z: DayMatrix, zh: DayMatrix, mean7: DayMatrix, mean28: DayMatrix, exoH: readonly DayMatrix[], h: number, useExo: boolean): Layout {
   const weekAgo = h < 5;
   const month = h >= 2;
-  const p = z.slots + 24 * (2 + (weekAgo ? 1 : 0) + 1 + (month ? 1 : 0)) + 3 + 7 + (useExo ? exoH.length * 24 : 0);
+  const fine = z.slots !== 24;
+  const p = 24 * (3 + (weekAgo ? 1 : 0) + 1 + (month ? 1 : 0)) + 3 + (fine ? 1 : 0) + 7 + (useExo ? exoH.length * 24 : 0);
   return {
     p,
     fill(t, row) {
       const last = t - h;
       let j = 0;
-      if (!copyDay(z, last, row, j)) return false;
-      // Daily min / max / mean of the last known day (from its full-resolution curve).
+      // Hourly curves (quarter-hours averaged: the same-slot member carries the finer shape).
+      for (const d of weekAgo ? [last, last - 1, last - 2, t - 7] : [last, last - 1, last - 2]) {
+        if (!copyDay(zh, d, row, j)) return false;
+        j += 24;
+      }
+      if (!copyDay(mean7, last, row, j)) return false;
+      j += 24;
+      if (month) {
+        if (!copyDay(mean28, last, row, j)) return false;
+        j += 24;
+      }
+      // Min, max and mean of the last known day at full resolution, and with quarter-hours
+      // its final period (the latest price known; hourly, it is in the curve already).
+      const r = last - z.firstDay;
       let min = Infinity;
       let max = -Infinity;
       let sum = 0;
       for (let s = 0; s < z.slots; s++) {
-        const v = row[s];
+        const v = z.values[r * z.slots + s];
         if (v < min) min = v;
         if (v > max) max = v;
         sum += v;
       }
-      j += z.slots;
-      for (const d of [last - 1, last - 2]) {
-        if (!copyDay(zh, d, row, j)) return false;
-        j += 24;
-      }
-      if (weekAgo) {
-        if (!copyDay(zh, t - 7, row, j)) return false;
-        j += 24;
-      }
-      if (!meanProfile(zh, last, 7, row, j)) return false;
-      j += 24;
-      if (month) {
-        if (!meanProfile(zh, last, 28, row, j)) return false;
-        j += 24;
-      }
       row[j++] = min;
       row[j++] = max;
       row[j++] = sum / z.slots;
+      if (fine) row[j++] = z.values[r * z.slots + z.slots - 1];
       const dow = dayOfWeek(t);
       for (let k = 0; k < 7; k++) row[j++] = dow === k ? 1 : 0;
       if (useExo)
@@ -122,11 +111,13 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
   const { z, lastKnownDay, windowDays } = input;
   const zh = hourlyRows(z);
   const exoH = input.exo.map(hourlyRows);
+  const mean7 = trailingMeans(zh, 7);
+  const mean28 = trailingMeans(zh, 28);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
   for (let h = 1; h <= input.horizonDays; h++) {
     const target = lastKnownDay + h;
-    const lay = layout(z, zh, exoH, h, exoH.length > 0 && target <= input.exogenousKnownThrough);
+    const lay = layout(z, zh, mean7, mean28, exoH, h, exoH.length > 0 && target <= input.exogenousKnownThrough);
     const p = lay.p;
     const row = new Float64Array(p);
     const x = new Float64Array(windowDays * p);

@@ -124,3 +124,23 @@ export function slotsToPeriods(
   });
 }
 
+/** Trailing means of each slot over `days` days, by running sums (features read them per row). */
+export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
+  const out = new Float64Array(z.values.length).fill(NaN);
+  for (let s = 0; s < z.slots; s++) {
+    let sum = 0;
+    let unknown = 0;
+    for (let r = 0; r < z.days; r++) {
+      const v = z.values[r * z.slots + s];
+      if (Number.isNaN(v)) unknown++;
+      else sum += v;
+      if (r >= days) {
+        const old = z.values[(r - days) * z.slots + s];
+        if (Number.isNaN(old)) unknown--;
+        else sum -= old;
+      }
+      if (r >= days - 1 && unknown === 0) out[r * z.slots + s] = sum / days;
+    }
+  }
+  return { firstDay: z.firstDay, days: z.days, slots: z.slots, values: out };
+}

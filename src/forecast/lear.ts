@@ -3,7 +3,7 @@
 // multi-day forecasting), recalibrated at every forecast origin on a rolling window.
 // Prices (and exogenous series) are scaled by the window's median and MAD and passed
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
-import { valueAt, type DayMatrix } from './day-matrix.js';
+import { trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
 import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
 import { forecastCrossHour } from './cross-hour.js';
@@ -135,26 +135,6 @@ interface FeatureContext {
   readonly mean28: DayMatrix;
 }
 
-/** Trailing means of each slot over `days` days, by running sums (features read them per row). */
-export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
-  const out = new Float64Array(z.values.length).fill(NaN);
-  for (let s = 0; s < z.slots; s++) {
-    let sum = 0;
-    let unknown = 0;
-    for (let r = 0; r < z.days; r++) {
-      const v = z.values[r * z.slots + s];
-      if (Number.isNaN(v)) unknown++;
-      else sum += v;
-      if (r >= days) {
-        const old = z.values[(r - days) * z.slots + s];
-        if (Number.isNaN(old)) unknown--;
-        else sum -= old;
-      }
-      if (r >= days - 1 && unknown === 0) out[r * z.slots + s] = sum / days;
-    }
-  }
-  return { firstDay: z.firstDay, days: z.days, slots: z.slots, values: out };
-}
 
 
 
