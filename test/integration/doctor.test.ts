@@ -8,7 +8,8 @@ import { clockCheckWith } from '../../src/ops/doctor/clock.js';
 import { ALL_CHECKS, exitCodeOf, formatResult, runDoctor } from '../../src/ops/doctor/run.js';
 import type { CheckResult } from '../../src/ops/doctor/types.js';
 import { openDatabase } from '../../src/store/db.js';
-import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { startDaemon } from '../helpers/daemon-process.js';
+import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
@@ -162,5 +163,37 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
     expect(r.stdout).toMatch(/^PASS {2}config {13}/m);
     expect(r.stdout).toMatch(/^FAIL {2}meter 2d8b4c60 .* -> fix: /m);
     expect(r.stdout).toContain('check(s) failed.');
+  });
+  it('on a running gateway: judges the meters by the daemon that holds the port, and still proves publishing', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const configPath = writeConfig('running.yaml', {
+      poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 60_000 },
+      meters: [
+        { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+        { resource_id: METER_C, bus: 'rs485', unit_id: 7, profile: 'sdm630' }, // nobody at unit 7
+      ],
+      clock: { trust: 'system' },
+      http: { host: '127.0.0.1', port },
+      forecast: { enabled: false },
+    });
+    const daemon = await startDaemon(configPath);
+    try {
+      const until = Date.now() + 60_000;
+      for (;;) {
+        const status = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as { meters: Array<{ resource_id: string; state: string }> };
+        const state = (id: string) => status.meters.find((m) => m.resource_id === id)?.state;
+        if (state(METER_A) === 'online' && state(METER_C) === 'offline') break;
+        if (Date.now() > until) throw new Error(`meters never settled: ${JSON.stringify(status.meters)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const results = await runDoctor({ configPath, checks, timeoutMs: 3000, serviceUser: 'root' });
+      const text = results.map(formatResult).join('\n');
+      expect(byCheck(results, 'meter 0b6f2a4e'), text).toMatchObject({ status: 'pass', detail: expect.stringMatching(/answers the running daemon \d+ s ago: -?\d+ W, \d+\.\d kWh imported/) });
+      expect(byCheck(results, 'meter 2d8b4c60'), text).toMatchObject({ status: 'fail', detail: expect.stringContaining('the running daemon gets no answer') });
+      expect(byCheck(results, 'meter 2d8b4c60')!.fix).toContain('sudo systemctl stop metergate');
+      expect(byCheck(results, 'publish 0b6f2a4e'), text).toMatchObject({ status: 'pass' });
+    } finally {
+      await daemon.stop();
+    }
   });
 });

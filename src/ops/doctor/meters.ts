@@ -1,4 +1,4 @@
-import type { BusConfig, MeterConfig } from '../../config/types.js';
+import type { BusConfig, Config, MeterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusTimeoutError } from '../../modbus/bus.js';
 import { decodeValue } from '../../modbus/decode.js';
@@ -37,7 +37,54 @@ function format(values: Readonly<Record<string, number>>): string {
   return parts.join(', ');
 }
 
-async function checkMeter(bus: ModbusBus, busConfig: BusConfig, busIndex: number, meter: MeterConfig, env: DoctorEnv): Promise<CheckResult> {
+/** A meter as the running daemon reports it on /status.json. */
+interface DaemonMeter {
+  readonly resource_id: string;
+  readonly state: string;
+  readonly consecutive_misses: number;
+  readonly last_answered_at: string | null;
+  readonly metrics?: ReadonlyArray<{ readonly name: string; readonly value: number }>;
+}
+
+/**
+ * The running daemon's view of its meters, from its own /status.json: while it holds the
+ * serial port, that is the only way to see whether a meter answers. Null when there is no
+ * daemon listening where the config says.
+ */
+export async function fetchDaemonMeters(config: Config, timeoutMs: number): Promise<DaemonMeter[] | null> {
+  if (!config.http.enabled) return null;
+  const wildcard = config.http.host === '0.0.0.0' || config.http.host === '::' || config.http.host === '';
+  const host = wildcard ? '127.0.0.1' : config.http.host;
+  try {
+    const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/status.json`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return null;
+    const body = (await res.json()) as { meters?: DaemonMeter[] };
+    return Array.isArray(body.meters) ? body.meters : null;
+  } catch {
+    return null;
+  }
+}
+
+function judgeFromDaemon(seen: DaemonMeter, meter: MeterConfig, where: string, maxPowerW: number, busConfig: BusConfig, bus: ModbusBus, now: number): CheckResult {
+  const name = meterCheckName(meter);
+  if (seen.state === 'online') {
+    const values = Object.fromEntries((seen.metrics ?? []).map((m) => [m.name, m.value]));
+    const age = seen.last_answered_at ? ` ${Math.max(0, Math.round((now - Date.parse(seen.last_answered_at)) / 1000))} s ago` : '';
+    const problem = implausibility(values, maxPowerW);
+    if (problem) return fail(name, `${where} answers the running daemon, but ${problem}`, 'check the profile (meters[].profile) and the meter\'s wiring (CT direction, phases)');
+    return pass(name, `${where} answers the running daemon${age}: ${format(values)}`);
+  }
+  if (seen.state === 'offline') {
+    return fail(
+      name,
+      `${where}: the running daemon gets no answer (${seen.consecutive_misses} poll(s) missed)`,
+      `check wiring (A/B swapped? 120 Ω termination at both ends), unit id and line settings (${busConfig.baud_rate} baud, parity ${busConfig.parity}); to scan: \`sudo systemctl stop metergate\`, \`metergate scan --port ${busConfig.port ?? bus.endpoint}\``,
+    );
+  }
+  return warn(name, `${where}: the running daemon has not polled it yet`, 'run doctor again in a few seconds');
+}
+
+async function checkMeter(bus: ModbusBus, busConfig: BusConfig, busIndex: number, meter: MeterConfig, env: DoctorEnv, daemonMeters: () => Promise<DaemonMeter[] | null>): Promise<CheckResult> {
   const config = env.config!;
   const name = meterCheckName(meter);
   const where = `${meter.bus} unit ${meter.unit_id} (${meter.profile})`;
@@ -54,10 +101,11 @@ async function checkMeter(bus: ModbusBus, busConfig: BusConfig, busIndex: number
     }
   } catch (err) {
     if (err instanceof BusUnavailableError) {
-      const busy = /lock|busy|EBUSY/i.test(err.message);
-      return busy
-        ? warn(name, `${where}: ${bus.endpoint} is held by another process (the running daemon?)`, 'see the daemon\'s view at /status.json or `journalctl -u metergate`, or `sudo systemctl stop metergate` and run doctor again')
-        : fail(name, `${where}: ${err.message}`, 'fix the serial line first (see the serial line above)');
+      const busy = /lock|busy|EBUSY|temporarily unavailable/i.test(err.message);
+      if (!busy) return fail(name, `${where}: ${err.message}`, 'fix the serial line first (see the serial line above)');
+      const seen = (await daemonMeters())?.find((m) => m.resource_id === meter.resource_id);
+      if (seen) return judgeFromDaemon(seen, meter, where, meter.max_power_w ?? profile.max_power_w, busConfig, bus, env.now());
+      return warn(name, `${where}: ${bus.endpoint} is held by another process`, 'if that is the metergate service, see `journalctl -u metergate` or the status page; or `sudo systemctl stop metergate` and run doctor again');
     }
     if (err instanceof ModbusExceptionError) {
       return fail(name, `${where}: the meter refused the read (${err.message})`, `the profile does not match the meter: \`metergate scan --port ${busConfig.port ?? bus.endpoint}\` identifies it; set meters[].profile`);
@@ -82,6 +130,9 @@ export const metersCheck: DoctorCheck = {
     if (config.meters.length === 0) return [warn('meters', 'no meters configured', 'add meters (`metergate scan --port /dev/ttyUSB0` prints entries to paste)')];
     const logger = createLogger('silent');
     const results: CheckResult[] = [];
+    // Asked at most once, and only if a port turns out to be held.
+    let daemon: Promise<DaemonMeter[] | null> | null = null;
+    const daemonMeters = () => (daemon ??= fetchDaemonMeters(config, env.timeoutMs));
     // One bus at a time, meters on a bus in order: the line is half duplex anyway.
     for (const [busIndex, busConfig] of config.buses.entries()) {
       const meters = config.meters.filter((m) => m.bus === busConfig.name);
@@ -89,7 +140,7 @@ export const metersCheck: DoctorCheck = {
       const bus = new ModbusBus({ bus: busConfig, logger, reopenInitialMs: 0 });
       try {
         await bus.open();
-        for (const meter of meters) results.push(await checkMeter(bus, busConfig, busIndex, meter, env));
+        for (const meter of meters) results.push(await checkMeter(bus, busConfig, busIndex, meter, env, daemonMeters));
       } finally {
         await bus.close();
       }
