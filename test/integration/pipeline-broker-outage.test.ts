@@ -45,14 +45,14 @@ log_level: info
 poll: { interval_ms: 1000 }
 buses: [{ name: line-a, type: rtu, port: ${pty.a}, timeout_ms: 300 }]
 meters: [{ resource_id: ${MINE}, bus: line-a, unit_id: 1, profile: sdm630 }]
-mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
+mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000, heartbeat_interval_ms: 2000 }
 clock: { trust: system }
 http: { enabled: false }
 prices: { source: none }
 forecast: { enabled: false }
 `,
     );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/measurements`, clientId: 'cloud-outage-test' });
+    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+`, clientId: 'cloud-outage-test' });
     daemon = await startDaemon(config);
   });
 
@@ -69,12 +69,16 @@ forecast: { enabled: false }
   });
 
   it('delivers every reading sampled during the outage, oldest first, none lost', { timeout: 150_000 }, async () => {
-    const sampledAt = () => sub!.messages.map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at));
-    await sub!.waitFor((all) => all.length >= 2, 'measurements before the outage', 30_000);
+    const measurements = () => sub!.messages.filter((m) => m.topic.endsWith('/measurements'));
+    const heartbeatsAt = () => sub!.messages.filter((m) => m.topic.endsWith('/heartbeats')).map((m) => Date.parse(String(m.json.published_at)));
+    const sampledAt = () => measurements().map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at));
+    await sub!.waitFor(() => measurements().length >= 2 && heartbeatsAt().length >= 1, 'measurements and a heartbeat before the outage', 30_000);
 
     const downAt = Date.now();
     await broker.pause();
+    const goneAt = Date.now(); // the broker process has exited
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    const restartAt = Date.now(); // no broker to publish to before this
     await broker.resume();
     const upAt = Date.now();
 
@@ -92,11 +96,17 @@ forecast: { enabled: false }
       `all ${stored.length} readings sampled during the outage`,
       40_000,
     );
-    for (const m of sub!.messages) expect(messageProblems('measurement', m.json)).toEqual([]);
+    for (const m of measurements()) expect(messageProblems('measurement', m.json)).toEqual([]);
 
     // Oldest first: in arrival order (first arrival of each), the outage readings are sorted.
     const seen = new Set<number>();
     const outageOrder = sampledAt().filter((t) => t > downAt && t < upAt && !seen.has(t) && seen.add(t));
     expect(outageOrder).toEqual([...stored]);
+
+    // Heartbeats only while connected: none stamped while the broker was away is sent later
+    // (a second of slack after it exited, for one sent before the gateway saw the link drop),
+    // and they resume after.
+    await sub!.waitFor(() => heartbeatsAt().some((t) => t > upAt), 'a heartbeat after the outage', 20_000);
+    expect(heartbeatsAt().filter((t) => t > goneAt + 1000 && t < restartAt).map((t) => new Date(t).toISOString())).toEqual([]);
   });
 });
