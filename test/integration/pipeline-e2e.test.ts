@@ -115,6 +115,8 @@ forecast: { enabled: false }
   it('a subscriber cannot read another resource, even with a wildcard', async () => {
     await sub!.waitFor((all) => all.filter((m) => m.topic.endsWith('/measurements')).length >= 5, 'more measurements');
     expect(sub!.messages.some((m) => m.topic.includes(OTHER))).toBe(false);
+    // ...and the boot notification came once for this start, not with every poll or reconnect.
+    expect(sub!.messages.filter((m) => m.topic.endsWith('/boot_notifications'))).toHaveLength(1);
   });
 
   it('a killed slave: its meter goes offline and its heartbeats stop; the meter on the other bus keeps publishing', { timeout: 90_000 }, async () => {
