@@ -140,6 +140,17 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
     expect(db.prepare('SELECT count(*) n, sum(price_per_mwh) s FROM prices').get()).toEqual(before);
   });
 
+  it('keeps each price\'s source and fetch time; a re-import refreshes the fetch time, not the price', () => {
+    const tz = requireMarket('NL').timeZone;
+    const day = store.nativeWithProvenance('NL', localDayStartMs(tz, '2024-05-01'), localDayStartMs(tz, '2024-05-02'));
+    expect(day).toHaveLength(24);
+    // The idempotency test above imported the 2024 file again at NOW + 1.
+    expect(new Set(day.map((p) => `${p.source} ${p.fetchedAtMs} ${p.currency}`))).toEqual(new Set([`csv:nl-2024-hourly-local.csv ${NOW + 1} EUR`]));
+    expect(day.find((p) => p.startMs === Date.UTC(2024, 4, 1, 11))!.pricePerMwh).toBe(-200);
+    const history = store.nativeWithProvenance('NL', Date.UTC(2022, 7, 29, 17), Date.UTC(2022, 7, 29, 18));
+    expect(history).toEqual([expect.objectContaining({ source: 'csv:nl-2015-2023h1-entsoe-hourly.csv', fetchedAtMs: NOW, pricePerMwh: 871 })]);
+  });
+
   it('a bad row names its line and nothing of the file is imported', () => {
     const lines = readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8').split('\n');
     lines[5000] = lines[5000].replace(/;.*/, ';abc');
