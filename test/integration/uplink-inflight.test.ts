@@ -72,7 +72,7 @@ describe.skipIf(!hasMosquitto)('outbox in-flight window', () => {
       const { id } = outbox.enqueue({ topic: `svc/resources/${RESOURCE}/measurements`, payload: JSON.stringify({ i }), qos: 1, retain: false, stampedAtMs: t0 + i * 1000 }, Date.now());
       publisher.wake(id);
     }
-    await until(() => proxy.swallowed >= WINDOW, 'a full window at the broker');
+    await until(() => proxy.swallowed >= WINDOW && sub.messages.length >= WINDOW, 'a full window at the broker and on to the subscriber');
     // Give a publisher that ignored the window every chance to send more (time only makes this stricter).
     await new Promise((r) => setTimeout(r, 1500));
     expect(proxy.swallowed).toBe(WINDOW);
