@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
 import { exogenousSeries } from '../../src/forecast/exogenous.js';
 import { forecastLear, longestWindow, PenaltyCache, type LearOptions } from '../../src/forecast/lear.js';
-import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
+import { dayFromIso, isoDate, localMidnightMs } from '../../src/forecast/local-days.js';
 import { naiveLagDays } from '../../src/forecast/metrics.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
@@ -52,6 +52,8 @@ const exogenous = exoPath
 for (const [name, opts] of chosen) {
   const err = new Float64Array(7);
   const nai = new Float64Array(7);
+  // Day-ahead errors per calendar year of the target day.
+  const years = new Map<string, { e: number; n: number }>();
   const cache = new PenaltyCache();
   const started = performance.now();
   let origins = 0;
@@ -66,10 +68,18 @@ for (const [name, opts] of chosen) {
         if (Number.isNaN(a) || Number.isNaN(nv)) continue;
         err[d.horizon - 1] += Math.abs(a - d.values[s]);
         nai[d.horizon - 1] += Math.abs(a - nv);
+        if (d.horizon === 1) {
+          const y = isoDate(d.day).slice(0, 4);
+          const acc = years.get(y) ?? { e: 0, n: 0 };
+          acc.e += Math.abs(a - d.values[s]);
+          acc.n += Math.abs(a - nv);
+          years.set(y, acc);
+        }
       }
     }
   }
   const secs = (performance.now() - started) / 1000;
   console.log(`${name.padEnd(9)} ${Array.from(err, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}  (${origins} origins, ${(secs / origins).toFixed(2)} s/origin)`);
+  if (years.size > 1) console.log(`  D+1 by year: ${[...years].map(([y, a]) => `${y} ${(a.e / a.n).toFixed(3)}`).join(", ")}`);
 }
 db.close();
