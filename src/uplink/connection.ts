@@ -129,6 +129,12 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       // mqtt-packet otherwise builds a cache of 65,536 two-byte Buffers on the first write:
       // 6 MB of heap (96 B per Buffer object) to save one tiny allocation per packet.
       writeCache: false,
+      // Not a timer reset per packet (clearTimeout + setTimeout for every PUBLISH): the
+      // keepalive PINGREQ goes out every keepalive_s whatever else was sent.
+      reschedulePings: false,
+      // mqtt.js calls its debug logger ~10 times per message even when it prints nothing;
+      // DEBUG=mqttjs* still turns it on.
+      ...(process.env.DEBUG ? {} : { log: noop }),
     };
     this.stopped = false;
     this.connect();
@@ -227,6 +233,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     return true;
   }
 }
+
+function noop(): void {}
 
 function describeError(err: Error & { code?: number | string }): string {
   const code = err.code;
