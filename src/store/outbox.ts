@@ -38,6 +38,37 @@ export interface OutboxStats {
 /** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms */
 type RawRow = [number, string, string, string, number, number, number, number, number];
 
+/** A run of consecutive acknowledged ids: how many distinct rows and their bytes. */
+interface Run {
+  readonly from: number;
+  readonly to: number;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+class RowsAlreadyGone extends Error {}
+
+/** Sorts acknowledged rows into runs of consecutive ids (an id acknowledged twice counts once). */
+function toRuns(acked: readonly { id: number; bytes: number }[]): Run[] {
+  const sorted = [...acked].sort((a, b) => a.id - b.id);
+  const runs: Run[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    let rows = 1;
+    let bytes = sorted[i].bytes;
+    while (j + 1 < sorted.length && sorted[j + 1].id <= sorted[j].id + 1) {
+      j++;
+      if (sorted[j].id !== sorted[j - 1].id) {
+        rows++;
+        bytes += sorted[j].bytes;
+      }
+    }
+    runs.push({ from: sorted[i].id, to: sorted[j].id, rows, bytes });
+    i = j + 1;
+  }
+  return runs;
+}
+
 export const messageBytes = (m: Pick<OutboxMessage, 'topic' | 'payload'>): number => Buffer.byteLength(m.payload) + Buffer.byteLength(m.topic);
 
 export class Outbox {
@@ -62,6 +93,7 @@ export class Outbox {
         .prepare<[number, number, number], RawRow>('SELECT id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')
         .raw(),
       deleteRange: db.prepare<[number, number]>('DELETE FROM outbox WHERE id BETWEEN ? AND ? RETURNING bytes').pluck(),
+      deleteRangeQuick: db.prepare<[number, number]>('DELETE FROM outbox WHERE id BETWEEN ? AND ?'),
       oldestIds: db.prepare<[number], { id: number; bytes: number }>('SELECT id, bytes FROM outbox ORDER BY id LIMIT ?'),
       deleteUpTo: db.prepare('DELETE FROM outbox WHERE id <= ?'),
       oldest: db.prepare<[], { id: number; created_at_ms: number }>('SELECT id, created_at_ms FROM outbox ORDER BY id LIMIT 1'),
@@ -73,21 +105,43 @@ export class Outbox {
     this.totalBytes = totals.b;
     // Acknowledged ids arrive mostly as runs of consecutive integers (rows are sent in id
     // order): one range delete per run. A range holds only ids from the batch, so it can
-    // never take a row that is not acknowledged; RETURNING counts what really went.
-    this.deleteMany = db.transaction((acked: readonly { id: number; bytes: number }[]) => {
-      const ids = acked.map((a) => a.id).sort((a, b) => a - b);
+    // never take a row that is not acknowledged. The plain delete is enough when every row
+    // of a run was still there (the bytes are the batch's own); when one was already gone
+    // (dropped by the bound, or acknowledged twice around a reconnect) the transaction is
+    // rolled back and redone with RETURNING, which counts exactly what went.
+    const quick = db.transaction((runs: readonly Run[]) => {
       let n = 0;
-      for (let i = 0; i < ids.length; ) {
-        let j = i;
-        while (j + 1 < ids.length && ids[j + 1] <= ids[j] + 1) j++;
-        const gone = this.stmts.deleteRange.all(ids[i], ids[j]) as number[];
-        n += gone.length;
-        this.rows -= gone.length;
-        for (const b of gone) this.totalBytes -= b;
-        i = j + 1;
+      let bytes = 0;
+      for (const r of runs) {
+        if (this.stmts.deleteRangeQuick.run(r.from, r.to).changes !== r.rows) throw new RowsAlreadyGone();
+        n += r.rows;
+        bytes += r.bytes;
       }
-      return n;
+      return { n, bytes };
     });
+    const exact = db.transaction((runs: readonly Run[]) => {
+      let n = 0;
+      let bytes = 0;
+      for (const r of runs) {
+        const gone = this.stmts.deleteRange.all(r.from, r.to) as number[];
+        n += gone.length;
+        for (const b of gone) bytes += b;
+      }
+      return { n, bytes };
+    });
+    this.deleteMany = (acked) => {
+      const runs = toRuns(acked);
+      let done: { n: number; bytes: number };
+      try {
+        done = quick(runs);
+      } catch (err) {
+        if (!(err instanceof RowsAlreadyGone)) throw err;
+        done = exact(runs);
+      }
+      this.rows -= done.n;
+      this.totalBytes -= done.bytes;
+      return done.n;
+    };
   }
 
   /**

@@ -32,6 +32,20 @@ describe('outbox (real SQLite)', () => {
     expect(outbox.stats().bytes).toBe(rows[2].bytes);
   });
 
+  it('counts rows and bytes exactly when a run holds a row already gone or an id acknowledged twice', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    const rows = Array.from({ length: 6 }, (_, i) => outbox.enqueue(msg(i, 'y'.repeat(i)), 0).id).map((id) => outbox.page(id - 1, 1)[0]);
+    const ack = (...rs: typeof rows) => outbox.deleteAcked(rs.map((r) => ({ id: r.id, bytes: r.bytes })));
+    expect(ack(rows[1])).toBe(1); // acknowledged on an earlier connection
+    expect(ack(rows[0], rows[1], rows[2], rows[3], rows[3])).toBe(3); // row 1 gone, row 3 twice
+    expect(outbox.depth).toBe(2);
+    expect(outbox.stats().bytes).toBe(rows[4].bytes + rows[5].bytes);
+    expect(ack(rows[4], rows[5], rows[5])).toBe(2); // duplicate within a run, nothing gone
+    expect(outbox.depth).toBe(0);
+    expect(outbox.stats().bytes).toBe(0);
+  });
+
   it('drops the oldest rows when a bound is hit, and counts them', () => {
     const db = openDatabase(':memory:');
     const outbox = new Outbox(db, { maxRows: 100, maxBytes: 1e9 });
