@@ -7,7 +7,8 @@
 // a delete per PUBACK (batched), backlog pacing off (rate 1e9/s).
 // The publisher is the compiled one (dist/, built first), and the benchmark runs in a node
 // started with the daemon's shipped flags (systemd/metergate.service ExecStart), so the
-// garbage collector works as in the field; BENCH_NODE_FLAGS adds flags (e.g. --cpu-prof).
+// garbage collector works as in the field; BENCH_NODE_FLAGS adds flags (e.g. --cpu-prof),
+// NODE_FLAGS="..." replaces the shipped ones (NODE_FLAGS=" " for V8 defaults).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,8 +22,10 @@ import { shippedNodeFlags } from './shipped-node.js';
 if (process.env.MG_BENCH_CHILD !== '1') {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
-  const flags = [...shippedNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  console.log(`node ${process.version} ${flags.join(' ')} (shipped flags of systemd/metergate.service ExecStart${process.env.BENCH_NODE_FLAGS ? ' + BENCH_NODE_FLAGS' : ''}); publisher from dist/`);
+  const base = process.env.NODE_FLAGS === undefined ? shippedNodeFlags() : process.env.NODE_FLAGS.split(' ').filter(Boolean);
+  const flags = [...base, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  const origin = process.env.NODE_FLAGS === undefined ? 'shipped flags of systemd/metergate.service ExecStart' : 'NODE_FLAGS';
+  console.log(`node ${process.version} ${flags.join(' ') || '(V8 defaults)'} (${origin}${process.env.BENCH_NODE_FLAGS ? ' + BENCH_NODE_FLAGS' : ''}); publisher from dist/`);
   const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
     env: { ...process.env, MG_BENCH_CHILD: '1' },
@@ -135,17 +138,31 @@ async function outbox(window: number, round: number): Promise<number> {
 
 try {
   // One warm-up round (JIT, TLS session) that does not count; then paired rounds, so a
-  // busy machine slows both sides of a pair alike; the median of the pair ratios is the figure.
+  // busy machine slows both sides of a pair alike; the median of the pair ratios is the
+  // figure, with its spread. CPU per message is the steadier figure on a shared machine.
   await baseline();
   await outbox(WINDOWS[0], -1);
   for (const k of Object.keys(cpuUs)) delete cpuUs[k];
   const base: number[] = [];
   const baseId: number[] = [];
   const ours = new Map<number, number[]>(WINDOWS.map((w) => [w, []]));
+  // Within a round the order alternates (bare first, then outbox first), so a load that
+  // rises or falls during a round does not favour one side.
   for (let r = 0; r < ROUNDS; r++) {
-    base.push(await baseline());
-    baseId.push(await baseline(true));
-    for (const w of WINDOWS) ours.get(w)!.push(await outbox(w, r));
+    const bare = async () => {
+      base[r] = await baseline();
+      baseId[r] = await baseline(true);
+    };
+    const mine = async () => {
+      for (const w of WINDOWS) ours.get(w)![r] = await outbox(w, r);
+    };
+    if (r % 2 === 0) {
+      await bare();
+      await mine();
+    } else {
+      await mine();
+      await bare();
+    }
   }
   const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
   const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)];
