@@ -40,7 +40,8 @@ export function migrate(db: Db, migrations: Migration[] = listMigrations()): num
 /**
  * Opens (creating if needed) the gateway database: WAL so readers never block the
  * poller, synchronous=NORMAL (a WAL commit survives a process crash; a power cut can
- * lose at most the last transactions, never corrupt the file), then migrates.
+ * lose at most the last transactions, never corrupt the file), then migrates. Commits
+ * that must survive a power cut too go through `durableTransaction`.
  */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -80,4 +81,22 @@ function giveToDirectoryOwner(path: string): void {
 
 export function databasePath(dataDir: string): string {
   return join(dataDir, 'metergate.db');
+}
+
+/**
+ * Runs `work` in a transaction whose commit is on stable storage when it returns
+ * (synchronous=FULL: the WAL is fsynced at commit; that also covers every NORMAL commit
+ * before it). For readings and the messages built from them: a power cut must not lose a
+ * measurement (design.md). Everything else stays NORMAL — an outbox delete lost to a power
+ * cut only means a duplicate publish, and one fsync per 50 ms batch would slow the drain
+ * on SD cards. The pragma cannot change inside a transaction, hence around it; better-
+ * sqlite3 is synchronous, so nothing else runs in between.
+ */
+export function durableTransaction<T>(db: Db, work: () => T): T {
+  db.pragma('synchronous = FULL');
+  try {
+    return db.transaction(work)();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
 }

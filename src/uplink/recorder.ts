@@ -7,7 +7,7 @@ import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { Db } from '../store/db.js';
+import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
 import type { ClockGate } from './clock-gate.js';
@@ -17,6 +17,7 @@ import { messageProblems, type MessageType } from './validate.js';
 
 const PURGE_EVERY_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+const DROP_LOG_EVERY_MS = 60_000;
 
 export interface RecorderDeps {
   readonly config: Config;
@@ -37,6 +38,8 @@ export interface RecorderDeps {
 export class MeasurementRecorder implements Module {
   readonly name = 'recorder';
   private purgeTimer: NodeJS.Timeout | null = null;
+  private droppedSinceLog = 0;
+  private lastDropLogMs = Number.NEGATIVE_INFINITY;
   private readonly c: { invalid: Counter; stored: Counter };
 
   constructor(private readonly deps: RecorderDeps) {
@@ -69,10 +72,10 @@ export class MeasurementRecorder implements Module {
         : null;
     if (problems.length > 0) this.invalid('measurement', problems, sample.resourceId);
     let result: { id: number; dropped: number } | null = null;
-    this.deps.db.transaction(() => {
+    durableTransaction(this.deps.db, () => {
       if (!this.deps.readings.insert(sample)) return; // same instant stored already (e.g. re-stamped twice)
       if (outboxMessage) result = this.deps.outbox.enqueue(outboxMessage, this.deps.clock.now());
-    })();
+    });
     this.c.stored.inc();
     this.afterEnqueue(result);
   }
@@ -86,12 +89,12 @@ export class MeasurementRecorder implements Module {
       this.invalid(type, problems, resourceId);
       return false;
     }
-    const result = this.deps.db.transaction(() =>
+    const result = durableTransaction(this.deps.db, () =>
       this.deps.outbox.enqueue(
         { topic: topicFor(mqtt.topic_prefix, resourceId, type), payload: JSON.stringify(message), qos: 1, retain: opts.retain, stampedAtMs: opts.stampedAtMs },
         this.deps.clock.now(),
       ),
-    )();
+    );
     this.afterEnqueue(result);
     return true;
   }
@@ -100,11 +103,18 @@ export class MeasurementRecorder implements Module {
     if (!result) return;
     if (result.dropped > 0) {
       this.deps.onEvicted?.(result.dropped);
-      const { store } = this.deps.config;
-      this.deps.logger.warn(
-        { dropped: result.dropped, depth: this.deps.outbox.depth, maxRows: store.outbox_max_rows, maxBytes: store.outbox_max_bytes },
-        'outbox full: dropped the oldest messages',
-      );
+      this.droppedSinceLog += result.dropped;
+      // While the outbox stays full every new reading drops one: one line a minute, with the count.
+      const now = this.deps.clock.now();
+      if (now - this.lastDropLogMs >= DROP_LOG_EVERY_MS || now < this.lastDropLogMs) {
+        const { store } = this.deps.config;
+        this.deps.logger.warn(
+          { dropped: this.droppedSinceLog, depth: this.deps.outbox.depth, maxRows: store.outbox_max_rows, maxBytes: store.outbox_max_bytes },
+          'outbox full: dropped the oldest messages',
+        );
+        this.droppedSinceLog = 0;
+        this.lastDropLogMs = now;
+      }
     }
     this.deps.onStored?.(result.id);
   }

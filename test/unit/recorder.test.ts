@@ -18,6 +18,7 @@ const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RID = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-11-23T12:00:00Z');
+let clockNowMs = NOW;
 
 const sample = (sampledAtMs: number, energyWh = 1000): MeterSample => ({
   resourceId: RID,
@@ -31,6 +32,7 @@ const sample = (sampledAtMs: number, energyWh = 1000): MeterSample => ({
 const dirs: string[] = [];
 const contexts: AppContext[] = [];
 afterEach(() => {
+  clockNowMs = NOW;
   for (const c of contexts.splice(0)) c.db.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -46,7 +48,7 @@ function setup(store: Record<string, unknown>, withMqtt = true) {
       done();
     },
   });
-  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('info', sink), clock: { now: () => NOW } });
+  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('info', sink), clock: { now: () => clockNowMs } });
   contexts.push(ctx);
   return { ctx, uplink: buildUplink(ctx), logs };
 }
@@ -67,11 +69,16 @@ describe('recorder as the daemon builds it', () => {
     expect(uplink.outbox.stats().droppedTotal).toBe(3);
     const oldest = JSON.parse(uplink.outbox.page(0, 1)[0].payload) as { data: { sampled_at: string } };
     expect(oldest.data.sampled_at).toBe(new Date(NOW - 3_600_000 + 3 * 10_000).toISOString());
-    const warnings = logs.filter((l) => l.msg === 'outbox full: dropped the oldest messages');
-    expect(warnings.reduce((n, l) => n + (l.dropped as number), 0)).toBe(3);
-    expect(warnings[0]).toMatchObject({ level: 'warn', maxRows: 100 });
+    const warnings = () => logs.filter((l) => l.msg === 'outbox full: dropped the oldest messages');
+    // The first drop is logged at once, later ones once a minute with their count.
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatchObject({ level: 'warn', dropped: 1, maxRows: 100 });
+    clockNowMs = NOW + 60_000;
+    uplink.recorder.record(sample(NOW, 2000));
+    expect(warnings()).toHaveLength(2);
+    expect(warnings()[1]).toMatchObject({ dropped: 3 });
     // Every reading is still kept for pricing.
-    expect(uplink.readings.count()).toBe(103);
+    expect(uplink.readings.count()).toBe(104);
   });
 
   it('bounds the outbox by store.outbox_max_bytes too', () => {
@@ -92,5 +99,18 @@ describe('recorder as the daemon builds it', () => {
     expect(await ctx.metrics.getSingleMetricAsString('metergate_uplink_invalid_messages_total')).toMatch(/type="measurement"} 2/);
     uplink.recorder.record(sample(NOW - 3000));
     expect(uplink.outbox.depth).toBe(1);
+  });
+  it('commits readings and their messages with synchronous=FULL (a power cut loses none), other writes stay NORMAL', () => {
+    const { ctx, uplink } = setup({});
+    // SQLite itself reports the level each row was written under (pragma_synchronous: 1 NORMAL, 2 FULL).
+    ctx.db.exec(`CREATE TEMP TABLE seen (tbl TEXT, level INTEGER);
+      CREATE TEMP TRIGGER r AFTER INSERT ON readings BEGIN INSERT INTO seen SELECT 'readings', synchronous FROM pragma_synchronous; END;
+      CREATE TEMP TRIGGER o AFTER INSERT ON outbox BEGIN INSERT INTO seen SELECT 'outbox', synchronous FROM pragma_synchronous; END;`);
+    uplink.recorder.record(sample(NOW - 1000));
+    expect(ctx.db.prepare('SELECT tbl, level FROM seen').all()).toEqual([
+      { tbl: 'readings', level: 2 },
+      { tbl: 'outbox', level: 2 },
+    ]);
+    expect(ctx.db.pragma('synchronous', { simple: true })).toBe(1);
   });
 });
