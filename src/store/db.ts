@@ -93,6 +93,8 @@ export function databasePath(dataDir: string): string {
  * sqlite3 is synchronous, so nothing else runs in between.
  */
 export function durableTransaction<T>(db: Db, work: () => T): T {
+  // Inside a caller's transaction (bulk loads) the level cannot change: that one commits.
+  if (db.inTransaction) return db.transaction(work)();
   db.pragma('synchronous = FULL');
   try {
     return db.transaction(work)();
