@@ -34,7 +34,13 @@ export class ReadingsStore {
         'SELECT * FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? ORDER BY sampled_at_ms',
       ),
       latest: db.prepare<[string], Row>('SELECT * FROM readings WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT 1'),
-      purge: db.prepare('DELETE FROM readings WHERE sampled_at_ms < ?'),
+      // Readings inside a session that is priced from this meter (PUT with resource_id) are
+      // its evidence: kept past the retention, or its CDR could no longer be computed.
+      purge: db.prepare(
+        `DELETE FROM readings WHERE sampled_at_ms < ? AND NOT EXISTS (
+           SELECT 1 FROM sessions s WHERE s.resource_id = readings.resource_id
+             AND readings.sampled_at_ms >= s.start_ms AND (s.end_ms IS NULL OR readings.sampled_at_ms <= s.end_ms))`,
+      ),
       count: db.prepare('SELECT COUNT(*) FROM readings').pluck(),
     };
   }

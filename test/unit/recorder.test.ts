@@ -12,6 +12,7 @@ import { createContext, type AppContext } from '../../src/daemon.js';
 import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { openDatabase } from '../../src/store/db.js';
+import { SessionStore } from '../../src/store/sessions.js';
 import { buildUplink } from '../../src/uplink/index.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
@@ -112,5 +113,13 @@ describe('recorder as the daemon builds it', () => {
       { tbl: 'outbox', level: 2 },
     ]);
     expect(ctx.db.pragma('synchronous', { simple: true })).toBe(1);
+  });
+  it('keeps readings a session is priced from (PUT with resource_id) past the retention', () => {
+    const { ctx, uplink } = setup({ readings_retention_days: 2 });
+    for (let h = 0; h < 6; h++) uplink.recorder.record(sample(NOW - 10 * DAY + h * 3_600_000, 1000 + h));
+    const sessions = new SessionStore(ctx.db);
+    sessions.upsert({ cpoTransactionId: 'TX-1', marketArea: 'NL', status: 'completed', startMs: NOW - 10 * DAY + 3_600_000, endMs: NOW - 10 * DAY + 3 * 3_600_000, resourceId: RID, readings: null }, NOW);
+    expect(uplink.recorder.purge()).toBe(3);
+    expect(sessions.localMeterReadings(RID, NOW - 10 * DAY + 3_600_000, NOW - 10 * DAY + 3 * 3_600_000)).toHaveLength(3);
   });
 });
