@@ -24,6 +24,13 @@ export interface LearOptions {
   readonly members?: readonly LearMember[];
   /** How the ensemble's forecasts are combined per period (default mean). */
   readonly combine?: 'mean' | 'median';
+  /** Calibration windows of the cross-hour member (default: `windows`). */
+  readonly crossHourWindows?: readonly number[];
+  /**
+   * Horizon days the windows other than `trainingWindowDays` forecast (default all): the
+   * ensemble over windows can be kept for the days where it pays.
+   */
+  readonly ensembleDays?: number;
   /** Horizon days the cross-hour member forecasts (default all); later days use the other members. */
   readonly crossHourDays?: number;
 }
@@ -241,23 +248,37 @@ export function longestWindow(options: LearOptions): number {
 /** Point forecasts for days lastKnownDay+1 .. lastKnownDay+horizonDays. */
 export function forecastLear(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
   const windows = options.windows ?? [options.trainingWindowDays];
+  const crossWindows = options.crossHourWindows ?? windows;
   const members = options.members ?? ['same-slot'];
   const { prices, lastKnownDay } = origin;
   const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
-  for (const w of windows) {
+  for (const w of [...new Set([...windows, ...(members.includes('cross-hour') ? crossWindows : [])])]) {
     const windowStart = lastKnownDay - w + 1;
     const scaler = robustScaler(prices, windowStart, lastKnownDay);
     const z = transformed(prices, lastKnownDay, scaler, options.transform);
+    // Forecasts are kept within the window's range of (transformed) prices: a linear model
+    // fed inputs outside its training range can extrapolate far, and the inverse asinh
+    // turns that into an exponential blow-up.
+    let zMin = Infinity;
+    let zMax = -Infinity;
+    for (let d = windowStart; d <= lastKnownDay; d++)
+      for (let s = 0; s < z.slots; s++) {
+        const v = valueAt(z, d, s);
+        if (v < zMin) zMin = v;
+        if (v > zMax) zMax = v;
+      }
     const exoScaled = Object.values(origin.exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    const days = w === options.trainingWindowDays ? options.horizonDays : Math.min(options.horizonDays, options.ensembleDays ?? options.horizonDays);
     for (const member of members) {
+      if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
       const zs =
         member === 'same-slot'
-          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, options, penalties)
-          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(options.horizonDays, options.crossHourDays ?? options.horizonDays), windowDays: w }, penalties);
+          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, penalties)
+          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w }, penalties);
       zs.forEach((v, i) => {
-        if (v) candidates[i].push(v.map((x) => inverse(x, scaler, options.transform)));
+        if (v) candidates[i].push(v.map((x) => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform)));
       });
     }
   }
@@ -290,7 +311,7 @@ function sameSlotForecasts(
   lastKnownDay: number,
   exoKnown: number,
   windowDays: number,
-  options: LearOptions,
+  horizonDays: number,
   penalties?: PenaltyCache,
 ): (Float64Array | undefined)[] {
   const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
@@ -300,7 +321,7 @@ function sameSlotForecasts(
   const mean7 = trailingMeans(z, 7);
   const mean28 = trailingMeans(z, 28);
 
-  for (let h = 1; h <= options.horizonDays; h++) {
+  for (let h = 1; h <= horizonDays; h++) {
     const target = lastKnownDay + h;
     const ctx: FeatureContext = { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown, mean7, mean28 };
     const p = featureCount(ctx, h);
