@@ -5,7 +5,6 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/types.js';
 import { LazyModule, type Module } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
-import { MeterPoller } from './modbus/poller.js';
 import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
@@ -61,11 +60,17 @@ export function buildModules(ctx: AppContext): Module[] {
   if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
   if (uplink.deviceMessages) networkScan.onChange((content) => uplink.deviceMessages!.networkScan(content));
   if (ctx.config.meters.length > 0) {
-    const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
-    modules.push(poller);
-    ctx.probes.meters = () => poller.statuses();
-    ctx.probes.busScan = () => poller.busScan();
-    poller.on('status', () => networkScan.check());
+    // Modbus (modbus-serial, serialport) is loaded only when meters are configured.
+    modules.push(
+      new LazyModule('modbus', async () => {
+        const { MeterPoller } = await import('./modbus/poller.js');
+        const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
+        ctx.probes.meters = () => poller.statuses();
+        ctx.probes.busScan = () => poller.busScan();
+        poller.on('status', () => networkScan.check());
+        return poller;
+      }),
+    );
   }
   modules.push(networkScan);
   // Prices, forecasts, price views and the HTTP API are imported when their module starts

@@ -9,6 +9,8 @@
 // shared with other processes), PSS, and the V8 heap, external memory and outbox depth
 // from its /metrics. Targets: RSS at most 80 MB, flat while it drains.
 // NODE_FLAGS="..." replaces the shipped flags (e.g. NODE_FLAGS=" " for V8 defaults).
+// METERS=N (default 2): N simulated SDM630 meters on a Modbus TCP bus (`metergate sim`, a
+// separate process) polled every 10 s, as on a real gateway; METERS=0 for the uplink alone.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,12 +52,30 @@ db.transaction(() => {
 db.close();
 console.log(`wrote ${N} outbox rows in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
-// 2. The daemon, compiled, with its HTTP API for /metrics.
+// 2. The meters (simulated, their own process) and the daemon, compiled, with its HTTP API for /metrics.
+const METERS = Number(process.env.METERS ?? 2);
+const sim = METERS > 0 ? spawn(process.execPath, ['dist/cli.js', 'sim', '--tcp', '0', '--unit', Array.from({ length: METERS }, (_, i) => i + 1).join(','), '--exit-with-parent'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] }) : null;
+const simPort = sim
+  ? await new Promise<number>((resolve, reject) => {
+      let text = '';
+      sim.stdout!.on('data', (d: Buffer) => {
+        text += d.toString();
+        const m = /"tcpPort":(\d+)/.exec(text);
+        if (m) resolve(Number(m[1]));
+      });
+      sim.once('exit', (code) => reject(new Error(`simulator exited (${code})`)));
+    })
+  : 0;
+const metersYaml =
+  METERS > 0
+    ? `buses: [{ name: sim, type: tcp, host: 127.0.0.1, tcp_port: ${simPort} }]\nmeters:\n${Array.from({ length: METERS }, (_, i) => `  - { resource_id: ${randomUUID()}, bus: sim, unit_id: ${i + 1}, profile: sdm630 }`).join('\n')}\n`
+    : '';
+console.log(METERS > 0 ? `${METERS} simulated SDM630 meter(s) on a Modbus TCP bus, polled every 10 s` : 'no meters (METERS=0)');
 const httpPort = await freePort();
 const config = join(dir, 'config.yaml');
 writeFileSync(
   config,
-  `organization_id: ${ORG}
+  `${metersYaml}organization_id: ${ORG}
 data_dir: ${dir}/data
 log_level: info
 mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', backlog_rate_per_s: 1000000000 }
@@ -143,6 +163,7 @@ try {
 } finally {
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
+  sim?.kill('SIGTERM');
   await broker.stop();
   rmSync(dir, { recursive: true, force: true });
 }
