@@ -34,7 +34,7 @@ const variants: Record<string, LearOptions> = {
   cross4: { ...base, members: ['cross-hour'], windows: epf },
   both: { ...base, members: ['same-slot', 'cross-hour'] },
   both1w4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, windows: epf },
-  both1e4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, windows: epf, ensembleDays: 1 },
+  both1e4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, windows: epf, ensembleWithExogenousOnly: true },
   both1c4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, crossHourWindows: epf },
   both4: { ...base, members: ['same-slot', 'cross-hour'], windows: epf },
 };

@@ -27,10 +27,11 @@ export interface LearOptions {
   /** Calibration windows of the cross-hour member (default: `windows`). */
   readonly crossHourWindows?: readonly number[];
   /**
-   * Horizon days the windows other than `trainingWindowDays` forecast (default all): the
-   * ensemble over windows can be kept for the days where it pays.
+   * Use the windows other than `trainingWindowDays` only for target days whose exogenous
+   * inputs are known (with inputs, D+1): that is where the ensemble paid (default: every
+   * day, with or without inputs).
    */
-  readonly ensembleDays?: number;
+  readonly ensembleWithExogenousOnly?: boolean;
   /** Horizon days the cross-hour member forecasts (default all); later days use the other members. */
   readonly crossHourDays?: number;
 }
@@ -255,6 +256,14 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
   for (const w of [...new Set([...windows, ...(members.includes('cross-hour') ? crossWindows : [])])]) {
+    const hasExogenous = Object.keys(origin.exogenous ?? {}).length > 0;
+    const days =
+      w === options.trainingWindowDays || !options.ensembleWithExogenousOnly
+        ? options.horizonDays
+        : hasExogenous
+          ? Math.max(0, Math.min(options.horizonDays, exoKnown - lastKnownDay))
+          : 0;
+    if (days === 0) continue;
     const windowStart = lastKnownDay - w + 1;
     const scaler = robustScaler(prices, windowStart, lastKnownDay);
     const z = transformed(prices, lastKnownDay, scaler, options.transform);
@@ -270,7 +279,6 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
         if (v > zMax) zMax = v;
       }
     const exoScaled = Object.values(origin.exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
-    const days = w === options.trainingWindowDays ? options.horizonDays : Math.min(options.horizonDays, options.ensembleDays ?? options.horizonDays);
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
       const zs =

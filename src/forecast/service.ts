@@ -45,14 +45,14 @@ export function rollingOptions(config: Config): RollingOptions {
     horizonDays: config.forecast.horizon_days,
     trainingWindowDays: config.forecast.training_window_days,
     transform: 'asinh',
-    // The day ahead is forecast by the same-slot and the cross-hour model, each on four
-    // calibration windows (8 and 12 weeks, as the epftoolbox LEAR ensemble, the configured
-    // window and twice it), all averaged; later days by the same-slot model on the
-    // configured window alone (see docs/forecast-evaluation.md for these choices).
+    // The day ahead is forecast by the same-slot and the cross-hour model, averaged; with
+    // exogenous inputs each of them on four calibration windows (8 and 12 weeks, as the
+    // epftoolbox LEAR ensemble, the configured window and twice it). Later days: the
+    // same-slot model on the configured window (docs/forecast-evaluation.md says why).
     members: ['same-slot', 'cross-hour'],
     crossHourDays: 1,
     windows: [56, 84, config.forecast.training_window_days, 2 * config.forecast.training_window_days],
-    ensembleDays: 1,
+    ensembleWithExogenousOnly: true,
     calibrationDays: 56,
     coverage: config.forecast.interval,
     scaling: 'recent-variation',
