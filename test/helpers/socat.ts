@@ -28,6 +28,10 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Pr
 export async function startPtyPair(dir = mkdtempSync(join(tmpdir(), 'mg-pty-')), names: [string, string] = ['a', 'b']): Promise<PtyPair> {
   const a = join(dir, names[0]);
   const b = join(dir, names[1]);
+  // Links left by a pair that had to be killed would point at /dev/pts numbers another
+  // test may own by now; nobody must open those.
+  rmSync(a, { force: true });
+  rmSync(b, { force: true });
   const proc = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -53,6 +57,9 @@ export async function startPtyPair(dir = mkdtempSync(join(tmpdir(), 'mg-pty-')),
         if (!exited) proc.kill('SIGKILL');
       }
       await waitFor(() => !existsSync(a) && !existsSync(b), 'pty links to vanish', 2000).catch(() => undefined);
+      // A killed socat leaves its links (dangling, or worse, to a reused pty): remove them.
+      rmSync(a, { force: true });
+      rmSync(b, { force: true });
     },
   };
 }
