@@ -58,24 +58,28 @@ export function symmetricEigen(a: Float64Array, p: number): { values: Float64Arr
 
 const PENALTY_GRID = Array.from({ length: 22 }, (_, k) => 10 ** (-5 + k * 0.3));
 
-/**
- * Fits y ~ X (n rows, p columns, row-major). Columns are standardized; the intercept is
- * not penalized. The penalty minimizes the leave-one-out squared error over a log grid.
- */
-export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: number): LinearModel {
+/** Column means and (population) standard deviations of X (n rows, p columns, row-major). */
+export function columnMeanSd(x: Float64Array, n: number, p: number): { mean: Float64Array; sd: Float64Array } {
   const mean = new Float64Array(p);
-  const scale = new Float64Array(p);
+  const sd = new Float64Array(p);
   for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) mean[j] += x[i * p + j];
   for (let j = 0; j < p; j++) mean[j] /= n;
   for (let i = 0; i < n; i++)
     for (let j = 0; j < p; j++) {
       const d = x[i * p + j] - mean[j];
-      scale[j] += d * d;
+      sd[j] += d * d;
     }
-  for (let j = 0; j < p; j++) {
-    const sd = Math.sqrt(scale[j] / n);
-    scale[j] = sd > 1e-12 ? sd : 0;
-  }
+  for (let j = 0; j < p; j++) sd[j] = Math.sqrt(sd[j] / n);
+  return { mean, sd };
+}
+
+/**
+ * Fits y ~ X (n rows, p columns, row-major). Columns are standardized; the intercept is
+ * not penalized. The penalty minimizes the leave-one-out squared error over a log grid.
+ */
+export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: number): LinearModel {
+  const { mean, sd: scale } = columnMeanSd(x, n, p);
+  for (let j = 0; j < p; j++) if (!(scale[j] > 1e-12)) scale[j] = 0;
   const xs = new Float64Array(n * p);
   for (let i = 0; i < n; i++)
     for (let j = 0; j < p; j++) xs[i * p + j] = scale[j] === 0 ? 0 : (x[i * p + j] - mean[j]) / scale[j];

@@ -4,6 +4,7 @@
 // affordable: every hour (or quarter-hour) of the target day is regressed on the same
 // day-level features (all hours of the last known days, the exogenous forecasts), so the
 // 24 or 96 slot models of a horizon share one decomposition.
+import { columnMeanSd } from './ridge.js';
 
 /**
  * Eigen-decomposition of a symmetric n x n matrix (row-major): Householder reduction to
@@ -175,19 +176,8 @@ export class SharedRidgeDesign {
     readonly n: number,
     readonly p: number,
   ) {
-    const mean = new Float64Array(p);
-    const scale = new Float64Array(p);
-    for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) mean[j] += x[i * p + j];
-    for (let j = 0; j < p; j++) mean[j] /= n;
-    for (let i = 0; i < n; i++)
-      for (let j = 0; j < p; j++) {
-        const dv = x[i * p + j] - mean[j];
-        scale[j] += dv * dv;
-      }
-    for (let j = 0; j < p; j++) {
-      const sd = Math.sqrt(scale[j] / n);
-      scale[j] = sd > 1e-9 ? 1 / sd : 0;
-    }
+    const { mean, sd: scale } = columnMeanSd(x, n, p);
+    for (let j = 0; j < p; j++) scale[j] = scale[j] > 1e-9 ? 1 / scale[j] : 0;
     const xs = new Float64Array(n * p);
     for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) xs[i * p + j] = (x[i * p + j] - mean[j]) * scale[j];
     this.mean = mean;

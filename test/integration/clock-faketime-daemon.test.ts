@@ -15,6 +15,7 @@ import { METER_A, ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
 const hasSocat = spawnSync('socat', ['-V']).status === 0;
@@ -25,13 +26,7 @@ const ntp = await readNtpStatus();
 const ready = LIBFAKETIME !== undefined && hasMosquitto && hasSocat && ntp !== 'unsynchronized';
 if (!ready) console.warn(`daemon faketime test skipped: needs libfaketime, mosquitto, socat and a host clock that is not "NTP unsynchronized" (now: ${ntp})`);
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000) => waitUntil(check, what, timeoutMs);
 
 const fakeStamp = (ms: number) => `@${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)}`;
 

@@ -13,17 +13,11 @@ import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { until } from '../helpers/wait.js';
 
 const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasMosquitto || !hasSocat) console.warn('daemon metrics test skipped: needs mosquitto and socat (scripts/install-test-deps)');
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The value of the series `name` whose labels include `labels` (order-free), or undefined. */
 export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

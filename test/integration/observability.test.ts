@@ -6,17 +6,11 @@ import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { METER_A } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { until } from '../helpers/wait.js';
 
 const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasSocat) console.warn('observability test skipped: needs socat (scripts/install-test-deps)');
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 40_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(!hasSocat)('/healthz, /metrics and /status.json on a gateway polling a simulated meter', () => {
   let pair: PtyPair;

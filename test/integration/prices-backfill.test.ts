@@ -18,18 +18,12 @@ import { PriceStore } from '../../src/store/prices.js';
 import { buildAcknowledgement } from '../helpers/a44.js';
 import { FakePlatform } from '../helpers/entsoe-server.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { until } from '../helpers/wait.js';
 
 const TOKEN = 'backfill-token-1c2d';
 const hasScript = spawnSync('script', ['--version']).status === 0;
 const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 
-async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
   let dir: string;

@@ -16,19 +16,13 @@ import { OutboxPublisher } from '../../src/uplink/publisher.js';
 import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { startPubackEater } from '../helpers/puback-eater.js';
 import { subscribe } from '../helpers/subscriber.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RESOURCE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const WINDOW = 7;
 const N = 60;
 
-async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

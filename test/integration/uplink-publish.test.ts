@@ -14,6 +14,7 @@ import { buildUplink, type Uplink } from '../../src/uplink/index.js';
 import { messageProblems } from '../../src/uplink/validate.js';
 import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
@@ -33,13 +34,6 @@ function sample(resourceId: string, sampledAtMs: number, energyWh: number): Mete
 /** A whole second an hour ago: the clock gate lets no message stamped in the future leave. */
 const hourAgo = () => Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, ACL)', () => {
   let broker: TlsBroker;

@@ -21,19 +21,13 @@ import { OutboxPublisher } from '../../src/uplink/publisher.js';
 import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
 import { startPubackEater } from '../helpers/puback-eater.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RESOURCE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const ready = hasMosquitto && hasSystemdNotify && hasPython3;
 if (!ready) console.warn('watchdog stall test skipped: needs mosquitto, systemd-notify and python3 (scripts/install-test-deps)');
 
-async function until(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
