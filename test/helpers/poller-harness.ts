@@ -65,3 +65,8 @@ export async function startPoller(raw: Record<string, unknown>): Promise<Harness
 export function metricValue(sample: MeterSample, name: string): number | undefined {
   return sample.metrics.find((m) => m.name === name)?.value;
 }
+
+/** The poller's state of one meter (online, offline, ...), for waiting on transitions. */
+export function stateOf(h: Pick<Harness, 'poller'>, resourceId: string): string | undefined {
+  return h.poller.statuses().find((s) => s.resourceId === resourceId)?.state;
+}

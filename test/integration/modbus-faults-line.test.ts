@@ -1,27 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { METER_A, METER_B, metricValue, startPoller } from '../helpers/poller-harness.js';
+import { describe, expect, it } from 'vitest';
+import { METER_A, METER_B, metricValue, startPoller, stateOf } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, startTappedLine, type PtyPair } from '../helpers/socat.js';
+import { removeDir, startPtyPair, startTappedLine } from '../helpers/socat.js';
 import { freePort } from '../../src/free-port.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-function track<T extends { stop(): Promise<void> }>(x: T): T {
-  cleanups.push(() => x.stop());
-  return x;
-}
-function trackPair(p: PtyPair): PtyPair {
-  cleanups.push(async () => {
-    await p.stop();
-    removeDir(p.dir);
-  });
-  return p;
-}
-const stateOf = (h: { poller: { statuses(): Array<{ resourceId: string; state: string }> } }, id: string) =>
-  h.poller.statuses().find((s) => s.resourceId === id)?.state;
+const cleanups = cleanupsAfterEach();
+const { track } = cleanups;
 
 describe('Modbus faults: the line', () => {
   it('garbage bytes on the line: the bus recovers and no corrupt value gets through', async () => {

@@ -1,25 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { METER_A, METER_B, startPoller } from '../helpers/poller-harness.js';
+import { describe, expect, it } from 'vitest';
+import { METER_A, METER_B, startPoller, stateOf } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { startPtyPair } from '../helpers/socat.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-function track<T extends { stop(): Promise<void> }>(x: T): T {
-  cleanups.push(() => x.stop());
-  return x;
-}
-function trackPair(p: PtyPair): PtyPair {
-  cleanups.push(async () => {
-    await p.stop();
-    removeDir(p.dir);
-  });
-  return p;
-}
-const stateOf = (h: { poller: { statuses(): Array<{ resourceId: string; state: string }> } }, id: string) =>
-  h.poller.statuses().find((s) => s.resourceId === id)?.state;
+const cleanups = cleanupsAfterEach();
+const { track, trackPair } = cleanups;
 
 describe('Modbus faults: meters', () => {
   it('a killed slave goes offline while a meter on another bus keeps going, and comes back when restarted', async () => {

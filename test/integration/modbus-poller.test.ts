@@ -1,24 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { interFrameGapMs, ModbusBus } from '../../src/modbus/bus.js';
 import { METER_A, METER_B, METER_C, metricValue, startPoller, type Harness } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, startTappedLine, type PtyPair } from '../helpers/socat.js';
+import { startPtyPair, startTappedLine } from '../helpers/socat.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-const track = <T extends { stop(): Promise<void> }>(x: T): T => {
-  cleanups.push(() => x.stop());
-  return x;
-};
-const trackPair = (p: PtyPair) => {
-  cleanups.push(async () => {
-    await p.stop();
-    removeDir(p.dir);
-  });
-  return p;
-};
+const cleanups = cleanupsAfterEach();
+const { track, trackPair } = cleanups;
 
 describe('MeterPoller against the simulator', () => {
   it('reads SDM630s over RTU on a pty, Modbus TCP and RTU-over-TCP, with consistent values', async () => {

@@ -4,7 +4,7 @@
 // stays lower as a meter reset.
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { MeterSample } from '../../src/domain.js';
@@ -14,14 +14,12 @@ import { builtInProfiles } from '../../src/modbus/profiles/index.js';
 import type { MeterModel } from '../../src/sim/meter-model.js';
 import { TcpServer } from '../../src/sim/servers.js';
 import { SimulatedMeter } from '../../src/sim/simulated-meter.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 describe('sanity checks in the poller', () => {
   it('drops NaN, impossible power, an energy jump and a counter going backwards, each logged and counted', async () => {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -9,13 +9,11 @@ import { parseUnitIds, scan } from '../../src/modbus/scan.js';
 import { ORG } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 async function pty(): Promise<PtyPair> {
   const p = await startPtyPair();
   cleanups.push(async () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -22,6 +22,7 @@ import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
 import { startPubackEater } from '../helpers/puback-eater.js';
 import { until } from '../helpers/wait.js';
+import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RESOURCE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
@@ -29,10 +30,7 @@ const ready = hasMosquitto && hasSystemdNotify && hasPython3;
 if (!ready) console.warn('watchdog stall test skipped: needs mosquitto, systemd-notify and python3 (scripts/install-test-deps)');
 
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 describe.skipIf(!ready)('systemd watchdog and the publish loop', () => {
   it('withholds WATCHDOG=1 while the broker acknowledges nothing, and feeds it again once messages are acknowledged', { timeout: 180_000 }, async () => {
