@@ -58,6 +58,22 @@ export function symmetricEigen(a: Float64Array, p: number): { values: Float64Arr
 
 const PENALTY_GRID = Array.from({ length: 22 }, (_, k) => 10 ** (-5 + k * 0.3));
 
+/** X'X (p x p, row-major, symmetric) of X (n rows, p columns, row-major); zero entries skipped. */
+export function gramMatrix(xs: Float64Array, n: number, p: number): Float64Array {
+  const gram = new Float64Array(p * p);
+  for (let i = 0; i < n; i++) {
+    const row = i * p;
+    for (let a = 0; a < p; a++) {
+      const xa = xs[row + a];
+      if (xa === 0) continue;
+      const ga = a * p;
+      for (let b = a; b < p; b++) gram[ga + b] += xa * xs[row + b];
+    }
+  }
+  for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) gram[a * p + b] = gram[b * p + a];
+  return gram;
+}
+
 /** Column means and (population) standard deviations of X (n rows, p columns, row-major). */
 export function columnMeanSd(x: Float64Array, n: number, p: number): { mean: Float64Array; sd: Float64Array } {
   const mean = new Float64Array(p);
@@ -89,16 +105,7 @@ export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: numb
   const yc = new Float64Array(n);
   for (let i = 0; i < n; i++) yc[i] = y[i] - ybar;
 
-  const gram = new Float64Array(p * p);
-  for (let i = 0; i < n; i++) {
-    const row = i * p;
-    for (let a = 0; a < p; a++) {
-      const xa = xs[row + a];
-      if (xa === 0) continue;
-      for (let b = a; b < p; b++) gram[a * p + b] += xa * xs[row + b];
-    }
-  }
-  for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) gram[a * p + b] = gram[b * p + a];
+  const gram = gramMatrix(xs, n, p);
   const { values, vectors } = symmetricEigen(gram, p);
   let trace = 0;
   for (let j = 0; j < p; j++) trace += values[j];

@@ -4,7 +4,7 @@
 // affordable: every hour (or quarter-hour) of the target day is regressed on the same
 // day-level features (all hours of the last known days, the exogenous forecasts), so the
 // 24 or 96 slot models of a horizon share one decomposition.
-import { columnMeanSd } from './ridge.js';
+import { columnMeanSd, gramMatrix } from './ridge.js';
 
 /**
  * Eigen-decomposition of a symmetric n x n matrix (row-major): Householder reduction to
@@ -188,17 +188,7 @@ export class SharedRidgeDesign {
     let u: Float64Array;
     let dAll: Float64Array;
     if (p <= n) {
-      const gram = new Float64Array(p * p);
-      for (let i = 0; i < n; i++) {
-        const row = i * p;
-        for (let a = 0; a < p; a++) {
-          const xa = xs[row + a];
-          if (xa === 0) continue;
-          const ga = a * p;
-          for (let b = a; b < p; b++) gram[ga + b] += xa * xs[row + b];
-        }
-      }
-      for (let a = 0; a < p; a++) for (let b = 0; b < a; b++) gram[a * p + b] = gram[b * p + a];
+      const gram = gramMatrix(xs, n, p);
       const eig = symmetricEigenQl(gram, p);
       dAll = eig.values;
       const top = Math.max(...dAll, 0);
