@@ -122,7 +122,7 @@ console.log(`node ${process.version}, ${periods} real NL 2025 price periods load
 
 // 1. One week at 10 s (quarter-hour prices: 672 periods in the window).
 // Encoded once: the client should spend as little CPU as it can on a 2-core machine.
-const week = Buffer.from(sessionBody('2025-11-03T00:00:00Z', 60_480));
+const week = Buffer.from(sessionBody('2025-11-10T00:00:00Z', 60_480));
 const first = await post(url, week, auth);
 console.log(`week: ${(week.length / 1e6).toFixed(2)} MB request -> ${first.status} ${first.text}`);
 for (let i = 0; i < 3; i++) await post(url, week, auth); // warm-up

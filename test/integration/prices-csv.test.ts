@@ -107,10 +107,15 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
     expect([max.pricePerMwh, iso(max.startMs)]).toEqual([872.96, '2024-12-12T16:00:00.000Z']);
   });
 
-  it('NL 2025: min -350 at 2025-05-11 13:00, max 523.47 at 2025-01-20 17:00; 15-minute periods from 2025-10-01; missing autumn hour reported', () => {
+  it('NL 2025: min -350 at 2025-05-11 13:00, max 523.47 at 2025-01-20 17:00; 15-minute periods from 2025-10-01; missing autumn hour and the left-out 2025-11-07 reported', () => {
     const r = results['nl-2025-quarterhour-local-utc.csv'];
-    expect(r.report.rows).toBe(35_036);
-    expect(r.report.missing.map((g) => [iso(g.fromMs), iso(g.toMs)])).toEqual([['2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z']]);
+    // The README's 34,940 rows: 365 local days of 96 quarter-hours (92 on 2025-03-30, 100 on
+    // 2025-10-26), less the 4 rows of the missing autumn hour and the 96 rows of 2025-11-07.
+    expect(r.report.rows).toBe(34_940);
+    expect(r.report.missing.map((g) => [iso(g.fromMs), iso(g.toMs)])).toEqual([
+      ['2025-10-26T01:00:00.000Z', '2025-10-26T02:00:00.000Z'],
+      ['2025-11-06T23:00:00.000Z', '2025-11-07T23:00:00.000Z'],
+    ]);
     const year = prices('NL', yearMs('Europe/Amsterdam', 2025));
     const min = year.reduce((a, b) => (b.pricePerMwh < a.pricePerMwh ? b : a));
     const max = year.reduce((a, b) => (b.pricePerMwh > a.pricePerMwh ? b : a));
@@ -199,11 +204,15 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
     const dbFile = join(dir, 'cli.db');
     const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8' });
     const out = run('prices', 'import', sharedData('prices/nl-2025-quarterhour-local-utc.csv'), '--region', 'NL', '--db', dbFile);
-    expect(out).toMatch(/35036 rows \(nl-eur-kwh\), 15383 periods stored/);
+    // 34,940 rows: 6,551 hours until 2025-09-30 (2025-03-30 has 23) as 26,204 quarter-hour rows
+    // stored as 6,551 hourly periods, then 8,736 quarter-hours (92 days x 96 + 4 - 4 for the
+    // missing autumn hour - 96 for 2025-11-07).
+    expect(out).toMatch(/34940 rows \(nl-eur-kwh\), 15287 periods stored/);
     expect(out).toMatch(/no price 2025-10-26T01:00Z \.\. 2025-10-26T02:00Z \(1 h\)/);
+    expect(out).toMatch(/no price 2025-11-06T23:00Z \.\. 2025-11-07T23:00Z \(24 h\)/);
     const status = run('prices', 'status', '--db', dbFile);
-    expect(status).toMatch(/^NL: 15383 periods, first 2024-12-31T23:00Z/);
+    expect(status).toMatch(/^NL: 15287 periods, first 2024-12-31T23:00Z/);
     expect(status).toMatch(/resolution 15 min: 2025-09-30T22:00Z \.\. 2025-12-31T23:00Z/);
-    expect(status).toMatch(/gaps: 1 \(1 h in all\)\n\s+2025-10-26T01:00Z \.\. 2025-10-26T02:00Z/);
+    expect(status).toMatch(/gaps: 2 \(25 h in all\)\n\s+2025-10-26T01:00Z \.\. 2025-10-26T02:00Z  1 h\n\s+2025-11-06T23:00Z \.\. 2025-11-07T23:00Z  24 h/);
   });
 });
