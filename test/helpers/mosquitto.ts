@@ -7,10 +7,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/free-port.js';
+import { peer } from './peers.js';
 export { freePort };
 
 const MOSQUITTO = ['/usr/sbin/mosquitto', 'mosquitto'].find((c) => spawnSync(c, ['-h']).error === undefined);
-export const hasMosquitto = MOSQUITTO !== undefined && spawnSync('mosquitto_passwd', ['-h']).error === undefined && spawnSync('openssl', ['version']).status === 0;
+export const hasMosquitto = peer('mosquitto, mosquitto_passwd and openssl', MOSQUITTO !== undefined && spawnSync('mosquitto_passwd', ['-h']).error === undefined && spawnSync('openssl', ['version']).status === 0);
 
 export interface BrokerUser {
   readonly username: string;

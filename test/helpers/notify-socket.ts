@@ -23,9 +23,10 @@ while True:
                 os.close(int.from_bytes(data[i:i + 4], sys.byteorder))
     print(json.dumps({"message": msg.decode("utf-8", "replace")}), flush=True)
 `;
+import { peer } from './peers.js';
 
-export const hasPython3 = spawnSync('python3', ['-c', 'pass']).status === 0;
-export const hasSystemdNotify = spawnSync('systemd-notify', ['--version']).status === 0;
+export const hasPython3 = peer('python3', spawnSync('python3', ['-c', 'pass']).status === 0);
+export const hasSystemdNotify = peer('systemd-notify', spawnSync('systemd-notify', ['--version']).status === 0);
 
 export interface NotifySocket {
   readonly path: string;

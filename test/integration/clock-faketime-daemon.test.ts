@@ -3,8 +3,8 @@
 // Nothing may leave while the clock is wrong; readings taken meanwhile are held and, once
 // the clock is stepped to the real time and trusted, published re-stamped with the real
 // time they were read at. Every timestamp the broker ever sees is plausible.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,14 +16,15 @@ import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 import { until as waitUntil } from '../helpers/wait.js';
+import { hasSocat } from '../helpers/peers.js';
+import { peer, peerPath } from '../helpers/peers.js';
 
-const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
+const LIBFAKETIME = peerPath('libfaketime', ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1']);
 // With clock.trust auto the daemon trusts a stepped clock once NTP says synchronized or,
 // where NTP status is unknown (containers), once it ran stable_for_s without steps. A host
 // whose NTP reports "unsynchronized" would keep it waiting: no verdict possible there.
 const ntp = await readNtpStatus();
-const ready = LIBFAKETIME !== undefined && hasMosquitto && hasSocat && ntp !== 'unsynchronized';
+const ready = LIBFAKETIME !== undefined && hasMosquitto && hasSocat && peer('a host clock that is not "NTP unsynchronized"', ntp !== 'unsynchronized', 'synchronize the host clock');
 if (!ready) console.warn(`daemon faketime test skipped: needs libfaketime, mosquitto, socat and a host clock that is not "NTP unsynchronized" (now: ${ntp})`);
 
 const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000) => waitUntil(check, what, timeoutMs);

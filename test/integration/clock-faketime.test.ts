@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { BUILD_DATE_MS } from '../../src/version.js';
+import { peerPath } from '../helpers/peers.js';
 
-const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
+const LIBFAKETIME = peerPath('libfaketime', ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1']);
 if (!LIBFAKETIME) console.warn('libfaketime not found (Debian package faketime, see scripts/install-test-deps): skipping the faked-clock test');
 
 type Line = { tick?: number; held?: number; trusted?: boolean; released?: string; sampledAtMs: number; nowMs: number };

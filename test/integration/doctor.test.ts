@@ -13,8 +13,8 @@ import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpe
 import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { hasSocat } from '../helpers/peers.js';
 
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasMosquitto || !hasSocat) console.warn('doctor test skipped: needs mosquitto, openssl and socat (scripts/install-test-deps)');
 
 // The host's NTP state is not the test's business: the clock line is fed a fixed answer.

@@ -3,18 +3,13 @@ import { existsSync, lstatSync, mkdirSync, readlinkSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRoot, peer } from '../helpers/peers.js';
 
 const INSTALL = resolve('scripts/install.sh');
-const isRoot = process.getuid?.() === 0;
-const hasBuild = existsSync(resolve('dist/cli.js'));
-const hasSystemctl = spawnSync('systemctl', ['--version']).status === 0;
-const hasUseradd = spawnSync('sh', ['-c', 'command -v useradd']).status === 0;
+const hasBuild = peer('a build in dist/', existsSync(resolve('dist/cli.js')), 'npm run build');
+const hasSystemctl = peer('systemctl', spawnSync('systemctl', ['--version']).status === 0);
+const hasUseradd = peer('useradd', spawnSync('sh', ['-c', 'command -v useradd']).status === 0);
 const skip = !isRoot || !hasBuild || !hasSystemctl || !hasUseradd;
-if (skip) {
-  console.warn(
-    `install.sh test skipped: needs root (${isRoot}), a build in dist/ (${hasBuild}; run npm run build), systemctl (${hasSystemctl}) and useradd (${hasUseradd})`,
-  );
-}
 
 /** A minimal Debian-like root file system: just the account databases useradd edits. */
 function makeRoot(): string {

@@ -2,7 +2,7 @@
 // labels an operator filters on. A simulated bus on a pty (one meter answers, one does
 // not), mosquitto with TLS + ACL (paused to build an outbox backlog), two price regions
 // (real recorded NL prices imported when ../shared/data is there), real HTTP requests.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,8 @@ import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
+import { hasSocat } from '../helpers/peers.js';
 
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasMosquitto || !hasSocat) console.warn('daemon metrics test skipped: needs mosquitto and socat (scripts/install-test-deps)');
 
 

@@ -10,6 +10,7 @@ import { ORG } from '../helpers/poller-harness.js';
 import { startSim } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
+import { isRoot } from '../helpers/peers.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -70,7 +71,7 @@ describe('metergate scan against the simulator on a pty', () => {
   });
 
   // stty reads the termios of a port the scanner holds with TIOCEXCL: only root may open it then.
-  it.skipIf(process.getuid?.() !== 0)('sweeps baud rates and parities: finds the meters only at their line setting and prints one bus to paste', async () => {
+  it.skipIf(!isRoot)('sweeps baud rates and parities: finds the meters only at their line setting and prints one bus to paste', async () => {
     const pair = await pty();
     // Meters set to 19200 8E1 (the simulator stays silent unless the scanner's end is set so).
     const sim = await startSim(['--serial', pair.b, '--unit', '1,3:sdm120', '--line-of', pair.a, '--baud', '19200', '--parity', 'even']);

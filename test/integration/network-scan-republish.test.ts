@@ -2,7 +2,6 @@
 // MAC and addresses; per bus what answered and with which profile), valid against its
 // schema, retained, and published again when it changes: meters go silent, one returns.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,8 +12,8 @@ import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import { hasSocat } from '../helpers/peers.js';
 
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasMosquitto || !hasSocat) console.warn('network scan test skipped: needs mosquitto and socat (scripts/install-test-deps)');
 
 interface Scan {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeterPoller } from '../../src/modbus/poller.js';
 import { registerOpsMetrics } from '../../src/ops/metrics.js';
@@ -7,8 +6,8 @@ import { METER_A } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
+import { hasSocat } from '../helpers/peers.js';
 
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
 if (!hasSocat) console.warn('observability test skipped: needs socat (scripts/install-test-deps)');
 
 

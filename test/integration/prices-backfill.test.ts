@@ -19,9 +19,10 @@ import { buildAcknowledgement } from '../helpers/a44.js';
 import { FakePlatform } from '../helpers/entsoe-server.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { peer } from '../helpers/peers.js';
 
 const TOKEN = 'backfill-token-1c2d';
-const hasScript = spawnSync('script', ['--version']).status === 0;
+const hasScript = peer('script (util-linux)', spawnSync('script', ['--version']).status === 0);
 const ORG = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 

@@ -2,8 +2,7 @@
 // against a gateway composed of real parts: the meter poller reading the simulator over a
 // pty, prices imported from a real recorded NL file, and a forecast computed by the
 // forecaster from that history. A screenshot is kept under test-artifacts/.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,19 +16,17 @@ import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { METER_A, METER_B } from '../helpers/poller-harness.js';
-import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 import { validateConfig } from '../../src/config/load.js';
 import { buildUplink } from '../../src/uplink/index.js';
 import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { hasSocat, peerPath } from '../helpers/peers.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const hasSocat = spawnSync('socat', ['-V']).status === 0;
+const CHROMIUM = peerPath('chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser']);
 const skip = !CHROMIUM || !hasSocat || !hasSharedData;
-if (!CHROMIUM || !hasSocat) console.warn('status page test skipped: needs chromium and socat (scripts/install-test-deps)');
-if (!hasSharedData) console.warn(SKIP_REASON);
 
 // 10:30 in Amsterdam on a day of the real 2025 file: today's prices are published,
 // tomorrow's are not yet (the auction result comes after noon), so tomorrow is forecast.

@@ -5,10 +5,10 @@ import { Liveness } from '../../src/ops/liveness.js';
 import { SystemdNotifier } from '../../src/ops/systemd-notify.js';
 import { SystemdWatchdog } from '../../src/ops/watchdog.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
+import { peer } from '../helpers/peers.js';
 
 const UNIT = 'systemd/metergate.service';
-const hasSystemdAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
-if (!hasSystemdAnalyze) console.warn('systemd-analyze not found (install systemd, see scripts/install-test-deps): skipping unit file checks');
+const hasSystemdAnalyze = peer('systemd-analyze', spawnSync('systemd-analyze', ['--version']).status === 0);
 if (!hasSystemdNotify || !hasPython3) console.warn('systemd-notify or python3 not found: skipping sd_notify protocol tests');
 
 const silent = createLogger('silent');

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/db.js';
+import { isRoot } from '../helpers/peers.js';
 
-const isRoot = process.getuid?.() === 0;
 
 describe.skipIf(!isRoot)('database files created by root in the service\'s data directory', () => {
   const base = mkdtempSync(join(tmpdir(), 'mg-owner-'));

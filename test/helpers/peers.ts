@@ -1,0 +1,29 @@
+// The real peers and conditions tests depend on (brokers, ptys, a browser, libfaketime,
+// root, recorded data). Locally a missing one skips the tests that need it with a warning.
+// With CI set a skip would hide exactly what we promise, so the test file fails at load,
+// naming what is missing and how to get it.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const INSTALL = 'bash scripts/install-test-deps';
+
+/** `present` as given; throws when it is false and CI is set. */
+export function peer(name: string, present: boolean, howToGet = INSTALL): boolean {
+  if (present) return true;
+  const what = `${name} is missing (${howToGet})`;
+  if (process.env.CI) throw new Error(`${what}: with CI set, tests that need it fail instead of skipping`);
+  console.warn(`${what}: skipping the tests that need it`);
+  return false;
+}
+
+/** The first existing path, or undefined (after the same CI check as peer()). */
+export function peerPath(name: string, candidates: readonly string[], howToGet = INSTALL): string | undefined {
+  const found = candidates.find((p) => existsSync(p));
+  peer(name, found !== undefined, howToGet);
+  return found;
+}
+
+const runs = (command: string, args: string[]) => spawnSync(command, args).status === 0;
+
+export const hasSocat = peer('socat', runs('socat', ['-V']));
+export const isRoot = peer('root', process.getuid?.() === 0, 'run the tests as root, as CI does');
