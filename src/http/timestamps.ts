@@ -76,8 +76,32 @@ export function parseTimestamp(s: string): number | string {
   return daysFromCivil(year, month, day) * 86_400_000 + ((hour * 60 + minute - offsetMin) * 60 + second) * 1000 + ms;
 }
 
-/** `2024-01-15T10:00:00Z`, with milliseconds only when there are some. */
-export function formatUtc(ms: number): string {
+/**
+ * The nanoseconds below the millisecond of a timestamp parseTimestamp accepted
+ * (`…37.708914Z` → 914000), so an answer can give back the instant it was given;
+ * 0 when the fraction has 3 digits or fewer. An offset never changes these digits.
+ */
+export function subMillisecondNs(s: string): number {
+  if (s[19] !== '.') return 0;
+  let ns = 0;
+  let n = 0; // fraction digits seen
+  for (let i = 20; n < 9; i++, n++) {
+    const c = s.charCodeAt(i) - 48;
+    if (!(c >= 0 && c <= 9)) break;
+    if (n >= 3) ns = ns * 10 + c;
+  }
+  for (; n < 9; n++) if (n >= 3) ns *= 10;
+  return ns;
+}
+
+/**
+ * `2024-01-15T10:00:00Z`, with milliseconds only when there are some, and with the digits
+ * below the millisecond (`subMsNs`, 0..999999) as far as they are not zero:
+ * `…37.708914Z`, `…37.708914123Z`.
+ */
+export function formatUtc(ms: number, subMsNs = 0): string {
   const iso = new Date(ms).toISOString();
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+  if (subMsNs === 0) return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+  const digits = subMsNs % 1000 === 0 ? String(subMsNs / 1000).padStart(3, '0') : String(subMsNs).padStart(6, '0');
+  return `${iso.slice(0, -1)}${digits}Z`;
 }

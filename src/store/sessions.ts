@@ -14,12 +14,17 @@ export interface SessionInput {
   readonly status: SessionStatus;
   readonly startMs: number;
   readonly endMs: number | null;
+  /** Nanoseconds below the millisecond of start and end as sent (0..999999); none is 0. */
+  readonly startSubMsNs?: number;
+  readonly endSubMsNs?: number;
   /** Exactly one of resourceId and readings is set. */
   readonly resourceId: string | null;
   readonly readings: readonly EnergyReading[] | null;
 }
 
 export interface SessionRecord extends SessionInput {
+  readonly startSubMsNs: number;
+  readonly endSubMsNs: number;
   readonly cdrId: string;
   readonly createdAtMs: number;
   readonly updatedAtMs: number;
@@ -36,6 +41,8 @@ interface Row {
   status: SessionStatus;
   start_ms: number;
   end_ms: number | null;
+  start_sub_ms_ns: number;
+  end_sub_ms_ns: number;
   resource_id: string | null;
   readings_json: string | null;
   content_sha256: string;
@@ -54,8 +61,13 @@ function readingsJson(readings: readonly EnergyReading[] | null): string | null 
 }
 
 function contentHash(s: SessionInput, json: string | null): string {
+  const fields: unknown[] = [s.marketArea, s.status, s.startMs, s.endMs, s.resourceId];
+  // Only when present, so sessions stored before these digits were kept hash as they did.
+  const startSubMsNs = s.startSubMsNs ?? 0;
+  const endSubMsNs = s.endSubMsNs ?? 0;
+  if (startSubMsNs !== 0 || endSubMsNs !== 0) fields.push(startSubMsNs, endSubMsNs);
   return createHash('sha256')
-    .update(JSON.stringify([s.marketArea, s.status, s.startMs, s.endMs, s.resourceId]))
+    .update(JSON.stringify(fields))
     .update('\n')
     .update(json ?? '')
     .digest('hex');
@@ -70,6 +82,8 @@ function toRecord(row: Row, withReadings: boolean): SessionRecord {
     status: row.status,
     startMs: row.start_ms,
     endMs: row.end_ms,
+    startSubMsNs: row.start_sub_ms_ns,
+    endSubMsNs: row.end_sub_ms_ns,
     resourceId: row.resource_id,
     readings: parsed ? parsed.map(([t, e]) => ({ timestampMs: t, energyKwh: e })) : null,
     readingCount: row.reading_count,
@@ -88,12 +102,15 @@ export class SessionStore {
     this.stmts = {
       get: db.prepare<[string], Row>('SELECT *, json_array_length(readings_json) AS reading_count FROM sessions WHERE cpo_transaction_id = ?'),
       insert: db.prepare(
-        `INSERT INTO sessions (cpo_transaction_id, cdr_id, market_area, status, start_ms, end_ms, resource_id, readings_json, content_sha256, created_at_ms, updated_at_ms, last_updated_ms)
-         VALUES (@id, @cdr, @market, @status, @start, @end, @resource, @readings, @hash, @now, @now, @now)`,
+        `INSERT INTO sessions (cpo_transaction_id, cdr_id, market_area, status, start_ms, end_ms, start_sub_ms_ns, end_sub_ms_ns, resource_id, readings_json, content_sha256, created_at_ms, updated_at_ms, last_updated_ms)
+         VALUES (@id, @cdr, @market, @status, @start, @end, @startSubMsNs, @endSubMsNs, @resource, @readings, @hash, @now, @now, @now)`,
       ),
+      // The stored price goes with the old content: the next pricing of the new content is
+      // then its first, so it does not move last_updated past what this PUT answered.
       update: db.prepare(
-        `UPDATE sessions SET market_area = @market, status = @status, start_ms = @start, end_ms = @end, resource_id = @resource,
-           readings_json = @readings, content_sha256 = @hash, updated_at_ms = @now, last_updated_ms = @now
+        `UPDATE sessions SET market_area = @market, status = @status, start_ms = @start, end_ms = @end, start_sub_ms_ns = @startSubMsNs,
+           end_sub_ms_ns = @endSubMsNs, resource_id = @resource, readings_json = @readings, content_sha256 = @hash, updated_at_ms = @now,
+           last_updated_ms = @now, total_cost_excl_vat = NULL, currency = NULL
          WHERE cpo_transaction_id = @id`,
       ),
       price: db.prepare('UPDATE sessions SET total_cost_excl_vat = ?, currency = ?, last_updated_ms = ? WHERE cpo_transaction_id = ?'),
@@ -121,6 +138,8 @@ export class SessionStore {
         status: input.status,
         start: input.startMs,
         end: input.endMs,
+        startSubMsNs: input.startSubMsNs ?? 0,
+        endSubMsNs: input.endSubMsNs ?? 0,
         resource: input.resourceId,
         readings: json,
         hash,

@@ -229,6 +229,59 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
     expect((await call(http, 'PUT', path, { token: cdrs, body: completed })).res.status).toBe(403);
   });
 
+  it('timestamps keep the instant given, down to nanoseconds (issue 16 point 8)', async () => {
+    // Same switch-hour session as above, stated with sub-millisecond digits and an offset.
+    const readings = [
+      { reading_kwh: 0, timestamp: '2025-09-30T21:30:00.000000001Z' },
+      { reading_kwh: 5.5, timestamp: '2025-09-30T22:00:00Z' },
+      { reading_kwh: 11, timestamp: '2025-10-01T00:30:37.708914+02:00' },
+    ];
+    let r = await call(http, 'POST', MR, { token: cdrs, body: { power_market: SWITCH_BODY.power_market, meter_readings: readings } });
+    expect(r.res.status).toBe(200);
+    expect(r.body.end_date_time).toBe('2025-09-30T22:30:37.708914Z');
+    expectDocumented('POST', MR, r.res, r.body);
+
+    const path = '/api/v1/sessions/TX-NANO';
+    const session = {
+      power_market: SWITCH_BODY.power_market, status: 'completed', meter_readings: readings,
+      start_date_time: '2025-09-30T23:30:00.000000001+02:00', end_date_time: '2025-09-30T22:30:37.708914123Z',
+    };
+    r = await call(http, 'PUT', path, { token: cpo, body: session });
+    expect(r.res.status).toBe(201);
+    expect(r.body).toMatchObject({ start_date_time: '2025-09-30T21:30:00.000000001Z', end_date_time: '2025-09-30T22:30:37.708914123Z' });
+    r = await call(http, 'GET', '/api/v1/cdrs/TX-NANO', { token: cdrs });
+    expect(r.res.status).toBe(200);
+    expect(r.body).toMatchObject({ start_date_time: '2025-09-30T21:30:00.000000001Z', end_date_time: '2025-09-30T22:30:37.708914123Z' });
+    expectDocumented('GET', '/api/v1/cdrs/{cpo_transaction_id}', r.res, r.body);
+    // The digits belong to the content: the same body again is unchanged, other digits are an update.
+    expect((await call(http, 'PUT', path, { token: cpo, body: session })).body.last_updated).toBe(r.body.last_updated);
+    // An end 1 ns after the start is after it; at the same instant it is not.
+    const tiny = { ...session, meter_readings: readings.slice(0, 1), status: 'active', end_date_time: '2025-09-30T21:30:00.000000002Z' };
+    expect((await call(http, 'PUT', '/api/v1/sessions/TX-NANO-2', { token: cpo, body: tiny })).res.status).toBe(201);
+    const same = { ...tiny, end_date_time: '2025-09-30T21:30:00.000000001Z' };
+    expect((await call(http, 'PUT', '/api/v1/sessions/TX-NANO-2', { token: cpo, body: same })).res.status).toBe(422);
+  });
+
+  it('after a session update, the PUT answer and the next GET give the same last_updated (issue 16 point 8)', async () => {
+    const path = '/api/v1/sessions/TX-LAST-UPDATED';
+    const cdr = '/api/v1/cdrs/TX-LAST-UPDATED';
+    const body = { power_market: SWITCH_BODY.power_market, status: 'completed', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z', meter_readings: SWITCH_BODY.meter_readings };
+    expect((await call(http, 'PUT', path, { token: cpo, body })).res.status).toBe(201);
+    nowMs += 7;
+    expect((await call(http, 'GET', cdr, { token: cdrs })).body.total_cost).toEqual({ excl_vat: 1.0307 });
+    // A corrected last reading: a new price. The clock moves a few ms between PUT and GET, as it does for real.
+    nowMs += 7;
+    const corrected = { ...body, meter_readings: [...SWITCH_BODY.meter_readings.slice(0, 2), { reading_kwh: 16.5, timestamp: '2025-09-30T22:30:00Z' }] };
+    const put = await call(http, 'PUT', path, { token: cpo, body: corrected });
+    expect(put.res.status).toBe(200);
+    nowMs += 7;
+    const got = await call(http, 'GET', cdr, { token: cdrs });
+    expect(got.body.total_cost).toEqual({ excl_vat: 1.5664 });
+    expect(got.body.last_updated).toBe(put.body.last_updated);
+    nowMs += 7;
+    expect((await call(http, 'GET', cdr, { token: cdrs })).body).toEqual(got.body);
+  });
+
   it('a corrected stored price moves last_updated (once), the id stays; an unchanged price never moves it', async () => {
     const path = '/api/v1/sessions/TX-PRICE-FIX';
     const cdr = '/api/v1/cdrs/TX-PRICE-FIX';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatUtc, parseTimestamp } from '../../src/http/timestamps.js';
+import { formatUtc, parseTimestamp, subMillisecondNs } from '../../src/http/timestamps.js';
 
 describe('parseTimestamp', () => {
   it('accepts Z and offsets, fractions up to nanoseconds', () => {
@@ -32,6 +32,29 @@ describe('parseTimestamp', () => {
   it('formats UTC with milliseconds only when present', () => {
     expect(formatUtc(Date.UTC(2024, 0, 15, 10))).toBe('2024-01-15T10:00:00Z');
     expect(formatUtc(Date.UTC(2024, 0, 15, 10, 0, 0, 5))).toBe('2024-01-15T10:00:00.005Z');
+  });
+
+  it('gives back the digits below the millisecond as they were given (issue 16 point 8)', () => {
+    const cases: Array<[string, string]> = [
+      ['2025-11-03T09:14:37.708914Z', '2025-11-03T09:14:37.708914Z'],
+      ['2025-11-03T10:14:37.708914123+01:00', '2025-11-03T09:14:37.708914123Z'],
+      ['2025-11-03T09:14:37.000000001Z', '2025-11-03T09:14:37.000000001Z'],
+      ['2025-11-03T09:14:37.0000001Z', '2025-11-03T09:14:37.000000100Z'],
+      ['2025-11-03T09:14:37.708000000Z', '2025-11-03T09:14:37.708Z'],
+      ['2025-11-03T09:14:37.7089Z', '2025-11-03T09:14:37.708900Z'],
+      ['2025-11-03T09:14:37.5+00:00', '2025-11-03T09:14:37.500Z'],
+      ['2025-11-03T09:14:37.12-01:30', '2025-11-03T10:44:37.120Z'],
+      ['2025-11-03T09:14:37Z', '2025-11-03T09:14:37Z'],
+      ['2025-11-03T09:14:37+02:00', '2025-11-03T07:14:37Z'],
+    ];
+    for (const [given, expected] of cases) {
+      const ms = parseTimestamp(given) as number;
+      expect(formatUtc(ms, subMillisecondNs(given)), given).toBe(expected);
+      // The same instant as the input: Date agrees on the milliseconds.
+      expect(Date.parse(expected), given).toBe(Date.parse(given));
+    }
+    expect(subMillisecondNs('2025-11-03T09:14:37.708914Z')).toBe(914_000);
+    expect(subMillisecondNs('2025-11-03T09:14:37.5+01:23')).toBe(0);
   });
 });
 

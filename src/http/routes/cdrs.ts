@@ -6,7 +6,7 @@ import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
 import { assertReadingCap, readMeterReadings } from '../readings-input.js';
 import { assertReadingsUsable, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
-import { formatUtc } from '../timestamps.js';
+import { formatUtc, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
 interface MeterReadingsRequest {
@@ -34,7 +34,9 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       const market = resolveMarket(deps.priceAccess, input.power_market);
       assertReadingsUsable(readings);
       const priced = priceReadings(deps.priceAccess, market, readings);
-      res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: formatUtc(priced.endMs), total_cost: { excl_vat: priced.totalCostExclVat } });
+      const last = input.meter_readings[input.meter_readings.length - 1] as { timestamp: string };
+      const endDateTime = formatUtc(priced.endMs, subMillisecondNs(last.timestamp));
+      res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: endDateTime, total_cost: { excl_vat: priced.totalCostExclVat } });
     },
   ];
   router.get('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
@@ -65,8 +67,8 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
-      start_date_time: formatUtc(session.startMs),
-      end_date_time: formatUtc(session.endMs),
+      start_date_time: formatUtc(session.startMs, session.startSubMsNs),
+      end_date_time: formatUtc(session.endMs, session.endSubMsNs),
       id: session.cdrId,
       last_updated: formatUtc(lastUpdatedMs),
       total_cost: { excl_vat: priced.totalCostExclVat },

@@ -7,7 +7,7 @@ import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
 import { assertReadingCap, readMeterReadings } from '../readings-input.js';
 import { assertReadingsUsable, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
-import { formatUtc, parseTimestamp } from '../timestamps.js';
+import { formatUtc, parseTimestamp, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
 interface SessionRequest {
@@ -28,8 +28,8 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
     id: s.cdrId,
     status: s.status,
     market_area_code: s.marketArea,
-    start_date_time: formatUtc(s.startMs),
-    end_date_time: s.endMs === null ? null : formatUtc(s.endMs),
+    start_date_time: formatUtc(s.startMs, s.startSubMsNs),
+    end_date_time: s.endMs === null ? null : formatUtc(s.endMs, s.endSubMsNs),
     resource_id: s.resourceId,
     readings: s.readingCount,
     last_updated: formatUtc(s.lastUpdatedMs),
@@ -60,7 +60,9 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
     let endMs: number | string | null = input.end_date_time === undefined ? null : parseTimestamp(input.end_date_time);
     if (typeof endMs === 'string') errors.push({ path: 'end_date_time', message: endMs });
     if (input.status === 'completed' && endMs === null) errors.push({ path: 'end_date_time', message: 'is required when status is completed' });
-    if (typeof startMs === 'number' && typeof endMs === 'number' && endMs <= startMs) errors.push({ path: 'end_date_time', message: 'must be after start_date_time' });
+    const startSubMsNs = typeof startMs === 'number' ? subMillisecondNs(input.start_date_time) : 0;
+    const endSubMsNs = typeof endMs === 'number' ? subMillisecondNs(input.end_date_time!) : 0;
+    if (typeof startMs === 'number' && typeof endMs === 'number' && (endMs < startMs || (endMs === startMs && endSubMsNs <= startSubMsNs))) errors.push({ path: 'end_date_time', message: 'must be after start_date_time' });
     const hasReadings = input.meter_readings !== undefined;
     const hasResource = input.resource_id !== undefined;
     if (hasReadings === hasResource) {
@@ -85,6 +87,8 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
         status: input.status,
         startMs: startMs as number,
         endMs: endMs as number | null,
+        startSubMsNs,
+        endSubMsNs,
         resourceId: hasResource ? localMeters.get(input.resource_id!.toLowerCase())! : null,
         readings,
       },
