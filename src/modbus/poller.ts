@@ -14,6 +14,7 @@ import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
 import { resolveProfile } from './profiles/index.js';
 import { checkReading, type Reading } from './sanity.js';
+import { nextSlot } from './slots.js';
 
 export interface MeterPollerDeps {
   readonly config: Config;
@@ -59,6 +60,8 @@ export class MeterPoller extends EventEmitter implements Module {
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
   private tickTimer: NodeJS.Timeout | null = null;
+  /** The poll slot the last timer fired for (see slots.ts). */
+  private polledSlot: number | null = null;
   private running = false;
   private readonly inFlight = new Set<Promise<void>>();
   private loop: LoopHandle | null = null;
@@ -179,11 +182,12 @@ export class MeterPoller extends EventEmitter implements Module {
 
   private scheduleTick(): void {
     if (!this.running) return;
-    const delay = msUntilNextTick(this.deps.clock.now(), this.deps.config.poll.interval_ms);
+    const { slot, delayMs } = nextSlot(this.deps.clock.now(), this.deps.config.poll.interval_ms, this.polledSlot);
     this.tickTimer = setTimeout(() => {
+      this.polledSlot = slot;
       this.tick();
       this.scheduleTick();
-    }, delay);
+    }, delayMs);
   }
 
   /** A poll running longer than this is stuck (every request is bounded by timeout and backstop). */
@@ -333,11 +337,6 @@ export class MeterPoller extends EventEmitter implements Module {
       this.deps.logger.error({ err }, 'status listener failed');
     }
   }
-}
-
-/** Time until the next multiple of the interval on the wall clock (…:00, :10, :20 for 10 s); never 0. */
-export function msUntilNextTick(nowMs: number, intervalMs: number): number {
-  return intervalMs - (((nowMs % intervalMs) + intervalMs) % intervalMs);
 }
 
 /** Float32 registers carry ~7 significant digits; do not publish binary noise beyond that. */

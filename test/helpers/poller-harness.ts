@@ -1,6 +1,6 @@
 // Runs a real MeterPoller on a config and records what it produces.
 import { Registry } from 'prom-client';
-import { systemClock } from '../../src/clock.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { MeterSample } from '../../src/domain.js';
@@ -25,15 +25,26 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startPoller(raw: Record<string, unknown>): Promise<Harness> {
+export interface HarnessOptions {
+  /** The poller's wall clock (the system clock unless given). */
+  readonly clock?: Clock;
+  /** Receives every log record at warn and above (parsed), instead of the silent logger. */
+  readonly onLog?: (record: { level: string; msg: string } & Record<string, unknown>) => void;
+}
+
+export async function startPoller(raw: Record<string, unknown>, opts: HarnessOptions = {}): Promise<Harness> {
   const config = validateConfig({ organization_id: ORG, log_level: 'warn', ...raw }, 'test', {});
   const samples: MeterSample[] = [];
   const registry = new Registry();
   const liveness = new Liveness();
+  const onLog = opts.onLog;
+  const logger = onLog
+    ? createLogger('warn', { write: (line: string) => onLog(JSON.parse(line) as { level: string; msg: string }) })
+    : createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
   const poller = new MeterPoller({
     config,
-    logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
-    clock: systemClock,
+    logger,
+    clock: opts.clock ?? systemClock,
     metrics: registry,
     onSample: (s) => samples.push(s),
     liveness,

@@ -70,6 +70,33 @@ describe('MeterPoller against the simulator', () => {
     expect(live.loops.map((l) => l.loop)).toContain('modbus-poll');
   });
 
+  it('polls each slot once when timers fire early by the wall clock, and does not warn about it', async () => {
+    // A wall clock running 2 % slow (as one being slewed, exaggerated): every timer, armed on
+    // it but run on the monotonic clock, fires ~20 ms before its slot starts by this clock.
+    const t0 = Date.now();
+    const slowClock = { now: () => t0 + (Date.now() - t0) * 0.98 };
+    const warnings: string[] = [];
+    const sim = track(await startSim(['--tcp', '0', '--unit', '1']));
+    const h = track(
+      await startPoller(
+        {
+          poll: { interval_ms: 1000 },
+          buses: [{ name: 'gw', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }],
+          meters: [{ resource_id: METER_A, bus: 'gw', unit_id: 1, profile: 'sdm630' }],
+        },
+        { clock: slowClock, onLog: (r) => warnings.push(r.msg) },
+      ),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 6, 'six samples', 30_000);
+    const polls = await h.metric('metergate_meter_polls_total', { resource_id: METER_A });
+    const samples = h.samplesOf(METER_A);
+    // one poll per slot: the polls started are the samples taken (one may be under way)
+    expect(polls - samples.length).toBeGreaterThanOrEqual(0);
+    expect(polls - samples.length).toBeLessThanOrEqual(1);
+    for (let i = 1; i < samples.length; i++) expect(samples[i].sampledAtMs - samples[i - 1].sampledAtMs).toBeGreaterThan(500);
+    expect(warnings).toEqual([]);
+  });
+
   it('reads the other built-in profiles and a user-defined one from a simulator emulating their maps', async () => {
     const sim = track(await startSim(['--tcp', '0', '--unit', '1:abb-b23,2:em24,3:em340,4:sdm120,5:sdm72d,6:sdm630']));
     const ids = ['a1000000-0000-4000-8000-000000000001', 'a1000000-0000-4000-8000-000000000002', 'a1000000-0000-4000-8000-000000000003', 'a1000000-0000-4000-8000-000000000004', 'a1000000-0000-4000-8000-000000000005'];

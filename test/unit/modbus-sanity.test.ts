@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { msUntilNextTick } from '../../src/modbus/poller.js';
 import { checkReading } from '../../src/modbus/sanity.js';
 
 const limits = { maxPowerW: 50_000 };
@@ -39,15 +38,5 @@ describe('sanity checks', () => {
     expect(checkReading(r(10_000, { active_energy_import: 1_000_900 }), a, limits)).toEqual({ ok: true });
     // after a day offline, 100 kWh more is plausible
     expect(checkReading(r(86_400_000, { active_energy_import: 1_100_000 }), a, limits)).toEqual({ ok: true });
-  });
-});
-
-describe('wall-clock alignment', () => {
-  it('schedules polls at multiples of the interval', () => {
-    expect(msUntilNextTick(Date.UTC(2026, 0, 1, 12, 0, 3, 250), 10_000)).toBe(6_750);
-    expect(msUntilNextTick(Date.UTC(2026, 0, 1, 12, 0, 10, 0), 10_000)).toBe(10_000);
-    expect(msUntilNextTick(Date.UTC(2026, 0, 1, 12, 0, 59, 999), 10_000)).toBe(1);
-    const now = Date.UTC(2026, 0, 1, 12, 0, 3, 250);
-    expect((now + msUntilNextTick(now, 10_000)) % 10_000).toBe(0);
   });
 });
