@@ -5,7 +5,7 @@ import express, { Router, type Express } from 'express';
 import type { AppContext } from '../daemon.js';
 import { SessionStore } from '../store/sessions.js';
 import { TokenStore } from '../store/tokens.js';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { errorHandler, HttpProblem, notFoundHandler } from './errors.js';
 import { httpMetrics } from './metrics.js';
 import { createPriceAccess, type PriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
@@ -43,9 +43,11 @@ export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = RO
   const app = express();
   app.disable('x-powered-by');
   app.use(httpMetrics(deps.metrics, deps.logger));
-  app.use((_req, res, next) => {
+  app.use((req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    next();
+    // RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host.
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) next(new HttpProblem(400, 'an HTTP/1.1 request needs a Host header', { errors: [{ path: 'Host', message: 'is required' }] }));
+    else next();
   });
   const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db, deps.config.prices.regions) };
   const router = Router();

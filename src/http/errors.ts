@@ -27,11 +27,14 @@ const TYPE_SLUGS: Record<number, string> = {
   403: 'forbidden',
   404: 'not-found',
   405: 'method-not-allowed',
+  408: 'request-timeout',
   409: 'conflict',
   413: 'content-too-large',
   415: 'unsupported-media-type',
+  417: 'expectation-failed',
   422: 'unprocessable-content',
   429: 'too-many-requests',
+  431: 'request-header-fields-too-large',
   500: 'internal-error',
   503: 'service-unavailable',
 };
@@ -101,13 +104,35 @@ interface BodyParserError {
   charset?: string;
   encoding?: string;
   message?: string;
+  /** The decoded body, on a parse failure. */
+  body?: unknown;
+}
+
+/** What JSON.parse makes of `text`, or undefined when it is not JSON at all. */
+function parsedJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
 }
 
 /** Maps errors thrown by express's body parsers (body-parser 2) to problems. */
 function fromBodyParserError(err: BodyParserError): HttpProblem | undefined {
   switch (err.type) {
-    case 'entity.parse.failed':
+    case 'entity.parse.failed': {
+      // The parser is strict (objects and arrays only): `null`, `42` or `"x"` are valid
+      // JSON of the wrong type, a schema error (422) like any other, not broken JSON.
+      const valid = typeof err.body === 'string' ? parsedJson(err.body) : undefined;
+      if (valid) return new HttpProblem(422, `the request body is valid JSON but ${jsonTypeName(valid.value)}; it must be a JSON object`, { errors: [{ path: '(body)', message: 'must be object' }] });
       return new HttpProblem(400, `request body is not valid JSON: ${String(err.message ?? '').slice(0, 200)}`, { errors: [{ path: '(body)', message: 'is not valid JSON' }] });
+    }
     case 'entity.too.large':
       return new HttpProblem(413, `request body is larger than the limit of ${err.limit ?? '?'} bytes`, { errors: [{ path: '(body)', message: `must be at most ${err.limit ?? '?'} bytes` }] });
     case 'encoding.unsupported':
@@ -155,8 +180,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 /**
- * Requires a JSON body: 415 when a body comes with another media type (or none),
- * 400 when no body came at all. Mount before express.json() output is used.
+ * Requires a JSON body: 415 when a body comes with another media type (or none) or a
+ * charset other than UTF-8, 400 when no body came at all. Mount before express.json() output is used.
  */
 export const requireJsonBody: RequestHandler = (req, _res, next) => {
   const length = req.headers['content-length'];
@@ -168,6 +193,12 @@ export const requireJsonBody: RequestHandler = (req, _res, next) => {
   if (!req.is(['application/json', 'application/*+json'])) {
     const type = req.headers['content-type'];
     next(new HttpProblem(415, type ? `content type "${String(type).slice(0, 100)}" is not supported; send application/json` : 'the request body has no Content-Type; send application/json', { headers: { 'Accept-Post': 'application/json' } }));
+    return;
+  }
+  // Only UTF-8 is documented; the JSON parser would also decode UTF-16 and others.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    next(new HttpProblem(415, `charset "${charset.slice(0, 40)}" is not supported; send UTF-8 JSON (charset=utf-8 or none)`, { errors: [{ path: 'Content-Type', message: 'charset must be utf-8' }] }));
     return;
   }
   next();

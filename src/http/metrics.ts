@@ -14,11 +14,16 @@ export function routeLabel(req: Request): string {
   return route && typeof route.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
 }
 
-/** Counts and times every request; with a logger, also a debug access line (never headers). */
-export function httpMetrics(registry: Registry, logger?: Logger): RequestHandler {
-  const requests = getOrCreate(registry, 'metergate_http_requests_total', () =>
+/** metergate_http_requests_total: every answer, including those written before express (route "unparsed"). */
+export function httpRequestsCounter(registry: Registry): Counter<'method' | 'route' | 'status'> {
+  return getOrCreate(registry, 'metergate_http_requests_total', () =>
     new Counter({ name: 'metergate_http_requests_total', help: 'HTTP requests answered, by method, route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] }),
   );
+}
+
+/** Counts and times every request; with a logger, also a debug access line (never headers). */
+export function httpMetrics(registry: Registry, logger?: Logger): RequestHandler {
+  const requests = httpRequestsCounter(registry);
   const duration = getOrCreate(registry, 'metergate_http_request_duration_seconds', () =>
     new Histogram({
       name: 'metergate_http_request_duration_seconds',

@@ -5,12 +5,19 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Module } from '../lifecycle.js';
 import { createApp, type HttpDeps, type RouteRegistrar, ROUTES } from './app.js';
+import { answerClientErrors } from './client-errors.js';
+import { httpRequestsCounter } from './metrics.js';
 
 export interface HttpServerOptions {
   /** Routes to serve; the default is every route group. */
   readonly routes?: readonly RouteRegistrar[];
   /** How long stop() waits for in-flight requests before closing their sockets. */
   readonly shutdownGraceMs?: number;
+  /** Time limits for a request's headers and for the whole request (408 beyond). */
+  readonly headersTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  /** How often Node checks those limits (its default is 30 s; tests make it short). */
+  readonly timeoutCheckIntervalMs?: number;
 }
 
 export class HttpServer implements Module {
@@ -24,10 +31,26 @@ export class HttpServer implements Module {
 
   async start(): Promise<void> {
     const { host, port } = this.deps.config.http;
-    const server = createServer(createApp(this.deps, this.options.routes ?? ROUTES));
-    server.headersTimeout = 20_000;
-    server.requestTimeout = 60_000;
-    server.keepAliveTimeout = 5_000;
+    const headersTimeoutMs = this.options.headersTimeoutMs ?? 20_000;
+    const requestTimeoutMs = this.options.requestTimeoutMs ?? 60_000;
+    const server = createServer(
+      {
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        keepAliveTimeout: 5_000,
+        // A request without Host is refused by the app, as problem+json (Node's own 400 has no body).
+        requireHostHeader: false,
+        ...(this.options.timeoutCheckIntervalMs ? { connectionsCheckingInterval: this.options.timeoutCheckIntervalMs } : {}),
+      },
+      createApp(this.deps, this.options.routes ?? ROUTES),
+    );
+    const requests = httpRequestsCounter(this.deps.metrics);
+    answerClientErrors(server, {
+      headersTimeoutMs,
+      requestTimeoutMs,
+      logger: this.deps.logger,
+      count: (method, status) => requests.inc({ method, route: 'unparsed', status: String(status) }),
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext, type AppContext } from '../../src/daemon.js';
 import type { RouteRegistrar } from '../../src/http/app.js';
-import { HttpServer } from '../../src/http/server.js';
+import { HttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { TokenStore, type TokenType } from '../../src/store/tokens.js';
 
@@ -18,7 +18,7 @@ export interface TestHttp {
   close(): Promise<void>;
 }
 
-export async function startTestHttp(opts: { config?: Record<string, unknown>; routes?: readonly RouteRegistrar[]; ctx?: Partial<AppContext> } = {}): Promise<TestHttp> {
+export async function startTestHttp(opts: { config?: Record<string, unknown>; routes?: readonly RouteRegistrar[]; ctx?: Partial<AppContext>; server?: HttpServerOptions } = {}): Promise<TestHttp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metergate-http-'));
   const config = validateConfig(
     {
@@ -32,7 +32,7 @@ export async function startTestHttp(opts: { config?: Record<string, unknown>; ro
     {},
   );
   const ctx = createContext(config, { logger: createLogger('silent'), ...opts.ctx });
-  const server = new HttpServer(ctx, opts.routes ? { routes: opts.routes } : {});
+  const server = new HttpServer(ctx, { ...opts.server, ...(opts.routes ? { routes: opts.routes } : {}) });
   await server.start();
   const tokens = new TokenStore(ctx.db);
   return {
