@@ -1,7 +1,30 @@
-// Liveness and readiness of the gateway, with reasons (pure: takes the views, returns the verdict).
+// Health of the gateway (pure: takes plain views, returns the verdict). Every component
+// says ok, degraded or down with a reason; combineHealth is the one rule that turns them
+// into status, live and ready, and healthHttpStatus the one place that maps those to HTTP
+// codes. The rule and what each component reports: docs/http-api.md#health.
 import type { MeterStatus } from '../domain.js';
 import type { LivenessReport } from './liveness.js';
 import type { ClockView, PriceCoverageView, UplinkView } from './probes.js';
+
+export type HealthStatus = 'ok' | 'degraded' | 'down';
+/** `disabled`: the part is not configured or not running here; counts as ok. */
+export type ComponentStatus = HealthStatus | 'disabled';
+
+/**
+ * One component's verdict. `down`: the gateway loses data or has stopped doing that part
+ * of its job and waiting will not fix it. `degraded`: something is late, partial or
+ * unavailable for now while nothing is lost (a broker outage with the outbox buffering).
+ */
+export interface ComponentHealth {
+  readonly status: ComponentStatus;
+  readonly reason: string;
+}
+
+/** A module's health now; plugged in with `probes.health.set(name, contributor)`. */
+export type HealthContributor = () => ComponentHealth;
+
+/** The component whose `down` means the process no longer works (a loop is stuck). */
+export const LIVENESS_COMPONENT = 'loops';
 
 export interface HealthInputs {
   readonly nowMs: number;
@@ -12,80 +35,104 @@ export interface HealthInputs {
   readonly prices: readonly PriceCoverageView[] | null;
   /** The outbox is "backed up" when its oldest message is older than this. */
   readonly maxOutboxAgeMs: number;
-}
-
-export type ComponentState = 'ok' | 'degraded' | 'down' | 'disabled';
-
-export interface ComponentHealth {
-  readonly state: ComponentState;
-  readonly detail: string;
+  /** Components contributed by other modules (name → verdict), combined by the same rule. */
+  readonly contributed?: Readonly<Record<string, ComponentHealth>>;
 }
 
 export interface Health {
-  readonly status: 'ok' | 'degraded' | 'down';
+  readonly status: HealthStatus;
   /** The process works: every loop ticks. False means systemd's watchdog will restart it. */
   readonly live: boolean;
-  /** The gateway does its job: meters answer, the broker takes messages, the clock is trusted, prices are there. */
+  /** No component is down: the gateway does its job (possibly degraded). */
   readonly ready: boolean;
+  /** `component: reason` for every component not ok, the down ones first. */
   readonly reasons: readonly string[];
-  readonly components: Readonly<Record<'loops' | 'meters' | 'broker' | 'clock' | 'prices', ComponentHealth>>;
+  readonly components: Readonly<Record<string, ComponentHealth>>;
+}
+
+/**
+ * The rule: status is the worst component status (disabled counts as ok); ready means no
+ * component is down; live means the loops component is not down. So a stuck loop is
+ * neither live nor ready, and a degraded component never takes the gateway out of service.
+ */
+export function combineHealth(components: Readonly<Record<string, ComponentHealth>>): Health {
+  const entries = Object.entries(components);
+  const down = entries.filter(([, c]) => c.status === 'down');
+  const degraded = entries.filter(([, c]) => c.status === 'degraded');
+  const status: HealthStatus = down.length > 0 ? 'down' : degraded.length > 0 ? 'degraded' : 'ok';
+  return {
+    status,
+    live: components[LIVENESS_COMPONENT]?.status !== 'down',
+    ready: down.length === 0,
+    reasons: [...down, ...degraded].map(([name, c]) => `${name}: ${c.reason}`),
+    components,
+  };
+}
+
+/** HTTP code of /healthz and /healthz/ready (503 only when down) and of /healthz/live. */
+export function healthHttpStatus(h: Health, probe: 'combined' | 'ready' | 'live'): 200 | 503 {
+  if (probe === 'live') return h.live ? 200 : 503;
+  return h.ready ? 200 : 503;
 }
 
 function loops(l: LivenessReport): ComponentHealth {
-  if (l.stale.length > 0) return { state: 'down', detail: l.stale.map((s) => `${s.loop} loop silent for ${Math.round(s.silentForMs / 1000)} s`).join('; ') };
-  if (l.loops.length === 0) return { state: 'ok', detail: 'no loops registered' };
-  return { state: 'ok', detail: `${l.loops.map((x) => x.loop).join(', ')} ticking` };
+  if (l.stale.length > 0) return { status: 'down', reason: l.stale.map((s) => `${s.loop} loop silent for ${Math.round(s.silentForMs / 1000)} s`).join('; ') };
+  if (l.loops.length === 0) return { status: 'ok', reason: 'no loops registered' };
+  return { status: 'ok', reason: `${l.loops.map((x) => x.loop).join(', ')} ticking` };
 }
 
 function meters(list: readonly MeterStatus[] | null): ComponentHealth {
-  if (list === null) return { state: 'disabled', detail: 'meter polling not running' };
-  if (list.length === 0) return { state: 'disabled', detail: 'no meters configured' };
+  if (list === null) return { status: 'disabled', reason: 'meter polling not running' };
+  if (list.length === 0) return { status: 'disabled', reason: 'no meters configured' };
   const offline = list.filter((m) => m.state === 'offline');
   const online = list.filter((m) => m.state === 'online');
-  if (online.length === 0 && offline.length === 0) return { state: 'degraded', detail: `${list.length} meter(s) not polled yet` };
-  if (offline.length === list.length) return { state: 'down', detail: `all ${list.length} meter(s) offline` };
-  if (offline.length > 0) return { state: 'degraded', detail: `${offline.length} of ${list.length} meter(s) offline: ${offline.map((m) => `${m.bus}/${m.unitId}`).join(', ')}` };
-  return { state: 'ok', detail: `${online.length} meter(s) online` };
+  if (online.length === 0 && offline.length === 0) return { status: 'degraded', reason: `${list.length} meter(s) not polled yet` };
+  // Nothing is measured at all: the gateway's first job has stopped.
+  if (offline.length === list.length) return { status: 'down', reason: `all ${list.length} meter(s) offline` };
+  if (offline.length > 0) return { status: 'degraded', reason: `${offline.length} of ${list.length} meter(s) offline: ${offline.map((m) => `${m.bus}/${m.unitId}`).join(', ')}` };
+  return { status: 'ok', reason: `${online.length} meter(s) online` };
 }
 
 function broker(u: UplinkView | null, maxAgeMs: number): ComponentHealth {
-  if (u === null || u.state === 'disabled') return { state: 'disabled', detail: 'no broker configured' };
-  const backlog = u.outboxDepth > 0 ? `, ${u.outboxDepth} message(s) waiting${u.oldestAgeMs !== null ? `, oldest ${Math.round(u.oldestAgeMs / 1000)} s` : ''}` : '';
-  if (u.state !== 'connected') return { state: 'down', detail: `broker ${u.state}${u.lastError ? ` (${u.lastError})` : ''}${backlog}` };
-  if (u.oldestAgeMs !== null && u.oldestAgeMs > maxAgeMs) return { state: 'degraded', detail: `connected but backed up${backlog}` };
-  return { state: 'ok', detail: `connected${backlog}` };
+  if (u === null || u.state === 'disabled') return { status: 'disabled', reason: 'no broker configured' };
+  const waiting = u.outboxDepth > 0 ? `${u.outboxDepth} message(s) waiting${u.oldestAgeMs !== null ? `, oldest ${Math.round(u.oldestAgeMs / 1000)} s` : ''}` : 'nothing waiting yet';
+  const link = u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError ? ` (${u.lastError})` : ''}`;
+  // The outbox at its bound drops the oldest message for every new one: data is lost.
+  if (u.outboxFull) return { status: 'down', reason: `${link}; outbox full (store.outbox_max_rows/outbox_max_bytes), dropping the oldest messages; ${waiting}` };
+  // Buffering through an outage is the designed mode: readings are kept and sent later.
+  if (u.state !== 'connected') return { status: 'degraded', reason: `${link}; buffering in the outbox, ${waiting}` };
+  if (u.oldestAgeMs !== null && u.oldestAgeMs > maxAgeMs) return { status: 'degraded', reason: `connected but backed up, ${waiting}` };
+  return { status: 'ok', reason: u.outboxDepth > 0 ? `connected, ${waiting}` : 'connected' };
 }
 
 function clock(c: ClockView | null): ComponentHealth {
-  if (c === null) return { state: 'disabled', detail: 'clock guard not running' };
-  if (c.trusted) return { state: 'ok', detail: 'clock trusted' };
+  if (c === null) return { status: 'disabled', reason: 'clock guard not running' };
+  if (c.trusted) return { status: 'ok', reason: 'clock trusted' };
   // A plausible clock that is not confirmed yet (waiting for NTP) only delays readings,
   // which are held and re-stamped; an implausible one makes every timestamp wrong.
-  return { state: c.plausible ? 'degraded' : 'down', detail: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held` };
+  return { status: c.plausible ? 'degraded' : 'down', reason: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held` };
 }
 
 function prices(list: readonly PriceCoverageView[] | null): ComponentHealth {
-  if (list === null) return { state: 'disabled', detail: 'price sync not running' };
-  if (list.length === 0) return { state: 'disabled', detail: 'no price regions configured' };
+  if (list === null) return { status: 'disabled', reason: 'price sync not running' };
+  if (list.length === 0) return { status: 'disabled', reason: 'no price regions configured' };
   const missing = list.filter((p) => !p.coversNow);
-  if (missing.length === list.length) return { state: 'down', detail: `no current price for ${missing.map((p) => p.region).join(', ')}` };
-  if (missing.length > 0) return { state: 'degraded', detail: `no current price for ${missing.map((p) => p.region).join(', ')}` };
-  return { state: 'ok', detail: list.map((p) => `${p.region} until ${p.lastEndMs !== null ? new Date(p.lastEndMs).toISOString() : '-'}`).join(', ') };
+  // Degraded, not down: readings are kept and sessions are priced when read, so a session
+  // in the gap is priced once its prices arrive; the price endpoints answer 503 meanwhile.
+  if (missing.length > 0) {
+    const last = (p: PriceCoverageView) => (p.lastEndMs === null ? 'none stored' : `stored until ${new Date(p.lastEndMs).toISOString()}`);
+    return { status: 'degraded', reason: `no current price for ${missing.map((p) => `${p.region} (${last(p)})`).join(', ')}` };
+  }
+  return { status: 'ok', reason: list.map((p) => `${p.region} until ${p.lastEndMs !== null ? new Date(p.lastEndMs).toISOString() : '-'}`).join(', ') };
 }
 
 export function assessHealth(input: HealthInputs): Health {
-  const components = {
-    loops: loops(input.liveness),
+  return combineHealth({
+    [LIVENESS_COMPONENT]: loops(input.liveness),
     meters: meters(input.meters),
     broker: broker(input.uplink, input.maxOutboxAgeMs),
     clock: clock(input.clock),
     prices: prices(input.prices),
-  };
-  const live = components.loops.state !== 'down';
-  const notOk = Object.entries(components).filter(([, c]) => c.state === 'down' || c.state === 'degraded');
-  const reasons = notOk.map(([name, c]) => `${name}: ${c.detail}`);
-  // Not ready when a part that must work is down; a degraded part (one meter of several
-  // offline, a backlog) is reported but does not take the gateway out of service.
-  const ready = live && !notOk.some(([, c]) => c.state === 'down');
-  return { status: !live || !ready ? 'down' : notOk.length > 0 ? 'degraded' : 'ok', live, ready, reasons, components };
+    ...input.contributed,
+  });
 }

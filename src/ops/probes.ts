@@ -2,6 +2,7 @@
 // network scan. The composition root (buildModules) plugs each module's view in once
 // the module exists; readers treat a missing view as "this part is not running".
 import type { MeterStatus } from '../domain.js';
+import type { HealthContributor } from './health.js';
 
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
 
@@ -14,6 +15,8 @@ export interface UplinkView {
   readonly oldestAgeMs: number | null;
   readonly lastPublishedAtMs: number | null;
   readonly lastError: string | null;
+  /** The outbox is at its bound and drops its oldest message for every new one (since the last PUBACK). */
+  readonly outboxFull: boolean;
 }
 
 export interface BusScanView {
@@ -62,4 +65,9 @@ export class Probes {
   prices: (() => readonly PriceCoverageView[]) | null = null;
   /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
   priceSeries: ((region: string, nowMs: number) => PriceSeriesView | null) | null = null;
+  /**
+   * Health of further components by name (e.g. `store`, `forecast`), combined with the
+   * built-in ones by the one rule in health.ts: `probes.health.set('store', () => ({ status, reason }))`.
+   */
+  readonly health = new Map<string, HealthContributor>();
 }

@@ -2,7 +2,8 @@
 // live view, in the same snake_case words as the rest of the gateway's JSON.
 import type { Config } from '../config/types.js';
 import { VERSION } from '../version.js';
-import { assessHealth, type Health } from './health.js';
+import { currentHealth } from './current-health.js';
+import type { Health } from './health.js';
 import type { Liveness } from './liveness.js';
 import type { Probes } from './probes.js';
 
@@ -23,15 +24,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
   const uplink = probes.uplink?.() ?? null;
   const clock = probes.clock?.() ?? null;
   const coverage = probes.prices?.() ?? null;
-  const health: Health = assessHealth({
-    nowMs: now,
-    liveness: deps.liveness.check(),
-    meters,
-    uplink,
-    clock,
-    prices: coverage,
-    maxOutboxAgeMs: 5 * 60_000,
-  });
+  const health: Health = currentHealth(deps);
   return {
     generated_at: iso(now),
     gateway: {
@@ -61,9 +54,10 @@ export function buildStatusReport(deps: StatusReportDeps) {
           oldest_age_s: uplink.oldestAgeMs === null ? null : Math.round(uplink.oldestAgeMs / 1000),
           last_published_at: iso(uplink.lastPublishedAtMs),
           last_error: uplink.lastError,
+          outbox_full: uplink.outboxFull,
         }
-      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null },
-    clock: clock ? { trusted: clock.trusted, reason: clock.reason, held_samples: clock.heldSamples } : null,
+      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false },
+    clock: clock ? { trusted: clock.trusted, plausible: clock.plausible, reason: clock.reason, held_samples: clock.heldSamples } : null,
     prices: config.prices.regions.map((region) => {
       const series = probes.priceSeries?.(region, now) ?? null;
       const cov = coverage?.find((c) => c.region === region) ?? null;

@@ -32,6 +32,8 @@ export interface OutboxStats {
   readonly oldestCreatedAtMs: number | null;
   /** Rows dropped (oldest first) because a bound was hit, since this process opened the outbox. */
   readonly droppedTotal: number;
+  /** A bound made it drop rows and no acknowledged row was deleted since: every new message drops an old one. */
+  readonly full: boolean;
 }
 
 
@@ -75,6 +77,8 @@ export class Outbox {
   private rows: number;
   private totalBytes: number;
   private dropped = 0;
+  /** Set when a bound made it drop rows, cleared when an acknowledged row is deleted. */
+  private full = false;
   private readonly stmts;
   private readonly deleteMany: (ids: readonly { id: number; bytes: number }[]) => number;
 
@@ -140,6 +144,7 @@ export class Outbox {
       }
       this.rows -= done.n;
       this.totalBytes -= done.bytes;
+      if (done.n > 0) this.full = false;
       return done.n;
     };
   }
@@ -178,6 +183,7 @@ export class Outbox {
       this.stmts.deleteUpTo.run(lastId);
     }
     this.dropped += dropped;
+    if (dropped > 0) this.full = true;
     return dropped;
   }
 
@@ -208,6 +214,6 @@ export class Outbox {
 
   stats(): OutboxStats {
     const oldest = this.rows > 0 ? this.stmts.oldest.get() : undefined;
-    return { depth: this.rows, bytes: this.totalBytes, oldestCreatedAtMs: oldest?.created_at_ms ?? null, droppedTotal: this.dropped };
+    return { depth: this.rows, bytes: this.totalBytes, oldestCreatedAtMs: oldest?.created_at_ms ?? null, droppedTotal: this.dropped, full: this.full };
   }
 }

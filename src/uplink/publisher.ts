@@ -162,6 +162,7 @@ export class OutboxPublisher implements Module {
       oldestAgeMs: stats.oldestCreatedAtMs === null ? null : Math.max(0, this.deps.clock.now() - stats.oldestCreatedAtMs),
       lastPublishedAtMs: this.lastPublishedAtMs,
       lastError: c.lastError,
+      outboxFull: stats.full,
     };
   }
 

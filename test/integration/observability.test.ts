@@ -70,7 +70,7 @@ describe.skipIf(!hasSocat)('/healthz, /metrics and /status.json on a gateway pol
   it('/healthz is 200 while the meter answers and 503 with the reason once it is gone', async () => {
     let res = await fetch(`${http.url}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ok', live: true, ready: true, components: { meters: { state: 'ok', detail: '1 meter(s) online' } } });
+    expect(await res.json()).toMatchObject({ status: 'ok', live: true, ready: true, components: { meters: { status: 'ok', reason: '1 meter(s) online' } } });
     await sim.kill();
     await until(async () => (await fetch(`${http.url}/healthz/ready`)).status === 503, 'not ready');
     res = await fetch(`${http.url}/healthz`);

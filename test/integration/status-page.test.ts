@@ -126,6 +126,9 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     await expect(page.locator(`tr[data-resource="${METER_B}"] .badge`).textContent()).resolves.toBe('offline');
     expect(await page.locator('#uplink').textContent()).toContain('disabled');
     expect(await page.locator('#reasons').textContent()).toContain('1 of 2 meter(s) offline');
+    // The health box shows every component in /healthz's words and colours.
+    await expect(page.locator('#components [data-component="meters"] .badge').getAttribute('class')).resolves.toBe('badge degraded');
+    await expect(page.locator('#components [data-component="broker"] .badge').textContent()).resolves.toBe('disabled');
 
     const chart = page.locator('.chart-box[data-region="NL"] svg.chart');
     expect(await chart.locator('path.actual').count()).toBe(1);
@@ -188,6 +191,12 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
       await broker.pause();
       const away = await uplinkText((t) => !/Broker\s*connected/.test(t) && /Backlog\s*[1-9]\d* message\(s\), oldest \d+ s/.test(t), 'a backlog while the broker is away');
       expect(away).toMatch(/Last error/);
+      // Buffering through the outage is the designed mode: yellow "degraded", not red "down".
+      expect(await page.locator('#uplink .badge').getAttribute('class')).toBe('badge degraded');
+      expect(await page.locator('#health').textContent()).toBe('degraded');
+      expect(await page.locator('#components [data-component="broker"] .badge').textContent()).toBe('degraded');
+      expect(await page.locator('#components [data-component="broker"]').textContent()).toMatch(/buffering in the outbox/);
+      expect(await page.locator('#reasons').textContent()).toMatch(/broker: broker (disconnected|connecting).*buffering in the outbox/);
       mkdirSync(resolve('test-artifacts'), { recursive: true });
       await page.screenshot({ path: resolve('test-artifacts', 'status-page-backlog.png'), fullPage: true });
       await broker.resume();

@@ -50,11 +50,17 @@ describe('outbox (real SQLite)', () => {
     const db = openDatabase(':memory:');
     const outbox = new Outbox(db, { maxRows: 100, maxBytes: 1e9 });
     let dropped = 0;
-    for (let i = 0; i < 150; i++) dropped += outbox.enqueue(msg(i), 0).dropped;
+    for (let i = 0; i < 100; i++) dropped += outbox.enqueue(msg(i), 0).dropped;
+    expect(outbox.stats()).toMatchObject({ depth: 100, full: false }); // at the bound, nothing lost yet
+    for (let i = 100; i < 150; i++) dropped += outbox.enqueue(msg(i), 0).dropped;
     expect(dropped).toBe(50);
+    expect(outbox.stats().full).toBe(true); // dropping: what /healthz reports as the broker down
     expect(outbox.depth).toBe(100);
     expect(outbox.page(0, 1)[0].payload).toBe('{"n":50}');
     expect(outbox.stats().droppedTotal).toBe(50);
+    const oldest = outbox.page(0, 1)[0];
+    outbox.deleteAcked([{ id: oldest.id, bytes: oldest.bytes }]);
+    expect(outbox.stats().full).toBe(false); // a PUBACK made room
 
     const small = new Outbox(openDatabase(':memory:'), { maxRows: 1000, maxBytes: 10 * 103 });
     for (let i = 0; i < 20; i++) small.enqueue(msg(i, 'x'.repeat(100)), 0);

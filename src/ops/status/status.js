@@ -18,8 +18,9 @@ function svg(tag, attrs, text) {
   return e;
 }
 
-function badge(state) {
-  return el('span', { class: `badge ${state}` }, state);
+/** A coloured label; the colour is the state's own, or the health status given (ok, degraded, down). */
+function badge(state, status) {
+  return el('span', { class: `badge ${status || state}` }, state);
 }
 
 function ago(iso, nowMs) {
@@ -81,9 +82,10 @@ function renderDl(dl, rows) {
   }
 }
 
-function renderUplink(u, nowMs) {
+function renderUplink(u, broker, nowMs) {
+  // Coloured by the broker's health, not its link: away while the outbox buffers is degraded (yellow).
   renderDl(document.getElementById('uplink'), [
-    ['Broker', badge(u.state)],
+    ['Broker', badge(u.state, broker && broker.status)],
     ['Address', u.broker || '—'],
     ['Backlog', `${u.outbox_depth} message(s)${u.oldest_age_s !== null ? `, oldest ${u.oldest_age_s} s` : ''}`],
     ['Last published', ago(u.last_published_at, nowMs)],
@@ -96,12 +98,13 @@ function renderHealth(report) {
   const top = document.getElementById('health');
   top.className = `badge ${h.status}`;
   top.textContent = h.status === 'ok' ? 'healthy' : h.status;
-  const c = report.clock;
-  renderDl(document.getElementById('clock'), [
-    ['Clock', c ? badge(c.trusted ? 'ok' : 'down') : '—'],
-    ['', c ? (c.trusted ? 'trusted' : `${c.reason} (${c.held_samples} held)`) : 'not supervised'],
-    ['Ready', h.ready ? 'yes' : 'no'],
-  ]);
+  // One line per component, in the words and colours /healthz uses.
+  const rows = Object.entries(h.components).map(([name, c]) => {
+    const line = el('span', { 'data-component': name });
+    line.append(badge(c.status), el('span', { class: 'muted' }, ` ${c.reason}`));
+    return [name, line];
+  });
+  renderDl(document.getElementById('components'), [...rows, ['Live', h.live ? 'yes' : 'no'], ['Ready', h.ready ? 'yes' : 'no']]);
   const ul = document.getElementById('reasons');
   ul.replaceChildren(...h.reasons.map((r) => el('li', {}, r)));
 }
@@ -179,7 +182,7 @@ function render(report) {
   document.getElementById('gateway').textContent = `${report.gateway.id || ''} · v${report.gateway.software_version} · up ${Math.round(report.gateway.uptime_s / 60)} min`;
   document.getElementById('updated').textContent = `updated ${new Date(nowMs).toLocaleTimeString()}`;
   renderMeters(report.meters, nowMs);
-  renderUplink(report.uplink, nowMs);
+  renderUplink(report.uplink, report.health.components.broker, nowMs);
   renderHealth(report);
   document.getElementById('charts').replaceChildren(...report.prices.map((r) => priceChart(r, nowMs)));
   document.body.dataset.rendered = report.generated_at;
