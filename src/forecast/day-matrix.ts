@@ -144,3 +144,38 @@ export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
   }
   return { firstDay: z.firstDay, days: z.days, slots: z.slots, values: out };
 }
+
+/**
+ * A copy with every day up to `throughDay` that is not complete replaced by the nearest
+ * complete day up to `throughDay` (the earlier one on a tie), so a missing origin or lag
+ * day reads as its nearest known day. Days after `throughDay` stay as they are, so no
+ * later information leaks in. The copy has the same days and slots; `filled` lists the
+ * replaced day numbers (callers keep them out of anything scored or fitted as a target).
+ */
+export function fillUnknownDays(m: DayMatrix, throughDay: number): { matrix: DayMatrix; filled: number[] } {
+  const last = Math.min(m.days - 1, throughDay - m.firstDay);
+  const complete: boolean[] = [];
+  for (let r = 0; r <= last; r++) complete.push(dayComplete(m, m.firstDay + r));
+  if (complete.every(Boolean)) return { matrix: m, filled: [] };
+  const values = Float64Array.from(m.values);
+  const filled: number[] = [];
+  for (let r = 0; r <= last; r++) {
+    if (complete[r]) continue;
+    let src = -1;
+    for (let k = 1; k <= last; k++) {
+      if (r - k >= 0 && complete[r - k]) {
+        src = r - k;
+        break;
+      }
+      if (r + k <= last && complete[r + k]) {
+        src = r + k;
+        break;
+      }
+      if (r - k < 0 && r + k > last) break;
+    }
+    if (src < 0) continue;
+    values.copyWithin(r * m.slots, src * m.slots, (src + 1) * m.slots);
+    filled.push(m.firstDay + r);
+  }
+  return { matrix: { firstDay: m.firstDay, days: m.days, slots: m.slots, values }, filled };
+}

@@ -10,6 +10,9 @@ import { forecastLear, PenaltyCache, quantileSorted, type LearOptions } from './
 
 export type ErrorScaling = 'none' | 'recent-variation';
 
+/** Half-width of a central 80 % normal interval in standard deviations: the cold-start bounds. */
+export const COLD_START_Z = 1.2816;
+
 export interface RollingOptions extends LearOptions {
   /** How many recent origins' errors calibrate the bounds. */
   readonly calibrationDays: number;
@@ -157,7 +160,7 @@ export class ConformalForecaster {
         qHi = quantileSorted(scores, 1 - alpha / 2);
       } else {
         // Cold start without own errors: a normal interval on the recent variation.
-        const z = 1.2816 * Math.sqrt(p.horizon);
+        const z = COLD_START_Z * Math.sqrt(p.horizon);
         const sc = options.scaling === 'none' ? recentVariation(input.prices, o) : 1;
         qLo = -z * sc;
         qHi = z * sc;

@@ -49,7 +49,7 @@ export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = RO
     if (req.httpVersion === '1.1' && req.headers.host === undefined) next(new HttpProblem(400, 'an HTTP/1.1 request needs a Host header', { errors: [{ path: 'Host', message: 'is required' }] }));
     else next();
   });
-  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db, deps.config.prices.regions) };
+  const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db, deps.config.prices.regions, deps.clock) };
   const router = Router();
   for (const register of routes) register(router, routeDeps);
   app.use(router);

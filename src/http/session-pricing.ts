@@ -1,9 +1,9 @@
 // The edge around the pure pricing: checks the market and the readings' order, fetches
-// the window's prices ONCE, prices, and maps the outcome to problems (422 missing period,
-// 503 no prices yet for the market).
+// the window's prices ONCE, prices, and maps the outcome to problems (422 missing period;
+// prices not there yet: pricesUnavailable, the rule every endpoint shares).
 import { checkReadings, priceSession, type EnergyReading } from '../pricing/session-cost.js';
 import { HttpProblem, type FieldError } from './errors.js';
-import type { MarketInfo, PriceAccess } from './price-access.js';
+import { pricesUnavailable, type MarketInfo, type PriceAccess } from './price-access.js';
 import { formatUtc } from './timestamps.js';
 
 export interface RequestPowerMarket {
@@ -47,20 +47,16 @@ export interface PricedReadings {
 
 /** Prices checked readings against the stored prices of the market. */
 export function priceReadings(access: PriceAccess, market: MarketInfo, readings: readonly EnergyReading[]): PricedReadings {
-  if (!access.hasPrices(market.code)) {
-    if (!access.isConfigured(market.code)) {
-      // Not fetched by this gateway: waiting would not help, so not a 503.
-      throw invalid(`no prices are stored for ${market.code}, and it is not among the regions this gateway fetches (prices.regions)`, [
-        { path: 'power_market.market_area_code', message: `${market.code} is not configured on this gateway` },
-      ]);
-    }
-    throw new HttpProblem(503, `no day-ahead prices are stored for ${market.code} yet; retry once the price sync (or a CSV import) has stored some`, { headers: { 'Retry-After': '300' } });
-  }
+  const unavailable = pricesUnavailable(access, market, { path: 'power_market.market_area_code', unconfiguredWithPrices: true });
+  if (unavailable) throw unavailable;
   const fromMs = readings[0].timestampMs;
   const toMs = readings[readings.length - 1].timestampMs;
   const periods = access.periods(market.code, fromMs, toMs);
   const result = priceSession(readings, periods, market.nativeDurationS);
   if (!result.ok) {
+    // Prices that stop before the readings' end although they should be out by now: 503.
+    const behind = pricesUnavailable(access, market, { path: 'meter_readings', need: { fromMs: result.missing.startMs, toMs }, unconfiguredWithPrices: true });
+    if (behind) throw behind;
     const start = formatUtc(result.missing.startMs);
     const end = formatUtc(result.missing.startMs + result.missing.durationS * 1000);
     throw invalid(`no ${market.code} day-ahead price is stored for ${start} to ${end}, which the readings cover`, [

@@ -2,7 +2,7 @@
 // configured region (cheap indexed queries, run at every scrape) and today's and
 // tomorrow's prices with the stored forecast and its band where prices are not out yet.
 import type { Config } from '../config/types.js';
-import { buildForecastResponse, responseWindow } from '../forecast/response.js';
+import { buildForecastResponse, NATIVE_HISTORY_MS, responseWindow } from '../forecast/response.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { Db } from '../store/db.js';
 import { ForecastStore } from '../store/forecasts.js';
@@ -49,7 +49,7 @@ export function attachPriceViews(deps: PriceViewDeps): void {
       intervalS,
       nowMs,
       horizonDays: 1,
-      actual: prices.atInterval(market.code, fromMs, toMs, intervalS).map((p) => ({ startMs: p.startMs, pricePerMwh: p.pricePerMwh })),
+      native: prices.native(market.code, fromMs - NATIVE_HISTORY_MS, toMs),
       forecast: forecasts.periods(market.code, fromMs - DAY_MS, toMs),
     });
     return {

@@ -83,6 +83,7 @@ export class PriceStore {
       all: db.prepare<[string]>('SELECT start_ms, duration_s FROM prices WHERE market_area = ? ORDER BY start_ms').raw(),
       sources: db.prepare<[string]>('SELECT DISTINCT source FROM prices WHERE market_area = ? ORDER BY source').pluck(),
       markets: db.prepare('SELECT DISTINCT market_area FROM prices ORDER BY market_area').pluck(),
+      lastEnd: db.prepare<[string]>('SELECT start_ms + duration_s * 1000 FROM prices WHERE market_area = ? ORDER BY start_ms DESC LIMIT 1').pluck(),
     };
   }
 
@@ -157,6 +158,11 @@ export class PriceStore {
 
   hasPrices(marketArea: string): boolean {
     return this.stmts.any.get(marketArea) !== undefined;
+  }
+
+  /** End of the market's last stored period (one index lookup), or null without prices. */
+  lastEndMs(marketArea: string): number | null {
+    return (this.stmts.lastEnd.get(marketArea) as number | undefined) ?? null;
   }
 
   /** Market areas with at least one stored price. */

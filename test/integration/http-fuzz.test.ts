@@ -103,7 +103,10 @@ describe('fuzz: bad requests get 4xx, never 5xx', () => {
   let http: TestHttp;
   let agent: Agent;
   beforeAll(async () => {
-    http = await startTestHttp({ config: { http: { body_limit_bytes: BODY_LIMIT, max_readings: 1000 } } });
+    // The gateway's clock on the last day of the loaded prices: later, market_price_forecast
+    // rightly answers 503 (the stored prices end before today).
+    const lastDayOfData = Date.parse('2025-12-31T12:00:00Z');
+    http = await startTestHttp({ config: { http: { body_limit_bytes: BODY_LIMIT, max_readings: 1000 } }, ctx: { clock: { now: () => lastDayOfData } } });
     if (hasSharedData) loadNl2025Prices(http.ctx.db);
     agent = new Agent({ keepAlive: true, maxSockets: 8 });
   });

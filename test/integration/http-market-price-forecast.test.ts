@@ -23,8 +23,11 @@ function nlPeriods() {
   ];
 }
 
-/** A gateway whose store holds the real prices known at local 10:00 of `today` (today's, not tomorrow's). */
-async function gatewayAt(today: string, extra: Record<string, unknown> = {}) {
+/**
+ * A gateway whose store holds the real prices known at local 10:00 of `today` (today's,
+ * not tomorrow's), or those through `knownThrough` (tomorrow's after the auction).
+ */
+async function gatewayAt(today: string, extra: Record<string, unknown> = {}, knownThrough = today) {
   const clock = { nowMs: localMidnightMs(NL.timeZone, dayFromIso(today)) + 10 * 3_600_000 };
   const http = await startTestHttp({
     config: {
@@ -35,7 +38,7 @@ async function gatewayAt(today: string, extra: Record<string, unknown> = {}) {
     },
     ctx: { clock: { now: () => clock.nowMs } },
   });
-  const known = localMidnightMs(NL.timeZone, dayFromIso(today) + 1);
+  const known = localMidnightMs(NL.timeZone, dayFromIso(knownThrough) + 1);
   new PriceStore(http.ctx.db).upsert(nlPeriods().filter((p) => p.startMs < known), { source: 'csv:test', fetchedAtMs: 0 });
   const service = new ForecastService({
     config: http.ctx.config,
@@ -59,7 +62,76 @@ async function get(http: TestHttp, query: string, headers: Record<string, string
 
 function expectValid(body: any) {
   expect(body.prices.length).toBeGreaterThan(0);
+  // Entry i starts at the first period_start + i x duration_seconds (clients index so).
+  const first = Date.parse(body.prices[0].period_start);
+  const off = body.prices.filter((p: any, i: number) => Date.parse(p.period_start) !== first + i * body.duration_seconds * 1000);
+  expect(off.slice(0, 3)).toEqual([]);
+  for (const p of body.prices) for (const v of [p.price_per_mwh, p.forecast, p.forecast_lower, p.forecast_upper]) if (v !== null) expect(Number.isFinite(v)).toBe(true);
 }
+
+async function meterReadings(http: TestHttp, token: string, marketArea: string, from: string, to: string) {
+  const res = await rawRequest(`${http.url}/api/v1/cdrs/meter_readings`, {
+    method: 'POST',
+    headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ power_market: { market_area_code: marketArea, sub_modality: 'DayAhead' }, meter_readings: [{ reading_kwh: 0, timestamp: from }, { reading_kwh: 5, timestamp: to }] }),
+  });
+  return { res, body: (await res.json()) as any };
+}
+
+describe.skipIf(!hasSharedData)(`market_price_forecast around the real missing day 2025-11-07 (${hasSharedData ? 'real NL prices' : SKIP_REASON})`, () => {
+  // The file has no prices for the local day 2025-11-07. At 10:00 that day, with the
+  // prices of 2025-11-08 already imported, the day is a hole inside the published prices.
+  let gap: Awaited<ReturnType<typeof gatewayAt>>;
+  beforeAll(async () => {
+    gap = await gatewayAt('2025-11-07', {}, '2025-11-08');
+  });
+  afterAll(async () => {
+    await gap?.http.close();
+  });
+
+  it('every period is present: the missing day carries forecasts with bounds, then published prices, then the forecast', async () => {
+    const token = gap.http.token('price_forecast', 'gap');
+    const before = await get(gap.http, '?region=NL-900', { authorization: `Bearer ${token}` });
+    expect(before.res.status).toBe(200);
+    expectValid(before.body);
+    // No forecast computed yet: today (estimated) and tomorrow (published).
+    expect(before.body.prices).toHaveLength(192);
+    expect(before.body.prices.slice(0, 96).every((p: any) => p.price_per_mwh === null && p.forecast_lower < p.forecast && p.forecast < p.forecast_upper)).toBe(true);
+    expect(before.body.prices.slice(96).every((p: any) => p.price_per_mwh !== null && p.forecast === null)).toBe(true);
+
+    expect(await gap.service.computeRegion('NL')).toBe(true);
+    expect(new ForecastStore(gap.http.ctx.db).latestRun('NL')!.originDay).toBe('2025-11-08');
+    gap.clock.nowMs += 2_000;
+    const after = await get(gap.http, '?region=NL-900', { authorization: `Bearer ${token}` });
+    expect(after.res.status).toBe(200);
+    expectValid(after.body);
+    expect(after.body.prices).toHaveLength(8 * 96);
+    expect(after.body.prices.slice(0, 96)).toEqual(before.body.prices.slice(0, 96));
+    expect(after.body.prices.slice(192).every((p: any) => p.price_per_mwh === null && p.forecast_lower <= p.forecast && p.forecast <= p.forecast_upper)).toBe(true);
+  });
+
+  it('prices that end before today: 503 with Retry-After naming the last stored day, the same on cdrs', async () => {
+    // Two days later nothing new was imported: the store ends with 2025-11-08.
+    gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-10')) + 10 * 3_600_000;
+    const forecast = await get(gap.http, '?region=NL', { authorization: `Bearer ${gap.http.token('price_forecast', 'late')}` });
+    expect(forecast.res.status).toBe(503);
+    expect(forecast.res.headers.get('retry-after')).toBe('300');
+    expect(forecast.body.detail).toMatch(/^the stored NL day-ahead prices end with 2025-11-08 \(the last stored day, Europe\/Amsterdam;/);
+    // A session of yesterday: the same condition, the same answer.
+    const cdrsToken = gap.http.token('cdrs');
+    const cdrs = await meterReadings(gap.http, cdrsToken, 'NL', '2025-11-09T10:00:00Z', '2025-11-09T11:00:00Z');
+    expect(cdrs.res.status).toBe(503);
+    expect(cdrs.res.headers.get('retry-after')).toBe('300');
+    expect(cdrs.body.detail).toMatch(/^the stored NL day-ahead prices end with 2025-11-08 /);
+    // A session inside the missing day is a hole, not a late sync: 422 naming the period.
+    const hole = await meterReadings(gap.http, cdrsToken, 'NL', '2025-11-07T10:00:00Z', '2025-11-07T11:00:00Z');
+    expect(hole.res.status).toBe(422);
+    expect(hole.body.detail).toContain('2025-11-07T10:00:00Z');
+    // Readings that run past today cannot be priced by waiting: 422.
+    const future = await meterReadings(gap.http, cdrsToken, 'NL', '2025-11-08T22:00:00Z', '2025-11-12T11:00:00Z');
+    expect(future.res.status).toBe(422);
+  });
+});
 
 describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedData ? 'real NL prices' : SKIP_REASON})`, () => {
   let spring: Awaited<ReturnType<typeof gatewayAt>>;
@@ -137,17 +209,32 @@ describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedDat
     }
   });
 
-  it('unknown region or interval is 422 problem+json; a configured market without prices is 503', async () => {
+  it('unknown region or interval is 422 problem+json; a known market not configured here says so', async () => {
     const token = spring.http.token('price_forecast', 'errors');
-    for (const region of ['XX', 'NL-60', 'DE-LU-7200', 'FR']) {
+    for (const [region, detail] of [
+      ['XX', /^unknown market area "XX" \(this gateway serves NL, DE-LU\)$/],
+      ['NL-60', /interval 60 s is not supported/],
+      ['DE-LU-7200', /interval 7200 s is not supported/],
+      ['FR', /^FR is a known market area, but this gateway is not configured for it \(prices.regions: NL, DE-LU\)/],
+    ] as const) {
       const { res, body } = await get(spring.http, `?region=${region}`, { authorization: `Bearer ${token}` });
       expect(res.status).toBe(422);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       expect(body.errors[0].path).toBe('region');
+      expect(body.detail).toMatch(detail);
       spring.clock.nowMs += 2_000;
     }
-    const { res } = await get(spring.http, '?region=DE-LU-900', { authorization: `Bearer ${token}` });
-    expect(res.status).toBe(503);
+  });
+
+  it('a configured market without prices: 503 with the same Retry-After on market_price_forecast and cdrs', async () => {
+    const forecast = await get(spring.http, '?region=DE-LU-900', { authorization: `Bearer ${spring.http.token('price_forecast', 'no-prices')}` });
+    expect(forecast.res.status).toBe(503);
+    const cdrs = await meterReadings(spring.http, spring.http.token('cdrs'), 'DE-LU', '2025-03-26T10:00:00Z', '2025-03-26T11:00:00Z');
+    expect(cdrs.res.status).toBe(503);
+    expect(forecast.res.headers.get('retry-after')).toBe('300');
+    expect(cdrs.res.headers.get('retry-after')).toBe('300');
+    expect(forecast.body.detail).toBe(cdrs.body.detail);
+    expect(forecast.body.detail).toBe('no day-ahead prices are stored for DE-LU yet; retry once the price sync (or a CSV import) has stored some');
   });
 
   it('ETag and If-None-Match give 304', async () => {

@@ -2,25 +2,22 @@
 // region (see design.md, market_price_forecast). Reads only; the ForecastService trains.
 import { createHash } from 'node:crypto';
 import type { Router } from 'express';
-import { buildForecastResponse } from '../../forecast/response.js';
+import { buildForecastResponse, NATIVE_HISTORY_MS, responseWindow } from '../../forecast/response.js';
 import { parseRegion } from '../../forecast/region.js';
-import { marketByCode } from '../../prices/markets.js';
 import { ForecastStore } from '../../store/forecasts.js';
-import { PriceStore } from '../../store/prices.js';
 import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
+import { pricesUnavailable } from '../price-access.js';
 import { TokenBucketThrottle } from '../throttle.js';
-import { responseWindow } from '../../forecast/response.js';
 
 export const MARKET_PRICE_FORECAST_PATH = '/api/v1/market_price_forecast';
 
 export function registerMarketPriceForecastRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Bearer', type: 'price_forecast' });
   const throttle = new TokenBucketThrottle(deps.clock, deps.config.http.forecast_burst, deps.config.http.forecast_interval_s);
-  const prices = new PriceStore(deps.db);
+  const access = deps.priceAccess;
   const forecasts = new ForecastStore(deps.db);
-  const configured = new Set(deps.config.prices.regions.map((r) => r.toUpperCase()));
 
   router.get(MARKET_PRICE_FORECAST_PATH, auth, (req, res) => {
     const decision = throttle.take(req.apiToken!.id);
@@ -31,14 +28,16 @@ export function registerMarketPriceForecastRoutes(router: Router, deps: RouteDep
     }
     const raw = req.query.region;
     if (raw !== undefined && typeof raw !== 'string') throw new HttpProblem(400, 'region must be given once, as a string', { errors: [{ path: 'region', message: 'must be a string' }] });
-    const region = parseRegion(raw, (code) => marketByCode(code) !== undefined && configured.has(code));
+    const region = parseRegion(raw, (code) => access.market(code) !== undefined, access.configuredMarkets());
     if (!region.ok) throw new HttpProblem(422, region.message, { errors: [{ path: 'region', message: region.message }] });
-    const market = marketByCode(region.marketArea)!;
-    if (!prices.hasPrices(market.code)) throw new HttpProblem(503, `no prices stored for ${market.code} yet`, { headers: { 'Retry-After': '60' } });
-
+    const market = access.market(region.marketArea)!;
     const nowMs = deps.clock.now();
     const horizonDays = deps.config.forecast.horizon_days;
     const { fromMs, toMs } = responseWindow(market.timeZone, nowMs, horizonDays);
+    // Contract: only configured regions; today's prices must be stored (else 503, the sync is behind).
+    const unavailable = pricesUnavailable(access, market, { path: 'region', need: { fromMs, toMs: responseWindow(market.timeZone, nowMs, 0).toMs }, unconfiguredWithPrices: false });
+    if (unavailable) throw unavailable;
+
     const body = buildForecastResponse({
       marketArea: market.code,
       currencyCode: market.currency,
@@ -46,7 +45,7 @@ export function registerMarketPriceForecastRoutes(router: Router, deps: RouteDep
       intervalS: region.intervalS,
       nowMs,
       horizonDays,
-      actual: prices.atInterval(market.code, fromMs, toMs, region.intervalS).map((p) => ({ startMs: p.startMs, pricePerMwh: p.pricePerMwh })),
+      native: access.periods(market.code, fromMs - NATIVE_HISTORY_MS, toMs),
       forecast: deps.config.forecast.enabled ? forecasts.periods(market.code, fromMs - 86_400_000, toMs) : [],
     });
     const json = JSON.stringify(body);
