@@ -37,14 +37,18 @@ export function registerPricesCommands(program: Command): void {
     .argument('<file>', 'CSV file')
     .requiredOption('--region <code>', 'market area, e.g. NL or DE-LU')
     .option('--autumn-hour <choice>', 'local-only files: a 02:00 that occurs once on the autumn DST day is drop|earlier|later', 'drop')
+    .option('--replace', 'let the file replace finer stored prices (e.g. hourly over quarter-hours) and prices of a better source; lists what it replaced')
     .option('-c, --config <file>', 'config file (for data_dir)', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'database file (instead of the one in data_dir)')
-    .action((file: string, opts: DbOptions & { region: string; autumnHour: string }) => {
+    .action((file: string, opts: DbOptions & { region: string; autumnHour: string; replace?: boolean }) => {
       if (!marketByCode(opts.region)) fail(`unknown region "${opts.region}"`);
       if (!['drop', 'earlier', 'later'].includes(opts.autumnHour)) fail('--autumn-hour must be drop, earlier or later');
       const db = openDb(opts);
       try {
-        const result = importPriceFile(new PriceStore(db), file, opts.region, Date.now(), { singleAutumnHour: opts.autumnHour as 'drop' | 'earlier' | 'later' });
+        const result = importPriceFile(new PriceStore(db), file, opts.region, Date.now(), {
+          singleAutumnHour: opts.autumnHour as 'drop' | 'earlier' | 'later',
+          replace: opts.replace === true,
+        });
         process.stdout.write(`${formatImportResult(result)}\n`);
       } catch (err) {
         if (err instanceof CsvImportError) fail(`${file}: ${err.message} (nothing imported)`);

@@ -2,8 +2,9 @@
 // transaction, so a bad row leaves the store untouched.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { PriceStore } from '../store/prices.js';
+import type { PriceMergeReport, PriceStore } from '../store/prices.js';
 import { requireMarket } from './markets.js';
+import type { MergeOutcome, MergeRun } from './merge.js';
 import { parsePriceCsv, type CsvImportReport, type CsvParseOptions } from './sources/csv.js';
 
 export interface ImportResult {
@@ -11,14 +12,21 @@ export interface ImportResult {
   readonly source: string;
   readonly written: number;
   readonly report: CsvImportReport;
+  /** What the file's periods did to the stored ones. */
+  readonly merge: PriceMergeReport;
 }
 
-export function importPriceFile(store: PriceStore, file: string, marketCode: string, nowMs: number, options: CsvParseOptions = {}): ImportResult {
+export interface ImportOptions extends CsvParseOptions {
+  /** Let the file replace finer stored prices and prices of a better source (`--replace`). */
+  readonly replace?: boolean;
+}
+
+export function importPriceFile(store: PriceStore, file: string, marketCode: string, nowMs: number, options: ImportOptions = {}): ImportResult {
   const market = requireMarket(marketCode);
   const { periods, report } = parsePriceCsv(readFileSync(file, 'utf8'), market, options);
   const source = `csv:${basename(file)}`;
-  const written = store.upsert(periods, { source, fetchedAtMs: nowMs });
-  return { marketArea: market.code, source, written, report };
+  const merge = store.merge(periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
+  return { marketArea: market.code, source, written: merge.written, report, merge };
 }
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().replace(':00.000Z', 'Z'));
@@ -35,5 +43,40 @@ export function formatImportResult(r: ImportResult): string {
   if (rep.forced24HourDays.length > 0) lines.push(`  ${rep.forced24HourDays.length} DST day(s) forced to 24 rows by the file: ${rep.forced24HourDays.join(', ')}`);
   for (const d of rep.dropped) lines.push(`  line ${d.line} (${d.localTime} local) not imported: ${d.reason}`);
   for (const g of rep.missing) lines.push(`  no price ${iso(g.fromMs)} .. ${iso(g.toMs)} (${(g.toMs - g.fromMs) / 3_600_000} h)`);
+  lines.push(...formatMerge(r.merge, requireMarket(r.marketArea).currency));
   return lines.join('\n');
+}
+
+const MAX_RUNS_SHOWN = 20;
+
+const WHAT: Record<Exclude<MergeOutcome, 'unchanged' | 'filled'>, string> = {
+  corrected: 'corrected (same periods, another price)',
+  refined: 'finer prices replaced coarser stored ones',
+  replaced: 'replaced (--replace)',
+  'kept-finer': 'not stored: finer prices are stored there (a coarser file only fills periods without a price; --replace replaces them)',
+  'kept-better-source': 'not stored: the stored prices come from a better source (entsoe; --replace replaces them)',
+  'kept-partial': 'not stored: finer periods that cover only part of a stored period',
+  'kept-misaligned': 'not stored: overlaps stored periods on other boundaries',
+};
+
+const minutes = (s: number) => `${s / 60}-min`;
+
+function describeRun(run: MergeRun, currency: string): string {
+  const stored = run.storedPeriods === 0 ? '' : ` over ${run.storedPeriods} x ${run.storedDurationsS.map(minutes).join('/')} (${run.storedSources.join(', ')})`;
+  const change = run.maxChangePerMwh === null || run.maxChangePerMwh === 0 ? '' : `, largest difference ${Math.round(run.maxChangePerMwh * 100) / 100} ${currency}/MWh`;
+  return `    ${iso(run.fromMs)} .. ${iso(run.toMs)}: ${run.incomingPeriods} x ${minutes(run.incomingDurationS)}${stored}${change}`;
+}
+
+/** What the import did to prices already stored: one heading per outcome, then its runs. */
+export function formatMerge(m: PriceMergeReport, currency: string): string[] {
+  const c = m.counts;
+  const lines = [`  ${c.filled} new, ${c.unchanged} unchanged, ${c.corrected} corrected, ${c.refined} refining coarser ones, ${c.replaced} replaced, ${c['kept-finer'] + c['kept-better-source'] + c['kept-partial'] + c['kept-misaligned']} not stored`];
+  for (const [outcome, what] of Object.entries(WHAT) as Array<[MergeOutcome, string]>) {
+    const runs = m.runs.filter((r) => r.outcome === outcome);
+    if (runs.length === 0) continue;
+    lines.push(`  ${c[outcome]} period(s) ${what}:`);
+    for (const run of runs.slice(0, MAX_RUNS_SHOWN)) lines.push(describeRun(run, currency));
+    if (runs.length > MAX_RUNS_SHOWN) lines.push(`    ... and ${runs.length - MAX_RUNS_SHOWN} more stretch(es)`);
+  }
+  return lines;
 }

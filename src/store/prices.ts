@@ -1,6 +1,7 @@
 // Day-ahead prices in SQLite: UTC, native resolution, with source and fetch time.
 import type { PricePeriod } from '../domain.js';
 import { requireMarket } from '../prices/markets.js';
+import { KEPT_OUTCOMES, planMerge, type MergeOutcome, type MergeRun } from '../prices/merge.js';
 import { resample } from '../prices/resample.js';
 import type { Db } from './db.js';
 
@@ -39,6 +40,18 @@ export interface PriceCoverage {
   readonly sources: readonly string[];
 }
 
+/** What a merge did: periods written, every incoming period's outcome, and runs of all but `unchanged`. */
+export interface PriceMergeReport {
+  readonly written: number;
+  readonly counts: Readonly<Record<MergeOutcome, number>>;
+  readonly runs: readonly MergeRun[];
+}
+
+export interface MergeOptions {
+  /** Let coarser periods replace finer stored ones, and a lower-ranked source a higher one (`prices import --replace`). */
+  readonly replace?: boolean;
+}
+
 const DAY_MS = 86_400_000;
 
 interface Row {
@@ -57,12 +70,7 @@ export class PriceStore {
 
   constructor(private readonly db: Db) {
     this.stmts = {
-      // A new period replaces any stored period it overlaps (e.g. 60-min rows replaced
-      // by 15-min rows of a corrected source), so the table never holds overlaps.
-      deleteOverlapping: db.prepare(
-        'DELETE FROM prices WHERE market_area = @market AND start_ms > @start - @maxMs AND start_ms < @end AND start_ms <> @start AND start_ms + duration_s * 1000 > @start',
-      ),
-      maxDuration: db.prepare<[string]>('SELECT max(duration_s) FROM prices WHERE market_area = ?').pluck(),
+      deleteAt: db.prepare<[string, number]>('DELETE FROM prices WHERE market_area = ? AND start_ms = ?'),
       anyBetween: db.prepare<[string, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? LIMIT 1').pluck(),
       upsert: db.prepare(
         `INSERT INTO prices (market_area, start_ms, duration_s, price_per_mwh, currency, source, fetched_at_ms)
@@ -88,40 +96,49 @@ export class PriceStore {
   }
 
   /**
-   * Inserts or replaces periods (idempotent: the same rows twice leave one copy), all in
-   * one transaction. Returns the number of rows written.
+   * Stores periods by the merge rule of src/prices/merge.ts (a coarser period never
+   * replaces finer stored ones; corrections need a source ranking at least as high),
+   * idempotent, in one transaction. Returns the number of rows written.
    */
   upsert(periods: readonly PricePeriod[], provenance: PriceProvenance): number {
-    const currencies = new Map<string, string>();
-    const currencyOf = (area: string) => {
-      let c = currencies.get(area);
-      if (!c) currencies.set(area, (c = requireMarket(area).currency));
-      return c;
-    };
+    return this.merge(periods, provenance).written;
+  }
+
+  /** Like upsert(), with the report of what was stored, corrected, replaced or kept out. */
+  merge(periods: readonly PricePeriod[], provenance: PriceProvenance, options: MergeOptions = {}): PriceMergeReport {
+    const byMarket = new Map<string, PricePeriod[]>();
+    for (const p of periods) {
+      if (!Number.isFinite(p.pricePerMwh)) throw new RangeError(`price for ${p.marketArea} at ${new Date(p.startMs).toISOString()} is not a number`);
+      if (!Number.isInteger(p.durationS) || p.durationS <= 0) throw new RangeError(`period of ${p.marketArea} at ${new Date(p.startMs).toISOString()} has length ${p.durationS} s`);
+      let list = byMarket.get(p.marketArea);
+      if (!list) byMarket.set(p.marketArea, (list = []));
+      list.push(p);
+    }
     const run = this.db.transaction(() => {
-      // Overlap removal is only needed where the market already has rows near the batch.
-      const existing = new Map<string, number | null>();
-      const maxMsFor = (area: string): number | null => {
-        if (!existing.has(area)) {
-          let lo = Number.POSITIVE_INFINITY;
-          let hi = Number.NEGATIVE_INFINITY;
-          for (const p of periods) {
-            if (p.marketArea !== area) continue;
-            lo = Math.min(lo, p.startMs - DAY_MS);
-            hi = Math.max(hi, p.startMs + p.durationS * 1000);
+      let written = 0;
+      const counts = Object.fromEntries(['filled', 'unchanged', 'corrected', 'refined', 'replaced', ...KEPT_OUTCOMES].map((o) => [o, 0])) as Record<MergeOutcome, number>;
+      const runs: MergeRun[] = [];
+      for (const [area, list] of byMarket) {
+        const currency = requireMarket(area).currency;
+        const sorted = list.every((p, k) => k === 0 || list[k - 1].startMs <= p.startMs) ? list : [...list].sort((a, b) => a.startMs - b.startMs);
+        for (let k = 1; k < sorted.length; k++) {
+          if (sorted[k].startMs < sorted[k - 1].startMs + sorted[k - 1].durationS * 1000) {
+            throw new RangeError(`periods of ${area} overlap at ${new Date(sorted[k].startMs).toISOString()}: nothing stored`);
           }
-          const any = this.stmts.anyBetween.get(area, lo, hi) !== undefined;
-          existing.set(area, any ? ((this.stmts.maxDuration.get(area) as number | null) ?? 0) * 1000 : null);
         }
-        return existing.get(area)!;
-      };
-      for (const p of periods) {
-        if (!Number.isFinite(p.pricePerMwh)) throw new RangeError(`price for ${p.marketArea} at ${new Date(p.startMs).toISOString()} is not a number`);
-        const maxMs = maxMsFor(p.marketArea);
-        if (maxMs !== null) this.stmts.deleteOverlapping.run({ market: p.marketArea, start: p.startMs, end: p.startMs + p.durationS * 1000, maxMs });
-        this.stmts.upsert.run(p.marketArea, p.startMs, p.durationS, p.pricePerMwh, currencyOf(p.marketArea), provenance.source, provenance.fetchedAtMs);
+        const lo = sorted[0].startMs;
+        const last = sorted[sorted.length - 1];
+        const hi = last.startMs + last.durationS * 1000;
+        // Reading the stored neighbourhood is only needed where the market has rows near the batch.
+        const stored = this.stmts.anyBetween.get(area, lo - DAY_MS, hi) === undefined ? [] : this.nativeWithProvenance(area, lo, hi);
+        const plan = planMerge(stored, sorted, { source: provenance.source, replace: options.replace });
+        for (const startMs of plan.deleteStartMs) this.stmts.deleteAt.run(area, startMs);
+        for (const p of plan.write) this.stmts.upsert.run(area, p.startMs, p.durationS, p.pricePerMwh, currency, provenance.source, provenance.fetchedAtMs);
+        written += plan.write.length;
+        for (const [o, n] of Object.entries(plan.counts)) counts[o as MergeOutcome] += n;
+        runs.push(...plan.runs);
       }
-      return periods.length;
+      return { written, counts, runs };
     });
     return run();
   }

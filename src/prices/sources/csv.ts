@@ -19,8 +19,13 @@
 //      start          ISO 8601 with offset or Z (`2025-10-01T00:00:00+02:00`, `...Z`),
 //                     or `start_utc` as `YYYY-MM-DD HH:MM[:SS]` in UTC;
 //      price_per_mwh  EUR/MWh   (or price_per_kwh, EUR/kWh);
-//      duration_s     optional period length in seconds (else the row spacing).
+//      duration_s     optional period length in seconds (else the row spacing);
+//      currency       optional ISO 4217 code per row (EUR).
 //    Separator `,` or `;`; with `;` a decimal comma is accepted.
+//
+// Currency: layouts 1 and 2 are EUR by definition; a generic file says so per row or not
+// at all. A file whose currency is not the market's (registry) is refused with the line,
+// since its prices would be stored as if they were in the market's currency.
 //
 // Rows finer than the market's native resolution whose prices repeat within a native
 // period (the 2025 file's quarter-hours before the 15-minute switch) are stored as one
@@ -220,6 +225,9 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
   const header = splitCsvLine(lines[0] ?? '', sep).map((h) => h.trim());
   const layout = detectLayout(header);
   const col = (name: string) => header.findIndex((h) => h.toLowerCase() === name);
+  if (layout !== 'generic' && market.currency !== 'EUR') {
+    throw new CsvImportError(1, `${layout} files are in EUR, but ${market.code}'s day-ahead prices are in ${market.currency} (src/prices/markets.json); nothing imported`);
+  }
   const decimalComma = sep === ';';
   const dropped: DroppedRow[] = [];
   const forcedDays = new Set<string>();
@@ -285,6 +293,10 @@ export function parsePriceCsv(text: string, market: Market, options: CsvParseOpt
       const iMwh = col('price_per_mwh');
       const iKwh = col('price_per_kwh');
       const iDur = col('duration_s');
+      const iCurrency = col('currency');
+      if (iCurrency >= 0 && fields[iCurrency].trim().toUpperCase() !== market.currency.toUpperCase()) {
+        throw new CsvImportError(lineNo, `currency "${fields[iCurrency].trim()}", but ${market.code}'s day-ahead prices are in ${market.currency} (src/prices/markets.json); nothing imported`);
+      }
       const startMs = iStart >= 0 ? parseIsoWithOffset(fields[iStart], lineNo) : parseWall(fields[iStartUtc], lineNo);
       const price = iMwh >= 0 ? parseNumber(fields[iMwh], decimalComma, lineNo, 'price_per_mwh') : Math.round(parseNumber(fields[iKwh], decimalComma, lineNo, 'price_per_kwh') * 1e6) / 1e3;
       let durationS: number | undefined;

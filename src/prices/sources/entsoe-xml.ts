@@ -10,7 +10,8 @@
 // Choosing between series: a document can carry the same days twice (DE-LU: a PT60M
 // series under classificationSequence position 1 and a PT15M series under position 2;
 // the platform has moved the official SDAC price between positions). Series are never
-// merged. For each delivery period (same timeInterval):
+// merged. A TimeSeries whose currency_Unit.name is not the market's currency (registry)
+// fails the whole document. For each delivery period (same timeInterval):
 //   1. where the registry names the SDAC position for the market (DE-LU, AT: 1; position
 //      2 is EXAA's separate auction, published hours before SDAC), only series at that
 //      position (or without a position) qualify; if none does, the period is skipped
@@ -44,6 +45,7 @@ export type A44Result =
       readonly kind: 'prices';
       readonly periods: PricePeriod[];
       readonly series: readonly SeriesSummary[];
+      /** Every TimeSeries' currency_Unit.name is the market's (a document in another one is refused). */
       readonly currency: string;
       /** Delivery periods left out because no series had the market's SDAC position. */
       readonly skipped: ReadonlyArray<{ startMs: number; endMs: number; reason: string }>;
@@ -147,13 +149,18 @@ export function parseA44(xml: string, market: Market): A44Result {
   if (!pub || typeof pub !== 'object') throw new EntsoeDocumentError(`neither Publication_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
 
   const candidates: Candidate[] = [];
-  let currency = market.currency;
+  const currency = market.currency;
   let order = 0;
   ((pub.TimeSeries as Node[] | undefined) ?? []).forEach((ts, i) => {
     const where = `TimeSeries ${i + 1}`;
     const unit = text(ts, 'price_Measure_Unit.name');
     if (unit && unit.toUpperCase() !== 'MWH') throw new EntsoeDocumentError(`${where}: price unit ${unit}, expected MWH`);
-    currency = text(ts, 'currency_Unit.name') ?? currency;
+    // The registry's currency is what every stored price of the market is in; a document in
+    // another currency would be stored as if it were that one, so it is refused.
+    const docCurrency = text(ts, 'currency_Unit.name');
+    if (docCurrency !== undefined && docCurrency.toUpperCase() !== market.currency.toUpperCase()) {
+      throw new EntsoeDocumentError(`${where}: prices in ${docCurrency}, but ${market.code}'s day-ahead prices are in ${market.currency} (src/prices/markets.json); document refused, nothing stored`);
+    }
     const curveType = text(ts, 'curveType') ?? 'A01';
     if (curveType !== 'A01' && curveType !== 'A03') throw new EntsoeDocumentError(`${where}: curve type ${curveType} is neither A01 nor A03`);
     const seqRaw = text(ts, 'classificationSequence_AttributeInstanceComponent.position');
