@@ -99,6 +99,10 @@ export interface Config {
     readonly forecast_burst: number;
     readonly forecast_interval_s: number;
   };
+  readonly sessions?: {
+    /** Default: 3 x poll.interval_ms (see http/session-pricing.ts maxEdgeGapMs). */
+    readonly max_edge_gap_ms?: number;
+  };
   readonly prices: {
     readonly regions: readonly string[];
     readonly source: 'entsoe' | 'none';

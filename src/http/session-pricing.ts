@@ -1,7 +1,10 @@
-// The edge around the pure pricing: checks the market and the readings' order, fetches
-// the window's prices ONCE, prices, and maps the outcome to problems (422 missing period;
-// prices not there yet: pricesUnavailable, the rule every endpoint shares).
+// The edge around the pure pricing: checks the market and the readings' order, cuts a
+// session's readings to its stated window, fetches the window's prices ONCE, prices, and
+// maps the outcome to problems (422 missing period or unbounded edge; prices not there
+// yet: pricesUnavailable, the rule every endpoint shares; 503 a local meter's reading
+// after the end not taken yet).
 import { checkReadings, priceSession, type EnergyReading } from '../pricing/session-cost.js';
+import { clipToWindow, unboundedEdges, type EdgeGap } from '../pricing/session-window.js';
 import { HttpProblem, type FieldError } from './errors.js';
 import { pricesUnavailable, type MarketInfo, type PriceAccess } from './price-access.js';
 import { formatUtc } from './timestamps.js';
@@ -64,4 +67,51 @@ export function priceReadings(access: PriceAccess, market: MarketInfo, readings:
     ]);
   }
   return { currency: market.currency, totalCostExclVat: result.totalCostExclVat, startMs: result.startMs, endMs: result.endMs };
+}
+
+/**
+ * A session's own readings (checked by assertReadingsUsable), cut to its window: readings
+ * outside start..end are not billed, the energy of an interval across an edge is cut
+ * there by the even-spread rule. 422 when fewer than two points are left.
+ */
+export function ownReadingsInWindow(readings: readonly EnergyReading[], startMs: number, endMs: number, path = 'meter_readings'): readonly EnergyReading[] {
+  const inWindow = clipToWindow(readings, startMs, endMs);
+  if (inWindow.length < 2) {
+    throw invalid(`the meter readings do not cover any part of the session from ${formatUtc(startMs)} to ${formatUtc(endMs)}; readings outside start_date_time..end_date_time are not billed`, [
+      { path, message: `needs readings inside the session window, or on both sides of an edge (${readings.length} given, ${inWindow.length} point(s) in the window)` },
+    ]);
+  }
+  return inWindow;
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+function edgeMessage(gap: EdgeGap, maxGapMs: number): string {
+  const side = gap.edge === 'start' ? 'before the start' : 'after the end';
+  const nearest = gap.gapMs === null ? `the meter has no stored reading ${side}` : `the nearest stored reading ${side} is ${seconds(gap.gapMs)} away`;
+  return `${nearest}; the energy up to the edge is interpolated only from a reading at most ${seconds(maxGapMs)} away (sessions.max_edge_gap_ms)`;
+}
+
+/**
+ * A local meter's stored readings around a session (inside it, and the nearest one
+ * beyond each edge), cut to the window. 422 naming each edge whose nearest reading beyond
+ * it is further than `maxGapMs` (the meter was offline there): never a smaller cost. 503
+ * with Retry-After while the only problem is a reading after the end not taken yet.
+ */
+export function localReadingsInWindow(stored: readonly EnergyReading[], resourceId: string, startMs: number, endMs: number, maxGapMs: number, nowMs: number): readonly EnergyReading[] {
+  const gaps = unboundedEdges(stored, startMs, endMs, maxGapMs);
+  if (gaps.length === 1 && gaps[0].edge === 'end' && gaps[0].gapMs === null && nowMs < endMs + maxGapMs) {
+    const retryS = Math.max(1, Math.ceil((endMs + maxGapMs - nowMs) / 1000));
+    throw new HttpProblem(503, `the local meter ${resourceId} has no reading after the session's end yet (${formatUtc(endMs)}); the energy up to the end is billed once the next poll has stored one`, {
+      headers: { 'Retry-After': String(retryS) },
+    });
+  }
+  if (gaps.length > 0) {
+    const edges = gaps.map((g) => (g.edge === 'start' ? `start ${formatUtc(startMs)}` : `end ${formatUtc(endMs)}`)).join(' and ');
+    throw invalid(`the local meter ${resourceId} was not read close enough to the session's ${edges} to bill the whole session (${edgeMessage(gaps[0], maxGapMs)})`, gaps.map((g) => ({
+      path: g.edge === 'start' ? 'start_date_time' : 'end_date_time',
+      message: edgeMessage(g, maxGapMs),
+    })));
+  }
+  return clipToWindow(stored, startMs, endMs);
 }

@@ -34,12 +34,13 @@ export class ReadingsStore {
         'SELECT * FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? ORDER BY sampled_at_ms',
       ),
       latest: db.prepare<[string], Row>('SELECT * FROM readings WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT 1'),
-      // Readings inside a session that is priced from this meter (PUT with resource_id) are
-      // its evidence: kept past the retention, or its CDR could no longer be computed.
-      purge: db.prepare(
-        `DELETE FROM readings WHERE sampled_at_ms < ? AND NOT EXISTS (
+      // Readings inside a session that is priced from this meter (PUT with resource_id), and
+      // those within the edge gap beyond it (its edges are interpolated from them), are its
+      // evidence: kept past the retention, or its CDR could no longer be computed.
+      purge: db.prepare<{ cutoff: number; margin: number }>(
+        `DELETE FROM readings WHERE sampled_at_ms < @cutoff AND NOT EXISTS (
            SELECT 1 FROM sessions s WHERE s.resource_id = readings.resource_id
-             AND readings.sampled_at_ms >= s.start_ms AND (s.end_ms IS NULL OR readings.sampled_at_ms <= s.end_ms))`,
+             AND readings.sampled_at_ms >= s.start_ms - @margin AND (s.end_ms IS NULL OR readings.sampled_at_ms <= s.end_ms + @margin))`,
       ),
       count: db.prepare('SELECT COUNT(*) FROM readings').pluck(),
     };
@@ -63,9 +64,9 @@ export class ReadingsStore {
     return row ? toReading(row) : null;
   }
 
-  /** Deletes readings sampled before cutoffMs; returns how many went. */
-  purgeBefore(cutoffMs: number): number {
-    return this.stmts.purge.run(cutoffMs).changes;
+  /** Deletes readings sampled before cutoffMs, except those of local-meter sessions and within `sessionEdgeGapMs` of their edges; returns how many went. */
+  purgeBefore(cutoffMs: number, sessionEdgeGapMs = 0): number {
+    return this.stmts.purge.run({ cutoff: cutoffMs, margin: sessionEdgeGapMs }).changes;
   }
 
   count(): number {

@@ -54,6 +54,11 @@ interface Row {
   reading_count: number | null;
 }
 
+interface LocalReadingRow {
+  sampled_at_ms: number;
+  energy_import_wh: number;
+}
+
 export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
 
 function readingsJson(readings: readonly EnergyReading[] | null): string | null {
@@ -114,8 +119,16 @@ export class SessionStore {
          WHERE cpo_transaction_id = @id`,
       ),
       price: db.prepare('UPDATE sessions SET total_cost_excl_vat = ?, currency = ?, last_updated_ms = ? WHERE cpo_transaction_id = ?'),
-      localReadings: db.prepare<[string, number, number], { sampled_at_ms: number; energy_import_wh: number }>(
+      // The readings inside the window, and the nearest one before its start and after its
+      // end (the edges are interpolated from them): three range scans on the primary key.
+      readingBefore: db.prepare<[string, number], LocalReadingRow>(
+        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms < ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms DESC LIMIT 1',
+      ),
+      readingsBetween: db.prepare<[string, number, number], LocalReadingRow>(
         'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms',
+      ),
+      readingAfter: db.prepare<[string, number], LocalReadingRow>(
+        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms > ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms LIMIT 1',
       ),
     };
   }
@@ -172,8 +185,17 @@ export class SessionStore {
     })();
   }
 
-  /** Readings a local meter stored between start and end (inclusive), as cumulative kWh. */
-  localMeterReadings(resourceId: string, startMs: number, endMs: number): EnergyReading[] {
-    return this.stmts.localReadings.all(resourceId, startMs, endMs).map((r) => ({ timestampMs: r.sampled_at_ms, energyKwh: r.energy_import_wh / 1000 }));
+  /**
+   * Readings a local meter stored between start and end (inclusive), and the nearest one
+   * before the start and after the end however far, as cumulative kWh, oldest first.
+   */
+  localMeterReadingsAround(resourceId: string, startMs: number, endMs: number): EnergyReading[] {
+    const rows = this.db.transaction(() => {
+      const before = this.stmts.readingBefore.get(resourceId, startMs);
+      const inside = this.stmts.readingsBetween.all(resourceId, startMs, endMs);
+      const after = this.stmts.readingAfter.get(resourceId, endMs);
+      return [...(before ? [before] : []), ...inside, ...(after ? [after] : [])];
+    })();
+    return rows.map((r) => ({ timestampMs: r.sampled_at_ms, energyKwh: r.energy_import_wh / 1000 }));
   }
 }

@@ -3,6 +3,7 @@
 // readings past store.readings_retention_days.
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { sessionMaxEdgeGapMs } from '../config/derived.js';
 import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
@@ -130,7 +131,7 @@ export class MeasurementRecorder implements Module {
     if (now === null) return 0;
     const cutoff = now - this.deps.config.store.readings_retention_days * DAY_MS;
     try {
-      const n = this.deps.readings.purgeBefore(cutoff);
+      const n = this.deps.readings.purgeBefore(cutoff, sessionMaxEdgeGapMs(this.deps.config));
       if (n > 0) this.deps.logger.info({ purged: n, before: new Date(cutoff).toISOString() }, 'purged old readings');
       return n;
     } catch (err) {

@@ -120,6 +120,6 @@ describe('recorder as the daemon builds it', () => {
     const sessions = new SessionStore(ctx.db);
     sessions.upsert({ cpoTransactionId: 'TX-1', marketArea: 'NL', status: 'completed', startMs: NOW - 10 * DAY + 3_600_000, endMs: NOW - 10 * DAY + 3 * 3_600_000, resourceId: RID, readings: null }, NOW);
     expect(uplink.recorder.purge()).toBe(3);
-    expect(sessions.localMeterReadings(RID, NOW - 10 * DAY + 3_600_000, NOW - 10 * DAY + 3 * 3_600_000)).toHaveLength(3);
+    expect(sessions.localMeterReadingsAround(RID, NOW - 10 * DAY + 3_600_000, NOW - 10 * DAY + 3 * 3_600_000)).toHaveLength(3);
   });
 });

@@ -1,11 +1,13 @@
 // /api/v1/cdrs: the contract's two pricing endpoints.
 import type { Request, Response, Router } from 'express';
+import { sessionMaxEdgeGapMs } from '../../config/derived.js';
+import type { EnergyReading } from '../../pricing/session-cost.js';
 import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
 import { assertReadingCap, readMeterReadings } from '../readings-input.js';
-import { assertReadingsUsable, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
+import { assertReadingsUsable, localReadingsInWindow, ownReadingsInWindow, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
@@ -52,17 +54,17 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     }
     const market = deps.priceAccess.market(session.marketArea);
     if (!market) throw new HttpProblem(422, `the session's market area ${session.marketArea} is no longer known`);
-    let readings = session.readings;
-    if (readings === null && session.resourceId !== null) {
-      readings = deps.sessions.localMeterReadings(session.resourceId, session.startMs, session.endMs);
-      if (readings.length < 2) {
-        throw new HttpProblem(422, `the local meter ${session.resourceId} stored ${readings.length} energy reading(s) between the session's start and end; at least 2 are needed`, {
-          errors: [{ path: 'resource_id', message: 'has fewer than 2 stored readings in the session window' }],
-        });
-      }
+    // The cost covers exactly start..end: readings beyond are cut at the edges.
+    let readings: readonly EnergyReading[];
+    if (session.readings !== null) {
+      assertReadingsUsable(session.readings);
+      readings = ownReadingsInWindow(session.readings, session.startMs, session.endMs);
+    } else {
+      const stored = deps.sessions.localMeterReadingsAround(session.resourceId!, session.startMs, session.endMs);
+      assertReadingsUsable(stored, 'meter_readings', false);
+      readings = localReadingsInWindow(stored, session.resourceId!, session.startMs, session.endMs, sessionMaxEdgeGapMs(deps.config), deps.clock.now());
     }
-    assertReadingsUsable(readings ?? []);
-    const priced = priceReadings(deps.priceAccess, market, readings ?? []);
+    const priced = priceReadings(deps.priceAccess, market, readings);
     const lastUpdatedMs = deps.sessions.recordPrice(id, priced.totalCostExclVat, priced.currency, deps.clock.now());
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({

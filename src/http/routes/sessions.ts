@@ -6,7 +6,7 @@ import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
 import { assertReadingCap, readMeterReadings } from '../readings-input.js';
-import { assertReadingsUsable, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
+import { assertReadingsUsable, ownReadingsInWindow, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, parseTimestamp, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
@@ -75,6 +75,8 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
 
     const readings = hasReadings ? readMeterReadings(input.meter_readings!) : null;
     if (readings) assertReadingsUsable(readings, 'meter_readings', input.status === 'completed');
+    // Readings outside start..end are accepted and not billed; a completed session needs some that bill its window.
+    if (readings && input.status === 'completed') ownReadingsInWindow(readings, startMs as number, endMs as number);
 
     const existing = deps.sessions.get(id);
     if (existing?.status === 'completed' && input.status === 'active') {
