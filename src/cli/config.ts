@@ -1,12 +1,16 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig, loadConfigWithSources, type LoadedConfig } from '../config/load.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/metergate/config.yaml';
 
 /** Loads the config or exits 78 with every problem listed; for commands that need one. */
 export function loadConfigOrExit(path: string): ReturnType<typeof loadConfig> {
+  return loadWithSourcesOrExit(path).config;
+}
+
+function loadWithSourcesOrExit(path: string): LoadedConfig {
   try {
-    return loadConfig(path);
+    return loadConfigWithSources(path);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -26,9 +30,15 @@ export function registerConfigCommands(program: Command): void {
     .option('-c, --config <file>', 'config file (instead of the argument)')
     .action((fileArg: string, opts: { config?: string }) => {
       const file = opts.config ?? fileArg;
-      const cfg = loadConfigOrExit(file);
+      const { config: cfg, env } = loadWithSourcesOrExit(file);
+      const http = cfg.http.enabled ? `, HTTP on ${cfg.http.host}:${cfg.http.port}` : ', HTTP off';
       process.stdout.write(
-        `${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es)${cfg.mqtt ? `, broker ${cfg.mqtt.url}` : ', no broker'}). Next: \`metergate doctor${file === DEFAULT_CONFIG_PATH ? '' : ` --config ${file}`}\`\n`,
+        `${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es)${cfg.mqtt ? `, broker ${cfg.mqtt.url}` : ', no broker'}${http}). Next: \`metergate doctor${file === DEFAULT_CONFIG_PATH ? '' : ` --config ${file}`}\`\n`,
       );
+      // Names only, never values: a variable may hold a password or a token.
+      for (const [setting, name] of env.setBy) {
+        const replaced = env.replaced.filter((r) => r.by === name).map((r) => `; replaces ${r.path} of the file`);
+        process.stdout.write(`  ${setting} from ${name}${replaced.join('')}\n`);
+      }
     });
 }

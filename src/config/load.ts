@@ -6,6 +6,8 @@ import { parseDocument } from 'yaml';
 import { builtInProfiles } from '../modbus/profiles/index.js';
 import type { Config } from './types.js';
 import { pointerToPath } from '../json-path.js';
+import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
+import { likelyMeant } from './nearest.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -32,13 +34,32 @@ const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, stri
 addFormats(ajv);
 const validateSchema = ajv.compile(configSchema);
 
-export function formatAjvError(e: ErrorObject): string {
+/** The schema node a JSON pointer such as an ajv schemaPath (`#/properties/mqtt`) leads to. */
+function schemaAt(root: Record<string, unknown>, pointer: string): SchemaNode | undefined {
+  let node: unknown = root;
+  for (const raw of pointer.replace(/^#/, '').split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return typeof node === 'object' && node !== null ? (node as SchemaNode) : undefined;
+}
+
+/**
+ * One ajv error as `path: message`. With the schema it was checked against, an unknown key
+ * names the known key it is likely a typo of, or the keys known at that place.
+ */
+export function formatAjvError(e: ErrorObject, schema?: Record<string, unknown>): string {
   let path = pointerToPath(e.instancePath);
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'additionalProperties') {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     path = path ? `${path}.${extra}` : extra;
     message = 'is not a known setting';
+    const known = Object.keys(schema ? (schemaAt(schema, e.schemaPath.replace(/\/additionalProperties$/, ''))?.properties ?? {}) : {});
+    if (known.length > 0) {
+      const meant = likelyMeant(extra, known);
+      message += meant ? `; did you mean ${meant}?` : ` (known here: ${known.join(', ')})`;
+    }
   } else if (e.keyword === 'required') {
     const missing = (e.params as { missingProperty: string }).missingProperty;
     path = path ? `${path}.${missing}` : missing;
@@ -51,47 +72,29 @@ export function formatAjvError(e: ErrorObject): string {
   return `${path || '(root)'}: ${message}`;
 }
 
-interface SchemaNode {
-  type?: string | string[];
-  enum?: unknown[];
-  properties?: Record<string, SchemaNode>;
-}
-
 /**
  * Environment overrides derived from the schema: every scalar setting reachable through
  * objects only has a variable, `METERGATE_` + the path in upper case joined by `__`
  * (e.g. `METERGATE_MQTT__PASSWORD`, `METERGATE_HTTP__PORT`). Lists are file-only.
  */
-export function envOverrideNames(schema: SchemaNode = configSchema as SchemaNode, prefix: string[] = []): Array<{ name: string; path: string[]; node: SchemaNode }> {
-  const out: Array<{ name: string; path: string[]; node: SchemaNode }> = [];
-  for (const [key, node] of Object.entries(schema.properties ?? {})) {
-    const path = [...prefix, key];
-    if (node.properties) out.push(...envOverrideNames(node, path));
-    else if (node.type !== 'array' && node.type !== 'object' && !(node as { additionalProperties?: unknown }).additionalProperties) {
-      out.push({ name: `METERGATE_${path.join('__').toUpperCase()}`, path, node });
-    }
-  }
-  return out;
+export function envOverrideNames(): EnvSetting[] {
+  return envSettings(configSchema as SchemaNode);
 }
 
-function coerceEnvValue(raw: string, node: SchemaNode): unknown {
-  const types = node.enum ? [...new Set(node.enum.map((v) => typeof v))] : [node.type].flat();
-  if ((types.includes('integer') || types.includes('number')) && raw.trim() !== '' && Number.isFinite(Number(raw))) return Number(raw);
-  if (types.includes('boolean') && (raw === 'true' || raw === 'false')) return raw === 'true';
-  return raw;
-}
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
-  for (const { name, path, node } of envOverrideNames()) {
-    const value = env[name];
-    if (value === undefined) continue;
-    let target = raw;
-    for (const key of path.slice(0, -1)) {
-      if (typeof target[key] !== 'object' || target[key] === null) target[key] = {};
-      target = target[key] as Record<string, unknown>;
-    }
-    target[path[path.length - 1]] = coerceEnvValue(value, node);
-  }
+/**
+ * Says so when a problem comes from the environment: the setting it names (or another it
+ * mentions) was set by a variable, or its section exists only because a variable made it.
+ */
+function attributeToEnv(problem: string, env: EnvLayer): string {
+  const sep = problem.indexOf(': ');
+  const path = sep >= 0 ? problem.slice(0, sep) : '';
+  const text = sep >= 0 ? problem.slice(sep + 2) : problem;
+  const vars = [...env.setBy].filter(([setting]) => setting === path || new RegExp(`(^|[^\\w.])${escapeRegExp(setting)}(?![\\w.])`).test(text)).map(([, name]) => name);
+  if (vars.length > 0) return `${problem} (from the environment: ${[...new Set(vars)].join(', ')})`;
+  const created = [...env.createdBy].find(([section]) => path.startsWith(`${section}.`));
+  return created ? `${problem} (${created[0]} is there only because of ${created[1].join(', ')} in the environment)` : problem;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -102,35 +105,53 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Checks that span several settings, which a JSON Schema cannot express. */
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The mapping entries of a list with their index; other entries are the schema's to report. */
+const entries = <T>(list: unknown): Array<[T, number]> => (Array.isArray(list) ? list.flatMap((v, i) => (isMapping(v) ? [[v as T, i] as [T, number]] : [])) : []);
+
+/**
+ * Checks that span several settings, which a JSON Schema cannot express. Runs also when
+ * the schema found problems (every problem at once), so it reads the config defensively.
+ */
 function crossChecks(config: Config): string[] {
   const problems: string[] = [];
   const busNames = new Set<string>();
-  config.buses.forEach((bus, i) => {
+  for (const [bus, i] of entries<Config['buses'][number]>(config.buses)) {
+    if (typeof bus.name !== 'string') continue;
     if (busNames.has(bus.name)) problems.push(`buses[${i}].name: "${bus.name}" is used by another bus`);
     busNames.add(bus.name);
-  });
+  }
   const resourceIds = new Set<string>();
   const addresses = new Set<string>();
-  config.meters.forEach((meter, i) => {
-    if (!busNames.has(meter.bus)) problems.push(`meters[${i}].bus: no bus named "${meter.bus}" (known: ${[...busNames].join(', ') || 'none'})`);
-    if (resourceIds.has(meter.resource_id)) problems.push(`meters[${i}].resource_id: ${meter.resource_id} is used by another meter`);
-    resourceIds.add(meter.resource_id);
+  const userProfiles = isMapping(config.profiles) ? config.profiles : {};
+  for (const [meter, i] of entries<Config['meters'][number]>(config.meters)) {
+    if (typeof meter.bus === 'string' && !busNames.has(meter.bus)) problems.push(`meters[${i}].bus: no bus named "${meter.bus}" (known: ${[...busNames].join(', ') || 'none'})`);
+    if (typeof meter.resource_id === 'string') {
+      if (resourceIds.has(meter.resource_id)) problems.push(`meters[${i}].resource_id: ${meter.resource_id} is used by another meter`);
+      resourceIds.add(meter.resource_id);
+    }
     const address = `${meter.bus}/${meter.unit_id}`;
     if (addresses.has(address)) problems.push(`meters[${i}].unit_id: unit ${meter.unit_id} on bus "${meter.bus}" is used by another meter`);
     addresses.add(address);
-    const profile = config.profiles[meter.profile] ?? builtInProfiles[meter.profile];
+    if (typeof meter.profile !== 'string') continue;
+    const profile = userProfiles[meter.profile] ?? builtInProfiles[meter.profile];
     if (!profile) {
       problems.push(`meters[${i}].profile: unknown profile "${meter.profile}" (built in: ${Object.keys(builtInProfiles).join(', ')}; or define it under profiles)`);
-    } else {
+    } else if (Array.isArray(profile.registers) && Array.isArray(meter.extra_metrics)) {
       const known = new Set(profile.registers.map((r) => r.metric));
       meter.extra_metrics.forEach((metric, j) => {
         if (!known.has(metric)) problems.push(`meters[${i}].extra_metrics[${j}]: profile "${meter.profile}" has no metric "${metric}" (has: ${[...known].join(', ')})`);
       });
     }
-  });
-  if (config.mqtt && config.mqtt.password && config.mqtt.password_file) problems.push('mqtt.password_file: set either password or password_file, not both');
-  if (config.mqtt && config.mqtt.reconnect_max_ms < config.mqtt.reconnect_min_ms) problems.push('mqtt.reconnect_max_ms: must be >= mqtt.reconnect_min_ms');
+  }
+  const mqtt = isMapping(config.mqtt) ? config.mqtt : undefined;
+  if (mqtt && mqtt.password && mqtt.password_file) problems.push('mqtt.password_file: set either mqtt.password or mqtt.password_file, not both');
+  // Without a password the broker sees a username alone: refused, or worse, accepted as anonymous.
+  // A client certificate is a credential of its own (brokers that map it to the username).
+  if (mqtt && mqtt.username && !mqtt.password && !mqtt.password_file && !mqtt.cert_file) {
+    problems.push('mqtt.username: has no password: set mqtt.password_file (or mqtt.password, or METERGATE_MQTT__PASSWORD in the environment)');
+  }
+  if (mqtt && mqtt.reconnect_max_ms < mqtt.reconnect_min_ms) problems.push('mqtt.reconnect_max_ms: must be >= mqtt.reconnect_min_ms');
   return problems;
 }
 
@@ -166,29 +187,54 @@ function dropNulls(value: unknown): void {
   }
 }
 
+/** A valid config and where its settings came from. */
+export interface LoadedConfig {
+  readonly config: Config;
+  /** What the environment set (setting path → variable) and which file settings it replaced. */
+  readonly env: EnvLayer;
+}
+
 /** Validates a parsed document; returns the frozen config or throws ConfigError with every problem. */
 export function validateConfig(raw: unknown, source = 'config', env: NodeJS.ProcessEnv = process.env): Config {
+  return validateConfigWithSources(raw, source, env).config;
+}
+
+/**
+ * Every layer is checked and every problem reported at once, in layer order: variables
+ * with the METERGATE_ prefix that name no setting, the schema, checks across settings,
+ * secret files. A problem a variable caused says which.
+ */
+export function validateConfigWithSources(raw: unknown, source = 'config', env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const doc = (raw ?? {}) as Record<string, unknown>;
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(source, ['(root): must be a mapping of settings']);
+  if (typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new ConfigError(source, ['(root): must be a mapping of settings', ...applyEnvOverrides({}, env, configSchema as SchemaNode).problems]);
+  }
   const copy = structuredClone(doc);
   dropNulls(copy);
-  applyEnvOverrides(copy, env);
-  if (!validateSchema(copy)) {
-    throw new ConfigError(source, [...new Set((validateSchema.errors ?? []).filter((e) => e.keyword !== 'if').map(formatAjvError))]);
+  const envLayer = applyEnvOverrides(copy, env, configSchema as SchemaNode);
+  const problems: string[] = [...envLayer.problems];
+  const schemaOk = validateSchema(copy);
+  if (!schemaOk) problems.push(...(validateSchema.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => formatAjvError(e, configSchema)));
+  const config = copy as unknown as Config;
+  try {
+    problems.push(...crossChecks(config));
+  } catch (err) {
+    // A shape the schema already refused can trip a check written for valid configs;
+    // the schema's problems say what to fix. On a valid config it is a bug: rethrow.
+    if (schemaOk) throw err;
   }
-  const config = copy as unknown as Config & { mqtt?: { password?: string }; prices: { entsoe: { security_token?: string } } };
-  const problems = crossChecks(config);
   const mutable = config as unknown as {
     gateway_id?: string;
     mqtt?: { password?: string; password_file?: string };
-    prices: { entsoe: { security_token?: string; security_token_file?: string } };
+    prices?: { source?: unknown; entsoe?: { security_token?: string; security_token_file?: string } };
   };
-  if (mutable.mqtt?.password_file && !mutable.mqtt.password) {
-    mutable.mqtt.password = readSecretFile(mutable.mqtt.password_file, 'mqtt.password_file', problems, 'write the broker password the operator gave you into it');
+  const mqtt = isMapping(mutable.mqtt) ? mutable.mqtt : undefined;
+  if (typeof mqtt?.password_file === 'string' && !mqtt.password) {
+    mqtt.password = readSecretFile(mqtt.password_file, 'mqtt.password_file', problems, 'write the broker password the operator gave you into it');
   }
-  const entsoe = mutable.prices.entsoe;
+  const entsoe = isMapping(mutable.prices) && isMapping(mutable.prices.entsoe) ? mutable.prices.entsoe : undefined;
   // The token is only needed when ENTSO-E is the source: `source: none` must not fail on it.
-  if (config.prices.source === 'entsoe' && entsoe.security_token_file && !entsoe.security_token) {
+  if (mutable.prices?.source === 'entsoe' && entsoe && typeof entsoe.security_token_file === 'string' && !entsoe.security_token) {
     entsoe.security_token = readSecretFile(
       entsoe.security_token_file,
       'prices.entsoe.security_token_file',
@@ -196,22 +242,28 @@ export function validateConfig(raw: unknown, source = 'config', env: NodeJS.Proc
       'write your ENTSO-E Transparency Platform API token into it, or set prices.source: none',
     );
   }
-  if (problems.length > 0) throw new ConfigError(source, problems);
+  if (problems.length > 0) throw new ConfigError(source, [...new Set(problems.map((p) => attributeToEnv(p, envLayer)))]);
   mutable.gateway_id ??= hostname();
-  return deepFreeze(config);
+  return { config: deepFreeze(config), env: envLayer };
 }
 
 /** Reads, parses and validates a YAML config file. */
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfigWithSources(path, env).config;
+}
+
+export function loadConfigWithSources(path: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  // Variables that name no setting are wrong whatever the file says: listed with the file's problems.
+  const envProblems = () => applyEnvOverrides({}, env, configSchema as SchemaNode).problems;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(path, [`(file): cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`]);
+    throw new ConfigError(path, [`(file): cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`, ...envProblems()]);
   }
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(path, doc.errors.map((e) => `(yaml) line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`));
+    throw new ConfigError(path, [...doc.errors.map((e) => `(yaml) line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`), ...envProblems()]);
   }
-  return validateConfig(doc.toJS(), path, env);
+  return validateConfigWithSources(doc.toJS(), path, env);
 }

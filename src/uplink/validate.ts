@@ -31,7 +31,7 @@ export class InvalidMessageError extends Error {
 /** The problems of a message as `path: message`, empty when it is valid. */
 export function messageProblems(type: MessageType, message: unknown): string[] {
   const validate = validators[type];
-  return validate(message) ? [] : (validate.errors ?? []).map(formatAjvError);
+  return validate(message) ? [] : (validate.errors ?? []).map((e) => formatAjvError(e));
 }
 
 /** Throws InvalidMessageError unless the message matches its schema. */

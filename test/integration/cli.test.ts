@@ -15,7 +15,11 @@ import { databasePath, openDatabase } from '../../src/store/db.js';
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8', env: { ...process.env, METERGATE_LOG_LEVEL: 'warn' } });
+  return cliWithEnv({}, ...args);
+}
+
+function cliWithEnv(env: NodeJS.ProcessEnv, ...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8', env: { ...process.env, METERGATE_LOG_LEVEL: 'warn', ...env } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -51,10 +55,10 @@ describe('metergate CLI', () => {
       'buses[0].port: is required',
       'meters[0].unit_id: must be <= 247',
       'mqtt.url: must start with mqtts:// (TLS is mandatory; plain mqtt:// is refused)',
-      'bogus: is not a known setting',
     ]) {
       expect(lines, r.stderr).toContain(p);
     }
+    expect(r.stderr).toMatch(/^ {2}bogus: is not a known setting \(known here: organization_id, .*\)$/m);
     expect(r.stdout).toBe('');
 
     const good = join(dir, 'good.yaml');
@@ -68,6 +72,54 @@ describe('metergate CLI', () => {
 
     // `run` refuses the bad file the same way, before starting anything.
     expect(cli('run', '--config', bad).status).toBe(78);
+  });
+
+  it('config check: every layer at once, with "did you mean" for keys and variables and the environment named', () => {
+    const bad = join(dir, 'layers.yaml');
+    writeFileSync(
+      bad,
+      [
+        `organization_id: ${ORG}`,
+        'pol: { interval_ms: 1000 }', // typo of poll
+        'buses:',
+        '  - { name: a, type: tcp, host: 127.0.0.1 }',
+        'meters:',
+        `  - { resource_id: ${ORG}, bus: b, unit_id: 300, profile: sdm630 }`, // schema and cross check on one meter
+        "mqtt: { url: 'mqtts://broker:8883', usrname: gw, username: gw }", // typo, and a username without a password
+        '',
+      ].join('\n'),
+    );
+    const r = cliWithEnv({ METERGATE_MQTT__PASWORD: 'pw-secret', METERGATE_HTTP__PORT: 'eighty' }, 'config', 'check', bad);
+    expect(r.status, r.stderr).toBe(78);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toContain('pw-secret');
+    const lines = r.stderr.split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+    expect(lines).toEqual([
+      'METERGATE_MQTT__PASWORD: names no setting; did you mean METERGATE_MQTT__PASSWORD?',
+      'pol: is not a known setting; did you mean poll?',
+      'meters[0].unit_id: must be <= 247',
+      'mqtt.usrname: is not a known setting; did you mean username?',
+      'http.port: must be integer (from the environment: METERGATE_HTTP__PORT)',
+      'meters[0].bus: no bus named "b" (known: a)',
+      'mqtt.username: has no password: set mqtt.password_file (or mqtt.password, or METERGATE_MQTT__PASSWORD in the environment)',
+    ]);
+  });
+
+  it("config check: the README's environment example works with the shipped config/example.yaml", () => {
+    const example = 'config/example.yaml';
+    const readme = { METERGATE_MQTT__PASSWORD: 'pw-secret', METERGATE_HTTP__PORT: '9090' };
+    // The password replaces the shipped password_file line; the ENTSO-E token file is still missing here.
+    const partly = cliWithEnv(readme, 'config', 'check', example);
+    expect(partly.status).toBe(78);
+    expect(partly.stderr.split('\n').slice(1).filter(Boolean).map((l) => l.trim())).toEqual([
+      'prices.entsoe.security_token_file: /etc/metergate/entsoe-token does not exist (write your ENTSO-E Transparency Platform API token into it, or set prices.source: none)',
+    ]);
+    const ok = cliWithEnv({ ...readme, METERGATE_PRICES__ENTSOE__SECURITY_TOKEN: 'token-secret' }, 'config', 'check', example);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`${example}: OK (1 meter(s) on 1 bus(es), broker mqtts://mqtt.example.com:8883, HTTP on 127.0.0.1:9090)`);
+    expect(ok.stdout).toContain('  mqtt.password from METERGATE_MQTT__PASSWORD; replaces mqtt.password_file of the file');
+    expect(ok.stdout).toContain('  http.port from METERGATE_HTTP__PORT');
+    expect(ok.stdout).not.toMatch(/pw-secret|token-secret/);
   });
 
   it('token create prints the token once; list never shows it; revoke stops it working over HTTP', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, validateConfig } from '../../src/config/load.js';
+import { ConfigError, loadConfig, loadConfigWithSources, validateConfig } from '../../src/config/load.js';
 
 function problemsOf(load: () => unknown): readonly string[] {
   try {
@@ -37,5 +37,18 @@ describe('config/example.yaml (what install.sh writes to /etc/metergate/config.y
     expect(config.prices.source).toBe('none');
     expect(config.prices.entsoe.base_url).toMatch(/^https:\/\//);
     expect(config.mqtt?.password).toBe('s3cret');
+  });
+
+  it('accepts the shipped config/example.yaml with the README\'s variables', () => {
+    const example = 'config/example.yaml';
+    const env = { METERGATE_MQTT__PASSWORD: 'pw', METERGATE_HTTP__PORT: '9090' };
+    // The example's own secret files do not exist here: the token file is the only problem left.
+    // The password replaces the shipped password_file line instead of clashing with it.
+    expect(problemsOf(() => loadConfig(example, env))).toEqual([expect.stringMatching(/^prices\.entsoe\.security_token_file: \/etc\/metergate\/entsoe-token does not exist/)]);
+    const { config, env: layer } = loadConfigWithSources(example, { ...env, METERGATE_PRICES__ENTSOE__SECURITY_TOKEN: 'token' });
+    expect(config.http.port).toBe(9090);
+    expect(config.mqtt).toMatchObject({ username: 'gateway-0001', password: 'pw' });
+    expect(config.prices.entsoe.security_token).toBe('token');
+    expect([...layer.setBy.values()].sort()).toEqual(['METERGATE_HTTP__PORT', 'METERGATE_MQTT__PASSWORD', 'METERGATE_PRICES__ENTSOE__SECURITY_TOKEN']);
   });
 });
