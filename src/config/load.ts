@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
 import { builtInProfiles } from '../modbus/profiles/index.js';
 import type { Config } from './types.js';
+import { httpExposureProblems } from './http-exposure.js';
 import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
@@ -152,6 +153,7 @@ function crossChecks(config: Config): string[] {
     problems.push('mqtt.username: has no password: set mqtt.password_file (or mqtt.password, or METERGATE_MQTT__PASSWORD in the environment)');
   }
   if (mqtt && mqtt.reconnect_max_ms < mqtt.reconnect_min_ms) problems.push('mqtt.reconnect_max_ms: must be >= mqtt.reconnect_min_ms');
+  problems.push(...httpExposureProblems(config.http));
   return problems;
 }
 

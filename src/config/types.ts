@@ -94,6 +94,9 @@ export interface Config {
     readonly enabled: boolean;
     readonly host: string;
     readonly port: number;
+    /** HTTPS instead of HTTP; required beyond loopback unless allow_plaintext_lan. */
+    readonly tls?: { readonly cert_file: string; readonly key_file: string };
+    readonly allow_plaintext_lan: boolean;
     readonly body_limit_bytes: number;
     readonly max_readings: number;
     readonly forecast_burst: number;

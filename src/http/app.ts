@@ -6,6 +6,7 @@ import type { AppContext } from '../daemon.js';
 import { SessionStore } from '../store/sessions.js';
 import { TokenStore } from '../store/tokens.js';
 import { errorHandler, HttpProblem, notFoundHandler } from './errors.js';
+import { localClientsOnly, LOCAL_ONLY_PATHS } from './local-only.js';
 import { httpMetrics } from './metrics.js';
 import { createPriceAccess, type PriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
@@ -50,6 +51,7 @@ export function createApp(deps: HttpDeps, routes: readonly RouteRegistrar[] = RO
     else next();
   });
   const routeDeps: RouteDeps = { ...deps, tokens: new TokenStore(deps.db), sessions: new SessionStore(deps.db), priceAccess: createPriceAccess(deps.db, deps.config.prices.regions, deps.clock) };
+  app.use(LOCAL_ONLY_PATHS, localClientsOnly(deps.config.http));
   const router = Router();
   for (const register of routes) register(router, routeDeps);
   app.use(router);

@@ -1,8 +1,13 @@
-// The HTTP server module: listens on config.http.host:port, stops gracefully (stops
+// The HTTP server module: listens on config.http.host:port, over TLS when http.tls is
+// set (the certificate and key are read again on SIGHUP), stops gracefully (stops
 // accepting, lets in-flight requests finish, closes idle keep-alive connections, and
 // cuts whatever is left after a grace period).
-import { createServer, type Server } from 'node:http';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/types.js';
 import type { Module } from '../lifecycle.js';
 import { createApp, type HttpDeps, type RouteRegistrar, ROUTES } from './app.js';
 import { answerClientErrors } from './client-errors.js';
@@ -20,9 +25,18 @@ export interface HttpServerOptions {
   readonly timeoutCheckIntervalMs?: number;
 }
 
+type TlsFiles = NonNullable<Config['http']['tls']>;
+
+function readTlsFiles(tls: TlsFiles): { cert: string; key: string } {
+  return { cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8') };
+}
+
 export class HttpServer implements Module {
   readonly name = 'http';
-  private server?: Server;
+  private server?: Server | TlsServer;
+  private readonly onSighup = (): void => {
+    this.reloadTls();
+  };
 
   constructor(
     private readonly deps: HttpDeps,
@@ -33,19 +47,23 @@ export class HttpServer implements Module {
     const { host, port } = this.deps.config.http;
     const headersTimeoutMs = this.options.headersTimeoutMs ?? 20_000;
     const requestTimeoutMs = this.options.requestTimeoutMs ?? 60_000;
-    const server = createServer(
-      {
-        headersTimeout: headersTimeoutMs,
-        requestTimeout: requestTimeoutMs,
-        keepAliveTimeout: 5_000,
-        // A request without Host is refused by the app, as problem+json (Node's own 400 has no body).
-        requireHostHeader: false,
-        ...(this.options.timeoutCheckIntervalMs ? { connectionsCheckingInterval: this.options.timeoutCheckIntervalMs } : {}),
-      },
-      createApp(this.deps, this.options.routes ?? ROUTES),
-    );
+    const tls = this.deps.config.http.tls;
+    const httpOptions: ServerOptions = {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      keepAliveTimeout: 5_000,
+      // A request without Host is refused by the app, as problem+json (Node's own 400 has no body).
+      requireHostHeader: false,
+      ...(this.options.timeoutCheckIntervalMs ? { connectionsCheckingInterval: this.options.timeoutCheckIntervalMs } : {}),
+    };
+    const app = createApp(this.deps, this.options.routes ?? ROUTES);
+    const server = tls ? createTlsServer({ ...httpOptions, ...readTlsFiles(tls), minVersion: 'TLSv1.2' }, app) : createServer(httpOptions, app);
+    if (tls) {
+      // A failed handshake has no HTTP answer to give; say why at debug level (never the bytes).
+      server.on('tlsClientError', (err: NodeJS.ErrnoException) => this.deps.logger.debug({ code: err.code }, 'TLS handshake failed'));
+    }
     const requests = httpRequestsCounter(this.deps.metrics);
-    answerClientErrors(server, {
+    answerClientErrors(server as Server, {
       headersTimeoutMs,
       requestTimeoutMs,
       logger: this.deps.logger,
@@ -59,8 +77,42 @@ export class HttpServer implements Module {
       });
     });
     this.server = server;
+    // Handled with or without TLS: an unhandled SIGHUP would end the daemon.
+    process.on('SIGHUP', this.onSighup);
     const addr = this.address();
-    this.deps.logger.info({ host: addr.address, port: addr.port }, 'HTTP API listening');
+    this.deps.logger.info({ host: addr.address, port: addr.port, tls: tls !== undefined, ...(tls ? this.certificateFacts(tls) : {}) }, 'HTTP API listening');
+  }
+
+  /**
+   * Reads http.tls.cert_file and key_file again and serves them to new connections
+   * (SIGHUP, e.g. after a certificate renewal). A broken pair is refused and logged; the
+   * previous certificate stays in use. Returns whether the new pair is served.
+   */
+  reloadTls(): boolean {
+    const tls = this.deps.config.http.tls;
+    const server = this.server;
+    if (!tls || !server || !('setSecureContext' in server)) {
+      this.deps.logger.info('SIGHUP: http.tls is not set, nothing to reload (other settings need a restart)');
+      return false;
+    }
+    try {
+      server.setSecureContext({ ...readTlsFiles(tls), minVersion: 'TLSv1.2' });
+    } catch (err) {
+      this.deps.logger.error({ err: { message: (err as Error).message }, cert_file: tls.cert_file, key_file: tls.key_file }, 'HTTP TLS certificate not reloaded; the previous one stays in use');
+      return false;
+    }
+    this.deps.logger.info(this.certificateFacts(tls), 'HTTP TLS certificate reloaded');
+    return true;
+  }
+
+  /** What an operator checks after a renewal: which certificate, valid until when. */
+  private certificateFacts(tls: TlsFiles): Record<string, string> {
+    try {
+      const cert = new X509Certificate(readFileSync(tls.cert_file));
+      return { cert_subject: cert.subject.replace(/\n/g, ', '), cert_valid_to: new Date(cert.validTo).toISOString(), cert_sha256: cert.fingerprint256 };
+    } catch {
+      return {};
+    }
   }
 
   /** The bound address (port 0 in config picks a free port; tests read it here). */
@@ -69,16 +121,17 @@ export class HttpServer implements Module {
     return this.server.address() as AddressInfo;
   }
 
-  /** Base URL for clients, e.g. `http://127.0.0.1:8080`. */
+  /** Base URL for clients, e.g. `http://127.0.0.1:8080` (`https://` with http.tls). */
   url(): string {
     const { address, family, port } = this.address();
-    return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
+    return `${this.deps.config.http.tls ? 'https' : 'http'}://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
   }
 
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    process.off('SIGHUP', this.onSighup);
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections become idle once their last response is out; close them as
     // they do, rather than waiting for keepAliveTimeout.

@@ -56,13 +56,36 @@ export async function fetchDaemonMeters(config: Config, timeoutMs: number): Prom
   const wildcard = config.http.host === '0.0.0.0' || config.http.host === '::' || config.http.host === '';
   const host = wildcard ? '127.0.0.1' : config.http.host;
   try {
-    const res = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/status.json`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) return null;
-    const body = (await res.json()) as { meters?: DaemonMeter[] };
-    return Array.isArray(body.meters) ? body.meters : null;
+    const body = (await getJson(`${config.http.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/status.json`, timeoutMs)) as { meters?: DaemonMeter[] } | null;
+    return Array.isArray(body?.meters) ? body.meters : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * GET a JSON document from the daemon on this machine; null unless 200. Over TLS the
+ * certificate is not verified: its name is the gateway's, not 127.0.0.1, nothing secret
+ * is sent, and the connection never leaves this machine.
+ */
+async function getJson(url: string, timeoutMs: number): Promise<unknown> {
+  const { request } = url.startsWith('https:') ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { signal: AbortSignal.timeout(timeoutMs), rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(res.statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : null);
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 function judgeFromDaemon(seen: DaemonMeter, meter: MeterConfig, where: string, maxPowerW: number, busConfig: BusConfig, bus: ModbusBus, now: number): CheckResult {
