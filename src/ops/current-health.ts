@@ -1,6 +1,6 @@
 // The gateway's health now, read from the modules' live views (Probes) and judged by the
 // one rule in health.ts. /healthz, /healthz/live, /healthz/ready and /status.json all ask here.
-import { assessHealth, type ComponentHealth, type Health } from './health.js';
+import { assessHealth, combineHealth, LIVENESS_COMPONENT, loopsHealth, type ComponentHealth, type Health } from './health.js';
 import type { Liveness } from './liveness.js';
 import type { Probes } from './probes.js';
 
@@ -15,23 +15,40 @@ export interface CurrentHealthDeps {
 
 export function currentHealth(deps: CurrentHealthDeps): Health {
   const p = deps.probes;
+  // A view that throws (a database error under outbox.stats()) makes its component
+  // degraded with the error, instead of taking /healthz down with it.
+  const unreadable: Record<string, ComponentHealth> = {};
+  const read = <T>(component: string, view: (() => T) | null): T | null => {
+    if (!view) return null;
+    try {
+      return view();
+    } catch (err) {
+      unreadable[component] = { status: 'degraded', reason: `cannot be assessed: ${err instanceof Error ? err.message : String(err)}` };
+      return null;
+    }
+  };
+  const meters = read('meters', p.meters);
+  const uplink = read('broker', p.uplink);
+  const clock = read('clock', p.clock);
+  const prices = read('prices', p.prices);
   const contributed: Record<string, ComponentHealth> = {};
   for (const [name, contributor] of p.health) {
-    try {
-      contributed[name] = contributor();
-    } catch (err) {
-      // A broken health view must not take /healthz down with it; it is reported instead.
-      contributed[name] = { status: 'degraded', reason: `health not assessable: ${err instanceof Error ? err.message : String(err)}` };
-    }
+    const c = read(name, contributor);
+    if (c) contributed[name] = c;
   }
   return assessHealth({
     nowMs: deps.clock.now(),
     liveness: deps.liveness.check(),
-    meters: p.meters?.() ?? null,
-    uplink: p.uplink?.() ?? null,
-    clock: p.clock?.() ?? null,
-    prices: p.prices?.() ?? null,
+    meters,
+    uplink,
+    clock,
+    prices,
     maxOutboxAgeMs: MAX_OUTBOX_AGE_MS,
-    contributed,
+    contributed: { ...contributed, ...unreadable },
   });
+}
+
+/** Liveness alone: reads no module view (no database), so it answers while the process works. */
+export function currentLiveness(deps: Pick<CurrentHealthDeps, 'liveness'>): Health {
+  return combineHealth({ [LIVENESS_COMPONENT]: loopsHealth(deps.liveness.check()) });
 }

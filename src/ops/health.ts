@@ -75,7 +75,8 @@ export function healthHttpStatus(h: Health, probe: 'combined' | 'ready' | 'live'
   return h.ready ? 200 : 503;
 }
 
-function loops(l: LivenessReport): ComponentHealth {
+/** The loops component: down when a poll or publish loop is silent past its limit. */
+export function loopsHealth(l: LivenessReport): ComponentHealth {
   if (l.stale.length > 0) return { status: 'down', reason: l.stale.map((s) => `${s.loop} loop silent for ${Math.round(s.silentForMs / 1000)} s`).join('; ') };
   if (l.loops.length === 0) return { status: 'ok', reason: 'no loops registered' };
   return { status: 'ok', reason: `${l.loops.map((x) => x.loop).join(', ')} ticking` };
@@ -128,7 +129,7 @@ function prices(list: readonly PriceCoverageView[] | null): ComponentHealth {
 
 export function assessHealth(input: HealthInputs): Health {
   return combineHealth({
-    [LIVENESS_COMPONENT]: loops(input.liveness),
+    [LIVENESS_COMPONENT]: loopsHealth(input.liveness),
     meters: meters(input.meters),
     broker: broker(input.uplink, input.maxOutboxAgeMs),
     clock: clock(input.clock),

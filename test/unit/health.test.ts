@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { MeterStatus } from '../../src/domain.js';
+import { currentHealth, currentLiveness } from '../../src/ops/current-health.js';
 import { assessHealth, combineHealth, healthHttpStatus, type HealthInputs } from '../../src/ops/health.js';
+import { Liveness } from '../../src/ops/liveness.js';
+import { Probes } from '../../src/ops/probes.js';
 
 const meter = (state: MeterStatus['state'], unitId = 1): MeterStatus => ({
   resourceId: `0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a${String(unitId).padStart(2, '0')}`,
@@ -93,5 +96,36 @@ describe('health', () => {
     expect(h).toMatchObject({ status: 'down', ready: false, live: true });
     expect(h.reasons).toEqual(['store: disk full', 'meters: 1 of 2 meter(s) offline: rs485/2']);
     expect(combineHealth({ a: { status: 'disabled', reason: 'off' }, b: { status: 'ok', reason: 'fine' } })).toMatchObject({ status: 'ok', live: true, ready: true, reasons: [] });
+  });
+});
+
+describe('current health from the module views', () => {
+  const deps = () => {
+    const probes = new Probes();
+    const liveness = new Liveness(() => 0);
+    return { probes, liveness, clock: { now: () => Date.parse('2026-11-23T10:00:00Z') } };
+  };
+
+  it('takes components modules plug in with probes.health.set and combines them by the same rule', () => {
+    const d = deps();
+    d.probes.health.set('store', () => ({ status: 'degraded', reason: 'cannot write (SQLITE_FULL)' }));
+    expect(currentHealth(d)).toMatchObject({ status: 'degraded', ready: true, reasons: ['store: cannot write (SQLITE_FULL)'] });
+    d.probes.health.set('forecast', () => ({ status: 'down', reason: 'no forecast for 2026-11-24' }));
+    expect(currentHealth(d)).toMatchObject({ status: 'down', ready: false, live: true, reasons: ['forecast: no forecast for 2026-11-24', 'store: cannot write (SQLITE_FULL)'] });
+  });
+
+  it('reports a view that throws as degraded with the error; liveness reads no view at all', () => {
+    const d = deps();
+    d.probes.uplink = () => {
+      throw new Error('SQLITE_IOERR: disk I/O error');
+    };
+    d.probes.health.set('store', () => {
+      throw new Error('boom');
+    });
+    expect(currentHealth(d)).toMatchObject({
+      status: 'degraded',
+      components: { broker: { status: 'degraded', reason: 'cannot be assessed: SQLITE_IOERR: disk I/O error' }, store: { status: 'degraded', reason: 'cannot be assessed: boom' } },
+    });
+    expect(currentLiveness(d)).toMatchObject({ live: true, status: 'ok', reasons: [] });
   });
 });

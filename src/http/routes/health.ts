@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { currentHealth } from '../../ops/current-health.js';
+import { currentHealth, currentLiveness } from '../../ops/current-health.js';
 import { healthHttpStatus } from '../../ops/health.js';
 import { VERSION } from '../../version.js';
 import type { RouteDeps } from '../app.js';
@@ -20,8 +20,7 @@ export function registerHealthRoutes(router: Router, deps: RouteDeps): void {
     res.status(healthHttpStatus(h, 'ready')).set('Cache-Control', 'no-store').json({ status: h.status, ready: h.ready, reasons: h.reasons });
   });
   router.get('/healthz/live', (_req, res) => {
-    const h = currentHealth(deps);
-    const loops = h.components.loops;
-    res.status(healthHttpStatus(h, 'live')).set('Cache-Control', 'no-store').json({ live: h.live, reasons: h.live ? [] : [`loops: ${loops?.reason ?? ''}`] });
+    const h = currentLiveness(deps);
+    res.status(healthHttpStatus(h, 'live')).set('Cache-Control', 'no-store').json({ live: h.live, reasons: h.reasons });
   });
 }
