@@ -208,7 +208,8 @@ forecast: { enabled: false }
     copyFileSync(renewed.key, keyFile);
     daemon.process.kill('SIGHUP');
     await until(async () => (await presentedFingerprint(port, cas)) === fingerprint(renewed.cert), 'the renewed certificate to be served', 60_000);
-    expect(daemon.output()).toContain('HTTP TLS certificate reloaded');
+    // The log line travels through a pipe on its own schedule: wait for it too.
+    await until(() => daemon!.output().includes('HTTP TLS certificate reloaded'), 'the reload to be logged', 60_000);
 
     // A half-written renewal (key of another certificate): refused, the renewed pair stays.
     copyFileSync(first.key, keyFile);
