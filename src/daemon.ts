@@ -10,6 +10,7 @@ import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
 import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
+import { storeHealth } from './ops/store-health.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDatabase, type Db } from './store/db.js';
 import { buildUplink } from './uplink/index.js';
@@ -56,6 +57,7 @@ export function buildModules(ctx: AppContext): Module[] {
   // row) before the publisher drains them to the broker (src/uplink).
   const uplink = buildUplink(ctx, { clockGate: clockGuard, meters: () => ctx.probes.meters?.() ?? null });
   clockGuard.connect((sample) => uplink.recorder.record(sample));
+  ctx.probes.health.set('store', () => storeHealth(uplink.recorder.view()));
   modules.push(...uplink.modules);
   if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
   if (uplink.deviceMessages) networkScan.onChange((content) => uplink.deviceMessages!.networkScan(content));

@@ -89,6 +89,8 @@ export interface Config {
     readonly readings_retention_days: number;
     readonly outbox_max_rows: number;
     readonly outbox_max_bytes: number;
+    /** Readings and messages kept in memory while the store refuses writes (disk full, locked); beyond it the oldest go. */
+    readonly write_queue_max_entries: number;
   };
   readonly http: {
     readonly enabled: boolean;

@@ -34,6 +34,18 @@ export interface ClockView {
   readonly heldSamples: number;
 }
 
+/** Whether the database takes writes; what waits in memory while it does not. */
+export interface StoreView {
+  readonly writable: boolean;
+  /** The last refusal, e.g. `SQLITE_FULL: database or disk is full`; null while writable. */
+  readonly reason: string | null;
+  readonly failingSinceMs: number | null;
+  readonly pendingWrites: number;
+  readonly maxPendingWrites: number;
+  /** Dropped (oldest first) because the queue was full, since start. */
+  readonly pendingDroppedTotal: number;
+}
+
 export interface PriceCoverageView {
   readonly region: string;
   /** End of the last stored period (ms), or null without prices. */

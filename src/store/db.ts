@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isStorageUnavailable } from './storage-errors.js';
 
 export type Db = Database.Database;
 
@@ -42,22 +43,72 @@ export function migrate(db: Db, migrations: Migration[] = listMigrations()): num
  * poller, synchronous=NORMAL (a WAL commit survives a process crash; a power cut can
  * lose at most the last transactions, never corrupt the file), then migrates. Commits
  * that must survive a power cut too go through `durableTransaction`.
+ *
+ * On a full disk SQLite cannot even read a WAL database that was closed cleanly: the
+ * first connection must create the 32 KiB shared-memory index (-shm) and gets
+ * SQLITE_IOERR_SHMSIZE. A small reserve file next to the database is given up for it
+ * then, so the daemon starts, polls and keeps what it cannot store yet in memory
+ * (docs/uplink.md); the reserve is made again at the next open with space.
  */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  // better-sqlite3 builds SQLite with a 16 MB page cache per connection; SQLite's own
-  // default of 2 MB serves a gateway's working set (the OS caches the file anyway), and a
-  // scan of a long outbox would otherwise leave 14 MB more resident. mmap stays off (the
-  // default), so the file's pages never count as the daemon's memory.
-  db.pragma('cache_size = -2000');
-  migrate(db);
+  let db: Db;
+  try {
+    db = configure(path);
+  } catch (err) {
+    if (path === ':memory:' || !isStorageUnavailable(err) || !releaseReserve(path)) throw err;
+    db = configure(path);
+  }
+  if (path !== ':memory:') keepReserve(path);
   giveToDirectoryOwner(path);
   return db;
+}
+
+function configure(path: string): Db {
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    // better-sqlite3 builds SQLite with a 16 MB page cache per connection; SQLite's own
+    // default of 2 MB serves a gateway's working set (the OS caches the file anyway), and a
+    // scan of a long outbox would otherwise leave 14 MB more resident. mmap stays off (the
+    // default), so the file's pages never count as the daemon's memory.
+    db.pragma('cache_size = -2000');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** Two -shm chunks of 32 KiB (one indexes 4096 WAL pages; the WAL checkpoints at 1000). */
+export const RESERVE_BYTES = 64 * 1024;
+export const reservePath = (dbPath: string): string => `${dbPath}-reserve`;
+
+/** Gives the reserve up; true when there was one. */
+function releaseReserve(dbPath: string): boolean {
+  if (!existsSync(reservePath(dbPath))) return false;
+  rmSync(reservePath(dbPath), { force: true });
+  return true;
+}
+
+/** Writes the reserve when it is missing and there is room; never fails the open. */
+function keepReserve(dbPath: string): void {
+  const file = reservePath(dbPath);
+  if (existsSync(file) && statSync(file).size === RESERVE_BYTES) return;
+  try {
+    const fd = openSync(file, 'w');
+    try {
+      writeSync(fd, Buffer.alloc(RESERVE_BYTES));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    rmSync(file, { force: true }); // no room yet: made at a later open
+  }
 }
 
 /**
@@ -71,7 +122,7 @@ function giveToDirectoryOwner(path: string): void {
   try {
     const dir = statSync(dirname(path));
     if (dir.uid === 0) return;
-    for (const p of [path, `${path}-wal`, `${path}-shm`]) {
+    for (const p of [path, `${path}-wal`, `${path}-shm`, reservePath(path)]) {
       if (existsSync(p) && statSync(p).uid === 0) chownSync(p, dir.uid, dir.gid);
     }
   } catch {

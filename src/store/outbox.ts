@@ -36,6 +36,12 @@ export interface OutboxStats {
   readonly full: boolean;
 }
 
+/** Totals taken before a transaction, given back to `Outbox.restore` when it rolls back. */
+export interface OutboxMark {
+  readonly rows: number;
+  readonly bytes: number;
+  readonly dropped: number;
+}
 
 /** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms */
 type RawRow = [number, string, string, string, number, number, number, number, number];
@@ -201,6 +207,22 @@ export class Outbox {
   /** Deletes acknowledged rows (one transaction); rows already dropped are skipped. Returns how many went. */
   deleteAcked(acked: readonly { id: number; bytes: number }[]): number {
     return acked.length === 0 ? 0 : this.deleteMany(acked);
+  }
+
+  /**
+   * The in-memory totals as they are now. A transaction that wrote through `enqueue` and
+   * then failed (disk full at commit, SQLITE_BUSY) is rolled back by SQLite, but not these
+   * totals: `restore(mark)` takes them back too, so the depth never counts a row that was
+   * never stored (a phantom backlog in /healthz and /metrics).
+   */
+  mark(): OutboxMark {
+    return { rows: this.rows, bytes: this.totalBytes, dropped: this.dropped };
+  }
+
+  restore(mark: OutboxMark): void {
+    this.rows = mark.rows;
+    this.totalBytes = mark.bytes;
+    this.dropped = mark.dropped;
   }
 
   /** Highest id written so far (0 when empty). */

@@ -1,16 +1,20 @@
 // Where every accepted sample lands: the reading and its measurement message are
-// committed to SQLite in one transaction before anything is published. Also purges
-// readings past store.readings_retention_days.
-import { Counter, type Registry } from 'prom-client';
+// committed to SQLite in one transaction before anything is published. A write the store
+// cannot take (disk full, I/O error, locked by another process) waits in a bounded queue in
+// memory and is written as soon as the store takes writes again (docs/uplink.md). Also
+// purges readings past store.readings_retention_days.
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import { sessionMaxEdgeGapMs } from '../config/derived.js';
 import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import type { StoreView } from '../ops/probes.js';
 import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
+import { isStorageUnavailable, storageErrorReason, type StorageError } from '../store/storage-errors.js';
 import type { ClockGate } from './clock-gate.js';
 import { buildMeasurement } from './messages.js';
 import { topicFor } from './topics.js';
@@ -19,6 +23,26 @@ import { messageProblems, type MessageType } from './validate.js';
 const PURGE_EVERY_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const DROP_LOG_EVERY_MS = 60_000;
+/** While the store refuses writes, the queue is tried again this often. */
+const RETRY_EVERY_MS = 1_000;
+/**
+ * SQLite's busy timeout for these writes (the connection's is 5 s). better-sqlite3 waits
+ * for a lock on the event loop: 5 s per attempt while another process holds the database
+ * would stall polling and the uplink. A locked store is retried instead, from the queue.
+ */
+const WRITE_BUSY_TIMEOUT_MS = 100;
+
+/** One write waiting for the store: a reading with its measurement, or another message. */
+type PendingWrite =
+  | { readonly kind: 'reading'; readonly sample: MeterSample; readonly message: OutboxMessage | null }
+  | { readonly kind: 'message'; readonly message: OutboxMessage };
+
+interface Written {
+  readings: number;
+  messages: number;
+  lastId: number;
+  evicted: number;
+}
 
 export interface RecorderDeps {
   readonly config: Config;
@@ -39,15 +63,28 @@ export interface RecorderDeps {
 export class MeasurementRecorder implements Module {
   readonly name = 'recorder';
   private purgeTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private droppedSinceLog = 0;
   private lastDropLogMs = Number.NEGATIVE_INFINITY;
-  private readonly c: { invalid: Counter; stored: Counter };
+  /** Writes the store has not taken yet, oldest first; at most store.write_queue_max_entries. */
+  private pending: PendingWrite[] = [];
+  private pendingDropped = 0;
+  private pendingDroppedSinceLog = 0;
+  private lastPendingDropLogMs = Number.NEGATIVE_INFINITY;
+  /** Why the last write failed and since when (wall ms), while the store refuses writes. */
+  private failure: { reason: string; sinceMs: number } | null = null;
+  private readonly c: { invalid: Counter; stored: Counter; failures: Counter; pendingDropped: Counter; writable: Gauge; pending: Gauge };
 
   constructor(private readonly deps: RecorderDeps) {
     const registers = [deps.metrics];
+    const self = this;
     this.c = {
       invalid: new Counter({ name: 'metergate_uplink_invalid_messages_total', help: 'Messages that failed their JSON Schema and were not stored or sent (a bug)', labelNames: ['type'], registers }),
-      stored: new Counter({ name: 'metergate_readings_stored_total', help: 'Readings committed to SQLite (with their measurement message)', registers }),
+      stored: new Counter({ name: 'metergate_readings_stored_total', help: 'Readings committed to SQLite (with their measurement message); a reading already stored for that instant is not counted', registers }),
+      failures: new Counter({ name: 'metergate_store_write_failures_total', help: 'Write transactions the store refused (disk full, I/O error, locked), by SQLite code; the data waits in memory', labelNames: ['code'], registers }),
+      pendingDropped: new Counter({ name: 'metergate_store_pending_dropped_total', help: 'Writes dropped, oldest first, because the in-memory queue for a store that refuses writes was full', labelNames: ['kind'], registers }),
+      writable: new Gauge({ name: 'metergate_store_writable', help: '1 while the store takes writes, 0 while they wait in memory', registers, collect() { this.set(self.failure ? 0 : 1); } }),
+      pending: new Gauge({ name: 'metergate_store_pending_writes', help: 'Readings and messages waiting in memory for the store to take writes again', registers, collect() { this.set(self.pending.length); } }),
     };
   }
 
@@ -60,6 +97,11 @@ export class MeasurementRecorder implements Module {
   async stop(): Promise<void> {
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.purgeTimer = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.pending.length > 0 && !this.flush()) {
+      this.deps.logger.error({ pending: this.pending.length, reason: this.failure?.reason }, 'stopping while the store refuses writes: these readings and messages are lost');
+    }
   }
 
   /** Stores one sample: the reading (for pricing) and its measurement message (for the broker), in one transaction. */
@@ -72,13 +114,9 @@ export class MeasurementRecorder implements Module {
         ? { topic: topicFor(config.mqtt.topic_prefix, sample.resourceId, 'measurement'), payload: JSON.stringify(message), qos: 1, retain: false, stampedAtMs: sample.sampledAtMs }
         : null;
     if (problems.length > 0) this.invalid('measurement', problems, sample.resourceId);
-    let result: { id: number; dropped: number } | null = null;
-    durableTransaction(this.deps.db, () => {
-      if (!this.deps.readings.insert(sample)) return; // same instant stored already (e.g. re-stamped twice)
-      if (outboxMessage) result = this.deps.outbox.enqueue(outboxMessage, this.deps.clock.now());
-    });
-    this.c.stored.inc();
-    this.afterEnqueue(result);
+    this.push({ kind: 'reading', sample, message: outboxMessage });
+    // While the store refuses writes the retry timer tries (once a second), not every reading.
+    if (this.failure === null) this.flush();
   }
 
   /** Stores another kind of message (boot notification, network scan) after checking its schema; false when invalid. */
@@ -90,21 +128,147 @@ export class MeasurementRecorder implements Module {
       this.invalid(type, problems, resourceId);
       return false;
     }
-    const result = durableTransaction(this.deps.db, () =>
-      this.deps.outbox.enqueue(
-        { topic: topicFor(mqtt.topic_prefix, resourceId, type), payload: JSON.stringify(message), qos: 1, retain: opts.retain, stampedAtMs: opts.stampedAtMs },
-        this.deps.clock.now(),
-      ),
-    );
-    this.afterEnqueue(result);
+    this.push({ kind: 'message', message: { topic: topicFor(mqtt.topic_prefix, resourceId, type), payload: JSON.stringify(message), qos: 1, retain: opts.retain, stampedAtMs: opts.stampedAtMs } });
+    if (this.failure === null) this.flush();
     return true;
   }
 
-  private afterEnqueue(result: { id: number; dropped: number } | null): void {
-    if (!result) return;
-    if (result.dropped > 0) {
-      this.deps.onEvicted?.(result.dropped);
-      this.droppedSinceLog += result.dropped;
+  /** For /healthz, /metrics and the status page. */
+  view(): StoreView {
+    return {
+      writable: this.failure === null,
+      reason: this.failure?.reason ?? null,
+      failingSinceMs: this.failure?.sinceMs ?? null,
+      pendingWrites: this.pending.length,
+      maxPendingWrites: this.deps.config.store.write_queue_max_entries,
+      pendingDroppedTotal: this.pendingDropped,
+    };
+  }
+
+  /**
+   * Writes everything waiting, in one durable transaction. True when the queue is empty
+   * afterwards. A store that refuses writes keeps the queue as it is (retried every
+   * second); an entry that cannot be written for any other reason (a bug) is dropped on
+   * its own, logged, so it cannot block the rest.
+   */
+  flush(): boolean {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.pending.length === 0) return true;
+    let written: Written;
+    try {
+      written = this.commit(this.pending);
+      this.pending = [];
+    } catch (err) {
+      if (isStorageUnavailable(err)) return this.refused(err);
+      written = this.commitOneByOne();
+      if (this.pending.length > 0) return false;
+    }
+    this.committed(written);
+    return true;
+  }
+
+  private push(write: PendingWrite): void {
+    this.pending.push(write);
+    const max = this.deps.config.store.write_queue_max_entries;
+    if (this.pending.length <= max) return;
+    const gone = this.pending.splice(0, this.pending.length - max);
+    for (const w of gone) this.c.pendingDropped.inc({ kind: w.kind });
+    this.pendingDropped += gone.length;
+    this.pendingDroppedSinceLog += gone.length;
+    const now = this.deps.clock.now();
+    if (now - this.lastPendingDropLogMs >= DROP_LOG_EVERY_MS || now < this.lastPendingDropLogMs) {
+      this.deps.logger.error(
+        { dropped: this.pendingDroppedSinceLog, max, reason: this.failure?.reason },
+        'store still refuses writes and the queue in memory is full: dropped the oldest readings',
+      );
+      this.pendingDroppedSinceLog = 0;
+      this.lastPendingDropLogMs = now;
+    }
+  }
+
+  /** One durable transaction for `writes`; the outbox totals go back with it when it fails. */
+  private commit(writes: readonly PendingWrite[]): Written {
+    const { db, outbox, readings } = this.deps;
+    const mark = outbox.mark();
+    const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma(`busy_timeout = ${WRITE_BUSY_TIMEOUT_MS}`);
+    try {
+      return durableTransaction(db, () => {
+        const done: Written = { readings: 0, messages: 0, lastId: 0, evicted: 0 };
+        const now = this.deps.clock.now();
+        for (const w of writes) {
+          // A reading already stored for that instant (re-stamped twice) is not stored or sent again.
+          if (w.kind === 'reading' && !readings.insert(w.sample)) continue;
+          if (w.kind === 'reading') done.readings++;
+          if (w.message === null) continue;
+          const { id, dropped } = outbox.enqueue(w.message, now);
+          done.messages++;
+          done.lastId = id;
+          done.evicted += dropped;
+        }
+        return done;
+      });
+    } catch (err) {
+      outbox.restore(mark);
+      throw err;
+    } finally {
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    }
+  }
+
+  /** After a failure that is not the storage's: each entry alone; the ones that fail on their own are dropped. */
+  private commitOneByOne(): Written {
+    const total: Written = { readings: 0, messages: 0, lastId: 0, evicted: 0 };
+    while (this.pending.length > 0) {
+      const w = this.pending[0];
+      try {
+        const one = this.commit([w]);
+        total.readings += one.readings;
+        total.messages += one.messages;
+        total.lastId = one.lastId || total.lastId;
+        total.evicted += one.evicted;
+      } catch (err) {
+        if (isStorageUnavailable(err)) {
+          this.committed(total);
+          this.refused(err);
+          return { readings: 0, messages: 0, lastId: 0, evicted: 0 };
+        }
+        this.c.failures.inc({ code: err instanceof Error && 'code' in err ? String(err.code) : 'error' });
+        this.deps.logger.error({ err, kind: w.kind, topic: w.message?.topic }, 'write failed for a reason other than the storage: dropped');
+      }
+      this.pending.shift();
+    }
+    return total;
+  }
+
+  private refused(err: StorageError): false {
+    this.c.failures.inc({ code: err.code.split('_').slice(0, 2).join('_') });
+    const reason = storageErrorReason(err);
+    if (this.failure === null) {
+      this.failure = { reason, sinceMs: this.deps.clock.now() };
+      this.deps.logger.error(
+        { reason, pending: this.pending.length, max: this.deps.config.store.write_queue_max_entries },
+        'store refuses writes: readings wait in memory and are written when it takes writes again',
+      );
+    } else this.failure.reason = reason;
+    this.retryTimer = setTimeout(() => this.flush(), RETRY_EVERY_MS);
+    return false;
+  }
+
+  private committed(written: Written): void {
+    if (written.readings > 0) this.c.stored.inc(written.readings);
+    if (this.failure !== null) {
+      this.deps.logger.info(
+        { reason: this.failure.reason, failedForMs: this.deps.clock.now() - this.failure.sinceMs, dropped: this.pendingDropped },
+        'store takes writes again: waiting readings written',
+      );
+      this.failure = null;
+    }
+    if (written.messages === 0) return;
+    if (written.evicted > 0) {
+      this.deps.onEvicted?.(written.evicted);
+      this.droppedSinceLog += written.evicted;
       // While the outbox stays full every new reading drops one: one line a minute, with the count.
       const now = this.deps.clock.now();
       if (now - this.lastDropLogMs >= DROP_LOG_EVERY_MS || now < this.lastDropLogMs) {
@@ -117,7 +281,7 @@ export class MeasurementRecorder implements Module {
         this.lastDropLogMs = now;
       }
     }
-    this.deps.onStored?.(result.id);
+    this.deps.onStored?.(written.lastId);
   }
 
   private invalid(type: MessageType, problems: string[], resourceId: string): void {

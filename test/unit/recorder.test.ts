@@ -2,6 +2,7 @@
 // broker): readings retention and outbox bounds come from the config; a full outbox drops
 // its oldest rows with a warning and a count; a message that fails its schema is never
 // stored for sending.
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { createLogger } from '../../src/log.js';
 import { openDatabase } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { buildUplink } from '../../src/uplink/index.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RID = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
@@ -32,7 +34,11 @@ const sample = (sampledAtMs: number, energyWh = 1000): MeterSample => ({
 
 const dirs: string[] = [];
 const contexts: AppContext[] = [];
-afterEach(() => {
+const stops: Array<() => Promise<void>> = [];
+const others: Database.Database[] = [];
+afterEach(async () => {
+  for (const o of others.splice(0)) o.close();
+  for (const s of stops.splice(0)) await s();
   clockNowMs = NOW;
   for (const c of contexts.splice(0)) c.db.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -49,9 +55,12 @@ function setup(store: Record<string, unknown>, withMqtt = true) {
       done();
     },
   });
-  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('info', sink), clock: { now: () => clockNowMs } });
+  const dbPath = join(dir, 'metergate.db');
+  const ctx = createContext(config, { db: openDatabase(dbPath), logger: createLogger('info', sink), clock: { now: () => clockNowMs } });
   contexts.push(ctx);
-  return { ctx, uplink: buildUplink(ctx), logs };
+  const uplink = buildUplink(ctx);
+  stops.push(() => uplink.recorder.stop());
+  return { ctx, uplink, logs, dbPath };
 }
 
 describe('recorder as the daemon builds it', () => {
@@ -121,5 +130,55 @@ describe('recorder as the daemon builds it', () => {
     sessions.upsert({ cpoTransactionId: 'TX-1', marketArea: 'NL', status: 'completed', startMs: NOW - 10 * DAY + 3_600_000, endMs: NOW - 10 * DAY + 3 * 3_600_000, resourceId: RID, readings: null }, NOW);
     expect(uplink.recorder.purge()).toBe(3);
     expect(sessions.localMeterReadingsAround(RID, NOW - 10 * DAY + 3_600_000, NOW - 10 * DAY + 3 * 3_600_000)).toHaveLength(3);
+  });
+
+  it('keeps readings the store refuses (locked by another process) in memory and writes them, in order, once it takes writes again', async () => {
+    const { ctx, uplink, dbPath, logs } = setup({});
+    uplink.recorder.record(sample(NOW - 30_000, 1000));
+    // Another connection (what `metergate prices import` or a backup tool would be) holds the write lock.
+    const other = new Database(dbPath);
+    others.push(other);
+    other.exec('BEGIN IMMEDIATE');
+    uplink.recorder.record(sample(NOW - 20_000, 1001));
+    uplink.recorder.record(sample(NOW - 10_000, 1002));
+    // Nothing counted that is not stored: not the readings, not the outbox depth (no phantom backlog).
+    expect(uplink.outbox.depth).toBe(1);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_readings_stored_total')).toMatch(/ 1$/m);
+    expect(uplink.recorder.view()).toMatchObject({ writable: false, pendingWrites: 2, pendingDroppedTotal: 0 });
+    expect(uplink.recorder.view().reason).toMatch(/^SQLITE_BUSY: /);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_store_write_failures_total')).toMatch(/code="SQLITE_BUSY"} 1/);
+    expect(logs.filter((l) => l.msg === 'store refuses writes: readings wait in memory and are written when it takes writes again')).toHaveLength(1);
+    other.exec('COMMIT');
+    // Written by the retry timer, without another reading arriving.
+    await until(() => uplink.recorder.view().writable, 'the retry to write the queue', 10_000);
+    expect(uplink.recorder.view().pendingWrites).toBe(0);
+    expect(uplink.readings.between(RID, 0, NOW).map((r) => r.energyImportWh)).toEqual([1000, 1001, 1002]);
+    expect(uplink.outbox.page(0, 10).map((r) => (JSON.parse(r.payload) as { data: { sampled_at: string } }).data.sampled_at)).toEqual(
+      [30_000, 20_000, 10_000].map((ago) => new Date(NOW - ago).toISOString()),
+    );
+    expect(uplink.outbox.depth).toBe(3);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_readings_stored_total')).toMatch(/ 3$/m);
+  });
+
+  it('bounds the queue by store.write_queue_max_entries: the oldest go first, counted', async () => {
+    const { ctx, uplink, dbPath } = setup({ write_queue_max_entries: 3 });
+    const other = new Database(dbPath);
+    others.push(other);
+    other.exec('BEGIN IMMEDIATE');
+    for (let i = 0; i < 5; i++) uplink.recorder.record(sample(NOW - 50_000 + i * 10_000, 1000 + i));
+    expect(uplink.recorder.view()).toMatchObject({ writable: false, pendingWrites: 3, pendingDroppedTotal: 2 });
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_store_pending_dropped_total')).toMatch(/kind="reading"} 2/);
+    other.exec('COMMIT');
+    expect(uplink.recorder.flush()).toBe(true);
+    expect(uplink.readings.between(RID, 0, NOW).map((r) => r.energyImportWh)).toEqual([1002, 1003, 1004]);
+  });
+
+  it('counts a reading as stored only when a row was written (the same instant twice is one reading)', async () => {
+    const { ctx, uplink } = setup({});
+    uplink.recorder.record(sample(NOW - 1000));
+    uplink.recorder.record(sample(NOW - 1000));
+    expect(uplink.readings.count()).toBe(1);
+    expect(uplink.outbox.depth).toBe(1);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_readings_stored_total')).toMatch(/ 1$/m);
   });
 });

@@ -1,0 +1,125 @@
+// The database locked by another process for 30 s (it holds the write lock: SQLITE_BUSY
+// past any busy timeout) while `metergate run` polls a simulated SDM630 over Modbus TCP and
+// publishes to mosquitto (TLS, ACL): /healthz says why the store cannot write, the readings
+// wait in memory, and once the lock goes every reading taken arrives — in the database and
+// at the broker, none lost, none counted twice.
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { seriesValue } from '../helpers/prom-text.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { until } from '../helpers/wait.js';
+
+const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+const MINE = '7f9b1d3f-5c6e-4a8b-8d2f-4c6e8a0b2d4f';
+const LOCK_MS = 30_000;
+
+/** Another process that takes the database's write lock, holds it for `ms`, then lets go. */
+async function holdWriteLock(dbPath: string, ms: number): Promise<{ child: ChildProcess; released: Promise<void> }> {
+  const script = `import Database from 'better-sqlite3';
+const db = new Database(${JSON.stringify(dbPath)});
+db.exec('BEGIN IMMEDIATE');
+console.log('locked');
+setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released'); }, ${ms});`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const seen = (word: string) => new Promise<void>((resolve, reject) => {
+    lines.on('line', (l) => l === word && resolve());
+    child.once('exit', (code) => reject(new Error(`lock holder exited ${code} before "${word}"`)));
+  });
+  const locked = seen('locked');
+  const released = seen('released');
+  await locked;
+  return { child, released };
+}
+
+describe.skipIf(!hasMosquitto)('database locked by another process for 30 s', () => {
+  let dir: string;
+  let broker: TlsBroker;
+  let sim: SimProcess;
+  let sub: TestSubscriber;
+  let daemon: DaemonProcess;
+  let holder: ChildProcess | undefined;
+  let base: string;
+  const scrape = async () => (await fetch(`${base}/metrics`)).text();
+  const health = async () => (await (await fetch(`${base}/healthz`)).json()) as { components: { store: { status: string; reason: string } } };
+  const sampledAt = () =>
+    [...new Set(sub.messages.filter((m) => m.topic.endsWith('/measurements')).map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at)))].sort((a, b) => a - b);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-locked-'));
+    broker = await startTlsBroker([
+      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
+      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
+    ]);
+    sim = await startSim(['--tcp', '0', '--unit', '1']);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      `organization_id: ${ORG}
+data_dir: ${dir}/data
+log_level: info
+poll: { interval_ms: 1000, offline_after_misses: 100 }
+buses: [{ name: tcp, type: tcp, host: 127.0.0.1, tcp_port: ${sim.ready.tcpPort}, timeout_ms: 1000 }]
+meters: [{ resource_id: ${MINE}, bus: tcp, unit_id: 1, profile: sdm630 }]
+mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
+clock: { trust: system }
+http: { host: 127.0.0.1, port: ${port} }
+prices: { source: none }
+forecast: { enabled: false }
+`,
+    );
+    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+` });
+    daemon = await startDaemon(config);
+  });
+
+  afterAll(async () => {
+    holder?.kill('SIGKILL');
+    await sub?.close();
+    await daemon?.stop();
+    await sim?.stop();
+    await broker?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loses no reading and counts each once', { timeout: 180_000 }, async () => {
+    await sub.waitFor(() => sampledAt().length >= 3, 'readings before the lock', 30_000);
+    const lock = await holdWriteLock(join(dir, 'data', 'metergate.db'), LOCK_MS);
+    holder = lock.child;
+    await until(async () => (await health()).components.store.status === 'degraded', '/healthz to report the locked store', 20_000);
+    expect((await health()).components.store.reason).toMatch(/^cannot write \(SQLITE_BUSY: database is locked\) since .+; \d+ of at most 5000 write\(s\) waiting in memory$/);
+    await lock.released;
+    await until(async () => (await health()).components.store.status === 'ok', 'the store to take writes again', 30_000);
+    await sub.waitFor(() => sampledAt().length >= 3 + LOCK_MS / 1000 - 5, 'the readings taken while it was locked', 30_000);
+
+    // The meter goes silent, so what was taken is final; then count.
+    await sim.kill();
+    await until(async () => (seriesValue(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
+    const m = await scrape();
+    // Both counted when a poll ends (polls_total counts at its start: one may be in flight).
+    const taken = (seriesValue(m, 'metergate_meter_poll_duration_seconds_count') ?? 0) - (seriesValue(m, 'metergate_meter_poll_failures_total') ?? 0);
+    expect(seriesValue(m, 'metergate_meter_samples_dropped_total') ?? 0).toBe(0);
+    expect(seriesValue(m, 'metergate_store_write_failures_total', { code: 'SQLITE_BUSY' })).toBeGreaterThan(0);
+    expect(seriesValue(m, 'metergate_store_pending_dropped_total', { kind: 'reading' }) ?? 0).toBe(0);
+    expect(seriesValue(m, 'metergate_readings_stored_total')).toBe(taken);
+    await sub.waitFor(() => sampledAt().length >= taken, `all ${taken} readings at the broker`, 60_000);
+    expect(sampledAt()).toHaveLength(taken);
+
+    expect(await daemon.stop()).toBe(0);
+    const db = new Database(join(dir, 'data', 'metergate.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT sampled_at_ms FROM readings ORDER BY sampled_at_ms').pluck().all()).toEqual(sampledAt());
+    } finally {
+      db.close();
+    }
+  });
+});
