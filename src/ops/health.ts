@@ -98,11 +98,14 @@ function broker(u: UplinkView | null, maxAgeMs: number): ComponentHealth {
   if (u === null || u.state === 'disabled') return { status: 'disabled', reason: 'no broker configured' };
   const waiting = u.outboxDepth > 0 ? `${u.outboxDepth} message(s) waiting${u.oldestAgeMs !== null ? `, oldest ${Math.round(u.oldestAgeMs / 1000)} s` : ''}` : 'nothing waiting yet';
   const link = u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError ? ` (${u.lastError})` : ''}`;
+  // Held messages are kept, not lost, but wait for someone to fix the broker's ACL (or the clock).
+  const held = u.refusals ? `; ${u.refusals}` : '';
   // The outbox at its bound drops the oldest message for every new one: data is lost.
-  if (u.outboxFull) return { status: 'down', reason: `${link}; outbox full (store.outbox_max_rows/outbox_max_bytes), dropping the oldest messages; ${waiting}` };
+  if (u.outboxFull) return { status: 'down', reason: `${link}; outbox full (store.outbox_max_rows/outbox_max_bytes), dropping the oldest messages; ${waiting}${held}` };
   // Buffering through an outage is the designed mode: readings are kept and sent later.
-  if (u.state !== 'connected') return { status: 'degraded', reason: `${link}; buffering in the outbox, ${waiting}` };
-  if (u.oldestAgeMs !== null && u.oldestAgeMs > maxAgeMs) return { status: 'degraded', reason: `connected but backed up, ${waiting}` };
+  if (u.state !== 'connected') return { status: 'degraded', reason: `${link}; buffering in the outbox, ${waiting}${held}` };
+  if (u.oldestAgeMs !== null && u.oldestAgeMs > maxAgeMs) return { status: 'degraded', reason: `connected but backed up, ${waiting}${held}` };
+  if (u.refusals) return { status: 'degraded', reason: `connected, ${waiting}${held}` };
   return { status: 'ok', reason: u.outboxDepth > 0 ? `connected, ${waiting}` : 'connected' };
 }
 

@@ -17,6 +17,10 @@ export interface UplinkView {
   readonly lastError: string | null;
   /** The outbox is at its bound and drops its oldest message for every new one (since the last PUBACK). */
   readonly outboxFull: boolean;
+  /** Messages held out of the sending order (refused by the broker, or stamped ahead of the clock); kept, not deleted. */
+  readonly heldMessages?: number;
+  /** One line while the broker refuses messages or messages are held (what and since when), else null. */
+  readonly refusals?: string | null;
 }
 
 export interface BusScanView {

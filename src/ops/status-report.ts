@@ -55,8 +55,10 @@ export function buildStatusReport(deps: StatusReportDeps) {
           last_published_at: iso(uplink.lastPublishedAtMs),
           last_error: uplink.lastError,
           outbox_full: uplink.outboxFull,
+          held_messages: uplink.heldMessages ?? 0,
+          refusals: uplink.refusals ?? null,
         }
-      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false },
+      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false, held_messages: 0, refusals: null },
     clock: clock ? { trusted: clock.trusted, plausible: clock.plausible, reason: clock.reason, held_samples: clock.heldSamples } : null,
     prices: config.prices.regions.map((region) => {
       const series = probes.priceSeries?.(region, now) ?? null;

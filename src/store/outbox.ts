@@ -4,6 +4,7 @@
 // a whole: the publisher pages through it by id.
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
+import { heldStatements, type HeldGroup, type HoldReason } from './outbox-held.js';
 
 export interface OutboxMessage {
   readonly topic: string;
@@ -34,6 +35,15 @@ export interface OutboxStats {
   readonly droppedTotal: number;
   /** A bound made it drop rows and no acknowledged row was deleted since: every new message drops an old one. */
   readonly full: boolean;
+  /** Messages held out of the sending order (table outbox_held); they count towards the bound. */
+  readonly held: number;
+}
+
+/** A message to take out of the sending order, and why. */
+export interface HoldRequest {
+  readonly row: OutboxRow;
+  readonly reason: HoldReason;
+  readonly reasonCode: number | null;
 }
 
 /** Totals taken before a transaction, given back to `Outbox.restore` when it rolls back. */
@@ -85,6 +95,10 @@ export class Outbox {
   private dropped = 0;
   /** Set when a bound made it drop rows, cleared when an acknowledged row is deleted. */
   private full = false;
+  private heldRows: number;
+  private heldBytes: number;
+  private heldGroupsCache: HeldGroup[] | null = null;
+  private readonly held;
   private readonly stmts;
   private readonly deleteMany: (ids: readonly { id: number; bytes: number }[]) => number;
 
@@ -113,6 +127,10 @@ export class Outbox {
     const totals = this.stmts.totals.get()!;
     this.rows = totals.n;
     this.totalBytes = totals.b;
+    this.held = heldStatements(db);
+    const heldTotals = this.held.totals.get()!;
+    this.heldRows = heldTotals.n;
+    this.heldBytes = heldTotals.b;
     // Acknowledged ids arrive mostly as runs of consecutive integers (rows are sent in id
     // order): one range delete per run. A range holds only ids from the batch, so it can
     // never take a row that is not acknowledged. The plain delete is enough when every row
@@ -166,27 +184,46 @@ export class Outbox {
     const info = this.stmts.insert.run(messageId, message.topic, message.payload, bytes, message.qos, message.retain ? 1 : 0, message.stampedAtMs, nowMs);
     this.rows += 1;
     this.totalBytes += bytes;
-    const dropped = this.rows > this.limits.maxRows || this.totalBytes > this.limits.maxBytes ? this.evictOldest() : 0;
+    const dropped = this.overBound() ? this.evictOldest() : 0;
     return { id: Number(info.lastInsertRowid), dropped };
   }
 
+  private overBound(): boolean {
+    return this.rows + this.heldRows > this.limits.maxRows || this.totalBytes + this.heldBytes > this.limits.maxBytes;
+  }
+
+  /** Oldest first over the outbox and the held messages together (both ordered by the same ids). */
   private evictOldest(): number {
     let dropped = 0;
-    while (this.rows > this.limits.maxRows || this.totalBytes > this.limits.maxBytes) {
-      const batch = this.stmts.oldestIds.all(Math.min(1000, Math.max(1, this.rows - this.limits.maxRows)));
+    while (this.overBound()) {
+      const n = Math.min(1000, Math.max(1, this.rows + this.heldRows - this.limits.maxRows));
+      const waiting = this.stmts.oldestIds.all(n).map((r) => ({ ...r, held: false }));
+      const held = this.heldRows > 0 ? this.held.oldestIds.all(n).map((r) => ({ ...r, held: true })) : [];
+      const batch = [...waiting, ...held].sort((a, b) => a.id - b.id).slice(0, n);
       if (batch.length === 0) break;
       let lastId = 0;
+      let heldGone = false;
       for (const r of batch) {
         // Never evict the newest row (the one just written): the bound is for the backlog.
-        if (this.rows <= 1) break;
-        if (this.rows <= this.limits.maxRows && this.totalBytes <= this.limits.maxBytes) break;
+        if (this.rows + this.heldRows <= 1) break;
+        if (!this.overBound()) break;
         lastId = r.id;
-        this.rows -= 1;
-        this.totalBytes -= r.bytes;
+        if (r.held) {
+          this.heldRows -= 1;
+          this.heldBytes -= r.bytes;
+          heldGone = true;
+        } else {
+          this.rows -= 1;
+          this.totalBytes -= r.bytes;
+        }
         dropped += 1;
       }
       if (lastId === 0) break;
       this.stmts.deleteUpTo.run(lastId);
+      if (heldGone) {
+        this.held.deleteUpTo.run(lastId);
+        this.heldGroupsCache = null;
+      }
     }
     this.dropped += dropped;
     if (dropped > 0) this.full = true;
@@ -236,6 +273,109 @@ export class Outbox {
 
   stats(): OutboxStats {
     const oldest = this.rows > 0 ? this.stmts.oldest.get() : undefined;
-    return { depth: this.rows, bytes: this.totalBytes, oldestCreatedAtMs: oldest?.created_at_ms ?? null, droppedTotal: this.dropped, full: this.full };
+    return { depth: this.rows, bytes: this.totalBytes, oldestCreatedAtMs: oldest?.created_at_ms ?? null, droppedTotal: this.dropped, full: this.full, held: this.heldRows };
+  }
+
+  /** Messages held out of the sending order. */
+  get heldCount(): number {
+    return this.heldRows;
+  }
+
+  /**
+   * Takes rows out of the sending order into outbox_held (one transaction). A row that is no
+   * longer in the outbox (dropped by the bound meanwhile) is skipped; a row held already (a
+   * probe's copy) just leaves the outbox. Returns how many left the outbox.
+   */
+  hold(requests: readonly HoldRequest[], nowMs: number): number {
+    if (requests.length === 0) return 0;
+    const moved = this.db.transaction(() => {
+      const m = { out: 0, outBytes: 0, in: 0, inBytes: 0 };
+      for (const { row: r, reason, reasonCode } of requests) {
+        if (this.stmts.deleteRangeQuick.run(r.id, r.id).changes !== 1) continue;
+        m.out += 1;
+        m.outBytes += r.bytes;
+        const added = this.held.insert.run(r.id, r.messageId, r.topic, r.payload, r.bytes, r.qos, r.retain ? 1 : 0, r.stampedAtMs, r.createdAtMs, reason, reasonCode, nowMs).changes;
+        m.in += added;
+        m.inBytes += added * r.bytes;
+      }
+      return m;
+    })();
+    this.rows -= moved.out;
+    this.totalBytes -= moved.outBytes;
+    this.heldRows += moved.in;
+    this.heldBytes += moved.inBytes;
+    this.heldGroupsCache = null;
+    return moved.out;
+  }
+
+  /**
+   * Copies the oldest refused message of `topic` into the outbox (its own id), to see whether
+   * the broker takes it now; it stays held until releaseTopic. Idempotent while the copy is
+   * out. Returns its id, or null when nothing of the topic is held.
+   */
+  probe(topic: string): number | null {
+    const r = this.held.oldestOfTopic.get(topic);
+    if (!r) return null;
+    const added = this.held.copyOne.run(r.id).changes;
+    this.rows += added;
+    this.totalBytes += added * r.bytes;
+    return r.id;
+  }
+
+  /** The broker took the probe (already acknowledged): every other refused message of `topic` goes back into the outbox. Returns how many. */
+  releaseTopic(topic: string, probeId: number): number {
+    const moved = this.db.transaction(() => {
+      const probeBytes = this.held.deleteOne.get(probeId) as number | undefined;
+      const size = this.held.sizeOfTopic.get(topic)!;
+      const added = this.held.releaseTopic.run(topic).changes;
+      this.held.deleteTopic.run(topic);
+      return { removed: size.n + (probeBytes === undefined ? 0 : 1), removedBytes: size.b + (probeBytes ?? 0), added, addedBytes: size.b, exact: added === size.n };
+    })();
+    this.afterRelease(moved);
+    return moved.added;
+  }
+
+  /** Puts every message held for its timestamp back into the outbox (the clock gate looks at each again); returns how many. */
+  releaseClockHeld(): number {
+    const moved = this.db.transaction(() => {
+      const size = this.held.sizeOfClock.get()!;
+      const added = this.held.releaseClock.run().changes;
+      this.held.deleteClock.run();
+      return { removed: size.n, removedBytes: size.b, added, addedBytes: size.b, exact: added === size.n };
+    })();
+    this.afterRelease(moved);
+    return moved.added;
+  }
+
+  private afterRelease(m: { removed: number; removedBytes: number; added: number; addedBytes: number; exact: boolean }): void {
+    this.heldRows -= m.removed;
+    this.heldBytes -= m.removedBytes;
+    if (m.exact) {
+      this.rows += m.added;
+      this.totalBytes += m.addedBytes;
+    } else {
+      // A row was in both tables (not expected): count the outbox again.
+      const totals = this.stmts.totals.get()!;
+      this.rows = totals.n;
+      this.totalBytes = totals.b;
+    }
+    this.heldGroupsCache = null;
+  }
+
+  /** Topics with refused messages held, each with its reason code (for a publisher that starts). */
+  refusedTopics(): Array<{ topic: string; reasonCode: number | null }> {
+    return this.held.refusedTopics.all().map((r) => ({ topic: r.topic, reasonCode: r.code }));
+  }
+
+  /** Held messages by reason, topic and code (cached until something moves). */
+  heldGroups(): readonly HeldGroup[] {
+    this.heldGroupsCache ??= this.held.summary.all().map((r) => ({ reason: r.reason, topic: r.topic, reasonCode: r.code, count: r.n, sinceMs: r.since }));
+    return this.heldGroupsCache;
+  }
+
+  /** A pending `metergate outbox retry`, taken (null when none). */
+  takeRetryRequest(): { includeClock: boolean } | null {
+    const taken = this.held.takeRetry.all();
+    return taken.length === 0 ? null : { includeClock: taken.some((r) => r.include_clock === 1) };
   }
 }

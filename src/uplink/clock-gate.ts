@@ -15,15 +15,15 @@ export const trustingGate = (clock: Clock): ClockGate => ({ trustedNow: () => cl
 const MAX_AHEAD_MS = 5 * 60_000;
 
 /**
- * Whether a stored message stamped `stampedAtMs` may leave now: held while the clock is
- * not trusted; dropped when it is ahead of the trusted now (stamped by a wrong clock) or
- * not a time at all. Old is fine: a backlog may span weeks, and a software update with a
+ * Whether a stored message stamped `stampedAtMs` may leave now: it waits while the clock
+ * is not trusted; it is quarantined (kept in outbox_held, never deleted for its time) when
+ * it is ahead of the trusted now (stamped before the clock stepped back) or not a time at all. Old is fine: a backlog may span weeks, and a software update with a
  * later build date must not throw it away (the clock guard checked each sample against
  * the build date of the software that stored it). `buildDateMs` bounds only the absurd.
  */
 export function leaveVerdict(gate: ClockGate, buildDateMs: number, stampedAtMs: number): LeaveVerdict {
-  if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs - 20 * 366 * 86_400_000) return 'drop';
+  if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs - 20 * 366 * 86_400_000) return 'quarantine';
   const now = gate.trustedNow();
   if (now === null) return 'hold';
-  return stampedAtMs > now + MAX_AHEAD_MS ? 'drop' : 'send';
+  return stampedAtMs > now + MAX_AHEAD_MS ? 'quarantine' : 'send';
 }

@@ -59,7 +59,7 @@ export interface PublishRequest {
   readonly messageId?: string;
 }
 
-/** A PUBACK with a failure reason code (MQTT 5), e.g. 135 when the ACL refuses the topic. */
+/** A PUBACK with a failure reason code (MQTT 5, >= 0x80), e.g. 135 when the ACL refuses the topic (uplink/refusals.ts says what follows). */
 export class PublishRefusedError extends Error {
   constructor(
     readonly reasonCode: number,
@@ -228,7 +228,9 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     client.publish(req.topic, req.payload, opts, (err) => {
       if (!err) return done(null);
       const code = (err as Error & { code?: unknown }).code;
-      done(typeof code === 'number' && code >= 0x80 ? new PublishRefusedError(code, err.message) : err);
+      // mqtt.js reports every PUBACK code but 0 and 16 as an error; below 0x80 is a success.
+      if (typeof code === 'number' && code < 0x80) return done(null);
+      done(typeof code === 'number' ? new PublishRefusedError(code, err.message) : err);
     });
     return true;
   }

@@ -8,6 +8,7 @@ import type { Module } from '../lifecycle.js';
 import { Outbox } from '../store/outbox.js';
 import { ReadingsStore } from '../store/readings.js';
 import { BUILD_DATE_MS } from '../version.js';
+import type { BackoffPolicy } from './backoff.js';
 import { leaveVerdict, trustingGate, type ClockGate } from './clock-gate.js';
 import { MqttConnection } from './connection.js';
 import { DeviceMessages } from './device-messages.js';
@@ -29,6 +30,8 @@ export interface UplinkOptions {
   readonly clockGate?: ClockGate;
   readonly meters?: () => readonly MeterStatus[] | null;
   readonly buildDateMs?: number;
+  /** Backoff of the automatic retries of a topic the broker refused (default: the reconnect backoff). */
+  readonly heldRetry?: BackoffPolicy;
 }
 
 export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
@@ -42,7 +45,7 @@ export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
   if (config.mqtt) {
     connection = new MqttConnection({ mqtt: config.mqtt, clientId: config.mqtt.client_id ?? `metergate-${config.gateway_id ?? hostname()}`, logger: ctx.logger });
     const buildDateMs = opts.buildDateMs ?? BUILD_DATE_MS;
-    publisher = new OutboxPublisher({ ...ctx, outbox, connection, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs) });
+    publisher = new OutboxPublisher({ ...ctx, outbox, connection, heldRetry: opts.heldRetry, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs) });
   }
   const pub = publisher;
   const recorder = new MeasurementRecorder({

@@ -8,15 +8,26 @@
 // are *fresh* and take a free window slot before any backlog row, so live readings keep
 // flowing while a long backlog drains. The outbox is never loaded as a whole: each
 // stream reads pages of PAGE_ROWS by id.
-import { Counter, type Registry } from 'prom-client';
+//
+// A refused PUBACK (MQTT 5, code >= 0x80) never deletes a row (docs/uplink.md, "Refused
+// messages"). A permanent refusal (uplink/refusals.ts) holds the row, and every later row
+// of its topic, in outbox_held; other topics go on. Held topics are retried after every
+// (re)connect and on `metergate outbox retry`: the oldest held message goes first, alone,
+// and once the broker takes it the rest of the topic follows, oldest first. A transient
+// refusal keeps the row in the outbox and pauses sending with jittered backoff; then the
+// streams start again from the oldest row left, the first one alone.
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/types.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness, LoopHandle } from '../ops/liveness.js';
 import type { UplinkView } from '../ops/probes.js';
-import type { Outbox, OutboxRow } from '../store/outbox.js';
+import type { HoldRequest, Outbox, OutboxRow } from '../store/outbox.js';
+import { describeReasonCode } from '../store/outbox-held.js';
+import { reconnectDelayMs, type BackoffPolicy } from './backoff.js';
 import { PublishRefusedError, type MqttConnection } from './connection.js';
+import { refusalKind } from './refusals.js';
 import { TokenBucket } from './token-bucket.js';
 
 /**
@@ -34,8 +45,12 @@ const ACK_BATCH = 1000;
 const ACK_FLUSH_MS = 50;
 const HOUSEKEEPING_MS = 5_000;
 
-/** What may happen to a message whose own timestamp is `stampedAtMs`, now (the clock-trust seam). */
-export type LeaveVerdict = 'send' | 'hold' | 'drop';
+/**
+ * What may happen to a message whose own timestamp is `stampedAtMs`, now (the clock-trust
+ * seam): send it, wait (clock not trusted yet), or quarantine it (its time cannot be placed:
+ * kept in outbox_held with reason 'clock', never deleted for it).
+ */
+export type LeaveVerdict = 'send' | 'hold' | 'quarantine';
 
 export interface OutboxPublisherDeps {
   readonly config: Config;
@@ -55,8 +70,22 @@ export interface OutboxPublisherDeps {
    * and three keepalive periods (a dead link is the keepalive's business, not a stall).
    */
   readonly stallAfterMs?: number;
-  /** Housekeeping period (liveness tick, pump retry); tests shorten it. */
+  /** Housekeeping period (liveness tick, pump retry, `outbox retry` requests); tests shorten it. */
   readonly housekeepingMs?: number;
+  readonly random?: () => number;
+  /** Backoff of the automatic retries of a refused topic; default mqtt.reconnect_min_ms .. reconnect_max_ms. */
+  readonly heldRetry?: BackoffPolicy;
+}
+
+/** A topic whose messages are held because the broker refused one for good. */
+interface HeldTopic {
+  readonly reasonCode: number | null;
+  /** The held message sent again to see whether the broker takes it now (null: none out). */
+  probeId: number | null;
+  /** Refusals in a row; the automatic retry after a reconnect waits longer after each. */
+  readonly attempt: number;
+  /** Monotonic time before which no automatic retry is sent. */
+  readonly notBeforeMs: number;
 }
 
 interface Stream {
@@ -85,27 +114,57 @@ export class OutboxPublisher implements Module {
   private refill: NodeJS.Immediate | null = null;
   private housekeeping: NodeJS.Timeout | null = null;
   private holdLogged = false;
-  private droppedRun = 0;
+  private quarantinedRun = 0;
+  private readonly heldTopics = new Map<string, HeldTopic>();
+  private toHold: HoldRequest[] = [];
+  /** Transient refusals: consecutive pauses, the pause under way, the last code. */
+  private refusalAttempt = 0;
+  private pauseTimer: NodeJS.Timeout | null = null;
+  private pausedUntilMs: number | null = null;
+  private lastTransient: { reasonCode: number; atMs: number } | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  /** After a pause or a retry the oldest row goes alone until the broker takes one. */
+  private headAlone = false;
   private running = false;
   private lastPublishedAtMs: number | null = null;
   private loop: LoopHandle | null = null;
   /** Monotonic time of the last sign of progress: a PUBACK, a (re)connect, a send into an empty window. */
   private lastProgressMonoMs = performance.now();
   private stallLogged = false;
-  private readonly counters: { published: Counter; refused: Counter; clockDropped: Counter; evicted: Counter };
+  private readonly counters: { published: Counter; refused: Counter<'reason_code' | 'outcome'>; quarantined: Counter; evicted: Counter };
 
   constructor(private readonly deps: OutboxPublisherDeps) {
     const registers = [deps.metrics];
     this.counters = {
       published: new Counter({ name: 'metergate_uplink_published_total', help: 'Outbox messages acknowledged by the broker (PUBACK)', registers }),
-      refused: new Counter({ name: 'metergate_uplink_refused_total', help: 'Outbox messages the broker refused (MQTT 5 PUBACK reason code >= 128, e.g. 135 not authorized); removed from the outbox', registers }),
-      clockDropped: new Counter({ name: 'metergate_uplink_implausible_timestamp_dropped_total', help: 'Outbox messages dropped because their timestamp can never be right', registers }),
+      refused: new Counter({
+        name: 'metergate_uplink_refused_total',
+        help: 'PUBACKs with a refusal (MQTT 5 reason code >= 128) by code; outcome held (permanent: 135, 144, 153; kept in outbox_held) or retried (the row stays in the outbox)',
+        labelNames: ['reason_code', 'outcome'],
+        registers,
+      }),
+      quarantined: new Counter({
+        name: 'metergate_uplink_clock_quarantined_total',
+        help: 'Outbox messages held because their timestamp lies ahead of the trusted clock (after a clock step); kept, not sent, never deleted for it',
+        registers,
+      }),
       evicted: new Counter({
         name: 'metergate_outbox_dropped_total',
         help: 'Messages dropped from the outbox, oldest first, because it hit store.outbox_max_rows or store.outbox_max_bytes',
         registers,
       }),
     };
+    const outbox = deps.outbox;
+    new Gauge({
+      name: 'metergate_outbox_held',
+      help: 'Messages held out of the sending order (kept, counted in the outbox bound): reason refused (the broker refused the topic) or clock (timestamp ahead of the trusted clock)',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const groups = outbox.heldGroups();
+        for (const reason of ['refused', 'clock'] as const) this.set({ reason }, groups.filter((g) => g.reason === reason).reduce((n, g) => n + g.count, 0));
+      },
+    });
   }
 
   /** Counts rows the outbox dropped to hold its bounds (reported by the writer). */
@@ -116,6 +175,7 @@ export class OutboxPublisher implements Module {
   async start(): Promise<void> {
     this.running = true;
     this.knownMaxId = this.deps.outbox.maxId();
+    for (const t of this.deps.outbox.refusedTopics()) this.heldTopics.set(t.topic, { reasonCode: t.reasonCode, probeId: null, attempt: 0, notBeforeMs: 0 });
     const c = this.deps.connection;
     c.on('connected', this.onConnected);
     c.on('disconnected', this.onDisconnected);
@@ -123,10 +183,13 @@ export class OutboxPublisher implements Module {
     this.loop = this.deps.liveness?.register('mqtt-publish', 6 * housekeepingMs) ?? null;
     this.housekeeping = setInterval(() => {
       if (!this.stalled()) this.loop?.tick();
+      this.takeRetryRequest();
       this.pump();
     }, housekeepingMs);
     const depth = this.deps.outbox.depth;
     if (depth > 0) this.deps.logger.info({ depth }, 'outbox holds messages from before; they drain once the broker is reachable');
+    const held = this.deps.outbox.heldCount;
+    if (held > 0) this.deps.logger.warn({ held, groups: this.deps.outbox.heldGroups() }, 'messages held from before (refused by the broker, or stamped ahead of the clock); see `metergate doctor`');
     c.start();
   }
 
@@ -135,6 +198,10 @@ export class OutboxPublisher implements Module {
     this.loop?.unregister();
     if (this.housekeeping) clearInterval(this.housekeeping);
     if (this.pumpTimer) clearTimeout(this.pumpTimer);
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.pauseTimer = this.probeTimer = null;
+    this.pausedUntilMs = null;
     if (this.refill) clearImmediate(this.refill);
     this.refill = null;
     this.housekeeping = this.pumpTimer = null;
@@ -163,7 +230,91 @@ export class OutboxPublisher implements Module {
       lastPublishedAtMs: this.lastPublishedAtMs,
       lastError: c.lastError,
       outboxFull: stats.full,
+      heldMessages: stats.held,
+      refusals: this.refusalSummary(),
     };
+  }
+
+  /** One line for /healthz and the status page while the broker refuses messages, else null. */
+  private refusalSummary(): string | null {
+    const parts: string[] = [];
+    for (const g of this.deps.outbox.heldGroups()) {
+      parts.push(
+        g.reason === 'refused'
+          ? `${g.count} message(s) for ${g.topic} held: the broker refused them (${describeReasonCode(g.reasonCode)}) since ${new Date(g.sinceMs).toISOString()}`
+          : `${g.count} message(s) for ${g.topic} quarantined: stamped ahead of the trusted clock after a clock step`,
+      );
+    }
+    if (this.pausedUntilMs !== null && this.lastTransient) {
+      parts.push(`broker refusing for now (${describeReasonCode(this.lastTransient.reasonCode)}), sending again in ${Math.max(0, Math.round((this.pausedUntilMs - performance.now()) / 1000))} s`);
+    }
+    return parts.length > 0 ? parts.join('; ') : null;
+  }
+
+  /**
+   * Retries held messages: per refused topic its oldest message goes first, alone, and once
+   * the broker takes it the rest follows. This runs by itself after a jittered backoff that
+   * grows with each refusal in a row, and after every (re)connect, but per topic never
+   * sooner than that backoff after its last refusal: many brokers
+   * (mosquitto 2.0 under MQTT 5, VerneMQ, aedes) close the connection after refusing a
+   * publish, and an immediate retry on every reconnect would loop and starve the other
+   * topics. `force` (`metergate outbox retry`) skips that wait. `includeClock` puts the
+   * messages quarantined for their timestamp back too (the clock gate looks at each again).
+   */
+  retryHeld(opts: { force?: boolean; includeClock?: boolean } = {}): void {
+    const now = performance.now();
+    let released = 0;
+    let nextAt = Number.POSITIVE_INFINITY;
+    for (const [topic, held] of this.heldTopics) {
+      if (!opts.force && held.probeId === null && held.notBeforeMs > now) {
+        nextAt = Math.min(nextAt, held.notBeforeMs);
+        continue;
+      }
+      // Idempotent: a probe still out keeps its place (a probe dropped by the bound is replaced).
+      held.probeId = this.deps.outbox.probe(topic);
+      if (held.probeId === null) this.heldTopics.delete(topic);
+      else released += 1;
+    }
+    if (opts.includeClock) released += this.deps.outbox.releaseClockHeld();
+    if (nextAt !== Number.POSITIVE_INFINITY) this.retryLater(nextAt - now);
+    if (released === 0) return;
+    this.deps.logger.info({ topics: [...this.heldTopics.keys()], includeClock: opts.includeClock === true }, 'retrying held messages: the oldest of each refused topic first');
+    this.rewind();
+  }
+
+  /** The next automatic retry (one timer for all topics: the earliest wins, the others re-arm it). */
+  private retryLater(ms: number): void {
+    if (this.probeTimer) return;
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      // Not connected: the next connect retries.
+      if (this.running && this.deps.connection.state === 'connected') this.retryHeld();
+    }, Math.max(0, ms));
+  }
+
+  private takeRetryRequest(): void {
+    let request: { includeClock: boolean } | null = null;
+    try {
+      request = this.deps.outbox.takeRetryRequest();
+    } catch (err) {
+      this.deps.logger.error({ err }, 'could not read `metergate outbox retry` requests');
+    }
+    if (request) this.retryHeld({ force: true, includeClock: request.includeClock });
+  }
+
+  /**
+   * Starts both streams again from the oldest row left (rows moved back from outbox_held
+   * have their old, lower ids; rows skipped while paused are still there). Acknowledged and
+   * held rows are written first so they are not read again; rows still in flight are skipped.
+   */
+  private rewind(): void {
+    this.flushAcks();
+    this.knownMaxId = Math.max(this.knownMaxId, this.deps.outbox.maxId());
+    this.boundary = this.knownMaxId;
+    this.backlog = { cursor: 0, buffer: [], exhausted: false };
+    this.fresh = { cursor: this.boundary, buffer: [], exhausted: false };
+    this.headAlone = true;
+    this.pump();
   }
 
   /** Whether the loop is stuck (see stallAfterMs); logs the change once each way. */
@@ -198,6 +349,7 @@ export class OutboxPublisher implements Module {
     this.bucket = new TokenBucket(rate, Math.max(1, Math.min(rate, this.deps.config.mqtt!.inflight_window)), performance.now());
     const depth = this.deps.outbox.depth;
     if (depth > 0) this.deps.logger.info({ depth, ratePerS: rate }, 'draining the outbox backlog');
+    this.retryHeld();
     this.pump();
   };
 
@@ -221,7 +373,7 @@ export class OutboxPublisher implements Module {
   }
 
   private pump(): void {
-    if (!this.running || this.deps.connection.state !== 'connected' || this.pumpTimer || this.pumping) return;
+    if (!this.running || this.deps.connection.state !== 'connected' || this.pumpTimer || this.pumping || this.pausedUntilMs !== null) return;
     this.pumping = true;
     try {
       this.deps.connection.batch(() => this.fill());
@@ -232,7 +384,7 @@ export class OutboxPublisher implements Module {
 
   /** Sends rows until the window is full, the streams are dry, or the backlog must wait. */
   private fill(): void {
-    const window = this.deps.config.mqtt!.inflight_window;
+    const window = this.headAlone ? 1 : this.deps.config.mqtt!.inflight_window;
     // Bounded work per call, so rows that never occupy a slot (dropped) cannot hog the event loop.
     for (let steps = 0; this.inFlight.size < window; steps++) {
       if (steps >= window + PAGE_ROWS) return this.pumpLater(0);
@@ -251,8 +403,21 @@ export class OutboxPublisher implements Module {
           this.deps.logger.info('outbox backlog drained');
           return;
         }
-        this.bucket!.take(now);
         stream = this.backlog;
+      }
+      // Sent before a rewind and not settled yet: its PUBACK is still to come.
+      if (this.inFlight.has(row.id)) {
+        stream.buffer.pop();
+        stream.cursor = row.id;
+        continue;
+      }
+      // Behind a refused message of its topic: held too, so the topic keeps its order.
+      const heldTopic = this.heldTopics.get(row.topic);
+      if (heldTopic && heldTopic.probeId !== row.id) {
+        stream.buffer.pop();
+        stream.cursor = row.id;
+        this.hold({ row, reason: 'refused', reasonCode: heldTopic.reasonCode });
+        continue;
       }
       const verdict = this.deps.mayLeave?.(row.stampedAtMs) ?? 'send';
       if (verdict === 'hold') {
@@ -263,16 +428,17 @@ export class OutboxPublisher implements Module {
       this.holdLogged = false;
       stream.buffer.pop();
       stream.cursor = row.id;
-      if (verdict === 'drop') {
-        this.counters.clockDropped.inc();
+      if (verdict === 'quarantine') {
+        this.counters.quarantined.inc();
         // One line for the first of a run, not one per row.
-        if (this.droppedRun++ === 0) {
-          this.deps.logger.error({ id: row.id, topic: row.topic, stampedAt: new Date(row.stampedAtMs).toISOString() }, 'outbox message with an impossible timestamp dropped (more are counted in metergate_uplink_implausible_timestamp_dropped_total)');
+        if (this.quarantinedRun++ === 0) {
+          this.deps.logger.error({ id: row.id, topic: row.topic, stampedAt: new Date(row.stampedAtMs).toISOString() }, 'outbox message stamped ahead of the trusted clock: quarantined, not sent (kept in outbox_held; more are counted in metergate_uplink_clock_quarantined_total; docs/clock-safety.md)');
         }
-        this.ack(row);
+        this.hold({ row, reason: 'clock', reasonCode: null });
         continue;
       }
-      this.droppedRun = 0;
+      this.quarantinedRun = 0;
+      if (stream === this.backlog) this.bucket!.take(performance.now());
       this.send(row);
     }
   }
@@ -300,26 +466,79 @@ export class OutboxPublisher implements Module {
   private settled(row: OutboxRow, gen: number, err: Error | null): void {
     const mine = this.inFlight.get(row.id) === gen;
     this.lastProgressMonoMs = performance.now();
+    if (mine) this.inFlight.delete(row.id);
     if (err instanceof PublishRefusedError) {
-      // The broker will never take this message (ACL, quota, topic): keeping it would block the outbox.
-      this.counters.refused.inc();
-      this.deps.logger.error({ topic: row.topic, reasonCode: err.reasonCode, err: err.message }, 'broker refused a message; removed from the outbox');
+      if (refusalKind(err.reasonCode) === 'permanent') this.refusedForGood(row, err.reasonCode);
+      else this.refusedForNow(row, err.reasonCode);
     } else if (err) {
       // Connection lost: the row stays and is sent again after the reconnect.
-      if (mine) this.inFlight.delete(row.id);
       return;
     } else {
+      // A PUBACK from an earlier connection still means the broker has the message.
       this.publishedUncounted += 1;
+      this.ack(row);
+      this.refusalAttempt = 0;
+      const held = this.heldTopics.get(row.topic);
+      if (held && held.probeId === row.id) this.releaseTopic(row.topic, row.id);
+      else if (this.headAlone) this.headAlone = false;
     }
-    // A PUBACK from an earlier connection still means the broker has the message.
-    this.ack(row);
-    if (mine) this.inFlight.delete(row.id);
     // Refill once per event-loop turn: the PUBACKs of one socket read free slots together,
     // and their replacements leave in one write.
     this.refill ??= setImmediate(() => {
       this.refill = null;
       this.pump();
     });
+  }
+
+  /** 0x87, 0x90, 0x99: held with its topic; the other topics go on. */
+  private refusedForGood(row: OutboxRow, reasonCode: number): void {
+    this.counters.refused.inc({ reason_code: String(reasonCode), outcome: 'held' });
+    const held = this.heldTopics.get(row.topic);
+    if (!held || held.probeId === row.id) {
+      this.deps.logger[held ? 'warn' : 'error'](
+        { topic: row.topic, reasonCode, reason: describeReasonCode(reasonCode), retried: held !== undefined },
+        'broker refused a message for good: it and the later messages of its topic are held (kept, not deleted) until retried after a reconnect or `metergate outbox retry`; `metergate doctor` says what to fix',
+      );
+    }
+    // Retried by itself after a backoff that grows with each refusal in a row (and after a reconnect, no sooner).
+    const attempt = held && held.probeId === row.id ? held.attempt + 1 : (held?.attempt ?? 0);
+    const mq = this.deps.config.mqtt!;
+    const policy = this.deps.heldRetry ?? { minMs: mq.reconnect_min_ms, maxMs: mq.reconnect_max_ms };
+    const waitMs = reconnectDelayMs(policy, attempt, (this.deps.random ?? Math.random)());
+    this.heldTopics.set(row.topic, { reasonCode, probeId: null, attempt, notBeforeMs: performance.now() + waitMs });
+    this.retryLater(waitMs);
+    this.hold({ row, reason: 'refused', reasonCode });
+  }
+
+  /** Any other code: the row stays in the outbox; sending pauses with jittered backoff, then starts again from the oldest row. */
+  private refusedForNow(row: OutboxRow, reasonCode: number): void {
+    this.counters.refused.inc({ reason_code: String(reasonCode), outcome: 'retried' });
+    this.lastTransient = { reasonCode, atMs: this.deps.clock.now() };
+    if (this.pauseTimer) return; // already pausing; the rewind at its end sends this row again
+    const mq = this.deps.config.mqtt!;
+    const delayMs = reconnectDelayMs({ minMs: mq.reconnect_min_ms, maxMs: mq.reconnect_max_ms }, this.refusalAttempt, (this.deps.random ?? Math.random)());
+    this.refusalAttempt += 1;
+    this.deps.logger.warn({ topic: row.topic, id: row.id, reasonCode, reason: describeReasonCode(reasonCode), delayMs, attempt: this.refusalAttempt }, 'broker refused a message for now: it stays in the outbox; sending again after a pause');
+    this.pausedUntilMs = performance.now() + delayMs;
+    this.pauseTimer = setTimeout(() => {
+      this.pauseTimer = null;
+      this.pausedUntilMs = null;
+      this.rewind();
+    }, delayMs);
+  }
+
+  /** The broker took a held topic's oldest message: the rest follows, oldest first. */
+  private releaseTopic(topic: string, probeId: number): void {
+    this.flushAcks();
+    const released = this.deps.outbox.releaseTopic(topic, probeId);
+    this.heldTopics.delete(topic);
+    this.deps.logger.info({ topic, released }, 'broker takes a held topic again: sending its held messages, oldest first');
+    this.rewind();
+  }
+
+  private hold(request: HoldRequest): void {
+    this.toHold.push(request);
+    this.ackFlush ??= setTimeout(() => this.flushAcks(), ACK_FLUSH_MS);
   }
 
   private ack(row: OutboxRow): void {
@@ -335,6 +554,16 @@ export class OutboxPublisher implements Module {
       this.counters.published.inc(this.publishedUncounted);
       this.publishedUncounted = 0;
       this.lastPublishedAtMs = this.deps.clock.now();
+    }
+    if (this.toHold.length > 0) {
+      const holds = this.toHold;
+      this.toHold = [];
+      try {
+        this.deps.outbox.hold(holds, this.deps.clock.now());
+      } catch (err) {
+        // The rows stay in the outbox and are looked at again after the next rewind or reconnect.
+        this.deps.logger.error({ err, rows: holds.length }, 'could not move refused outbox rows to outbox_held');
+      }
     }
     if (this.acked.length === 0) return;
     const batch = this.acked;

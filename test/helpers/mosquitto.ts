@@ -35,6 +35,8 @@ export interface TlsBroker {
   readonly running: boolean;
   /** What the broker logged (stderr) since it last started. */
   log(): string;
+  /** Rewrites the ACL file for these users and makes the running broker reload it (SIGHUP); resolves once it has. */
+  reloadAcl(users: readonly BrokerUser[]): Promise<void>;
 }
 
 export interface BrokerOptions {
@@ -79,7 +81,8 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
   writeFileSync(pwfile, '');
   for (const u of users) execFileSync('mosquitto_passwd', ['-b', pwfile, u.username, u.password], { stdio: 'ignore' });
   const aclfile = join(dir, 'acl');
-  writeFileSync(aclfile, users.map((u) => [`user ${u.username}`, ...u.acl, ''].join('\n')).join('\n'));
+  const writeAcl = (list: readonly BrokerUser[]) => writeFileSync(aclfile, list.map((u) => [`user ${u.username}`, ...u.acl, ''].join('\n')).join('\n'));
+  writeAcl(users);
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(
@@ -92,6 +95,8 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
       'log_type warning',
       // "New client connected ... as <id> (p2, ...)": p2 = MQTT 3.1.1, p5 = MQTT 5.0.
       'log_type notice',
+      // "Reloading config." (reloadAcl waits for it).
+      'log_type information',
       `listener ${port} 127.0.0.1`,
       'allow_anonymous false',
       `password_file ${pwfile}`,
@@ -133,6 +138,18 @@ export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerO
       return proc !== null;
     },
     log: () => stderr,
+    async reloadAcl(list) {
+      writeAcl(list);
+      const p = proc as ChildProcess | null;
+      if (!p) throw new Error('mosquitto is not running');
+      const before = (stderr.match(/Reloading config/g) ?? []).length;
+      p.kill('SIGHUP');
+      const until = Date.now() + 10_000;
+      while ((stderr.match(/Reloading config/g) ?? []).length === before) {
+        if (Date.now() > until) throw new Error(`mosquitto did not reload its config: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
     pause: halt,
     resume: launch,
     async stop() {

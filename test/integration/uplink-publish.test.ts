@@ -1,6 +1,7 @@
 // The uplink against a real mosquitto (TLS, password file, ACL): samples committed to
 // SQLite, drained oldest first, deleted after PUBACK; the subscriber's ACL lets it read
-// only its own resource; MQTT 5 carries a message id; 3.1.1 works too.
+// only its own resource; MQTT 5 carries a message id; 3.1.1 works too (but cannot tell a
+// refused publish from a delivered one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -138,14 +139,30 @@ describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, AC
     }
   });
 
-  it('removes a message the broker refuses by ACL (MQTT 5 reason code 135) instead of blocking the outbox', async () => {
+  it('keeps a message the broker refuses by ACL (MQTT 5 reason code 135): held, not deleted, and the outbox not blocked', async () => {
     const gw = await startUplink('acl', 5, { topic_prefix: 'forbidden' });
     try {
       gw.uplink.recorder.record(sample(MINE, hourAgo() + 1_200_000, 1));
-      await until(() => gw.uplink.outbox.depth === 0, 'refused row removed');
+      await until(() => gw.uplink.outbox.depth === 0 && gw.uplink.outbox.heldCount === 1, 'refused row held');
       const metrics = await gw.ctx.metrics.getSingleMetricAsString('metergate_uplink_refused_total');
-      expect(metrics).toMatch(/metergate_uplink_refused_total 1/);
+      expect(metrics).toMatch(/metergate_uplink_refused_total\{reason_code="135",outcome="held"\} 1/);
+      expect(gw.uplink.outbox.heldGroups()).toEqual([expect.objectContaining({ reason: 'refused', topic: `forbidden/resources/${MINE}/measurements`, reasonCode: 135, count: 1 })]);
     } finally {
+      await gw.stop();
+    }
+  });
+
+  it('under MQTT 3.1.1 the broker acknowledges a publish its ACL refuses and drops it: the gateway cannot tell (why doctor and docs/uplink.md recommend 5.0)', async () => {
+    const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/#` });
+    const gw = await startUplink('acl-v4', 4, { topic_prefix: 'forbidden' });
+    try {
+      gw.uplink.recorder.record(sample(MINE, hourAgo() + 1_500_000, 1));
+      await until(() => gw.uplink.outbox.depth === 0, 'the row gone after a PUBACK');
+      expect(gw.uplink.outbox.heldCount).toBe(0);
+      const metrics = await gw.ctx.metrics.getSingleMetricAsString('metergate_uplink_published_total');
+      expect(metrics).toMatch(/metergate_uplink_published_total 1/);
+    } finally {
+      await sub.close();
       await gw.stop();
     }
   });

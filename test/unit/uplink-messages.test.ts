@@ -122,8 +122,8 @@ describe('connection rules', () => {
     const trusted = { trustedNow: () => T };
     expect(leaveVerdict(trusted, build, T - 1000)).toBe('send');
     expect(leaveVerdict({ trustedNow: () => null }, build, T - 1000)).toBe('hold');
-    expect(leaveVerdict(trusted, build, Date.parse('1970-01-01T00:00:10Z'))).toBe('drop');
+    expect(leaveVerdict(trusted, build, Date.parse('1970-01-01T00:00:10Z'))).toBe('quarantine');
     expect(leaveVerdict(trusted, build, Date.parse('2026-09-01T00:00:00Z'))).toBe('send'); // a backlog older than this build
-    expect(leaveVerdict(trusted, build, T + 86_400_000)).toBe('drop');
+    expect(leaveVerdict(trusted, build, T + 86_400_000)).toBe('quarantine');
   });
 });

@@ -108,6 +108,15 @@ export const brokerCheck: DoctorCheck = {
       return [explainConnectError(err, mq.url)];
     }
     const results: CheckResult[] = [pass('broker', `${mq.url}: TLS verified, logged in as ${mq.username ?? '(no user)'} (MQTT ${mq.protocol_version === 5 ? '5.0' : '3.1.1'})`)];
+    if (mq.protocol_version !== 5) {
+      results.push(
+        warn(
+          'broker protocol',
+          'MQTT 3.1.1: a broker drops a publish its ACL refuses and still acknowledges it, so the gateway deletes it as delivered and those readings are lost without a trace (only MQTT 5 reports a refusal, and metergate then keeps the message)',
+          'set mqtt.protocol_version: 5 (mosquitto 1.6+, EMQX, HiveMQ, VerneMQ support it)',
+        ),
+      );
+    }
     try {
       const now = env.now();
       for (const meter of config.meters) {

@@ -6,12 +6,13 @@ import { databaseCheck } from './database.js';
 import { diskCheck } from './disk.js';
 import { filesCheck } from './files.js';
 import { metersCheck } from './meters.js';
+import { outboxCheck } from './outbox.js';
 import { pricesCheck } from './prices.js';
 import { serialCheck } from './serial.js';
 import { errorMessage, fail, skip, type CheckResult, type DoctorCheck, type DoctorEnv } from './types.js';
 
 /** In order: later checks build on earlier ones (the broker test publishes only for answering meters). */
-export const ALL_CHECKS: readonly DoctorCheck[] = [configCheck, filesCheck, serialCheck, metersCheck, brokerCheck, clockCheck, diskCheck, databaseCheck, pricesCheck];
+export const ALL_CHECKS: readonly DoctorCheck[] = [configCheck, filesCheck, serialCheck, metersCheck, brokerCheck, clockCheck, diskCheck, databaseCheck, outboxCheck, pricesCheck];
 
 export interface DoctorOptions {
   readonly configPath: string;

@@ -90,6 +90,7 @@ function renderUplink(u, broker, nowMs) {
     ['Backlog', `${u.outbox_depth} message(s)${u.oldest_age_s !== null ? `, oldest ${u.oldest_age_s} s` : ''}`],
     ['Last published', ago(u.last_published_at, nowMs)],
     ['Last error', u.last_error || '—'],
+    ['Held', u.held_messages ? `${u.held_messages} message(s): ${u.refusals}` : (u.refusals || '—')],
   ]);
 }
 
