@@ -51,6 +51,9 @@ export interface OutboxMark {
   readonly rows: number;
   readonly bytes: number;
   readonly dropped: number;
+  /** Held rows and bytes (the bound may have dropped held rows inside the transaction). */
+  readonly heldRows: number;
+  readonly heldBytes: number;
 }
 
 /** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms */
@@ -253,13 +256,16 @@ export class Outbox {
    * never stored (a phantom backlog in /healthz and /metrics).
    */
   mark(): OutboxMark {
-    return { rows: this.rows, bytes: this.totalBytes, dropped: this.dropped };
+    return { rows: this.rows, bytes: this.totalBytes, dropped: this.dropped, heldRows: this.heldRows, heldBytes: this.heldBytes };
   }
 
   restore(mark: OutboxMark): void {
     this.rows = mark.rows;
     this.totalBytes = mark.bytes;
     this.dropped = mark.dropped;
+    if (this.heldRows !== mark.heldRows) this.heldGroupsCache = null;
+    this.heldRows = mark.heldRows;
+    this.heldBytes = mark.heldBytes;
   }
 
   /** Highest id written so far (0 when empty). */
