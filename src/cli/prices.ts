@@ -9,9 +9,8 @@ import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
 import { createLogger } from '../log.js';
 import { Backfill } from '../prices/backfill.js';
 import { progressFor } from '../prices/progress.js';
-import { configuredSource } from '../prices/sync.js';
-import { addLocalDays, startOfLocalDayMs } from '../prices/timezone.js';
-import { requireMarket } from '../prices/markets.js';
+import { configuredSource, firstRunAtOrAfter } from '../prices/sync.js';
+import { PriceFetchProgress } from '../store/price-fetch.js';
 
 interface DbOptions {
   config: string;
@@ -63,20 +62,33 @@ export function registerPricesCommands(program: Command): void {
 
   prices
     .command('status')
-    .description('Per region: first and last period, resolution, and every gap')
+    .description('Per region: first and last period, resolution, every gap, and incomplete months with their next retry')
     .option('--region <code>', 'only this market area')
     .option('--json', 'machine-readable output')
-    .option('-c, --config <file>', 'config file (for data_dir and regions)', DEFAULT_CONFIG_PATH)
+    .option('-c, --config <file>', 'config file (for data_dir, regions and the sync schedule)', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'database file (instead of the one in data_dir)')
     .action((opts: DbOptions & { region?: string; json?: boolean }) => {
-      const configured = opts.db ? [] : loadConfigOrExit(opts.config).prices.regions;
+      const config = opts.db ? null : loadConfigOrExit(opts.config);
       const db = openDb(opts);
       try {
         const store = new PriceStore(db);
+        const fetchProgress = new PriceFetchProgress(db);
         // Configured regions first (also when they have no prices yet), then any other stored ones.
-        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...configured, ...store.marketAreas()])];
-        const coverage = regions.map((r) => store.coverage(r));
-        process.stdout.write(opts.json ? `${JSON.stringify(coverage, null, 2)}\n` : `${formatCoverage(coverage)}\n`);
+        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...(config?.prices.regions ?? []), ...store.marketAreas()])];
+        // A due chunk is fetched again by the first sync or repair run from then on.
+        const syncOn = config !== null && configuredSource({ config, logger: createLogger('silent') }) !== null;
+        const runs = new Map<number, number | null>();
+        const retryRunAt = (atMs: number) => {
+          if (!syncOn) return null;
+          if (!runs.has(atMs)) runs.set(atMs, firstRunAtOrAfter([config.prices.sync_cron, config.prices.repair_cron], Math.max(atMs, Date.now())));
+          return runs.get(atMs)!;
+        };
+        const coverage = regions.map((r) => ({
+          ...store.coverage(r),
+          pending: fetchProgress.pendingOf(r).map((p) => ({ ...p, retryRunAtMs: retryRunAt(p.nextAttemptAtMs) })),
+        }));
+        const note = config === null ? '' : syncOn ? '' : 'price sync is off (prices.source none or no security token): pending months are not retried';
+        process.stdout.write(opts.json ? `${JSON.stringify(coverage, null, 2)}\n` : `${formatCoverage(coverage, note)}\n`);
       } finally {
         db.close();
       }
@@ -90,12 +102,12 @@ function collect(value: string, previous: string[] = []): string[] {
 function registerFetchCommands(prices: Command): void {
   prices
     .command('backfill')
-    .description('Fetch day-ahead prices from prices.backfill_from through tomorrow for every configured region (chunked by month, resumable: completed months are never fetched again)')
+    .description('Fetch day-ahead prices from prices.backfill_from through tomorrow for every configured region (chunked by month, resumable: complete months are never fetched again, incomplete ones are retried with backoff)')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
     .option('--region <code>', 'only this market area (repeatable; default: prices.regions)', collect)
     .option('--from <date>', 'first delivery date YYYY-MM-DD (default: prices.backfill_from)')
-    .option('--repair-days <n>', 'afterwards, refetch holes of the last N days', '0')
-    .action(async (opts: { config: string; region?: string[]; from?: string; repairDays: string }) => {
+    .option('--repair', 'afterwards, check the whole stored history for holes and fetch again every incomplete month whose retry is due')
+    .action(async (opts: { config: string; region?: string[]; from?: string; repair?: boolean }) => {
       const config = loadConfigOrExit(opts.config);
       const logger = createLogger(config.log_level, process.stderr);
       const source = configuredSource({ config, logger });
@@ -111,14 +123,9 @@ function registerFetchCommands(prices: Command): void {
         const store = new PriceStore(db);
         const backfill = new Backfill({ db, store, source, logger, now: () => Date.now(), progress: progressFor(logger) });
         await backfill.run({ regions, fromDate, signal: abort.signal });
-        const days = Number(opts.repairDays);
-        if (days > 0) {
-          for (const r of regions) {
-            const tz = requireMarket(r).timeZone;
-            const today = startOfLocalDayMs(tz, Date.now());
-            const n = await backfill.repair([r], addLocalDays(tz, today, -days), addLocalDays(tz, today, 2), abort.signal);
-            process.stderr.write(`repair ${r}: ${n} periods stored\n`);
-          }
+        if (opts.repair) {
+          const r = await backfill.repair(regions, fromDate, abort.signal);
+          process.stderr.write(`repair: ${r.chunksWithGaps} month(s) with holes, ${r.fetched} fetched (${r.completed} now complete), ${r.deferred} waiting for their retry, ${r.periods} periods stored\n`);
         }
       } catch (err) {
         fail(`backfill stopped: ${(err as Error).message} (completed months are kept; run again to resume)`);

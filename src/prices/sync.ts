@@ -2,8 +2,9 @@
 // (resumable) backfill in the background; node-cron then looks for tomorrow's prices
 // after the midday SDAC auction (results ~12:45-13:00 CET; prices.sync_cron, default
 // every 15 minutes 13:00-17:45 Brussels time, each run a no-op once tomorrow is
-// complete) and repairs holes of the last month daily (prices.repair_cron). Work runs
-// one job at a time off the start-up path, so the daemon keeps serving while it syncs.
+// complete; incomplete months whose retry is due are fetched again) and repairs holes in
+// the whole stored history daily (prices.repair_cron). Work runs one job at a time off the
+// start-up path, so the daemon keeps serving while it syncs.
 import cron, { type ScheduledTask } from 'node-cron';
 import type { AppContext } from '../daemon.js';
 import type { Module } from '../lifecycle.js';
@@ -12,11 +13,28 @@ import { Backfill, type PriceFetcher } from './backfill.js';
 import { LogProgress } from './progress.js';
 import { EntsoeSource } from './sources/entsoe.js';
 import { requireMarket } from './markets.js';
-import { addLocalDays, startOfLocalDayMs } from './timezone.js';
 import { PriceUpdates, type PricesUpdatedListener } from './updates.js';
 
 export const SCHEDULE_TIME_ZONE = 'Europe/Brussels';
-const REPAIR_DAYS = 31;
+const MINUTE_MS = 60_000;
+
+/**
+ * The first minute at or after `atMs` at which one of the cron expressions fires (in
+ * Europe/Brussels time, as the sync schedules them), looking up to `withinMs` ahead; null
+ * when none does. Tells `prices status` when a chunk due at `atMs` is actually retried.
+ */
+export function firstRunAtOrAfter(expressions: readonly string[], atMs: number, withinMs = 8 * 24 * 3_600_000): number | null {
+  const tasks = expressions.map((e) => cron.createTask(e, () => undefined, { timezone: SCHEDULE_TIME_ZONE }));
+  try {
+    const start = Math.ceil(atMs / MINUTE_MS) * MINUTE_MS;
+    for (let t = start; t <= atMs + withinMs; t += MINUTE_MS) {
+      if (tasks.some((task) => task.match(new Date(t)))) return t;
+    }
+    return null;
+  } finally {
+    for (const task of tasks) void task.destroy();
+  }
+}
 
 export type PriceSyncDeps = Pick<AppContext, 'config' | 'logger' | 'db' | 'clock'> & {
   /** Overrides the configured source (tests). */
@@ -119,14 +137,7 @@ export class PriceSync implements Module {
   }
 
   private repairNow(backfill: Backfill) {
-    const { config, clock } = this.deps;
-    const now = clock.now();
-    return Promise.all(
-      config.prices.regions.map((r) => {
-        const tz = requireMarket(r).timeZone;
-        const today = startOfLocalDayMs(tz, now);
-        return backfill.repair([r], addLocalDays(tz, today, -REPAIR_DAYS), addLocalDays(tz, today, 1), this.abort.signal);
-      }),
-    );
+    const { config } = this.deps;
+    return backfill.repair(config.prices.regions, config.prices.backfill_from, this.abort.signal);
   }
 }

@@ -88,6 +88,19 @@ export class PriceStore {
          WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms`,
       ),
       any: db.prepare<[string]>('SELECT 1 FROM prices WHERE market_area = ? LIMIT 1').pluck(),
+      first: db.prepare<[string]>('SELECT min(start_ms) FROM prices WHERE market_area = ?').pluck(),
+      // Coverage in SQL (gapsIn): the end of the period running into a range, the range's
+      // first start and last end, and every hole between consecutive periods inside it.
+      endBefore: db.prepare<[string, number, number]>('SELECT max(start_ms + duration_s * 1000) FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ?').pluck(),
+      span: db.prepare<[string, number, number]>('SELECT min(start_ms) AS first, max(start_ms + duration_s * 1000) AS lastEnd FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ?'),
+      holes: db
+        .prepare<[string, number, number]>(
+          `SELECT prev_end, start_ms FROM (
+             SELECT start_ms, LAG(start_ms + duration_s * 1000) OVER (ORDER BY start_ms) AS prev_end
+             FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ?)
+           WHERE start_ms > prev_end`,
+        )
+        .raw(),
       all: db.prepare<[string]>('SELECT start_ms, duration_s FROM prices WHERE market_area = ? ORDER BY start_ms').raw(),
       sources: db.prepare<[string]>('SELECT DISTINCT source FROM prices WHERE market_area = ? ORDER BY source').pluck(),
       markets: db.prepare('SELECT DISTINCT market_area FROM prices ORDER BY market_area').pluck(),
@@ -211,15 +224,25 @@ export class PriceStore {
     return { marketArea, periods, firstStartMs, lastEndMs: prevEnd, resolutions: mergeSpans(resolutions), gaps, sources: this.stmts.sources.all(marketArea) as string[] };
   }
 
-  /** Holes in [fromMs, toMs) for a market: ranges with no stored period. */
+  /** Start of the first stored period of a market, or null. */
+  firstStartMs(marketArea: string): number | null {
+    return (this.stmts.first.get(marketArea) as number | null) ?? null;
+  }
+
+  /**
+   * Holes in [fromMs, toMs) for a market: ranges with no stored period. One query over
+   * the index, so the whole history of a market is cheap to check (the daily repair).
+   */
   gapsIn(marketArea: string, fromMs: number, toMs: number): PriceGap[] {
+    if (toMs <= fromMs) return [];
     const gaps: PriceGap[] = [];
-    let cursor = fromMs;
-    for (const p of this.native(marketArea, fromMs, toMs)) {
-      if (p.startMs > cursor) gaps.push({ fromMs: cursor, toMs: Math.min(p.startMs, toMs) });
-      cursor = Math.max(cursor, p.startMs + p.durationS * 1000);
-    }
-    if (cursor < toMs) gaps.push({ fromMs: cursor, toMs });
+    // Periods are at most a day long: one starting a day before fromMs may run into the range.
+    const cursor = Math.max(fromMs, (this.stmts.endBefore.get(marketArea, fromMs - DAY_MS, fromMs) as number | null) ?? fromMs);
+    const { first, lastEnd } = this.stmts.span.get(marketArea, fromMs, toMs) as { first: number | null; lastEnd: number | null };
+    if (first === null || lastEnd === null) return cursor < toMs ? [{ fromMs: cursor, toMs }] : [];
+    if (first > cursor) gaps.push({ fromMs: cursor, toMs: first });
+    for (const [prevEnd, startMs] of this.stmts.holes.iterate(marketArea, fromMs, toMs) as Iterable<[number, number]>) gaps.push({ fromMs: prevEnd, toMs: startMs });
+    if (lastEnd < toMs) gaps.push({ fromMs: Math.max(lastEnd, cursor), toMs });
     return gaps;
   }
 }
