@@ -98,7 +98,10 @@ export function buildModules(ctx: AppContext): Module[] {
       import('./store/forecasts.js'),
       import('./store/prices.js'),
     ]);
-    return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+    const service = new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+    // /healthz names a day of the horizon the forecaster could not forecast.
+    ctx.probes.health.set('forecast', () => service.health());
+    return service;
   });
   modules.push(forecast);
   // Day-ahead prices: background backfill, then node-cron sync and repair. Whoever must

@@ -87,7 +87,7 @@ export function registerForecastCommands(program: Command): void {
         const seconds = (Date.now() - started) / 1000;
         const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? ', with exogenous inputs' : ', price only'}`;
         process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
-        process.stdout.write(`${formatEvaluationTable(result.rows)}\n`);
+        process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays)}\n`);
         mkdirSync(opts.out, { recursive: true });
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(

@@ -22,6 +22,8 @@ export interface CrossHourInput {
   readonly exogenousKnownThrough: number;
   readonly horizonDays: number;
   readonly windowDays: number;
+  /** Days filled from a neighbour (lear.ts): used as features, never as targets. */
+  readonly imputedDays?: ReadonlySet<number>;
 }
 
 /** Day x 24 matrix of hourly means of a day matrix (the matrix itself when hourly). */
@@ -124,7 +126,7 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
     const y = new Float64Array(windowDays * slots);
     let n = 0;
     for (let t = lastKnownDay - windowDays + 1; t <= lastKnownDay; t++) {
-      if (!copyDay(z, t, y, n * slots)) continue;
+      if (input.imputedDays?.has(t) || !copyDay(z, t, y, n * slots)) continue;
       if (!lay.fill(t, row)) continue;
       x.set(row, n * p);
       n++;

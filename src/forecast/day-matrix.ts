@@ -146,36 +146,37 @@ export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
 }
 
 /**
- * A copy with every day up to `throughDay` that is not complete replaced by the nearest
+ * A copy in which days up to `throughDay` that are not complete read as the nearest
  * complete day up to `throughDay` (the earlier one on a tie), so a missing origin or lag
- * day reads as its nearest known day. Days after `throughDay` stay as they are, so no
- * later information leaks in. The copy has the same days and slots; `filled` lists the
- * replaced day numbers (callers keep them out of anything scored or fitted as a target).
+ * day falls back to its nearest known day. Only runs of at most `maxRunDays` missing days
+ * are filled: a longer run is missing history, not a missing day, and stays unknown. Days
+ * after `throughDay` stay as they are, so no later information leaks in. `filled` lists
+ * the replaced days (callers keep them out of anything fitted or scored as a target).
  */
-export function fillUnknownDays(m: DayMatrix, throughDay: number): { matrix: DayMatrix; filled: number[] } {
+export function fillUnknownDays(m: DayMatrix, throughDay: number, maxRunDays = Infinity): { matrix: DayMatrix; filled: number[] } {
   const last = Math.min(m.days - 1, throughDay - m.firstDay);
   const complete: boolean[] = [];
   for (let r = 0; r <= last; r++) complete.push(dayComplete(m, m.firstDay + r));
   if (complete.every(Boolean)) return { matrix: m, filled: [] };
   const values = Float64Array.from(m.values);
   const filled: number[] = [];
-  for (let r = 0; r <= last; r++) {
-    if (complete[r]) continue;
-    let src = -1;
-    for (let k = 1; k <= last; k++) {
-      if (r - k >= 0 && complete[r - k]) {
-        src = r - k;
-        break;
-      }
-      if (r + k <= last && complete[r + k]) {
-        src = r + k;
-        break;
-      }
-      if (r - k < 0 && r + k > last) break;
+  for (let r = 0; r <= last; ) {
+    if (complete[r]) {
+      r++;
+      continue;
     }
-    if (src < 0) continue;
-    values.copyWithin(r * m.slots, src * m.slots, (src + 1) * m.slots);
-    filled.push(m.firstDay + r);
+    let end = r;
+    while (end + 1 <= last && !complete[end + 1]) end++;
+    const before = r - 1 >= 0 ? r - 1 : undefined;
+    const after = end + 1 <= last ? end + 1 : undefined;
+    if (end - r + 1 <= maxRunDays && (before !== undefined || after !== undefined)) {
+      for (let d = r; d <= end; d++) {
+        const src = after === undefined || (before !== undefined && d - before <= after - d) ? before! : after;
+        values.copyWithin(d * m.slots, src * m.slots, (src + 1) * m.slots);
+        filled.push(m.firstDay + d);
+      }
+    }
+    r = end + 1;
   }
-  return { matrix: { firstDay: m.firstDay, days: m.days, slots: m.slots, values }, filled };
+  return { matrix: filled.length > 0 ? { firstDay: m.firstDay, days: m.days, slots: m.slots, values } : m, filled };
 }

@@ -23,6 +23,8 @@ export interface EvaluationInput {
 export interface HorizonRow extends HorizonScore {
   /** MAE relative to the seasonal naive known at the origin (same period a week earlier). */
   readonly rmaeWeekly: number;
+  /** Scored points rmaeWeekly leaves out because the price a week earlier is unknown. */
+  readonly weeklyExcluded: number;
 }
 
 export interface Evaluation {
@@ -59,26 +61,35 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
         const naive = valueAt(prices, d.day - naiveLagDays(d.day), s);
         points.push({ horizon: d.horizon, actual, forecast: d.forecast[s], naive, lower: d.lower[s], upper: d.upper[s] });
         weekly.push({ horizon: d.horizon, actual, naive: valueAt(prices, d.day - 7, s), forecast: d.forecast[s] });
-        if (d.horizon === 1) dayAhead.push({ day: isoDate(d.day), slot: s, actual, forecast: d.forecast[s], lower: d.lower[s], upper: d.upper[s] });
+        if (d.horizon === 1 && Number.isFinite(d.forecast[s]) && Number.isFinite(d.lower[s]) && Number.isFinite(d.upper[s])) dayAhead.push({ day: isoDate(d.day), slot: s, actual, forecast: d.forecast[s], lower: d.lower[s], upper: d.upper[s] });
       }
     }
   }
   const rows = scoreByHorizon(points, options.horizonDays).map((r) => {
-    const w = weekly.filter((p) => p.horizon === r.horizon && Number.isFinite(p.naive));
+    const scored = weekly.filter((p) => p.horizon === r.horizon && Number.isFinite(p.forecast));
+    const w = scored.filter((p) => Number.isFinite(p.naive));
     const num = w.reduce((a, p) => a + Math.abs(p.actual - p.forecast), 0);
     const den = w.reduce((a, p) => a + Math.abs(p.actual - p.naive), 0);
-    return { ...r, rmaeWeekly: num / den };
+    return { ...r, rmaeWeekly: num / den, weeklyExcluded: scored.length - w.length };
   });
   return { rows, origins, dayAhead };
 }
 
-/** The printed table, one line per horizon day. */
-export function formatEvaluationTable(rows: readonly HorizonRow[]): string {
+/** The printed table, one line per horizon day, and what was left out of it. */
+export function formatEvaluationTable(rows: readonly HorizonRow[], horizonDays = rows.length): string {
   const head = '| day | n | MAE | sMAPE % | naive MAE | rMAE | rMAE vs week-ago | 80 % coverage | mean width |';
   const sep = '|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map(
     (r) =>
       `| D+${r.horizon} | ${r.n} | ${r.mae.toFixed(2)} | ${r.smape.toFixed(1)} | ${r.naiveMae.toFixed(2)} | ${r.rmae.toFixed(3)} | ${r.rmaeWeekly.toFixed(3)} | ${(100 * r.coverage).toFixed(1)} | ${r.meanWidth.toFixed(1)} |`,
   );
-  return [head, sep, ...lines].join('\n');
+  const excluded = rows.reduce((a, r) => a + r.excluded, 0);
+  const weekly = rows.reduce((a, r) => a + r.weeklyExcluded, 0);
+  const missing = Array.from({ length: horizonDays }, (_, i) => i + 1).filter((h) => !rows.some((r) => r.horizon === h));
+  const notes = [
+    `excluded: ${excluded} point(s) with a known price whose forecast, bound or naive was not a number${excluded > 0 ? ` (${rows.filter((r) => r.excluded > 0).map((r) => `D+${r.horizon} ${r.excluded}`).join(', ')})` : ''}`,
+    ...(weekly > 0 ? [`rMAE vs week-ago also leaves out ${weekly} point(s) whose price a week earlier is unknown`] : []),
+    ...(missing.length > 0 ? [`no point left to score for ${missing.map((h) => `D+${h}`).join(', ')}`] : []),
+  ];
+  return [head, sep, ...lines, '', ...notes].join('\n');
 }

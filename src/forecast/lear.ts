@@ -3,7 +3,7 @@
 // multi-day forecasting), recalibrated at every forecast origin on a rolling window.
 // Prices (and exogenous series) are scaled by the window's median and MAD and passed
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
-import { trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
+import { fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
 import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
 import { forecastCrossHour } from './cross-hour.js';
@@ -208,10 +208,15 @@ function dailyMeans(z: DayMatrix): Float64Array {
   return out;
 }
 
-/** Naive fallback: the last known same weekday, else the last known day. */
+/**
+ * Naive fallback: the last known same weekday, else the last known day, else the nearest
+ * known day before it (a missing origin day must not leave the forecast NaN).
+ */
 function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64Array {
   const out = new Float64Array(prices.slots).fill(NaN);
-  for (const src of [target - 7 * Math.ceil((target - lastKnown) / 7), lastKnown]) {
+  const nearest: number[] = [];
+  for (let d = lastKnown - 1; d >= prices.firstDay; d--) nearest.push(d);
+  for (const src of [target - 7 * Math.ceil((target - lastKnown) / 7), lastKnown, ...nearest]) {
     let ok = true;
     for (let s = 0; s < prices.slots; s++) {
       out[s] = valueAt(prices, src, s);
@@ -241,6 +246,9 @@ export class PenaltyCache {
   }
 }
 
+/** Longest run of missing days read as their nearest known day; a longer run is missing history. */
+export const MAX_FILLED_RUN_DAYS = 7;
+
 /** The longest calibration window of the options (days of history the model reads, before lags). */
 export function longestWindow(options: LearOptions): number {
   return Math.max(options.trainingWindowDays, ...(options.windows ?? []));
@@ -252,6 +260,12 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
   const crossWindows = options.crossHourWindows ?? windows;
   const members = options.members ?? ['same-slot'];
   const { prices, lastKnownDay } = origin;
+  // A missing origin or lag day reads as the nearest known day (no later one), so one
+  // lost day does not turn a month of forecasts naive (the 28-day mean needs every day)
+  // nor leave the naive fallback without a source day; the filled days are never
+  // training targets, and the scaling and range guard see only real prices.
+  const { matrix: known, filled } = fillUnknownDays(prices, lastKnownDay, MAX_FILLED_RUN_DAYS);
+  const imputed = new Set(filled);
   const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
@@ -266,25 +280,27 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
     if (days === 0) continue;
     const windowStart = lastKnownDay - w + 1;
     const scaler = robustScaler(prices, windowStart, lastKnownDay);
-    const z = transformed(prices, lastKnownDay, scaler, options.transform);
+    const z = transformed(known, lastKnownDay, scaler, options.transform);
     // Forecasts are kept within the window's range of (transformed) prices: a linear model
     // fed inputs outside its training range can extrapolate far, and the inverse asinh
     // turns that into an exponential blow-up.
     let zMin = Infinity;
     let zMax = -Infinity;
-    for (let d = windowStart; d <= lastKnownDay; d++)
+    for (let d = windowStart; d <= lastKnownDay; d++) {
+      if (imputed.has(d)) continue;
       for (let s = 0; s < z.slots; s++) {
         const v = valueAt(z, d, s);
         if (v < zMin) zMin = v;
         if (v > zMax) zMax = v;
       }
+    }
     const exoScaled = Object.values(origin.exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
       const zs =
         member === 'same-slot'
-          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, penalties)
-          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w }, penalties);
+          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties)
+          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed }, penalties);
       zs.forEach((v, i) => {
         if (v) candidates[i].push(v.map((x) => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform)));
       });
@@ -292,7 +308,7 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
   }
   return candidates.map((c, i) => {
     const day = lastKnownDay + i + 1;
-    if (c.length === 0) return { day, horizon: i + 1, values: naiveDay(prices, lastKnownDay, day), method: 'naive' };
+    if (c.length === 0) return { day, horizon: i + 1, values: naiveDay(known, lastKnownDay, day), method: 'naive' };
     return { day, horizon: i + 1, values: combine(c, options.combine ?? 'mean'), method: 'lear' };
   });
 }
@@ -320,6 +336,8 @@ function sameSlotForecasts(
   exoKnown: number,
   windowDays: number,
   horizonDays: number,
+  /** Days filled from a neighbour: features, never targets. */
+  imputed: ReadonlySet<number>,
   penalties?: PenaltyCache,
 ): (Float64Array | undefined)[] {
   const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
@@ -348,7 +366,7 @@ function sameSlotForecasts(
       let n = 0;
       for (let t = lastKnownDay - maxRows + 1; t <= lastKnownDay; t++) {
         const target_ = valueAt(z, t, s);
-        if (Number.isNaN(target_)) continue;
+        if (Number.isNaN(target_) || imputed.has(t)) continue;
         if (!features(ctx, t, s, h, row)) continue;
         x.set(row, n * p);
         y[n] = target_;

@@ -20,6 +20,8 @@ export interface MarketForecastResult {
   readonly originDay: number;
   readonly periods: ForecastPeriodValue[];
   readonly method: string;
+  /** Days after the origin left out because the model gave a value that is not a number (none expected). */
+  readonly unforecastDays: readonly number[];
   /** Pass back as `warm` next time: only origins after this one are computed then. */
   readonly state: WarmState;
 }
@@ -82,8 +84,14 @@ export async function computeMarketForecast(args: {
     if (args.pause) await args.pause();
   }
   const periods: ForecastPeriodValue[] = [];
+  const unforecastDays: number[] = [];
   const intervalS = 86_400 / slots;
   for (const day of last) {
+    // Never store or serve a NaN: a day without finite values is reported instead.
+    if (![day.forecast, day.lower, day.upper].every((xs) => xs.every(Number.isFinite))) {
+      unforecastDays.push(day.day);
+      continue;
+    }
     const f = slotsToPeriods(timeZone, day.day, day.forecast, slots, intervalS);
     const lo = slotsToPeriods(timeZone, day.day, day.lower, slots, intervalS);
     const hi = slotsToPeriods(timeZone, day.day, day.upper, slots, intervalS);
@@ -98,5 +106,5 @@ export async function computeMarketForecast(args: {
     );
   }
   const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
-  return { originDay: origin, periods, method, state: { forecaster, slots, origin } };
+  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin } };
 }

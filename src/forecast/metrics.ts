@@ -3,7 +3,20 @@
 // Monday, Saturday and Sunday, the previous day otherwise), plus interval coverage.
 import { dayOfWeek } from './local-days.js';
 
+/**
+ * The measures refuse to average what is not a number: a NaN would turn the whole score
+ * into NaN (or, filtered silently, flatter it). Callers leave such points out and count
+ * them (scoreByHorizon).
+ */
+function assertFinite(name: string, ...series: ArrayLike<number>[]): void {
+  for (const xs of series)
+    for (let i = 0; i < xs.length; i++) {
+      if (!Number.isFinite(xs[i])) throw new RangeError(`${name}: value ${i} is ${xs[i]}; leave such points out (and count them) before scoring`);
+    }
+}
+
 export function mae(actual: ArrayLike<number>, forecast: ArrayLike<number>): number {
+  assertFinite('mae', actual, forecast);
   let sum = 0;
   for (let i = 0; i < actual.length; i++) sum += Math.abs(actual[i] - forecast[i]);
   return sum / actual.length;
@@ -11,6 +24,7 @@ export function mae(actual: ArrayLike<number>, forecast: ArrayLike<number>): num
 
 /** Symmetric MAPE in percent, epftoolbox form: mean |y - f| / ((|y| + |f|) / 2). */
 export function smape(actual: ArrayLike<number>, forecast: ArrayLike<number>): number {
+  assertFinite('smape', actual, forecast);
   let sum = 0;
   for (let i = 0; i < actual.length; i++) {
     const denom = (Math.abs(actual[i]) + Math.abs(forecast[i])) / 2;
@@ -46,6 +60,7 @@ export function intervalScore(
   lower: ArrayLike<number>,
   upper: ArrayLike<number>,
 ): { coverage: number; meanWidth: number } {
+  assertFinite('intervalScore', actual, lower, upper);
   let inside = 0;
   let width = 0;
   for (let i = 0; i < actual.length; i++) {
@@ -57,7 +72,10 @@ export function intervalScore(
 
 export interface HorizonScore {
   readonly horizon: number;
+  /** Points scored. */
   readonly n: number;
+  /** Points with a known actual left out because the forecast, a bound or the naive was not a number. */
+  readonly excluded: number;
   readonly mae: number;
   readonly smape: number;
   readonly naiveMae: number;
@@ -75,11 +93,17 @@ export interface ScoredPoint {
   readonly upper: number;
 }
 
-/** Per-horizon scores of points whose actual and naive are known. */
+/**
+ * Per-horizon scores of the points whose actual is known. A point whose forecast, bounds
+ * or naive is not a number is left out and counted in `excluded`, never averaged; a
+ * horizon with no point left has no row.
+ */
 export function scoreByHorizon(points: readonly ScoredPoint[], horizons: number): HorizonScore[] {
   const out: HorizonScore[] = [];
   for (let h = 1; h <= horizons; h++) {
-    const ps = points.filter((p) => p.horizon === h && Number.isFinite(p.actual) && Number.isFinite(p.naive));
+    const known = points.filter((p) => p.horizon === h && Number.isFinite(p.actual));
+    const ps = known.filter((p) => Number.isFinite(p.forecast) && Number.isFinite(p.lower) && Number.isFinite(p.upper) && Number.isFinite(p.naive));
+    if (ps.length === 0) continue;
     const a = ps.map((p) => p.actual);
     const f = ps.map((p) => p.forecast);
     const nv = ps.map((p) => p.naive);
@@ -90,7 +114,7 @@ export function scoreByHorizon(points: readonly ScoredPoint[], horizons: number)
       ps.map((p) => p.lower),
       ps.map((p) => p.upper),
     );
-    out.push({ horizon: h, n: ps.length, mae: m, smape: smape(a, f), naiveMae: nm, rmae: m / nm, ...iv });
+    out.push({ horizon: h, n: ps.length, excluded: known.length - ps.length, mae: m, smape: smape(a, f), naiveMae: nm, rmae: m / nm, ...iv });
   }
   return out;
 }

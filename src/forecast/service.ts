@@ -8,9 +8,10 @@ import type { Clock } from '../clock.js';
 import type { PricePeriod } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import type { ComponentHealth } from '../ops/health.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
-import { isoDate } from './local-days.js';
+import { isoDate, localDayOf } from './local-days.js';
 import { computeMarketForecast, historyDaysNeeded, type WarmState } from './market-forecast.js';
 import type { RollingOptions } from './rolling.js';
 
@@ -61,6 +62,29 @@ export function rollingOptions(config: Config): RollingOptions {
   };
 }
 
+/** Days of the horizon (tomorrow .. today + horizon_days) a region's last computation left without a forecast. */
+export interface ForecastGap {
+  readonly region: string;
+  /** YYYY-MM-DD, local days of the market. */
+  readonly days: readonly string[];
+  readonly reason: string;
+  /** No prices at all to forecast from: the price sync's or the operator's matter, not a forecasting fault. */
+  readonly idle?: boolean;
+}
+
+/**
+ * Days in today+1 .. today+horizon neither priced (at or before `origin`) nor forecast
+ * (origin+1 .. origin+horizon, less `dropped`).
+ */
+export function unforecastDays(today: number, horizonDays: number, origin: number | undefined, dropped: readonly number[] = []): number[] {
+  const out: number[] = [];
+  for (let d = today + 1; d <= today + horizonDays; d++) {
+    if (origin !== undefined && d <= origin) continue;
+    if (origin === undefined || d > origin + horizonDays || dropped.includes(d)) out.push(d);
+  }
+  return out;
+}
+
 export class ForecastService implements Module {
   readonly name = 'forecast';
   private task?: ScheduledTask;
@@ -68,7 +92,9 @@ export class ForecastService implements Module {
   private again = false;
   private stopped = false;
   /** Per region: the forecaster as of its last origin, and what the stored forecast was made from. */
-  private readonly warm = new Map<string, { state: WarmState; fingerprint: string }>();
+  private readonly warm = new Map<string, { state: WarmState; fingerprint: string; dropped: readonly number[] }>();
+  /** Per region, what its last computation could not forecast (for /healthz). */
+  private readonly gaps = new Map<string, ForecastGap>();
 
   constructor(private readonly deps: ForecastServiceDeps) {}
 
@@ -109,16 +135,44 @@ export class ForecastService implements Module {
     return this.running;
   }
 
+  /**
+   * The forecaster's part of /healthz: degraded while a day of some region's horizon could
+   * not be forecast (the endpoint then ends early or answers from the gap filler), naming
+   * the days and why; nothing is lost, so never down.
+   */
+  health(): ComponentHealth {
+    if (!this.deps.config.forecast.enabled) return { status: 'disabled', reason: 'forecasting is off (forecast.enabled)' };
+    const all = [...this.gaps.values()];
+    const open = all.filter((g) => g.days.length > 0);
+    if (open.length > 0) return { status: 'degraded', reason: open.map((g) => `${g.region}: could not forecast ${g.days.join(', ')} (${g.reason})`).join('; ') };
+    if (all.length === 0) return { status: 'ok', reason: 'first forecast not computed yet' };
+    const idle = all.filter((g) => g.idle);
+    if (idle.length === all.length) return { status: 'disabled', reason: idle.map((g) => `${g.region}: ${g.reason}`).join('; ') };
+    return { status: 'ok', reason: `every day of the horizon forecast for ${all.filter((g) => !g.idle).map((g) => g.region).join(', ')}` };
+  }
+
+  private noteGap(region: string, days: readonly number[], reason: string, idle = false): void {
+    const gap = { region, days: days.map(isoDate), reason, ...(idle ? { idle } : {}) };
+    const before = this.gaps.get(region);
+    this.gaps.set(region, gap);
+    if (days.length > 0 && (before?.days.join() !== gap.days.join() || before?.reason !== reason)) {
+      this.deps.logger.warn({ region, days: gap.days, reason }, 'forecast: days of the horizon could not be forecast');
+    }
+  }
+
   /** Computes and stores one region's forecast; false if there is not enough data. */
   async computeRegion(region: string): Promise<boolean> {
     const { logger, clock, config, forecasts, prices } = this.deps;
+    const horizonDays = config.forecast.horizon_days;
     const market = this.deps.market(region);
     if (!market) {
       logger.warn({ region }, 'forecast: unknown market area');
+      this.noteGap(region, unforecastDays(Math.floor(clock.now() / DAY_MS), horizonDays, undefined), 'unknown market area');
       return false;
     }
     const options = rollingOptions(config);
     const nowMs = clock.now();
+    const today = localDayOf(market.timeZone, nowMs);
     const startedMs = Date.now();
     try {
       const history = prices.native(market.code, nowMs - (historyDaysNeeded(options) + 2) * DAY_MS, nowMs + 3 * DAY_MS);
@@ -129,6 +183,8 @@ export class ForecastService implements Module {
       const previous = this.warm.get(market.code);
       if (previous && previous.fingerprint === fingerprint && forecasts.latestRun(market.code)) {
         logger.debug({ region }, 'forecast: prices unchanged since the last computation');
+        // The same forecast, but today may have moved on past what it reaches.
+        this.noteGap(market.code, unforecastDays(today, horizonDays, previous.state.origin, previous.dropped), this.gapReason(today, previous.state.origin, previous.dropped));
         return true;
       }
       const result = await computeMarketForecast({
@@ -142,10 +198,17 @@ export class ForecastService implements Module {
       });
       if (!result) {
         logger.info({ region }, 'forecast: no complete recent day of prices yet; nothing to forecast from');
+        if (history.length === 0) this.noteGap(market.code, [], `nothing to forecast from: no ${market.code} prices stored in the last ${historyDaysNeeded(options)} days`, true);
+        else {
+          const last = history[history.length - 1];
+          const lastDay = isoDate(localDayOf(market.timeZone, last.startMs + last.durationS * 1000 - 1));
+          this.noteGap(market.code, unforecastDays(today, horizonDays, undefined), `no complete day of prices in the last two weeks; prices stored through ${lastDay}`);
+        }
         return false;
       }
       if (this.stopped) return false;
-      this.warm.set(market.code, { state: result.state, fingerprint });
+      this.warm.set(market.code, { state: result.state, fingerprint, dropped: result.unforecastDays });
+      this.noteGap(market.code, unforecastDays(today, horizonDays, result.originDay, result.unforecastDays), this.gapReason(today, result.originDay, result.unforecastDays));
       forecasts.replace(
         { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage },
         result.periods,
@@ -154,7 +217,16 @@ export class ForecastService implements Module {
       return true;
     } catch (err) {
       logger.error({ err, region }, 'forecast failed');
+      const kept = this.warm.get(market.code);
+      this.noteGap(market.code, unforecastDays(today, horizonDays, kept?.state.origin, kept?.dropped), `forecast failed: ${err instanceof Error ? err.message : String(err)}`);
       return false;
     }
+  }
+
+  private gapReason(today: number, origin: number, dropped: readonly number[]): string {
+    const reasons: string[] = [];
+    if (dropped.length > 0) reasons.push(`the model gave no finite value for ${dropped.map(isoDate).join(', ')}`);
+    if (origin < today) reasons.push(`prices stored only through ${isoDate(origin)}, and the forecast reaches ${this.deps.config.forecast.horizon_days} days past it`);
+    return reasons.join('; ');
   }
 }

@@ -131,6 +131,31 @@ describe.skipIf(!hasSharedData)(`market_price_forecast around the real missing d
     const future = await meterReadings(gap.http, cdrsToken, 'NL', '2025-11-08T22:00:00Z', '2025-11-12T11:00:00Z');
     expect(future.res.status).toBe(422);
   });
+
+  it('/healthz names the days of the horizon the forecaster could not forecast', async () => {
+    // As the daemon wires it (src/daemon.ts).
+    gap.http.ctx.probes.health.set('forecast', () => gap.service.health());
+    const health = async () => (await (await fetch(`${gap.http.url}/healthz`)).json()) as any;
+    gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-08')) + 10 * 3_600_000;
+    expect(await gap.service.computeRegion('NL')).toBe(true);
+    expect((await health()).components.forecast).toEqual({ status: 'ok', reason: 'every day of the horizon forecast for NL' });
+    // Two days on without new prices: the forecast from 2025-11-08 reaches 2025-11-15; the
+    // horizon of 2025-11-10 runs to 2025-11-17.
+    gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-10')) + 10 * 3_600_000;
+    expect(await gap.service.computeRegion('NL')).toBe(true);
+    const h = await health();
+    expect(h.components.forecast.status).toBe('degraded');
+    expect(h.components.forecast.reason).toBe('NL: could not forecast 2025-11-16, 2025-11-17 (prices stored only through 2025-11-08, and the forecast reaches 7 days past it)');
+    expect(h.reasons).toContain(`forecast: ${h.components.forecast.reason}`);
+    // A region without any price is not a forecasting fault: DE-LU alone reads disabled.
+    const idle = new ForecastService({ config: gap.http.ctx.config, logger: gap.http.ctx.logger, clock: gap.http.ctx.clock, forecasts: new ForecastStore(gap.http.ctx.db), prices: new PriceStore(gap.http.ctx.db), market: forecastMarket });
+    expect(await idle.computeRegion('DE-LU')).toBe(false);
+    expect(idle.health()).toEqual({ status: 'disabled', reason: expect.stringMatching(/^DE-LU: nothing to forecast from: no DE-LU prices stored in the last \d+ days$/) });
+    // Every stored forecast value is a number.
+    const stored = new ForecastStore(gap.http.ctx.db).periods('NL', 0, Number.MAX_SAFE_INTEGER);
+    expect(stored.length).toBe(7 * 96);
+    expect(stored.every((p) => [p.forecastPerMwh, p.lowerPerMwh, p.upperPerMwh].every(Number.isFinite))).toBe(true);
+  });
 });
 
 describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedData ? 'real NL prices' : SKIP_REASON})`, () => {

@@ -1,0 +1,114 @@
+// The forecaster and its evaluation around a real missing day: the local day 2025-11-07
+// is not in nl-2025-quarterhour-local-utc.csv (see ../shared/data/README.md).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { dayComplete, fillUnknownDays, toDayMatrix, valueAt } from '../../src/forecast/day-matrix.js';
+import { evaluateRolling, formatEvaluationTable } from '../../src/forecast/evaluate.js';
+import { forecastLear } from '../../src/forecast/lear.js';
+import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
+import { mae, scoreByHorizon, type ScoredPoint } from '../../src/forecast/metrics.js';
+import { unforecastDays } from '../../src/forecast/service.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
+
+describeWithSharedData('forecasts around the missing day 2025-11-07 (real NL 2025 prices)', () => {
+  const nl = requireMarket('NL');
+  const periods = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), nl).periods;
+  const points = periods.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
+  const first = dayFromIso('2025-01-01');
+  const last = dayFromIso('2025-12-31');
+  const prices = toDayMatrix(nl.timeZone, points, first, last, 24);
+  const gap = dayFromIso('2025-11-07');
+  const options = { horizonDays: 7, trainingWindowDays: 56, transform: 'asinh' as const, calibrationDays: 14, coverage: 0.8, scaling: 'recent-variation' as const, exogenousLeadDays: 1 };
+
+  it('the day is missing, its neighbours are complete', () => {
+    expect(dayComplete(prices, gap)).toBe(false);
+    expect(dayComplete(prices, gap - 1)).toBe(true);
+    expect(dayComplete(prices, gap + 1)).toBe(true);
+  });
+
+  it('fillUnknownDays: the nearest known day (the earlier on a tie), never a later day than allowed, long runs left alone', () => {
+    const both = fillUnknownDays(prices, gap + 1);
+    expect(both.filled).toEqual([gap]);
+    for (let s = 0; s < 24; s++) expect(valueAt(both.matrix, gap, s)).toBe(valueAt(prices, gap - 1, s));
+    // As the origin (nothing after it known): only the day before can stand in.
+    const asOrigin = fillUnknownDays(prices, gap);
+    expect(asOrigin.filled).toEqual([gap]);
+    for (let s = 0; s < 24; s++) expect(valueAt(asOrigin.matrix, gap, s)).toBe(valueAt(prices, gap - 1, s));
+    // A whole missing month before the data starts is missing history, not a missing day.
+    const early = toDayMatrix(nl.timeZone, points, first - 30, last, 24);
+    expect(fillUnknownDays(early, gap, 7).filled).toEqual([gap]);
+    // The original is untouched.
+    expect(Number.isNaN(valueAt(prices, gap, 0))).toBe(true);
+  });
+
+  it('a missing origin day: seven finite days from the model (before: D+7 NaN, every day naive)', () => {
+    const out = forecastLear({ prices, lastKnownDay: gap }, options);
+    expect(out.map((d) => d.method)).toEqual(Array(7).fill('lear'));
+    for (const d of out) for (const v of d.values) expect(Number.isFinite(v)).toBe(true);
+  });
+
+  it('a missing lag day: the model, not the naive, for every day after it (the 28-day mean needs every day)', () => {
+    for (const origin of [gap + 1, gap + 14, gap + 27]) {
+      const out = forecastLear({ prices, lastKnownDay: origin }, options);
+      expect(out.map((d) => d.method), `origin ${origin - gap} days after the gap`).toEqual(Array(7).fill('lear'));
+    }
+  });
+
+  it('the stand-in day uses nothing after the origin: later prices do not change the forecast', () => {
+    const truncated = toDayMatrix(nl.timeZone, points.filter((p) => p.startMs < localMidnightMs(nl.timeZone, gap + 1)), first, last, 24);
+    const a = forecastLear({ prices, lastKnownDay: gap }, options);
+    const b = forecastLear({ prices: truncated, lastKnownDay: gap }, options);
+    for (let h = 0; h < 7; h++) expect(Array.from(a[h].values)).toEqual(Array.from(b[h].values));
+  });
+
+  it('a rolling evaluation across the gap: every score a number, nothing excluded, the table says so', () => {
+    const ev = evaluateRolling({ timeZone: nl.timeZone, prices: points, fromDay: gap - 2, toDay: gap + 9, slots: 24, options });
+    expect(ev.rows.map((r) => r.horizon)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    for (const r of ev.rows) {
+      for (const v of [r.mae, r.smape, r.naiveMae, r.rmae, r.rmaeWeekly, r.coverage, r.meanWidth]) expect(Number.isFinite(v)).toBe(true);
+      expect(r.excluded).toBe(0);
+      // 12 target days, one of them without prices.
+      expect(r.n).toBe(11 * 24);
+    }
+    // The week-ago reference of 2025-11-14 is the missing day.
+    expect(ev.rows.every((r) => r.weeklyExcluded === 24)).toBe(true);
+    const table = formatEvaluationTable(ev.rows, 7);
+    expect(table).toContain('excluded: 0 point(s)');
+    expect(table).toContain('rMAE vs week-ago also leaves out 168 point(s)');
+    expect(ev.dayAhead.every((p) => Number.isFinite(p.forecast))).toBe(true);
+  });
+
+  it('evaluation refuses to average NaN: such points are left out and counted', () => {
+    // Real prices of 2025-11-06 as actuals, the day before as the forecast; two forecasts lost.
+    const pts: ScoredPoint[] = [];
+    for (let s = 0; s < 24; s++) {
+      const actual = valueAt(prices, gap - 1, s);
+      const forecast = s === 3 || s === 17 ? NaN : valueAt(prices, gap - 2, s);
+      pts.push({ horizon: 1, actual, forecast, naive: valueAt(prices, gap - 8, s), lower: forecast - 10, upper: forecast + 10 });
+    }
+    const [row] = scoreByHorizon(pts, 1);
+    expect(row.n).toBe(22);
+    expect(row.excluded).toBe(2);
+    const kept = pts.filter((p) => Number.isFinite(p.forecast));
+    expect(row.mae).toBe(mae(kept.map((p) => p.actual), kept.map((p) => p.forecast)));
+    expect(() => mae(pts.map((p) => p.actual), pts.map((p) => p.forecast))).toThrow(/value 3 is NaN/);
+    // No point left: no row, and the table says which horizon.
+    expect(scoreByHorizon(pts.map((p) => ({ ...p, forecast: NaN })), 1)).toEqual([]);
+    expect(formatEvaluationTable([], 1)).toContain('no point left to score for D+1');
+  });
+});
+
+describe('days of the horizon without a forecast (what /healthz names)', () => {
+  const today = dayFromIso('2025-11-10');
+  it('none while the origin is today or tomorrow', () => {
+    expect(unforecastDays(today, 7, today)).toEqual([]);
+    expect(unforecastDays(today, 7, today + 1)).toEqual([]);
+  });
+  it('the days past origin + horizon when the prices stop early, and any day left out', () => {
+    expect(unforecastDays(today, 7, today - 2)).toEqual([today + 6, today + 7]);
+    expect(unforecastDays(today, 7, today, [today + 3])).toEqual([today + 3]);
+    expect(unforecastDays(today, 7, undefined)).toEqual([1, 2, 3, 4, 5, 6, 7].map((k) => today + k));
+  });
+});
