@@ -127,6 +127,7 @@ export interface Config {
     readonly stable_for_s: number;
     readonly max_held_samples: number;
     readonly max_future_days: number;
+    readonly step_tolerance_s: number;
   };
   readonly forecast: {
     readonly enabled: boolean;

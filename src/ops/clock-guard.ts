@@ -4,6 +4,8 @@ import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import { ClockStepStore, suspectWindow, type ClockStep } from '../store/clock-steps.js';
+import type { Db } from '../store/db.js';
 import { BUILD_DATE_MS } from '../version.js';
 import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy, type NtpStatus } from './clock-trust.js';
 import { monotonicNowMs } from './liveness.js';
@@ -18,7 +20,12 @@ export interface ClockGuardDeps {
   readonly monotonicMs?: () => number;
   readonly ntpStatus?: () => Promise<NtpStatus>;
   readonly buildDateMs?: number;
+  /** Where steps beyond clock.step_tolerance_s are recorded and readings flagged (none: only logged). */
+  readonly db?: Db;
 }
+
+/** How long /healthz reports the clock degraded after a step beyond the tolerance. */
+const STEP_VISIBLE_MS = 24 * 3_600_000;
 
 export type SampleSink = (sample: MeterSample) => void;
 
@@ -53,7 +60,10 @@ export class ClockGuard implements Module {
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | null = null;
   private readonly trustedListeners: Array<() => void> = [];
-  private readonly gauges: { trusted: Gauge; held: Gauge; dropped: Counter; steps: Counter };
+  private readonly gauges: { trusted: Gauge; held: Gauge; dropped: Counter; steps: Counter; stepsBeyond: Counter };
+  private steps: ClockStepStore | null = null;
+  private lastStep: ClockStep | null = null;
+  private lastObservedWallMs: number | null = null;
 
   constructor(private readonly deps: ClockGuardDeps) {
     this.trust = new ClockTrust<MeterSample>(clockPolicy(deps.config, deps.buildDateMs));
@@ -64,7 +74,21 @@ export class ClockGuard implements Module {
       held: new Gauge({ name: 'metergate_clock_held_samples', help: 'Samples held until the clock is trusted', registers }),
       dropped: new Counter({ name: 'metergate_clock_dropped_samples_total', help: 'Samples dropped because they could not be stamped with a trusted time', registers }),
       steps: new Counter({ name: 'metergate_clock_steps_total', help: 'Steps of the wall clock against the monotonic clock', registers }),
+      stepsBeyond: new Counter({
+        name: 'metergate_clock_steps_beyond_tolerance_total',
+        help: 'Steps of the trusted clock larger than clock.step_tolerance_s: the readings around each are flagged clock_suspect',
+        registers,
+      }),
     };
+    const self = this;
+    new Gauge({
+      name: 'metergate_readings_clock_suspect',
+      help: 'Stored readings flagged clock_suspect (sampled inside the window of a clock step beyond the tolerance; session pricing refuses them)',
+      registers,
+      collect() {
+        this.set(self.steps?.flaggedCount() ?? 0);
+      },
+    });
   }
 
   /** Where released samples go (the readings store / outbox writer). */
@@ -91,7 +115,13 @@ export class ClockGuard implements Module {
 
   /** For /healthz, /metrics and the status page. */
   view(): ClockView {
-    return { trusted: this.trust.isTrusted, plausible: isPlausibleTime(this.deps.clock.now(), this.trust.policy), reason: this.trust.why, heldSamples: this.trust.heldCount };
+    const now = this.deps.clock.now();
+    const step = this.lastStep;
+    const stepWarning =
+      step && Math.abs(now - step.detectedAtMs) < STEP_VISIBLE_MS
+        ? `the trusted clock stepped ${step.stepMs > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step.stepMs) / 1000)} s at ${new Date(step.detectedAtMs).toISOString()}; ${this.steps?.flaggedCount() ?? 0} reading(s) flagged clock_suspect (sampled ${new Date(step.suspectFromMs).toISOString()} .. ${new Date(step.suspectToMs).toISOString()} are not priced); messages stamped ahead of the clock are quarantined`
+        : null;
+    return { trusted: this.trust.isTrusted, plausible: isPlausibleTime(now, this.trust.policy), reason: this.trust.why, heldSamples: this.trust.heldCount, stepWarning };
   }
 
   /** The current time if it may go into a message, else null. */
@@ -106,6 +136,10 @@ export class ClockGuard implements Module {
   }
 
   async start(): Promise<void> {
+    if (this.deps.db) {
+      this.steps = new ClockStepStore(this.deps.db);
+      this.lastStep = this.steps.latest();
+    }
     await this.check();
     // Said once, at info level: otherwise an installer watching the journal sees polls but
     // nothing in the cloud for minutes and no reason why.
@@ -148,10 +182,14 @@ export class ClockGuard implements Module {
     // NTP status is only needed to grant trust; once trusted we only watch for steps.
     const ntp = this.trust.isTrusted ? 'unknown' : await (this.deps.ntpStatus ?? readNtpStatus)();
     const obs = { wallMs: this.deps.clock.now(), monoMs: this.monotonicMs(), ntp };
+    const wasTrusted = this.trust.isTrusted;
+    const previousWallMs = this.lastObservedWallMs;
+    this.lastObservedWallMs = obs.wallMs;
     for (const event of this.trust.observe(obs)) {
       if (event.kind === 'step') {
         this.gauges.steps.inc();
         this.deps.logger.warn({ stepMs: event.stepMs }, 'wall clock stepped');
+        if (wasTrusted && previousWallMs !== null) this.stepWhileTrusted(previousWallMs, obs.wallMs, event.stepMs);
       } else if (event.kind === 'untrusted') {
         this.deps.logger.error({ reason: event.reason }, 'clock no longer trusted: holding samples');
       } else {
@@ -163,6 +201,31 @@ export class ClockGuard implements Module {
     }
     if (!this.trust.isTrusted) this.deps.logger.debug({ reason: this.trust.why, held: this.trust.heldCount }, 'clock not trusted yet');
     this.updateGauges();
+  }
+
+  /**
+   * A trusted clock moved by more than clock.step_tolerance_s: which readings carry which
+   * offset cannot be known, so the ones inside the step's window are flagged (kept; pricing
+   * refuses them) and stored messages stamped ahead of the clock are quarantined by the
+   * publisher's gate. Nothing is deleted.
+   */
+  private stepWhileTrusted(previousWallMs: number, wallMs: number, stepMs: number): void {
+    const toleranceMs = (this.deps.config.clock?.step_tolerance_s ?? 60) * 1000;
+    if (Math.abs(stepMs) <= toleranceMs) return;
+    const window = suspectWindow(previousWallMs, wallMs, stepMs);
+    const step: ClockStep = { detectedAtMs: wallMs, stepMs, suspectFromMs: window.fromMs, suspectToMs: window.toMs };
+    this.gauges.stepsBeyond.inc();
+    this.lastStep = step;
+    let flagged = 0;
+    try {
+      flagged = this.steps?.record(step) ?? 0;
+    } catch (err) {
+      this.deps.logger.error({ err }, 'could not record the clock step and flag the readings around it');
+    }
+    this.deps.logger.error(
+      { stepMs, toleranceMs, suspectFrom: new Date(window.fromMs).toISOString(), suspectTo: new Date(window.toMs).toISOString(), flagged },
+      'trusted clock stepped beyond clock.step_tolerance_s: readings sampled in the window are flagged clock_suspect (kept, not priced); messages stamped ahead of the clock are quarantined (docs/clock-safety.md)',
+    );
   }
 
   /** The seam: every sample from the poller passes here before it is stored or published. */

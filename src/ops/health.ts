@@ -111,6 +111,8 @@ function broker(u: UplinkView | null, maxAgeMs: number): ComponentHealth {
 
 function clock(c: ClockView | null): ComponentHealth {
   if (c === null) return { status: 'disabled', reason: 'clock guard not running' };
+  // Readings around the step are kept but flagged (not priced): someone should look.
+  if (c.trusted && c.stepWarning) return { status: 'degraded', reason: `clock trusted, but ${c.stepWarning}` };
   if (c.trusted) return { status: 'ok', reason: 'clock trusted' };
   // A plausible clock that is not confirmed yet (waiting for NTP) only delays readings,
   // which are held and re-stamped; an implausible one makes every timestamp wrong.

@@ -36,6 +36,8 @@ export interface ClockView {
   readonly plausible: boolean;
   readonly reason: string;
   readonly heldSamples: number;
+  /** While a step of the trusted clock beyond clock.step_tolerance_s is recent: what happened and what is flagged. */
+  readonly stepWarning?: string | null;
 }
 
 /** Whether the database takes writes; what waits in memory while it does not. */

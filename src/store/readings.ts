@@ -10,6 +10,8 @@ export interface StoredReading {
   readonly energyImportWh: number | null;
   readonly powerW: number | null;
   readonly metrics: readonly Metric[];
+  /** Sampled inside the window of a clock step beyond the tolerance: its time cannot be placed for sure (docs/clock-safety.md). */
+  readonly clockSuspect: boolean;
 }
 
 interface Row {
@@ -18,6 +20,7 @@ interface Row {
   energy_import_wh: number | null;
   power_w: number | null;
   metrics_json: string;
+  clock_suspect: number;
 }
 
 const metricValue = (metrics: readonly Metric[], name: string): number | null => metrics.find((m) => m.name === name)?.value ?? null;
@@ -28,7 +31,9 @@ export class ReadingsStore {
   constructor(private readonly db: Db) {
     this.stmts = {
       insert: db.prepare(
-        'INSERT OR IGNORE INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json) VALUES (?, ?, ?, ?, ?)',
+        // Flagged when it falls inside the suspect window of a recorded clock step (store/clock-steps.ts).
+        `INSERT OR IGNORE INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json, clock_suspect)
+         VALUES (@resource, @at, @energy, @power, @metrics, EXISTS (SELECT 1 FROM clock_steps WHERE @at BETWEEN suspect_from_ms AND suspect_to_ms))`,
       ),
       between: db.prepare<[string, number, number], Row>(
         'SELECT * FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? ORDER BY sampled_at_ms',
@@ -51,7 +56,7 @@ export class ReadingsStore {
     const { resourceId, sampledAtMs, metrics } = sample;
     const energy = metricValue(metrics, 'active_energy_import');
     const power = metricValue(metrics, 'total_active_power');
-    return this.stmts.insert.run(resourceId, sampledAtMs, energy, power, JSON.stringify(metrics)).changes === 1;
+    return this.stmts.insert.run({ resource: resourceId, at: sampledAtMs, energy, power, metrics: JSON.stringify(metrics) }).changes === 1;
   }
 
   /** Readings of a resource with fromMs <= sampledAt <= toMs, oldest first (session pricing: cumulative energy in Wh with timestamps). */
@@ -81,5 +86,6 @@ function toReading(row: Row): StoredReading {
     energyImportWh: row.energy_import_wh,
     powerW: row.power_w,
     metrics: JSON.parse(row.metrics_json) as Metric[],
+    clockSuspect: row.clock_suspect === 1,
   };
 }

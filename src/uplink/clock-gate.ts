@@ -11,8 +11,8 @@ export interface ClockGate {
 /** A gate that trusts the system clock: for tools and tests without the clock guard. */
 export const trustingGate = (clock: Clock): ClockGate => ({ trustedNow: () => clock.now() });
 
-/** Messages stamped more than this ahead of the trusted now are wrong, not early. */
-const MAX_AHEAD_MS = 5 * 60_000;
+/** Default of clock.step_tolerance_s: messages stamped more than this ahead of the trusted now cannot be placed. */
+export const DEFAULT_AHEAD_TOLERANCE_MS = 60_000;
 
 /**
  * Whether a stored message stamped `stampedAtMs` may leave now: it waits while the clock
@@ -21,9 +21,9 @@ const MAX_AHEAD_MS = 5 * 60_000;
  * later build date must not throw it away (the clock guard checked each sample against
  * the build date of the software that stored it). `buildDateMs` bounds only the absurd.
  */
-export function leaveVerdict(gate: ClockGate, buildDateMs: number, stampedAtMs: number): LeaveVerdict {
+export function leaveVerdict(gate: ClockGate, buildDateMs: number, stampedAtMs: number, aheadToleranceMs = DEFAULT_AHEAD_TOLERANCE_MS): LeaveVerdict {
   if (!Number.isFinite(stampedAtMs) || stampedAtMs < buildDateMs - 20 * 366 * 86_400_000) return 'quarantine';
   const now = gate.trustedNow();
   if (now === null) return 'hold';
-  return stampedAtMs > now + MAX_AHEAD_MS ? 'quarantine' : 'send';
+  return stampedAtMs > now + aheadToleranceMs ? 'quarantine' : 'send';
 }

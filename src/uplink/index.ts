@@ -45,7 +45,8 @@ export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
   if (config.mqtt) {
     connection = new MqttConnection({ mqtt: config.mqtt, clientId: config.mqtt.client_id ?? `metergate-${config.gateway_id ?? hostname()}`, logger: ctx.logger });
     const buildDateMs = opts.buildDateMs ?? BUILD_DATE_MS;
-    publisher = new OutboxPublisher({ ...ctx, outbox, connection, heldRetry: opts.heldRetry, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs) });
+    const aheadToleranceMs = (config.clock?.step_tolerance_s ?? 60) * 1000;
+    publisher = new OutboxPublisher({ ...ctx, outbox, connection, heldRetry: opts.heldRetry, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs, aheadToleranceMs) });
   }
   const pub = publisher;
   const recorder = new MeasurementRecorder({

@@ -5,6 +5,7 @@ import { expectDocumented } from '../helpers/openapi.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
+import { ClockStepStore } from '../../src/store/clock-steps.js';
 import { PriceStore } from '../../src/store/prices.js';
 
 const METER = '6a1f0b8e-2c3d-4e5f-8a9b-0c1d2e3f4a5b';
@@ -350,6 +351,11 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
     r = await call(http, 'GET', '/api/v1/cdrs/LOCAL-1', { token: cdrs });
     expect(r.res.status).toBe(200);
     expect(r.body.total_cost).toEqual({ excl_vat: 0.4494 });
+    // A clock step beyond the tolerance flagged readings inside it: not priced from them (422 saying why).
+    new ClockStepStore(http.ctx.db).record({ detectedAtMs: from + 600_000, stepMs: -3_600_000, suspectFromMs: from + 570_000, suspectToMs: from + 620_000 });
+    r = await call(http, 'GET', '/api/v1/cdrs/LOCAL-1', { token: cdrs });
+    expect(r.res.status).toBe(422);
+    expect(r.body.detail).toContain(`has 6 reading(s) between 2025-10-01T00:09:30Z and 2025-10-01T00:10:20Z flagged clock_suspect`);
     // No stored readings in the window -> 422.
     r = await call(http, 'PUT', '/api/v1/sessions/LOCAL-2', { token: cpo, body: { ...body, start_date_time: '2025-11-01T00:00:00Z', end_date_time: '2025-11-01T01:00:00Z' } });
     r = await call(http, 'GET', '/api/v1/cdrs/LOCAL-2', { token: cdrs });

@@ -198,6 +198,62 @@ describe.skipIf(!hasMosquitto)('refused by the ACL: held per topic, delivered af
   });
 });
 
+describe.skipIf(!hasMosquitto)('a clock step back: stored messages stamped ahead of the clock are quarantined, never deleted (real mosquitto)', () => {
+  let broker: TlsBroker;
+  let dir: string;
+
+  beforeAll(async () => {
+    broker = await startTlsBroker([
+      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
+      { username: 'cloud', password: 'cloud-secret', acl: ['topic read svc/resources/#'] },
+    ]);
+    dir = mkdtempSync(join(tmpdir(), 'mg-quarantine-'));
+  });
+
+  afterAll(async () => {
+    await broker?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('quarantines them (kept, counted, visible) and sends them, oldest first, once released with `outbox retry --clock` after the clock has passed them', async () => {
+    // The trusted clock as the gateway sees it: stepped back by an hour, then correct again.
+    const behind = { ms: 3_600_000 };
+    const clockGate = { trustedNow: () => Date.now() - behind.ms };
+    const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: topicOf(MINE) });
+    const gw = await startGateway(dir, 'clock', { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile }, { clockGate });
+    try {
+      await until(() => gw.uplink.publisher!.view().state === 'connected', 'connection');
+      // Stamped by the clock before its step: now more than step_tolerance_s (60 s) ahead of it.
+      const t0 = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+      for (let i = 0; i < 5; i++) gw.uplink.recorder.record(sample(MINE, t0 + i * 10_000, 4_000 + i));
+      await until(() => gw.uplink.outbox.heldCount === 5 && gw.uplink.outbox.depth === 0, 'five messages quarantined');
+      expect(gw.uplink.outbox.heldGroups()).toEqual([expect.objectContaining({ reason: 'clock', topic: topicOf(MINE), count: 5 })]);
+      expect(gw.uplink.readings.between(MINE, t0, t0 + 40_000)).toHaveLength(5);
+      expect(gw.uplink.publisher!.view().refusals).toContain(`5 message(s) for ${topicOf(MINE)} quarantined: stamped ahead of the trusted clock`);
+      const metrics = await gw.ctx.metrics.metrics();
+      expect(metrics).toMatch(/metergate_outbox_held\{reason="clock"\} 5/);
+      expect(metrics).toMatch(/metergate_uplink_clock_quarantined_total 5/);
+      const doctor = await outboxCheck.run({ configPath: gw.configFile, config: gw.ctx.config, configProblems: [], now: Date.now, timeoutMs: 3000, serviceUser: 'root', results: [] });
+      expect(doctor).toEqual([expect.objectContaining({ status: 'fail', check: 'outbox clock', fix: expect.stringContaining('metergate outbox retry --clock') })]);
+      // Not released by a plain retry (only an operator who vouches for their times does).
+      const plain = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'outbox', 'retry', '-c', gw.configFile], { encoding: 'utf8' });
+      expect(plain.stdout).toContain('5 message(s) are quarantined for their timestamp: add --clock to release them');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(sub.messages).toHaveLength(0);
+      // The clock has caught up with them (or the operator found them right): released.
+      behind.ms = 0;
+      const released = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'outbox', 'retry', '--clock', '-c', gw.configFile], { encoding: 'utf8' });
+      expect(released.stdout).toContain('retry requested for 0 refused and 5 quarantined message(s)');
+      await sub.waitFor((all) => all.length >= 5, 'the quarantined messages', 20_000);
+      await until(() => gw.uplink.outbox.heldCount === 0 && gw.uplink.outbox.depth === 0, 'nothing held');
+      expect(sub.messages.map(sampledAt)).toEqual([0, 1, 2, 3, 4].map((i) => iso(t0 + i * 10_000)));
+    } finally {
+      await sub.close();
+      await gw.stop();
+    }
+  });
+});
+
 describe('transient refusals (0x97, 0x80, 0x83) from a scripted MQTT 5 peer', () => {
   let peer: ScriptedBroker | null = null;
   let dir: string;

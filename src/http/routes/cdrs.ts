@@ -2,6 +2,7 @@
 import type { Request, Response, Router } from 'express';
 import { sessionMaxEdgeGapMs } from '../../config/derived.js';
 import type { EnergyReading } from '../../pricing/session-cost.js';
+import { suspectReadings } from '../../store/clock-steps.js';
 import type { RouteDeps } from '../app.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -62,6 +63,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     } else {
       const stored = deps.sessions.localMeterReadingsAround(session.resourceId!, session.startMs, session.endMs);
       assertReadingsUsable(stored, 'meter_readings', false);
+      assertNoClockSuspect(deps, session.resourceId!, stored);
       readings = localReadingsInWindow(stored, session.resourceId!, session.startMs, session.endMs, sessionMaxEdgeGapMs(deps.config), deps.clock.now());
     }
     const priced = priceReadings(deps.priceAccess, market, readings);
@@ -77,4 +79,18 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     });
   });
   router.all('/api/v1/cdrs/:cpo_transaction_id', methodNotAllowed(['GET']));
+}
+
+/**
+ * A session priced from the local meter is not priced from readings whose time a clock
+ * step made uncertain (readings.clock_suspect, docs/clock-safety.md): 422 saying which.
+ */
+function assertNoClockSuspect(deps: RouteDeps, resourceId: string, stored: readonly EnergyReading[]): void {
+  if (stored.length === 0) return;
+  const s = suspectReadings(deps.db, resourceId, stored[0].timestampMs, stored[stored.length - 1].timestampMs);
+  if (s.count === 0) return;
+  throw new HttpProblem(
+    422,
+    `the local meter ${resourceId} has ${s.count} reading(s) between ${formatUtc(s.firstMs!)} and ${formatUtc(s.lastMs!)} flagged clock_suspect: the gateway's trusted clock stepped by more than clock.step_tolerance_s then, so their times cannot be placed for sure; this session is not priced from them (docs/clock-safety.md)`,
+  );
 }

@@ -1,0 +1,77 @@
+// Clock steps beyond the tolerance and the readings they flag (migration 011). The flag
+// lives on the reading (readings.clock_suspect), so whoever reads readings can tell; the
+// steps table keeps what happened, and flags readings stored later inside a step's window.
+import type { Db } from './db.js';
+
+export interface ClockStep {
+  readonly detectedAtMs: number;
+  /** Change of (wall - monotonic); negative when the clock went back. */
+  readonly stepMs: number;
+  readonly suspectFromMs: number;
+  readonly suspectToMs: number;
+}
+
+export interface SuspectReadings {
+  readonly count: number;
+  readonly firstMs: number | null;
+  readonly lastMs: number | null;
+}
+
+/**
+ * Wall-time window whose readings a step makes ambiguous, from the wall times of the two
+ * checks around it (pure). A step happened somewhere between them: readings of that
+ * interval may carry either offset. A step back of |s| also means the next |s| of wall time
+ * repeats instants already stamped before it.
+ */
+export function suspectWindow(previousWallMs: number, wallMs: number, stepMs: number): { fromMs: number; toMs: number } {
+  return { fromMs: previousWallMs + Math.min(0, stepMs), toMs: wallMs + Math.max(0, -stepMs) };
+}
+
+export class ClockStepStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      insert: db.prepare('INSERT INTO clock_steps (detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms) VALUES (?, ?, ?, ?)'),
+      // Skip-scan over the primary key (resource_id, sampled_at_ms): one seek per resource.
+      nextResource: db.prepare<[string], string>('SELECT resource_id FROM readings WHERE resource_id > ? ORDER BY resource_id LIMIT 1').pluck(),
+      flag: db.prepare('UPDATE readings SET clock_suspect = 1 WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 0'),
+      latest: db.prepare<[], { detected_at_ms: number; step_ms: number; suspect_from_ms: number; suspect_to_ms: number }>(
+        'SELECT detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms FROM clock_steps ORDER BY id DESC LIMIT 1',
+      ),
+      flaggedCount: db.prepare('SELECT COUNT(*) FROM readings WHERE clock_suspect = 1').pluck(),
+    };
+  }
+
+  /** Records a step and flags the readings already stored in its window (one transaction); returns how many were flagged. */
+  record(step: ClockStep): number {
+    return this.db.transaction(() => {
+      this.stmts.insert.run(step.detectedAtMs, step.stepMs, step.suspectFromMs, step.suspectToMs);
+      let flagged = 0;
+      for (let r = this.stmts.nextResource.get('') as string | undefined; r !== undefined; r = this.stmts.nextResource.get(r) as string | undefined) {
+        flagged += this.stmts.flag.run(r, step.suspectFromMs, step.suspectToMs).changes;
+      }
+      return flagged;
+    })();
+  }
+
+  latest(): ClockStep | null {
+    const r = this.stmts.latest.get();
+    return r ? { detectedAtMs: r.detected_at_ms, stepMs: r.step_ms, suspectFromMs: r.suspect_from_ms, suspectToMs: r.suspect_to_ms } : null;
+  }
+
+  /** Readings flagged so far (all resources). */
+  flaggedCount(): number {
+    return this.stmts.flaggedCount.get() as number;
+  }
+}
+
+/** Flagged readings of one resource in [fromMs, toMs] (session pricing asks before it bills). */
+export function suspectReadings(db: Db, resourceId: string, fromMs: number, toMs: number): SuspectReadings {
+  const r = db
+    .prepare<[string, number, number], { n: number; first: number | null; last: number | null }>(
+      'SELECT COUNT(*) AS n, MIN(sampled_at_ms) AS first, MAX(sampled_at_ms) AS last FROM readings WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 1',
+    )
+    .get(resourceId, fromMs, toMs)!;
+  return { count: r.n, firstMs: r.first, lastMs: r.last };
+}
