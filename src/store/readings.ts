@@ -14,6 +14,12 @@ export interface StoredReading {
   readonly clockSuspect: boolean;
 }
 
+/** Where the next step of a retention purge starts: this resource, readings from this instant on. */
+export interface PurgeCursor {
+  readonly resourceId: string;
+  readonly fromMs: number;
+}
+
 interface Row {
   resource_id: string;
   sampled_at_ms: number;
@@ -39,14 +45,19 @@ export class ReadingsStore {
         'SELECT * FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? ORDER BY sampled_at_ms',
       ),
       latest: db.prepare<[string], Row>('SELECT * FROM readings WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT 1'),
+      // The retention purge goes resource by resource through the primary key
+      // (resource_id, sampled_at_ms), in bounded steps: never a scan of the whole table.
+      resourceAfter: db.prepare<[string], string>('SELECT resource_id FROM readings WHERE resource_id > ? ORDER BY resource_id LIMIT 1').pluck(),
       // Readings inside a session that is priced from this meter (PUT with resource_id), and
       // those within the edge gap beyond it (its edges are interpolated from them), are its
       // evidence: kept past the retention, or its CDR could no longer be computed.
-      purge: db.prepare<{ cutoff: number; margin: number }>(
-        `DELETE FROM readings WHERE sampled_at_ms < @cutoff AND NOT EXISTS (
-           SELECT 1 FROM sessions s WHERE s.resource_id = readings.resource_id
-             AND readings.sampled_at_ms >= s.start_ms - @margin AND (s.end_ms IS NULL OR readings.sampled_at_ms <= s.end_ms + @margin))`,
-      ),
+      sessionWindows: db.prepare<{ r: string; margin: number; cutoff: number }, [number, number | null]>(
+        'SELECT start_ms - @margin, end_ms + @margin FROM sessions WHERE resource_id = @r AND start_ms - @margin < @cutoff ORDER BY start_ms',
+      ).raw(),
+      nthFrom: db.prepare<{ r: string; from: number; to: number; n: number }, number>(
+        'SELECT sampled_at_ms FROM readings WHERE resource_id = @r AND sampled_at_ms >= @from AND sampled_at_ms < @to ORDER BY sampled_at_ms LIMIT 1 OFFSET @n',
+      ).pluck(),
+      deleteRange: db.prepare<{ r: string; from: number; to: number }>('DELETE FROM readings WHERE resource_id = @r AND sampled_at_ms >= @from AND sampled_at_ms < @to'),
       count: db.prepare('SELECT COUNT(*) FROM readings').pluck(),
     };
   }
@@ -69,9 +80,59 @@ export class ReadingsStore {
     return row ? toReading(row) : null;
   }
 
-  /** Deletes readings sampled before cutoffMs, except those of local-meter sessions and within `sessionEdgeGapMs` of their edges; returns how many went. */
+  /**
+   * Deletes readings sampled before cutoffMs, except those of local-meter sessions and
+   * within `sessionEdgeGapMs` of their edges; returns how many went. All at once: the
+   * daemon purges in steps instead (`purgeStep`, yielding to the event loop in between).
+   */
   purgeBefore(cutoffMs: number, sessionEdgeGapMs = 0): number {
-    return this.stmts.purge.run({ cutoff: cutoffMs, margin: sessionEdgeGapMs }).changes;
+    let n = 0;
+    for (let at = this.firstPurgeCursor(); at !== null; ) {
+      const step = this.purgeStep(at, cutoffMs, sessionEdgeGapMs, 10_000);
+      n += step.deleted;
+      at = step.next;
+    }
+    return n;
+  }
+
+  /** Where a purge starts: the oldest instant of the first resource; null without readings. */
+  firstPurgeCursor(): PurgeCursor | null {
+    const resourceId = this.stmts.resourceAfter.get('');
+    return resourceId === undefined ? null : { resourceId, fromMs: Number.MIN_SAFE_INTEGER };
+  }
+
+  /**
+   * One bounded step of the purge: deletes at most `maxRows` readings of the cursor's
+   * resource, oldest first, through the primary key; returns how many went and where the
+   * next step starts (null when every resource is done). The session windows are read at
+   * every step, so a session stored while a purge runs keeps its readings.
+   */
+  purgeStep(at: PurgeCursor, cutoffMs: number, sessionEdgeGapMs: number, maxRows: number): { deleted: number; next: PurgeCursor | null } {
+    const r = at.resourceId;
+    let from = at.fromMs;
+    let to = cutoffMs;
+    for (const [start, end] of this.stmts.sessionWindows.all({ r, margin: sessionEdgeGapMs, cutoff: cutoffMs })) {
+      if (end !== null && end < from) continue; // window behind the cursor
+      if (start <= from) {
+        // The cursor is inside a kept window: go on after it.
+        if (end === null) return { deleted: 0, next: this.nextResource(r) };
+        from = end + 1;
+        continue;
+      }
+      to = Math.min(to, start); // the range ends where the next kept window starts
+      break;
+    }
+    if (from >= cutoffMs) return { deleted: 0, next: this.nextResource(r) };
+    // The (maxRows+1)-th reading of the range, if any, is where the next step starts.
+    const stop = this.stmts.nthFrom.get({ r, from, to, n: maxRows });
+    const deleted = this.stmts.deleteRange.run({ r, from, to: stop ?? to }).changes;
+    if (stop !== undefined) return { deleted, next: { resourceId: r, fromMs: stop } };
+    return { deleted, next: to >= cutoffMs ? this.nextResource(r) : { resourceId: r, fromMs: to } };
+  }
+
+  private nextResource(resourceId: string): PurgeCursor | null {
+    const next = this.stmts.resourceAfter.get(resourceId);
+    return next === undefined ? null : { resourceId: next, fromMs: Number.MIN_SAFE_INTEGER };
   }
 
   count(): number {

@@ -23,6 +23,11 @@ import { messageProblems, type MessageType } from './validate.js';
 const PURGE_EVERY_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const DROP_LOG_EVERY_MS = 60_000;
+/** Retention purge steps: rows per step start here and adapt so that one step blocks the event loop about this long. */
+const PURGE_STEP_TARGET_MS = 10;
+const PURGE_STEP_FIRST_ROWS = 500;
+const PURGE_STEP_MIN_ROWS = 50;
+const PURGE_STEP_MAX_ROWS = 20_000;
 /** While the store refuses writes, the queue is tried again this often. */
 const RETRY_EVERY_MS = 1_000;
 /**
@@ -63,6 +68,9 @@ export interface RecorderDeps {
 export class MeasurementRecorder implements Module {
   readonly name = 'recorder';
   private purgeTimer: NodeJS.Timeout | null = null;
+  private purging: Promise<number> | null = null;
+  /** False once stopped: a running purge ends after its current step. */
+  private running = true;
   private retryTimer: NodeJS.Timeout | null = null;
   private droppedSinceLog = 0;
   private lastDropLogMs = Number.NEGATIVE_INFINITY;
@@ -89,23 +97,34 @@ export class MeasurementRecorder implements Module {
   }
 
   async start(): Promise<void> {
-    this.purge();
-    this.purgeTimer = setInterval(() => this.purge(), PURGE_EVERY_MS);
+    this.running = true;
+    // Not awaited: a purge runs in steps beside polling (and next to the start-up watchdog).
+    void this.purge();
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
 
   async stop(): Promise<void> {
+    this.running = false;
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.purgeTimer = null;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    await this.purging;
+    // Whatever waits for the store: one last try.
     if (this.pending.length > 0 && !this.flush()) {
       this.deps.logger.error({ pending: this.pending.length, reason: this.failure?.reason }, 'stopping while the store refuses writes: these readings and messages are lost');
     }
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 
-  /** Stores one sample: the reading (for pricing) and its measurement message (for the broker), in one transaction. */
+  /** Stores one sample: the reading (for pricing) and its measurement message (for the broker), in one durable transaction. */
   record(sample: MeterSample): void {
+    this.queueReading(sample);
+    // While the store refuses writes the retry timer tries (once a second), not every reading.
+    if (this.failure === null) this.flush();
+  }
+
+  private queueReading(sample: MeterSample): void {
     const { config } = this.deps;
     const message = buildMeasurement(config.organization_id, sample);
     const problems = messageProblems('measurement', message);
@@ -115,8 +134,6 @@ export class MeasurementRecorder implements Module {
         : null;
     if (problems.length > 0) this.invalid('measurement', problems, sample.resourceId);
     this.push({ kind: 'reading', sample, message: outboxMessage });
-    // While the store refuses writes the retry timer tries (once a second), not every reading.
-    if (this.failure === null) this.flush();
   }
 
   /** Stores another kind of message (boot notification, network scan) after checking its schema; false when invalid. */
@@ -252,7 +269,7 @@ export class MeasurementRecorder implements Module {
         'store refuses writes: readings wait in memory and are written when it takes writes again',
       );
     } else this.failure.reason = reason;
-    this.retryTimer = setTimeout(() => this.flush(), RETRY_EVERY_MS);
+    if (this.running) this.retryTimer = setTimeout(() => this.flush(), RETRY_EVERY_MS);
     return false;
   }
 
@@ -289,18 +306,48 @@ export class MeasurementRecorder implements Module {
     this.deps.logger.error({ type, resource_id: resourceId, problems }, 'message does not match its schema: not stored, not sent');
   }
 
-  /** Deletes readings older than the retention; returns how many went. */
-  purge(): number {
+  /**
+   * Deletes readings older than the retention; resolves to how many went. Runs in steps
+   * through the primary key, resource by resource, each sized to take about
+   * PURGE_STEP_TARGET_MS, with the event loop free in between (a purge of a day of 4 meters
+   * in one statement scanned 13.8 M rows on the event loop: docs/uplink.md). One at a time.
+   */
+  purge(): Promise<number> {
+    this.purging ??= this.purgeInSteps().finally(() => {
+      this.purging = null;
+    });
+    return this.purging;
+  }
+
+  private async purgeInSteps(): Promise<number> {
     const now = this.deps.clockGate ? this.deps.clockGate.trustedNow() : this.deps.clock.now();
     if (now === null) return 0;
     const cutoff = now - this.deps.config.store.readings_retention_days * DAY_MS;
+    const margin = sessionMaxEdgeGapMs(this.deps.config);
+    const { readings } = this.deps;
+    let n = 0;
+    let rows = PURGE_STEP_FIRST_ROWS;
     try {
-      const n = this.deps.readings.purgeBefore(cutoff, sessionMaxEdgeGapMs(this.deps.config));
-      if (n > 0) this.deps.logger.info({ purged: n, before: new Date(cutoff).toISOString() }, 'purged old readings');
-      return n;
+      for (let at = readings.firstPurgeCursor(); at !== null && this.running; ) {
+        const t0 = performance.now();
+        const step = readings.purgeStep(at, cutoff, margin, rows);
+        rows = nextStepRows(rows, step.deleted, performance.now() - t0);
+        n += step.deleted;
+        at = step.next;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     } catch (err) {
-      this.deps.logger.error({ err }, 'readings purge failed');
-      return 0;
+      this.deps.logger.error({ err, purged: n }, 'readings purge failed');
     }
+    if (n > 0) this.deps.logger.info({ purged: n, before: new Date(cutoff).toISOString() }, 'purged old readings');
+    return n;
   }
+}
+
+/** A step that went quicker than the target takes more rows next time, a slower one fewer (an SD card is slower than this VM). */
+function nextStepRows(rows: number, deleted: number, tookMs: number): number {
+  if (deleted < rows) return rows; // a short step says nothing about the rate
+  if (tookMs < PURGE_STEP_TARGET_MS / 2) return Math.min(rows * 2, PURGE_STEP_MAX_ROWS);
+  if (tookMs > PURGE_STEP_TARGET_MS * 2) return Math.max(Math.floor(rows / 2), PURGE_STEP_MIN_ROWS);
+  return rows;
 }

@@ -64,11 +64,11 @@ function setup(store: Record<string, unknown>, withMqtt = true) {
 }
 
 describe('recorder as the daemon builds it', () => {
-  it('purges readings older than store.readings_retention_days, not before', () => {
+  it('purges readings older than store.readings_retention_days, not before', async () => {
     const { uplink } = setup({ readings_retention_days: 2 });
     for (const ageDays of [5, 2.5, 1.5, 0.1]) uplink.recorder.record(sample(NOW - ageDays * DAY));
     expect(uplink.readings.count()).toBe(4);
-    expect(uplink.recorder.purge()).toBe(2);
+    expect(await uplink.recorder.purge()).toBe(2);
     expect(uplink.readings.between(RID, 0, NOW).map((r) => (NOW - r.sampledAtMs) / DAY)).toEqual([1.5, 0.1]);
   });
 
@@ -123,12 +123,12 @@ describe('recorder as the daemon builds it', () => {
     ]);
     expect(ctx.db.pragma('synchronous', { simple: true })).toBe(1);
   });
-  it('keeps readings a session is priced from (PUT with resource_id) past the retention', () => {
+  it('keeps readings a session is priced from (PUT with resource_id) past the retention', async () => {
     const { ctx, uplink } = setup({ readings_retention_days: 2 });
     for (let h = 0; h < 6; h++) uplink.recorder.record(sample(NOW - 10 * DAY + h * 3_600_000, 1000 + h));
     const sessions = new SessionStore(ctx.db);
     sessions.upsert({ cpoTransactionId: 'TX-1', marketArea: 'NL', status: 'completed', startMs: NOW - 10 * DAY + 3_600_000, endMs: NOW - 10 * DAY + 3 * 3_600_000, resourceId: RID, readings: null }, NOW);
-    expect(uplink.recorder.purge()).toBe(3);
+    expect(await uplink.recorder.purge()).toBe(3);
     expect(sessions.localMeterReadingsAround(RID, NOW - 10 * DAY + 3_600_000, NOW - 10 * DAY + 3 * 3_600_000)).toHaveLength(3);
   });
 
