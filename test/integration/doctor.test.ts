@@ -126,6 +126,16 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
     expect(byCheck(noCa, 'broker')).toMatchObject({ status: 'fail', fix: expect.stringContaining('mqtt.ca_file') });
   });
 
+  it('says plainly that MQTT 3.1.1 loses refused publishes, and recommends 5.0', async () => {
+    const v4 = await runDoctor({ configPath: writeConfig('v4.yaml', { mqtt: { url: broker.url, username: 'gw', password: 's3cret-pw', ca_file: broker.caFile, protocol_version: 4 } }), checks, timeoutMs: 3000, serviceUser: 'root' });
+    expect(byCheck(v4, 'broker')).toMatchObject({ status: 'pass', detail: expect.stringContaining('(MQTT 3.1.1)') });
+    expect(byCheck(v4, 'broker protocol')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('lost without a trace'),
+      fix: expect.stringContaining('mqtt.protocol_version: 5'),
+    });
+  });
+
   it('sees what the service user will meet: placeholder ids, a password file it cannot read, a world-readable secret', async () => {
     const etc = join(dir, 'etc');
     mkdirSync(etc, { mode: 0o755 });
