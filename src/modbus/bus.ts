@@ -15,7 +15,14 @@ const ModbusRTU = createRequire(import.meta.url)('modbus-serial') as typeof Modb
 type ModbusRTU = ModbusClient;
 
 export class ModbusTimeoutError extends Error {
-  override readonly name = 'ModbusTimeoutError';
+  override readonly name: string = 'ModbusTimeoutError';
+}
+/**
+ * No attempt got an intact answer, but at least one got bytes back (bad CRC, wrong length):
+ * a device is there and the line is noisy, unlike a silent timeout.
+ */
+export class ModbusGarbledError extends ModbusTimeoutError {
+  override readonly name: string = 'ModbusGarbledError';
 }
 export class ModbusExceptionError extends Error {
   override readonly name = 'ModbusExceptionError';
@@ -32,7 +39,7 @@ export interface BusRequest {
   readonly functionCode: FunctionCode;
   readonly address: number;
   readonly count: number;
-  /** Overrides the bus's retries (probes of offline meters use 0). */
+  /** Overrides the bus's retries (scan uses 0). */
   readonly retries?: number;
   readonly timeoutMs?: number;
   /** Probes wait until no poll is queued, so a dead meter cannot hold up the live ones. */
@@ -180,6 +187,7 @@ export class ModbusBus {
   private async execute(req: BusRequest): Promise<BusResult> {
     const retries = req.retries ?? this.deps.bus.retries;
     let lastError: Error = new ModbusTimeoutError('no attempt');
+    let garbled = false;
     for (let attempt = 1; attempt <= retries + 1; attempt++) {
       try {
         await this.ensureOpen();
@@ -192,8 +200,10 @@ export class ModbusBus {
       } catch (err) {
         lastError = err as Error;
         if (err instanceof ModbusExceptionError || err instanceof BusUnavailableError) throw err;
+        if (err instanceof ModbusGarbledError) garbled = true;
       }
     }
+    if (garbled && !(lastError instanceof ModbusGarbledError)) throw new ModbusGarbledError(`${lastError.message} (an earlier attempt got a garbled answer)`);
     throw lastError;
   }
 
@@ -253,7 +263,7 @@ export class ModbusBus {
       this.deps.onAttempt?.('frame_error', lineTimeMs);
       clearReceiveBuffer(client);
       this.deps.logger.debug({ bus: this.name, unit: req.unitId, err: msg }, 'bad frame on the line');
-      throw new ModbusTimeoutError(`unit ${req.unitId}: ${msg}`);
+      throw new ModbusGarbledError(`unit ${req.unitId}: ${msg}`);
     } finally {
       clearTimeout(backstop);
     }

@@ -1,6 +1,8 @@
 // Polls every configured meter on its bus, aligned to the wall clock, and hands sanity-checked
 // samples to onSample. A meter that stops answering goes offline after a few misses and is then
-// re-probed with backoff at low priority, so it cannot starve the other meters on its bus.
+// re-probed at low priority, so it cannot starve the other meters on its bus: every slot while
+// there is a sign it may answer (it answered part of a poll, garbled answers came back, or its
+// port was missing and may reappear), otherwise on a backoff.
 import { EventEmitter } from 'node:events';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -9,7 +11,7 @@ import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js'
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness, LoopHandle } from '../ops/liveness.js';
-import { BusUnavailableError, ModbusBus, ModbusExceptionError, type BusResult } from './bus.js';
+import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
 import { resolveProfile } from './profiles/index.js';
@@ -49,8 +51,18 @@ interface MeterRuntime {
   inFlight: boolean;
   inFlightSinceMs: number;
   reprobeDelayMs: number;
-  reprobeTimer: NodeJS.Timeout | null;
+  /** Tick from which an offline meter is probed again on its backoff. */
+  nextProbeTick: number;
+  /** Last tick with a sign that the meter may answer soon (see missCause). */
+  lastSignTick: number;
 }
+
+/**
+ * Why a poll or probe got no complete answer. `heard`: part of it was answered, answers came
+ * back garbled, or the meter refused a request: it is there. `bus`: the port could not be used
+ * (adapter unplugged, gateway down); it may come back at any moment. `silent`: no byte came back.
+ */
+type MissCause = 'heard' | 'bus' | 'silent';
 
 /** Consecutive "counter went backwards" samples after which the new counter is believed (meter replaced or reset). */
 const ACCEPT_COUNTER_RESET_AFTER = 3;
@@ -60,6 +72,8 @@ export class MeterPoller extends EventEmitter implements Module {
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
   private tickTimer: NodeJS.Timeout | null = null;
+  /** Ticks run so far; offline backoff is counted in ticks, so wall-clock steps cannot stretch it. */
+  private tickCount = 0;
   /** The poll slot the last timer fired for (see slots.ts). */
   private polledSlot: number | null = null;
   private running = false;
@@ -106,6 +120,9 @@ export class MeterPoller extends EventEmitter implements Module {
           now: () => this.deps.clock.now(),
           onAttempt: (outcome) => this.m.requests.inc({ bus: bus.name, outcome }),
           onReopen: () => this.m.reopens.inc({ bus: bus.name }),
+          // Every slot probes the offline meters of a bus whose port was missing; the port's
+          // own reopen backoff must have expired by then, or a returned adapter waits a slot more.
+          reopenMaxMs: Math.min(2_000, Math.floor(config.poll.interval_ms / 2)),
         }),
       );
     }
@@ -129,7 +146,8 @@ export class MeterPoller extends EventEmitter implements Module {
         inFlight: false,
         inFlightSinceMs: 0,
         reprobeDelayMs: config.poll.reprobe_initial_ms,
-        reprobeTimer: null,
+        nextProbeTick: 0,
+        lastSignTick: Number.NEGATIVE_INFINITY,
       });
     }
     const used = new Set(config.meters.map((m) => m.bus));
@@ -149,7 +167,6 @@ export class MeterPoller extends EventEmitter implements Module {
     this.loop = null;
     if (this.tickTimer) clearTimeout(this.tickTimer);
     this.tickTimer = null;
-    for (const m of this.meters) if (m.reprobeTimer) clearTimeout(m.reprobeTimer);
     await Promise.all([...this.buses.values()].map((b) => b.close()));
     await Promise.allSettled([...this.inFlight]);
   }
@@ -196,17 +213,37 @@ export class MeterPoller extends EventEmitter implements Module {
   }
 
   private tick(): void {
+    this.tickCount++;
     // Feed the watchdog only while the loop runs and no poll hangs; dead meters are not a stall.
     const now = performance.now();
     if (!this.meters.some((m) => m.inFlight && now - m.inFlightSinceMs > this.stallLimitMs())) this.loop?.tick();
     for (const m of this.meters) {
-      if (m.state === 'offline') continue; // re-probed on its own backoff timer
+      const offline = m.state === 'offline';
+      if (offline && !this.probeDue(m)) continue;
       if (m.inFlight) {
-        this.deps.logger.warn({ resource_id: m.config.resource_id }, 'previous poll still running; skipping this tick');
+        if (offline) this.deps.logger.debug({ resource_id: m.config.resource_id }, 'previous probe still running; skipping this tick');
+        else this.deps.logger.warn({ resource_id: m.config.resource_id }, 'previous poll still running; skipping this tick');
         continue;
       }
-      this.track(this.poll(m, 'poll'));
+      this.track(this.poll(m, offline ? 'probe' : 'poll'));
     }
+  }
+
+  /**
+   * An offline meter is probed every slot for as long as a poll would take to declare it offline
+   * after the last sign that it may answer, otherwise when its backoff has run out.
+   */
+  private probeDue(m: MeterRuntime): boolean {
+    return this.sawSignLately(m) || this.tickCount >= m.nextProbeTick;
+  }
+
+  private sawSignLately(m: MeterRuntime): boolean {
+    return this.tickCount - m.lastSignTick <= this.deps.config.poll.offline_after_misses;
+  }
+
+  /** Ticks until the next backoff probe (a delay shorter than an interval is the next tick). */
+  private backoffTicks(delayMs: number): number {
+    return Math.max(1, Math.ceil(delayMs / this.deps.config.poll.interval_ms));
   }
 
   private track(p: Promise<void>): void {
@@ -232,7 +269,6 @@ export class MeterPoller extends EventEmitter implements Module {
           address: read.address,
           count: read.count,
           priority: kind,
-          ...(kind === 'probe' ? { retries: 0 } : {}),
         });
         results.push({ read, res });
       }
@@ -241,7 +277,7 @@ export class MeterPoller extends EventEmitter implements Module {
       m.inFlight = false;
       if (!this.running) return;
       this.m.failures.inc(labels);
-      this.miss(m, err as Error, kind);
+      this.miss(m, err as Error, kind, results.length > 0);
       return;
     }
     endTimer();
@@ -296,13 +332,20 @@ export class MeterPoller extends EventEmitter implements Module {
     }
   }
 
-  private miss(m: MeterRuntime, err: Error, kind: 'poll' | 'probe'): void {
+  private miss(m: MeterRuntime, err: Error, kind: 'poll' | 'probe', partlyAnswered: boolean): void {
     m.misses++;
-    const log = { resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, misses: m.misses, err: err.message };
+    const cause = missCause(err, partlyAnswered);
+    const { reprobe_initial_ms, reprobe_max_ms } = this.deps.config.poll;
+    if (cause !== 'silent') {
+      m.lastSignTick = this.tickCount;
+      m.reprobeDelayMs = reprobe_initial_ms;
+    }
+    const log = { resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, misses: m.misses, cause, err: err.message };
     if (kind === 'probe') {
-      m.reprobeDelayMs = Math.min(m.reprobeDelayMs * 2, this.deps.config.poll.reprobe_max_ms);
-      this.deps.logger.debug(log, 'offline meter still silent');
-      this.scheduleReprobe(m);
+      // Backoff grows only for a meter that stays silent on a working line.
+      if (!this.sawSignLately(m)) m.reprobeDelayMs = Math.min(m.reprobeDelayMs * 2, reprobe_max_ms);
+      m.nextProbeTick = this.tickCount + this.backoffTicks(m.reprobeDelayMs);
+      this.deps.logger.debug(log, 'offline meter still not answering');
       return;
     }
     if (err instanceof ModbusExceptionError && (err.code === 10 || err.code === 11)) this.deps.logger.info(log, 'gateway: meter behind it did not answer');
@@ -310,19 +353,10 @@ export class MeterPoller extends EventEmitter implements Module {
     else if (err instanceof BusUnavailableError) this.deps.logger.warn(log, 'bus unavailable');
     else this.deps.logger.info(log, 'meter did not answer');
     if (m.misses >= this.deps.config.poll.offline_after_misses && m.state !== 'offline') {
+      m.nextProbeTick = this.tickCount + this.backoffTicks(m.reprobeDelayMs);
       this.setState(m, 'offline');
-      this.deps.logger.warn({ ...log, reprobe_in_ms: m.reprobeDelayMs }, 'meter offline');
-      this.scheduleReprobe(m);
+      this.deps.logger.warn({ ...log, reprobe_every_slot: this.sawSignLately(m), reprobe_in_ms: m.reprobeDelayMs }, 'meter offline');
     }
-  }
-
-  private scheduleReprobe(m: MeterRuntime): void {
-    if (!this.running) return;
-    if (m.reprobeTimer) clearTimeout(m.reprobeTimer);
-    m.reprobeTimer = setTimeout(() => {
-      m.reprobeTimer = null;
-      if (this.running && m.state === 'offline' && !m.inFlight) this.track(this.poll(m, 'probe'));
-    }, m.reprobeDelayMs);
   }
 
   private setState(m: MeterRuntime, state: MeterState): void {
@@ -337,6 +371,14 @@ export class MeterPoller extends EventEmitter implements Module {
       this.deps.logger.error({ err }, 'status listener failed');
     }
   }
+}
+
+function missCause(err: Error, partlyAnswered: boolean): MissCause {
+  if (partlyAnswered || err instanceof ModbusGarbledError) return 'heard';
+  if (err instanceof BusUnavailableError) return 'bus';
+  // Exceptions 10/11 come from a gateway whose meter behind it did not answer.
+  if (err instanceof ModbusExceptionError) return err.code === 10 || err.code === 11 ? 'silent' : 'heard';
+  return 'silent';
 }
 
 /** Float32 registers carry ~7 significant digits; do not publish binary noise beyond that. */

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { METER_A, METER_B, metricValue, startPoller, stateOf } from '../helpers/poller-harness.js';
+import { startNoisyLine } from '../helpers/noisy-line.js';
 import { startSim } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, startTappedLine } from '../helpers/socat.js';
 import { freePort } from '../../src/free-port.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
+import { until } from '../helpers/wait.js';
+import { slotAt } from '../../src/modbus/slots.js';
 
 const cleanups = cleanupsAfterEach();
 const { track } = cleanups;
@@ -88,6 +91,83 @@ describe('Modbus faults: the line', () => {
     expect(stateOf(h, METER_A)).toBe('online');
     expect(await h.metric('metergate_modbus_port_reopens_total', { bus: 'usb' })).toBeGreaterThanOrEqual(1);
   });
+  it('a serial port that reappears is probed in the next slot, not when the offline backoff runs out', async () => {
+    let pair = await startPtyPair();
+    const dir = pair.dir;
+    cleanups.push(async () => {
+      await pair.stop();
+      removeDir(dir);
+    });
+    track(await startSim(['--serial', pair.b, '--unit', '3']));
+    const intervalMs = 1000;
+    const h = track(
+      await startPoller({
+        // a silent meter would next be probed 30 slots later
+        poll: { interval_ms: intervalMs, offline_after_misses: 2, reprobe_initial_ms: 30_000, reprobe_max_ms: 60_000 },
+        buses: [{ name: 'usb', type: 'rtu', port: pair.a, timeout_ms: 400, retries: 1 }],
+        meters: [{ resource_id: METER_A, bus: 'usb', unit_id: 3, profile: 'sdm630' }],
+      }),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 2, 'first samples');
+
+    await pair.stop(); // unplugged
+    await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'meter offline while the adapter is gone');
+    // gone for three slots more, so the port's absence is established
+    const offlineSlot = slotAt(Date.now(), intervalMs);
+    await until(() => slotAt(Date.now(), intervalMs) >= offlineSlot + 3, 'three slots without the port');
+    const before = h.samplesOf(METER_A).length;
+
+    pair = await startPtyPair(dir); // plugged back in, same name
+    const returnedSlot = slotAt(Date.now(), intervalMs);
+    await h.waitFor(() => h.samplesOf(METER_A).length > before, 'a sample after the adapter returned', 25_000);
+    // The next slot probes the port; the simulator needs a moment to reopen its end of the
+    // pty, so allow one slot more. Waiting out the backoff would take 30.
+    expect(slotAt(h.samplesOf(METER_A)[before].sampledAtMs, intervalMs) - returnedSlot).toBeLessThanOrEqual(3);
+    expect(stateOf(h, METER_A)).toBe('online');
+    expect(await h.metric('metergate_modbus_port_reopens_total', { bus: 'usb' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('on a line corrupting 5 % of the bytes the meter is probed every slot with retries, not left on a backoff', { timeout: 180_000 }, async () => {
+    const line = track(await startNoisyLine(0, 7));
+    track(await startSim(['--serial', line.meterSide, '--unit', '1']));
+    const intervalMs = 1000;
+    const h = track(
+      await startPoller({
+        // a silent offline meter would wait 3 slots, then 6, 12, 24
+        poll: { interval_ms: intervalMs, offline_after_misses: 3, reprobe_initial_ms: 3000, reprobe_max_ms: 30_000 },
+        buses: [{ name: 'noisy', type: 'rtu', port: line.gatewaySide, timeout_ms: 200, retries: 1 }],
+        meters: [{ resource_id: METER_A, bus: 'noisy', unit_id: 1, profile: 'sdm630' }],
+      }),
+    );
+    await h.waitFor(() => h.samplesOf(METER_A).length >= 1, 'a first sample on the clean line');
+    await line.setRate(0.05);
+    const slots = 40;
+    const first = slotAt(Date.now(), intervalMs) + 1;
+    const pollsBefore = await h.metric('metergate_meter_polls_total', { resource_id: METER_A });
+    await until(() => slotAt(Date.now(), intervalMs) >= first + slots, `${slots} noisy slots`, 120_000);
+    const polls = (await h.metric('metergate_meter_polls_total', { resource_id: METER_A })) - pollsBefore;
+    const stats = await line.stats();
+    expect(stats.corrupted).toBeGreaterThan(0);
+
+    const published = new Set(h.samplesOf(METER_A).map((s) => slotAt(s.sampledAtMs, intervalMs)));
+    let gap = 0;
+    let longestGap = 0;
+    let count = 0;
+    for (let slot = first; slot < first + slots; slot++) {
+      if (published.has(slot)) {
+        count++;
+        gap = 0;
+      } else longestGap = Math.max(longestGap, ++gap);
+    }
+    // About 40 % of polls get through at 5 % (each request 17 bytes on the wire, one retry).
+    // Offline or not, a meter that garbles answers is polled or probed in (nearly) every slot
+    // (a tick is skipped only if a poll outlasts its slot), so it is never dark for long.
+    expect(polls).toBeGreaterThanOrEqual(slots - 3);
+    expect(count).toBeGreaterThanOrEqual(6);
+    expect(longestGap).toBeLessThanOrEqual(20);
+    for (const s of h.samplesOf(METER_A)) expect(metricValue(s, 'total_active_power')).toBeGreaterThan(0);
+  });
+
   it('a Modbus TCP gateway that restarts is reconnected', async () => {
     const port = await freePort();
     const gw = await startSim(['--tcp', String(port), '--unit', '4']);
