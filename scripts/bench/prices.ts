@@ -2,7 +2,10 @@
 // rows) and a one-year query at 900 s, each against a baseline measured in the same run.
 //   npx tsx scripts/bench/prices.ts [rounds]
 // Baselines: a bare better-sqlite3 INSERT loop of the same rows in one transaction into
-// the same table; a bare SELECT of the same year's native rows.
+// the same table; a bare SELECT of the same year's native rows. Re-import: the same rows
+// merged again over the stored ones (each compared with the stored period by the merge
+// rule, then written with the new fetch time) against a bare INSERT ... ON CONFLICT DO
+// UPDATE loop over the same stored rows.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +30,7 @@ const time = (fn: () => void) => {
 const text = readFileSync(FILE, 'utf8');
 const rows = parsePriceCsv(text, NL).periods;
 const [yearFrom, yearTo] = [localDayStartMs(NL.timeZone, '2022-01-01'), localDayStartMs(NL.timeZone, '2023-01-01')];
-const results = { importMs: [] as number[], parseMs: [] as number[], upsertMs: [] as number[], baselineInsertMs: [] as number[], query900Ms: [] as number[], baselineSelectMs: [] as number[] };
+const results = { importMs: [] as number[], parseMs: [] as number[], upsertMs: [] as number[], baselineInsertMs: [] as number[], reimportMs: [] as number[], baselineOverwriteMs: [] as number[], query900Ms: [] as number[], baselineSelectMs: [] as number[] };
 let queried = 0;
 
 for (let r = 0; r < rounds; r++) {
@@ -37,6 +40,7 @@ for (let r = 0; r < rounds; r++) {
   results.parseMs.push(time(() => parsePriceCsv(text, NL)));
   const b = openDatabase(join(dir, `upsert-${r}.db`));
   results.upsertMs.push(time(() => new PriceStore(b).upsert(rows, { source: 'bench', fetchedAtMs: 0 })));
+  results.reimportMs.push(time(() => new PriceStore(b).upsert(rows, { source: 'bench', fetchedAtMs: 1 })));
   b.close();
 
   const c = openDatabase(join(dir, `bare-${r}.db`));
@@ -45,6 +49,16 @@ for (let r = 0; r < rounds; r++) {
     time(() =>
       c.transaction(() => {
         for (const p of rows) insert.run(p.marketArea, p.startMs, p.durationS, p.pricePerMwh, 'EUR', 'bench', 0);
+      })(),
+    ),
+  );
+  const overwrite = c.prepare(
+    'INSERT INTO prices (market_area, start_ms, duration_s, price_per_mwh, currency, source, fetched_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (market_area, start_ms) DO UPDATE SET duration_s = excluded.duration_s, price_per_mwh = excluded.price_per_mwh, source = excluded.source, fetched_at_ms = excluded.fetched_at_ms',
+  );
+  results.baselineOverwriteMs.push(
+    time(() =>
+      c.transaction(() => {
+        for (const p of rows) overwrite.run(p.marketArea, p.startMs, p.durationS, p.pricePerMwh, 'EUR', 'bench', 1);
       })(),
     ),
   );
@@ -66,6 +80,9 @@ console.log(`  PriceStore.upsert only                         ${f(m.upsertMs)}`)
 console.log(`baseline: bare INSERT loop, one transaction      ${f(m.baselineInsertMs)}`);
 console.log(`  ratio upsert / baseline insert                 ${(m.upsertMs / m.baselineInsertMs).toFixed(2)}x`);
 console.log(`  ratio whole import / baseline insert           ${(m.importMs / m.baselineInsertMs).toFixed(2)}x`);
+console.log(`re-import over the stored rows (merge rule)      ${f(m.reimportMs)}`);
+console.log(`baseline: bare upsert loop over the stored rows  ${f(m.baselineOverwriteMs)}`);
+console.log(`  ratio re-import / baseline upsert              ${(m.reimportMs / m.baselineOverwriteMs).toFixed(2)}x`);
 console.log(`query 2022 at 900 s (${queried} quarter-hours)      ${f(m.query900Ms)}`);
 console.log(`baseline: bare SELECT of the year's native rows  ${f(m.baselineSelectMs)}`);
 console.log(`  ratio query / baseline select                  ${(m.query900Ms / m.baselineSelectMs).toFixed(2)}x`);

@@ -1,7 +1,7 @@
 // Day-ahead prices in SQLite: UTC, native resolution, with source and fetch time.
 import type { PricePeriod } from '../domain.js';
 import { requireMarket } from '../prices/markets.js';
-import { KEPT_OUTCOMES, planMerge, type MergeOutcome, type MergeRun } from '../prices/merge.js';
+import { KEPT_OUTCOMES, planMerge, type MergeOutcome, type MergeRun, type StoredPeriod } from '../prices/merge.js';
 import { resample } from '../prices/resample.js';
 import type { Db } from './db.js';
 
@@ -87,6 +87,10 @@ export class PriceStore {
         `SELECT market_area, start_ms, duration_s, price_per_mwh, currency, source, fetched_at_ms FROM prices
          WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms`,
       ),
+      // What merge() compares against: four columns as arrays (objects of every column cost 5x).
+      forMerge: db
+        .prepare<[string, number, number, number]>('SELECT start_ms, duration_s, price_per_mwh, source FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms')
+        .raw(),
       any: db.prepare<[string]>('SELECT 1 FROM prices WHERE market_area = ? LIMIT 1').pluck(),
       first: db.prepare<[string]>('SELECT min(start_ms) FROM prices WHERE market_area = ?').pluck(),
       // Coverage in SQL (gapsIn): the end of the period running into a range, the range's
@@ -143,7 +147,12 @@ export class PriceStore {
         const last = sorted[sorted.length - 1];
         const hi = last.startMs + last.durationS * 1000;
         // Reading the stored neighbourhood is only needed where the market has rows near the batch.
-        const stored = this.stmts.anyBetween.get(area, lo - DAY_MS, hi) === undefined ? [] : this.nativeWithProvenance(area, lo, hi);
+        const stored: StoredPeriod[] = [];
+        if (this.stmts.anyBetween.get(area, lo - DAY_MS, hi) !== undefined) {
+          for (const [startMs, durationS, pricePerMwh, source] of this.stmts.forMerge.iterate(area, lo - DAY_MS, hi, lo) as Iterable<[number, number, number, string]>) {
+            stored.push({ marketArea: area, startMs, durationS, pricePerMwh, source });
+          }
+        }
         const plan = planMerge(stored, sorted, { source: provenance.source, replace: options.replace });
         for (const startMs of plan.deleteStartMs) this.stmts.deleteAt.run(area, startMs);
         for (const p of plan.write) this.stmts.upsert.run(area, p.startMs, p.durationS, p.pricePerMwh, currency, provenance.source, provenance.fetchedAtMs);
