@@ -211,5 +211,5 @@ describe.skipIf(!hasSharedData)(`incomplete months: retried with backoff, repair
     expect(status).toContain(`2019-10 (entsoe): 2 h without a price, 1 attempt(s), last 2023-07-15T10:00Z: the platform answered "no matching data"; next attempt not before 2023-07-15T11:00Z (the first scheduled run then: ${run})`);
     expect(json[0].pending).toHaveLength(5);
     expect(json[0].pending[0]).toMatchObject({ marketArea: 'DE-LU', source: 'entsoe', attempts: 1, problem: 'the platform answered "no matching data"', nextAttemptAtMs: clock.now + HOUR });
-  });
+  }, 180_000); // two CLI processes on a loaded 2-core machine
 });

@@ -249,7 +249,9 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
   it('CLI: prices import lists what it kept and, with --replace, what it replaced', () => {
     const dbFile = join(dir, 'cli.db');
     const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8' });
-    run('prices', 'import', sharedData('prices/nl-2025-quarterhour-local-utc.csv'), '--region', 'NL', '--db', dbFile);
+    const db = openDatabase(dbFile);
+    importPriceFile(new PriceStore(db), sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'NL', nowMs);
+    db.close();
     const hourly = hourlyMeans(quarterHours(day('2025-10-02').from, day('2025-10-04').from));
     const file = genericCsv(join(dir, 'cli-hourly.csv'), hourly);
     const kept = run('prices', 'import', file, '--region', 'NL', '--db', dbFile);
@@ -260,5 +262,5 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
     const replaced = run('prices', 'import', file, '--region', 'NL', '--replace', '--db', dbFile);
     expect(replaced).toMatch(/48 period\(s\) replaced \(--replace\):\n {4}2025-10-01T22:00Z \.\. 2025-10-03T22:00Z: 48 x 60-min over 192 x 15-min \(csv:nl-2025-quarterhour-local-utc\.csv\)/);
     expect(run('prices', 'status', '--db', dbFile)).toMatch(/resolution 15 min: 2025-09-30T22:00Z \.\. 2025-10-01T22:00Z\n\s+resolution 60 min: 2025-10-01T22:00Z \.\. 2025-10-03T22:00Z\n\s+resolution 15 min: 2025-10-03T22:00Z/);
-  });
+  }, 180_000); // four CLI processes on a loaded 2-core machine
 });
