@@ -56,7 +56,8 @@ export function buildModules(ctx: AppContext): Module[] {
   // Store and forward: samples that pass the clock gate are committed (reading + outbox
   // row) before the publisher drains them to the broker (src/uplink).
   const uplink = buildUplink(ctx, { clockGate: clockGuard, meters: () => ctx.probes.meters?.() ?? null });
-  clockGuard.connect((sample) => uplink.recorder.record(sample));
+  // A sample waits for the other meters of its poll tick: one durable commit per tick.
+  clockGuard.connect((sample) => uplink.recorder.recordInTick(sample));
   ctx.probes.health.set('store', () => storeHealth(uplink.recorder.view()));
   modules.push(...uplink.modules);
   if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
@@ -70,6 +71,7 @@ export function buildModules(ctx: AppContext): Module[] {
         ctx.probes.meters = () => poller.statuses();
         ctx.probes.busScan = () => poller.busScan();
         poller.on('status', () => networkScan.check());
+        poller.on('tick-done', () => uplink.recorder.tickDone());
         return poller;
       }),
     );

@@ -217,6 +217,7 @@ export class MeterPoller extends EventEmitter implements Module {
     // Feed the watchdog only while the loop runs and no poll hangs; dead meters are not a stall.
     const now = performance.now();
     if (!this.meters.some((m) => m.inFlight && now - m.inFlightSinceMs > this.stallLimitMs())) this.loop?.tick();
+    const polls: Promise<void>[] = [];
     for (const m of this.meters) {
       const offline = m.state === 'offline';
       if (offline && !this.probeDue(m)) continue;
@@ -225,8 +226,12 @@ export class MeterPoller extends EventEmitter implements Module {
         else this.deps.logger.warn({ resource_id: m.config.resource_id }, 'previous poll still running; skipping this tick');
         continue;
       }
-      this.track(this.poll(m, offline ? 'probe' : 'poll'));
+      const p = this.poll(m, offline ? 'probe' : 'poll');
+      this.track(p);
+      polls.push(p);
     }
+    // Every sample of the tick went to onSample by now: the store commits them together.
+    void Promise.allSettled(polls).then(() => this.emit('tick-done'));
   }
 
   /**

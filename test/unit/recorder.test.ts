@@ -3,7 +3,7 @@
 // its oldest rows with a warning and a count; a message that fails its schema is never
 // stored for sending.
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -180,5 +180,35 @@ describe('recorder as the daemon builds it', () => {
     expect(uplink.readings.count()).toBe(1);
     expect(uplink.outbox.depth).toBe(1);
     expect(await ctx.metrics.getSingleMetricAsString('metergate_readings_stored_total')).toMatch(/ 1$/m);
+  });
+
+  it('commits the samples of a poll tick together when the tick is done, not one by one', () => {
+    const { uplink, dbPath, ctx } = setup({});
+    const other = new Database(dbPath, { readonly: true });
+    others.push(other);
+    const visible = () => other.prepare('SELECT COUNT(*) FROM readings').pluck().get() as number;
+    ctx.db.pragma('wal_autocheckpoint = 0'); // the WAL only grows, by one frame per page per commit
+    const walFrames = () => Math.round(statSync(`${dbPath}-wal`).size / (4096 + 24));
+    uplink.recorder.record(sample(NOW - 20_000, 999));
+    const framesBefore = walFrames();
+    const ids = [RID, '1c8f4a5d-2e3b-4f60-9bac-1d2e3f4a5b6c', '2d9a5b6e-3f4c-4a71-8cbd-2e3f4a5b6c7d'];
+    for (const [k, resourceId] of ids.entries()) uplink.recorder.recordInTick({ ...sample(NOW - 10_000 + k, 1000 + k), resourceId });
+    expect(visible()).toBe(1); // nothing of the tick committed yet
+    uplink.recorder.tickDone();
+    expect(visible()).toBe(4);
+    expect(uplink.outbox.depth).toBe(4);
+    // One commit: SQLite appended the tick's pages to the WAL once (three commits would append the outbox and sequence pages three times).
+    const framesOneCommit = walFrames() - framesBefore;
+    for (const [k, resourceId] of ids.entries()) uplink.recorder.record({ ...sample(NOW - 5_000 + k, 2000 + k), resourceId });
+    expect(walFrames() - framesBefore - framesOneCommit).toBeGreaterThan(framesOneCommit * 2);
+  });
+
+  it('commits samples whose tick-done never comes one poll interval later', async () => {
+    const { uplink, dbPath } = setup({});
+    const other = new Database(dbPath, { readonly: true });
+    others.push(other);
+    uplink.recorder.recordInTick(sample(NOW - 10_000));
+    expect(other.prepare('SELECT COUNT(*) FROM readings').pluck().get()).toBe(0);
+    await until(() => other.prepare('SELECT COUNT(*) FROM readings').pluck().get() === 1, 'the fallback commit', 30_000);
   });
 });
