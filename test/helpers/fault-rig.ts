@@ -1,0 +1,337 @@
+// A whole gateway under test for fault campaigns (scripts/faults and
+// test/integration/faults.test.ts): mosquitto with TLS, password file and ACL; simulated
+// meters behind socat ptys (one through a relay that can corrupt bytes, one that can be
+// unplugged); `metergate run` as its own process on a real SQLite file, optionally on a
+// small tmpfs and under libfaketime; a persistent subscriber that sees what the cloud sees.
+// It counts, per fault, readings taken (stored in SQLite, or seen at the broker), delivered,
+// lost and duplicated, and how long delivery took to catch up after the fault ended.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { freePort, startTlsBroker, type BrokerUser, type TlsBroker } from './mosquitto.js';
+import { startSim, type SimProcess } from './sim-process.js';
+import { removeDir, startPtyPair, startTappedLine, type PtyPair, type TappedLine } from './socat.js';
+import { subscribe, type TestSubscriber } from './subscriber.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export const RIG_ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+/** The meter behind the relay that can corrupt bytes. */
+export const NOISY_METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
+/** The meter whose adapter can be unplugged. */
+export const PLUGGABLE_METER = '1c7a3b5f-2d4e-4f60-9b0c-1d2e3f4a5b6c';
+
+export const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
+
+export interface RigOptions {
+  readonly pollIntervalMs?: number;
+  /** Put the data directory on a tmpfs of this size (needs root), so the disk can be filled. */
+  readonly tmpfsBytes?: number;
+  /** Run the daemon under libfaketime with an offset file (see stepClock). */
+  readonly faketime?: boolean;
+  /** Extra YAML lines under `mqtt:` (indented by the caller). */
+  readonly mqttExtra?: string;
+  /** Extra top-level YAML. */
+  readonly extraYaml?: string;
+}
+
+export interface FaultRow {
+  readonly fault: string;
+  readonly taken: number;
+  readonly delivered: number;
+  readonly lost: number;
+  readonly duplicates: number;
+  /** Seconds from the end of the fault until every reading taken by then was delivered. */
+  readonly recoverS: number | null;
+  readonly note: string;
+}
+
+const GATEWAY: BrokerUser = { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] };
+const CLOUD: BrokerUser = { username: 'cloud', password: 'cloud-secret', acl: ['topic read svc/resources/#'] };
+
+type Key = string; // `${resource_id} ${sampled_at}`
+
+export class FaultRig {
+  broker!: TlsBroker;
+  sub!: TestSubscriber;
+  noisyLine!: TappedLine;
+  plug!: PtyPair;
+  readonly sims: SimProcess[] = [];
+  daemon: ChildProcess | null = null;
+  private daemonLog = '';
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly configPath: string;
+  readonly clockFile: string;
+  httpPort = 0;
+  private mounted = false;
+  /** Every reading seen in SQLite so far (taken), by key. */
+  private readonly taken = new Set<Key>();
+  private readonly takenAtMs = new Map<Key, number>();
+
+  constructor(readonly options: RigOptions = {}) {
+    this.dir = mkdtempSync(join(tmpdir(), 'mg-faults-'));
+    this.dataDir = join(this.dir, 'data');
+    this.configPath = join(this.dir, 'config.yaml');
+    this.clockFile = join(this.dir, 'faketime');
+  }
+
+  get pollIntervalMs(): number {
+    return this.options.pollIntervalMs ?? 1000;
+  }
+
+  get dbPath(): string {
+    return join(this.dataDir, 'metergate.db');
+  }
+
+  async start(): Promise<void> {
+    mkdirSync(this.dataDir, { recursive: true });
+    if (this.options.tmpfsBytes) {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${this.options.tmpfsBytes}`, 'tmpfs', this.dataDir]);
+      this.mounted = true;
+    }
+    this.broker = await startTlsBroker([GATEWAY, CLOUD], { persistence: true });
+    // A persistent session: what is published while the subscriber reconnects waits for it.
+    this.sub = await subscribe({ url: this.broker.url, caFile: this.broker.caFile, username: CLOUD.username, password: CLOUD.password, topic: 'svc/resources/+/measurements', clientId: `faults-${process.pid}` });
+    this.noisyLine = await startTappedLine();
+    this.sims.push(await startSim(['--serial', this.noisyLine.meterSide, '--unit', '1']));
+    this.plug = await startPtyPair(mkdtempSync(join(tmpdir(), 'mg-plug-')));
+    this.sims.push(await startSim(['--serial', this.plug.b, '--unit', '2']));
+    this.httpPort = await freePort();
+    writeFileSync(this.clockFile, '+0');
+    writeFileSync(
+      this.configPath,
+      `organization_id: ${RIG_ORG}
+data_dir: ${this.dataDir}
+log_level: info
+poll: { interval_ms: ${this.pollIntervalMs}, reprobe_initial_ms: 1000, reprobe_max_ms: 5000 }
+buses:
+  - { name: noisy, type: rtu, port: ${this.noisyLine.gatewaySide}, baud_rate: 9600, timeout_ms: 300 }
+  - { name: pluggable, type: rtu, port: ${this.plug.a}, baud_rate: 9600, timeout_ms: 300 }
+meters:
+  - { resource_id: ${NOISY_METER}, bus: noisy, unit_id: 1, profile: sdm630 }
+  - { resource_id: ${PLUGGABLE_METER}, bus: pluggable, unit_id: 2, profile: sdm630 }
+mqtt:
+  url: ${this.broker.url}
+  username: ${GATEWAY.username}
+  password: ${GATEWAY.password}
+  ca_file: ${this.broker.caFile}
+  heartbeat_interval_ms: 60000
+  reconnect_min_ms: 200
+  reconnect_max_ms: 2000
+${this.options.mqttExtra ?? ''}
+clock: { trust: system }
+http: { host: 127.0.0.1, port: ${this.httpPort} }
+prices: { source: none }
+forecast: { enabled: false }
+${this.options.extraYaml ?? ''}
+`,
+    );
+    await this.startDaemon();
+  }
+
+  /** Starts `metergate run` and waits for its start line. */
+  async startDaemon(): Promise<void> {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    if (this.options.faketime) {
+      if (!LIBFAKETIME) throw new Error('libfaketime is missing (bash scripts/install-test-deps)');
+      Object.assign(env, { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: this.clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' });
+    }
+    const proc = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), 'run', '--config', this.configPath], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.daemon = proc;
+    let started = false;
+    const onData = (d: Buffer) => {
+      this.daemonLog += d.toString();
+      if (this.daemonLog.length > 2_000_000) this.daemonLog = this.daemonLog.slice(-1_000_000);
+      if (!started && this.daemonLog.includes('metergate started')) started = true;
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    await this.until(() => started || proc.exitCode !== null, 'the daemon to start', 60_000);
+    if (!started) throw new Error(`daemon exited ${proc.exitCode}: ${this.daemonLog.slice(-2000)}`);
+  }
+
+  async kill9(): Promise<void> {
+    const p = this.daemon;
+    this.daemon = null;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const gone = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await gone;
+  }
+
+  async stopDaemon(): Promise<void> {
+    const p = this.daemon;
+    this.daemon = null;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const gone = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    const timer = setTimeout(() => p.kill('SIGKILL'), 15_000);
+    await gone;
+    clearTimeout(timer);
+  }
+
+  log(): string {
+    return this.daemonLog;
+  }
+
+  /** Unplugs the pluggable meter's adapter: its device node vanishes. */
+  async unplug(): Promise<void> {
+    await this.plug.stop();
+  }
+
+  /** Plugs it back in under the same name, with the meter still on the line. */
+  async replug(): Promise<void> {
+    const dir = this.plug.dir;
+    const old = this.sims.pop();
+    await old?.stop();
+    this.plug = await startPtyPair(dir);
+    this.sims.push(await startSim(['--serial', this.plug.b, '--unit', '2']));
+  }
+
+  /** Corrupts each relayed byte of the noisy line with this probability (0 for a clean line). */
+  setByteErrorRate(rate: number): void {
+    if (rate <= 0) return this.noisyLine.mangle(null);
+    this.noisyLine.mangle((chunk) => {
+      const out = Buffer.from(chunk);
+      for (let i = 0; i < out.length; i++) if (Math.random() < rate) out[i] = out[i]! ^ (1 + Math.floor(Math.random() * 255));
+      return out;
+    });
+  }
+
+  /** Sets the daemon's wall clock this many seconds off the real time (libfaketime offset file). */
+  setClockOffset(offsetS: number): void {
+    writeFileSync(this.clockFile, `${offsetS < 0 ? '-' : '+'}${Math.abs(offsetS)}`);
+  }
+
+  /** Readings of one meter taken (stored) with sampled_at in [fromMs, toMs). */
+  takenBetween(resourceId: string, fromMs: number, toMs: number): number {
+    this.scanTaken();
+    let n = 0;
+    for (const k of this.taken) {
+      const [resource, at] = k.split(' ');
+      const t = Date.parse(at!);
+      if (resource === resourceId && t >= fromMs && t < toMs) n++;
+    }
+    return n;
+  }
+
+  /** A value from /metrics (summed over label sets), or undefined while the daemon does not answer. */
+  async metric(name: string): Promise<number | undefined> {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${this.httpPort}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+      let sum: number | undefined;
+      for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) sum = (sum ?? 0) + Number(m[1]);
+      return sum;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads the readings table (read-only) and adds what it holds to the readings taken. */
+  scanTaken(): void {
+    if (!existsSync(this.dbPath)) return;
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(this.dbPath, { readonly: true, fileMustExist: true, timeout: 100 });
+      const now = Date.now();
+      for (const r of db.prepare('SELECT resource_id, sampled_at_ms FROM readings').iterate() as Iterable<{ resource_id: string; sampled_at_ms: number }>) {
+        const key = `${r.resource_id} ${new Date(r.sampled_at_ms).toISOString()}`;
+        if (!this.taken.has(key)) {
+          this.taken.add(key);
+          this.takenAtMs.set(key, now);
+        }
+      }
+    } catch {
+      // Locked, or the disk is full: the next scan sees it.
+    } finally {
+      db?.close();
+    }
+  }
+
+  private deliveredKeys(): { keys: Set<Key>; total: number } {
+    const keys = new Set<Key>();
+    let total = 0;
+    for (const m of this.sub.messages) {
+      const resource = /^svc\/resources\/([^/]+)\//.exec(m.topic)?.[1];
+      const at = (m.json.data as { sampled_at?: string } | undefined)?.sampled_at;
+      if (!resource || !at) continue;
+      keys.add(`${resource} ${new Date(at).toISOString()}`);
+      total++;
+    }
+    return { keys, total };
+  }
+
+  /**
+   * Runs one fault: `inject` starts it and resolves when it is over (the rig is healthy
+   * again as far as the outside goes); then waits up to `settleMs` for every reading taken
+   * to be delivered, and counts.
+   */
+  async measure(fault: string, inject: () => Promise<string | void>, settleMs = 120_000): Promise<FaultRow> {
+    this.scanTaken();
+    const { keys: before } = this.deliveredKeys();
+    const takenBefore = new Set(this.taken);
+    const messagesBefore = this.sub.messages.length;
+    const note = (await inject()) ?? '';
+    const endedMs = Date.now();
+    let recoverS: number | null = null;
+    const deadline = endedMs + settleMs;
+    for (;;) {
+      this.scanTaken();
+      const { keys } = this.deliveredKeys();
+      // Caught up: everything taken until the fault ended has been delivered.
+      const pending = [...this.taken].filter((k) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= endedMs && !keys.has(k));
+      if (pending.length === 0) {
+        recoverS = (Date.now() - endedMs) / 1000;
+        break;
+      }
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Let what was taken meanwhile arrive too, then count.
+    await new Promise((r) => setTimeout(r, 2 * this.pollIntervalMs + 1000));
+    this.scanTaken();
+    const { keys } = this.deliveredKeys();
+    const window = [...this.taken].filter((k) => !takenBefore.has(k));
+    const seenAtBroker = [...keys].filter((k) => !before.has(k) && !this.taken.has(k));
+    const newMessages = this.sub.messages.slice(messagesBefore);
+    const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${(m.json.data as { sampled_at?: string } | undefined)?.sampled_at}`));
+    const taken = window.length + seenAtBroker.length;
+    const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
+    return { fault, taken, delivered, lost: taken - delivered, duplicates: newMessages.length - distinctNew.size, recoverS, note };
+  }
+
+  async until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${this.daemonLog.slice(-1500)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.stopDaemon();
+    await this.sub?.close().catch(() => undefined);
+    for (const s of this.sims) await s.stop().catch(() => undefined);
+    await this.noisyLine?.stop().catch(() => undefined);
+    if (this.plug) {
+      await this.plug.stop().catch(() => undefined);
+      removeDir(this.plug.dir);
+    }
+    await this.broker?.stop();
+    if (this.mounted) execFileSync('umount', ['-l', this.dataDir]);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The fault table as the campaign prints it. */
+export function formatRows(rows: readonly FaultRow[]): string {
+  const head = ['fault', 'taken', 'delivered', 'lost', 'duplicates', 'recover s', 'note'];
+  const body = rows.map((r) => [r.fault, String(r.taken), String(r.delivered), String(r.lost), String(r.duplicates), r.recoverS === null ? 'never' : r.recoverS.toFixed(1), r.note]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}
