@@ -42,7 +42,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'broker down',
     rig: {},
     async run(rig, scale) {
-      const downMs = seconds(scale, 600, 30);
+      const downMs = seconds(scale, 600, 20);
       return rig.measure(`broker down ${downMs / 1000} s`, async () => {
         await rig.broker.pause();
         await sleep(downMs);
@@ -101,7 +101,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'serial unplug',
     rig: {},
     async run(rig, scale) {
-      const outMs = seconds(scale, 60, 20);
+      const outMs = seconds(scale, 60, 15);
       let replugAtMs = 0;
       const row = await rig.measure(`serial unplug ${outMs / 1000} s and replug`, async () => {
         await rig.unplug();
@@ -119,7 +119,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'noisy line',
     rig: {},
     async run(rig, scale) {
-      const noisyMs = seconds(scale, 300, 60);
+      const noisyMs = seconds(scale, 300, 30);
       const rate = 0.01;
       return rig.measure(`${rate * 100} % of RTU bytes corrupted ${noisyMs / 1000} s`, async () => {
         const fromMs = Date.now();
@@ -136,7 +136,7 @@ export const FAULTS: readonly Fault[] = [
     name: 'clock steps',
     rig: { faketime: true },
     async run(rig, scale) {
-      const holdMs = seconds(scale, 120, 20);
+      const holdMs = seconds(scale, 120, 10);
       return rig.measure('clock stepped -1 h, back, +1 h, back while trusted', async () => {
         for (const offsetS of [-3600, 0, 3600, 0]) {
           rig.setClockOffset(offsetS);

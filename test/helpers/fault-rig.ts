@@ -68,9 +68,14 @@ export class FaultRig {
   readonly clockFile: string;
   httpPort = 0;
   private mounted = false;
-  /** Every reading seen in SQLite so far (taken), by key. */
+  /** Every reading taken so far: logged by the poller ('sample', debug), seen in SQLite or at the broker. */
   private readonly taken = new Set<Key>();
   private readonly takenAtMs = new Map<Key, number>();
+  /** Samples the poller logged less than a poll interval before a kill -9: in memory, not yet committed. */
+  private readonly inFlightAtKill = new Set<Key>();
+  private readonly loggedAtMs = new Map<Key, number>();
+  private partialLine = '';
+  private readonly storedKeys = new Set<Key>();
 
   constructor(readonly options: RigOptions = {}) {
     this.dir = mkdtempSync(join(tmpdir(), 'mg-faults-'));
@@ -106,7 +111,7 @@ export class FaultRig {
       this.configPath,
       `organization_id: ${RIG_ORG}
 data_dir: ${this.dataDir}
-log_level: info
+log_level: debug
 poll: { interval_ms: ${this.pollIntervalMs}, reprobe_initial_ms: 1000, reprobe_max_ms: 5000 }
 buses:
   - { name: noisy, type: rtu, port: ${this.noisyLine.gatewaySide}, baud_rate: 9600, timeout_ms: 300 }
@@ -123,7 +128,7 @@ mqtt:
   reconnect_min_ms: 200
   reconnect_max_ms: 2000
 ${this.options.mqttExtra ?? ''}
-clock: { trust: system }
+clock: { ${this.options.faketime ? 'trust: auto, stable_for_s: 3' : 'trust: system'} }
 http: { host: 127.0.0.1, port: ${this.httpPort} }
 prices: { source: none }
 forecast: { enabled: false }
@@ -145,6 +150,7 @@ ${this.options.extraYaml ?? ''}
     let started = false;
     const onData = (d: Buffer) => {
       this.daemonLog += d.toString();
+      this.readSampleLines(d.toString());
       if (this.daemonLog.length > 2_000_000) this.daemonLog = this.daemonLog.slice(-1_000_000);
       if (!started && this.daemonLog.includes('metergate started')) started = true;
     };
@@ -161,6 +167,40 @@ ${this.options.extraYaml ?? ''}
     const gone = new Promise((r) => p.once('exit', r));
     p.kill('SIGKILL');
     await gone;
+    // Samples read from the meter but not yet committed die with the process, as the
+    // register values do in a power cut: counted apart, not as taken.
+    const killedAtMs = Date.now();
+    this.scanTaken();
+    for (const [key, at] of this.loggedAtMs) {
+      if (killedAtMs - at < this.pollIntervalMs && !this.storedKeys.has(key)) {
+        this.inFlightAtKill.add(key);
+        this.taken.delete(key);
+      }
+    }
+  }
+
+  /** The poller's debug line for each sample it hands on: what the daemon took. */
+  private readSampleLines(chunk: string): void {
+    const lines = (this.partialLine + chunk).split('\n');
+    this.partialLine = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.includes('"msg":"sample"')) continue;
+      try {
+        const e = JSON.parse(line) as { resource_id?: string; sampled_at?: string };
+        if (!e.resource_id || !e.sampled_at) continue;
+        const key = `${e.resource_id} ${new Date(e.sampled_at).toISOString()}`;
+        this.loggedAtMs.set(key, Date.now());
+        this.addTaken(key);
+      } catch {
+        /* not a log line */
+      }
+    }
+  }
+
+  private addTaken(key: Key): void {
+    if (this.taken.has(key) || this.inFlightAtKill.has(key)) return;
+    this.taken.add(key);
+    this.takenAtMs.set(key, Date.now());
   }
 
   async stopDaemon(): Promise<void> {
@@ -240,6 +280,8 @@ ${this.options.extraYaml ?? ''}
       const now = Date.now();
       for (const r of db.prepare('SELECT resource_id, sampled_at_ms FROM readings').iterate() as Iterable<{ resource_id: string; sampled_at_ms: number }>) {
         const key = `${r.resource_id} ${new Date(r.sampled_at_ms).toISOString()}`;
+        this.storedKeys.add(key);
+        this.inFlightAtKill.delete(key);
         if (!this.taken.has(key)) {
           this.taken.add(key);
           this.takenAtMs.set(key, now);
@@ -274,6 +316,7 @@ ${this.options.extraYaml ?? ''}
     this.scanTaken();
     const { keys: before } = this.deliveredKeys();
     const takenBefore = new Set(this.taken);
+    const inFlightBefore = this.inFlightAtKill.size;
     const messagesBefore = this.sub.messages.length;
     const note = (await inject()) ?? '';
     const endedMs = Date.now();
@@ -301,7 +344,9 @@ ${this.options.extraYaml ?? ''}
     const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${(m.json.data as { sampled_at?: string } | undefined)?.sampled_at}`));
     const taken = window.length + seenAtBroker.length;
     const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
-    return { fault, taken, delivered, lost: taken - delivered, duplicates: newMessages.length - distinctNew.size, recoverS, note };
+    const inFlight = this.inFlightAtKill.size - inFlightBefore;
+    const notes = [note, inFlight > 0 ? `${inFlight} sample(s) in memory at a kill -9, before their commit` : ''].filter(Boolean);
+    return { fault, taken, delivered, lost: taken - delivered, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
   }
 
   async until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
