@@ -44,6 +44,8 @@ export interface FaultRow {
   readonly delivered: number;
   readonly lost: number;
   readonly duplicates: number;
+  /** Poll slots of the window (every meter, every interval) without a reading taken: what the gateway never read. */
+  readonly missedSlots: number;
   /** Seconds from the end of the fault until every reading taken by then was delivered. */
   readonly recoverS: number | null;
   readonly note: string;
@@ -316,6 +318,7 @@ ${this.options.extraYaml ?? ''}
     this.scanTaken();
     const { keys: before } = this.deliveredKeys();
     const takenBefore = new Set(this.taken);
+    const windowStartMs = Date.now();
     const inFlightBefore = this.inFlightAtKill.size;
     const messagesBefore = this.sub.messages.length;
     const note = (await inject()) ?? '';
@@ -345,8 +348,10 @@ ${this.options.extraYaml ?? ''}
     const taken = window.length + seenAtBroker.length;
     const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
     const inFlight = this.inFlightAtKill.size - inFlightBefore;
+    const slots = 2 * Math.floor((Date.now() - windowStartMs) / this.pollIntervalMs);
+    const missedSlots = Math.max(0, slots - taken - inFlight);
     const notes = [note, inFlight > 0 ? `${inFlight} sample(s) in memory at a kill -9, before their commit` : ''].filter(Boolean);
-    return { fault, taken, delivered, lost: taken - delivered, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
+    return { fault, taken, delivered, lost: taken - delivered, missedSlots, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
   }
 
   async until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
@@ -374,8 +379,8 @@ ${this.options.extraYaml ?? ''}
 
 /** The fault table as the campaign prints it. */
 export function formatRows(rows: readonly FaultRow[]): string {
-  const head = ['fault', 'taken', 'delivered', 'lost', 'duplicates', 'recover s', 'note'];
-  const body = rows.map((r) => [r.fault, String(r.taken), String(r.delivered), String(r.lost), String(r.duplicates), r.recoverS === null ? 'never' : r.recoverS.toFixed(1), r.note]);
+  const head = ['fault', 'taken', 'delivered', 'lost', 'duplicates', 'slots missed', 'recover s', 'note'];
+  const body = rows.map((r) => [r.fault, String(r.taken), String(r.delivered), String(r.lost), String(r.duplicates), String(r.missedSlots), r.recoverS === null ? 'never' : r.recoverS.toFixed(1), r.note]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
