@@ -24,7 +24,8 @@ const MINUTE_MS = 60_000;
  * when none does. Tells `prices status` when a chunk due at `atMs` is actually retried.
  */
 export function firstRunAtOrAfter(expressions: readonly string[], atMs: number, withinMs = 8 * 24 * 3_600_000): number | null {
-  const tasks = expressions.map((e) => cron.createTask(e, () => undefined, { timezone: SCHEDULE_TIME_ZONE }));
+  // An invalid expression never fires (the sync refuses to start with one).
+  const tasks = expressions.filter((e) => cron.validate(e)).map((e) => cron.createTask(e, () => undefined, { timezone: SCHEDULE_TIME_ZONE }));
   try {
     const start = Math.ceil(atMs / MINUTE_MS) * MINUTE_MS;
     for (let t = start; t <= atMs + withinMs; t += MINUTE_MS) {
