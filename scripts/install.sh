@@ -9,7 +9,7 @@
 #   --root DIR     install into DIR instead of / (image building, tests). Acts on the files
 #                  under DIR only: the user is created in DIR/etc/passwd, the service is
 #                  enabled with `systemctl --root`, nothing is started. DESTDIR=DIR works too.
-#   --no-npm       skip `npm ci --omit=dev` (node_modules provided some other way)
+#   --no-npm       skip `npm ci --omit=dev --omit=optional` (node_modules provided some other way)
 #   --no-start     do not (re)start the service after installing
 #
 # Layout: /opt/metergate (program, root-owned), /etc/metergate/config.yaml (root:metergate
@@ -122,13 +122,21 @@ cp -R "$SRC/config" "$SRC/systemd" "$STAGE/"
 install -d "$STAGE/scripts" && cp "$SRC/scripts/install.sh" "$STAGE/scripts/"
 [ -f "$SRC/README.md" ] && cp "$SRC/README.md" "$STAGE/"
 [ -d "$SRC/docs" ] && cp -R "$SRC/docs" "$STAGE/"
+cp "$SRC/scripts/smoke-check.mjs" "$STAGE/scripts/"
 if [ "$NPM" = 1 ]; then
-  say "installing runtime dependencies (npm ci --omit=dev) ..."
-  (cd "$STAGE" && npm ci --omit=dev --no-audit --no-fund --loglevel=error >/dev/null)
+  # Production dependencies only: no development and no demo-only (optional) packages.
+  # npm's warnings and errors are shown: a failed install script must not pass unseen.
+  say "installing runtime dependencies (npm ci --omit=dev --omit=optional) ..."
+  (cd "$STAGE" && npm ci --omit=dev --omit=optional --ignore-scripts=false --no-audit --no-fund --loglevel=warn) \
+    || die "npm ci failed (see npm's messages above); nothing was changed in $APP"
 elif [ -d "$APP/node_modules" ]; then
   mv "$APP/node_modules" "$STAGE/node_modules"
 else
   say "WARNING: --no-npm and no node_modules in $APP: provide them (npm ci --omit=dev there) or the service cannot start"
+fi
+if [ -d "$STAGE/node_modules" ]; then
+  # The native modules must load with this Node before the old program is replaced.
+  node "$STAGE/scripts/smoke-check.mjs" || die "the smoke check failed (fix above); nothing was changed in $APP"
 fi
 chown -R 0:0 "$STAGE"
 chmod -R u=rwX,go=rX "$STAGE"

@@ -21,10 +21,17 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   outbox: async () => (await import('./cli/outbox.js')).registerOutboxCommands,
 };
 
+// --version loads the native modules to report them; it is answered before any sub-command loads.
+if (process.argv[2] === '--version' || process.argv[2] === '-V') {
+  const { versionReport } = await import('./cli/version.js');
+  process.stdout.write(`${versionReport()}\n`);
+  process.exit(0);
+}
+
 const program = new Command()
   .name('metergate')
   .description('Edge gateway: Modbus meters -> SQLite -> TLS MQTT; day-ahead prices; session pricing and forecasts over HTTP')
-  .version(VERSION);
+  .version(VERSION, '-V, --version', 'print the versions of metergate, Node, SQLite and the native modules');
 
 const invoked = process.argv[2];
 const wanted = invoked !== undefined && Object.hasOwn(COMMANDS, invoked) ? [COMMANDS[invoked]] : Object.values(COMMANDS);

@@ -8,8 +8,25 @@ export function registerDemoCommand(program: Command): void {
     .option('--compact', 'one line per message')
     .action(async (opts: { duration?: string; compact?: boolean }) => {
       // Loaded on use: the broker (aedes) and certificate code have no place in `run`'s memory.
-      const { runDemo } = await import('../demo/run.js');
+      const { runDemo } = await importDemo();
       await runDemo({ out: process.stdout, durationMs: opts.duration === undefined ? undefined : Number(opts.duration) * 1000, compact: Boolean(opts.compact) });
       process.exit(0);
     });
+}
+
+/** The demo-only packages: optionalDependencies, so a gateway's package or `npm ci --omit=optional` leaves them out. */
+export const DEMO_PACKAGES = ['aedes', 'selfsigned'] as const;
+
+async function importDemo(): Promise<typeof import('../demo/run.js')> {
+  try {
+    return await import('../demo/run.js');
+  } catch (err) {
+    const missing = DEMO_PACKAGES.find((name) => (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(`'${name}'`));
+    if (missing === undefined) throw err;
+    process.stderr.write(
+      `metergate demo: the demo-only packages (${DEMO_PACKAGES.join(', ')}) are not installed: gateways do not get them.\n` +
+        '  fix: in a source checkout `npm ci` installs them (then `npm run demo`); on a gateway the demo is not needed (try `metergate doctor`)\n',
+    );
+    process.exit(1);
+  }
 }

@@ -70,7 +70,7 @@ describe.skipIf(skip)('scripts/install.sh into a temporary root', () => {
   it('runs from where it was installed', () => {
     symlinkSync(resolve('node_modules'), at('opt/metergate/node_modules'));
     const r = spawnSync(process.execPath, [at('opt/metergate/dist/cli.js'), '--version'], { encoding: 'utf8' });
-    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    expect(r.stdout.split('\n')[0]).toBe(`metergate ${JSON.parse(readFileSync('package.json', 'utf8')).version}`);
   });
 
   it('is idempotent and never overwrites an edited config', () => {
