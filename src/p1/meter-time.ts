@@ -1,0 +1,12 @@
+// The meter's own clock (0-0:1.0.0, `YYMMDDhhmmssX`): Dutch/Belgian local time, X = S for
+// summer (CEST, UTC+2) or W for winter (CET, UTC+1). Pure.
+
+/** UTC ms of a DSMR timestamp, or null when it is not one (DSMR 2.2/3.0 send none). */
+export function parseMeterTime(raw: string): number | null {
+  const m = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})([SW])$/.exec(raw);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null;
+  const offsetH = m[7] === 'S' ? 2 : 1;
+  return Date.UTC(2000 + year, month - 1, day, hour - offsetH, minute, second);
+}
