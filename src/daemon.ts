@@ -12,7 +12,7 @@ import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
 import { storeHealth } from './ops/store-health.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
-import { databasePath, openDatabase, type Db } from './store/db.js';
+import { databasePath, openDaemonDatabase, type Db } from './store/db.js';
 import { buildUplink } from './uplink/index.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
@@ -33,7 +33,7 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
   return Object.freeze({
     config,
     logger,
-    db: overrides.db ?? openDatabase(databasePath(config.data_dir)),
+    db: overrides.db ?? openDaemonDatabase(databasePath(config.data_dir)),
     clock: overrides.clock ?? systemClock,
     metrics: overrides.metrics ?? new Registry(),
     liveness: overrides.liveness ?? new Liveness(),

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from '../log.js';
+import { isStorageUnavailable } from '../store/storage-errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -172,6 +173,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // http-errors from express internals (e.g. a malformed URI component -> 400).
       sendProblem(res, new HttpProblem(status, (err as BodyParserError).expose ? String((err as BodyParserError).message) : (STATUS_CODES[status] ?? 'client error')));
+      return;
+    }
+    if (isStorageUnavailable(err)) {
+      // Disk full, I/O error, or another process holding the lock past the daemon's short busy timeout: not a bug, try again.
+      logger.warn({ err: err.message, code: err.code, method: req.method, url: req.originalUrl }, 'database cannot take the request now');
+      sendProblem(res, new HttpProblem(503, `the database cannot take this request now (${err.code}); try again`, { headers: { 'Retry-After': '1' } }));
       return;
     }
     logger.error({ err, method: req.method, url: req.originalUrl }, 'unexpected error in HTTP handler');

@@ -130,6 +130,21 @@ function giveToDirectoryOwner(path: string): void {
   }
 }
 
+/**
+ * The daemon's connection waits at most this long for a lock another process holds (the
+ * CLI tools keep 5 s). better-sqlite3 waits on the event loop: 5 s per write attempt while
+ * `metergate prices import` or an operator's sqlite3 holds the write lock stalled polling
+ * (10 s gaps between readings, measured) and the uplink. Every writer in the daemon has a
+ * later try (the recorder's queue, outbox deletes resent as duplicates, hourly jobs).
+ */
+export const DAEMON_BUSY_TIMEOUT_MS = 250;
+
+export function openDaemonDatabase(path: string): Db {
+  const db = openDatabase(path);
+  db.pragma(`busy_timeout = ${DAEMON_BUSY_TIMEOUT_MS}`);
+  return db;
+}
+
 export function databasePath(dataDir: string): string {
   return join(dataDir, 'metergate.db');
 }

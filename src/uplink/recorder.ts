@@ -31,9 +31,10 @@ const PURGE_STEP_MAX_ROWS = 20_000;
 /** While the store refuses writes, the queue is tried again this often. */
 const RETRY_EVERY_MS = 1_000;
 /**
- * SQLite's busy timeout for these writes (the connection's is 5 s). better-sqlite3 waits
- * for a lock on the event loop: 5 s per attempt while another process holds the database
- * would stall polling and the uplink. A locked store is retried instead, from the queue.
+ * SQLite's busy timeout for these writes (the daemon's connection has 250 ms, a CLI's or a
+ * test's 5 s). better-sqlite3 waits for a lock on the event loop: seconds per attempt while
+ * another process holds the database would stall polling and the uplink. A locked store is
+ * retried instead, from the queue.
  */
 const WRITE_BUSY_TIMEOUT_MS = 100;
 

@@ -113,6 +113,10 @@ forecast: { enabled: false }
     expect(seriesValue(m, 'metergate_readings_stored_total')).toBe(taken);
     await sub.waitFor(() => sampledAt().length >= taken, `all ${taken} readings at the broker`, 60_000);
     expect(sampledAt()).toHaveLength(taken);
+    // Polling went on while the lock was held: no writer in the daemon waited seconds for
+    // the lock on the event loop (a 5 s wait showed as 10 s gaps between readings).
+    const at = sampledAt();
+    expect(Math.max(...at.slice(1).map((t, i) => t - at[i]))).toBeLessThan(4000);
 
     expect(await daemon.stop()).toBe(0);
     const db = new Database(join(dir, 'data', 'metergate.db'), { readonly: true });
