@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The package tests need built .deb files: their own CI step (vitest.package.config.ts).
+    exclude: [...configDefaults.exclude, 'test/package/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real brokers and ptys; two cores, so keep the fan-out small.

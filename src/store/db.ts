@@ -23,9 +23,28 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     .sort((a, b) => a.version - b.version);
 }
 
+/** The database has migrations this program does not have: it was written by a newer version. */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly unknownVersions: readonly number[],
+    readonly newestKnown: number,
+  ) {
+    super(
+      `the database was migrated by a newer metergate (schema migration ${unknownVersions.map((v) => String(v).padStart(3, '0')).join(', ')} unknown to this version, which knows up to ${String(newestKnown).padStart(3, '0')}); ` +
+        'refusing to open it so nothing is overwritten. Install the newer metergate again, or move the database away to start with an empty one',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
 export function migrate(db: Db, migrations: Migration[] = listMigrations()): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  // A database a newer metergate migrated (an older package installed over a newer one):
+  // this program does not know those changes, and writing to it could break them.
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...applied].filter((v) => !known.has(v)).sort((a, b) => a - b);
+  if (unknown.length > 0) throw new SchemaTooNewError(unknown, Math.max(0, ...known));
   const done: number[] = [];
   for (const m of migrations) {
     if (applied.has(m.version)) continue;

@@ -1,0 +1,152 @@
+// The amd64 package installed with dpkg into a temporary root (dpkg --root with
+// --force-script-chrootless: the maintainer scripts run on this machine with DPKG_ROOT set,
+// as for chrootless bootstrapping): install, upgrade over it, a downgrade refused by the
+// database, remove, purge; and the installed unit passes systemd-analyze verify.
+// The same temporary root is used with CI set: installing onto the CI machine itself would
+// leave a user and files behind for later runs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRoot, peer } from '../helpers/peers.js';
+import { debPath, hasDeb, VERSION } from './deb.js';
+
+const hasSystemdAnalyze = peer('systemd-analyze', spawnSync('systemd-analyze', ['--version']).status === 0);
+const ready = [hasDeb('amd64'), isRoot, hasSystemdAnalyze].every(Boolean);
+const NEWER = `${VERSION}+upgrade1`;
+const PROBE_MIGRATION = 997;
+
+/** Like existsSync, but true for a link that points into the root's /lib (dangling from here). */
+const lexists = (p: string) => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A Debian-like root with just what dpkg and useradd need. */
+function makeRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'mg-dpkg-root-'));
+  for (const d of ['etc', 'var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/log', 'usr/bin', 'boot/firmware']) mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, 'var/lib/dpkg/status'), '');
+  writeFileSync(join(root, 'var/lib/dpkg/available'), '');
+  writeFileSync(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/bash\n');
+  writeFileSync(join(root, 'etc/group'), 'root:x:0:\ndialout:x:20:\n');
+  writeFileSync(join(root, 'etc/shadow'), 'root:*:19000:0:99999:7:::\n', { mode: 0o640 });
+  writeFileSync(join(root, 'etc/gshadow'), 'root:*::\ndialout:*::\n', { mode: 0o640 });
+  return root;
+}
+
+/**
+ * The next release, made from this one: a higher version and one more migration, so the
+ * upgrade has a schema change to apply.
+ */
+function newerPackage(dir: string): string {
+  const raw = join(dir, 'raw');
+  execFileSync('dpkg-deb', ['-R', debPath('amd64'), raw]);
+  const control = join(raw, 'DEBIAN/control');
+  writeFileSync(control, readFileSync(control, 'utf8').replace(/^Version: .*$/m, `Version: ${NEWER}`));
+  const pkg = join(raw, 'opt/metergate/package.json');
+  writeFileSync(pkg, readFileSync(pkg, 'utf8').replace(`"version": "${VERSION}"`, `"version": "${NEWER}"`));
+  writeFileSync(join(raw, `opt/metergate/dist/store/migrations/${PROBE_MIGRATION}_upgrade_probe.sql`), 'CREATE TABLE upgrade_probe (id INTEGER PRIMARY KEY);\n');
+  const out = join(dir, `metergate_${NEWER}_amd64.deb`);
+  execFileSync('dpkg-deb', ['--root-owner-group', '-b', raw, out], { stdio: 'ignore' });
+  rmSync(raw, { recursive: true, force: true });
+  return out;
+}
+
+describe.skipIf(!ready)('the amd64 package in a temporary root', () => {
+  let root = '';
+  let work = '';
+  const at = (p: string) => join(root, p);
+  const dpkg = (...args: string[]) => {
+    const r = spawnSync('dpkg', [`--root=${root}`, '--force-script-chrootless', '--force-depends', '--force-not-root', `--log=${at('var/log/dpkg.log')}`, ...args], { encoding: 'utf8', timeout: 300_000 });
+    return { status: r.status, output: r.stdout + r.stderr };
+  };
+  /** Runs a module of the installed program with this machine's Node (the amd64 package's). */
+  const installedNode = (script: string) => spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+  const openInstalledDb = () =>
+    installedNode(
+      `import { openDatabase } from '${at('opt/metergate/dist/store/db.js')}';
+       const db = openDatabase('${at('var/lib/metergate/metergate.db')}');
+       console.log(JSON.stringify(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()));
+       db.close();`,
+    );
+
+  beforeAll(() => {
+    root = makeRoot();
+    work = mkdtempSync(join(tmpdir(), 'mg-dpkg-work-'));
+  });
+  afterAll(() => {
+    for (const d of [root, work]) if (d) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('installs: user in dialout, program, CLI, unit enabled, config root:metergate 0640, data directory', () => {
+    const r = dpkg('-i', debPath('amd64'));
+    expect(r.status, r.output).toBe(0);
+    const user = readFileSync(at('etc/passwd'), 'utf8').split('\n').find((l) => l.startsWith('metergate:'))!.split(':');
+    expect(user[6]).toBe('/usr/sbin/nologin');
+    expect(readFileSync(at('etc/group'), 'utf8')).toMatch(/^dialout:x:20:metergate$/m);
+    expect(existsSync(at('opt/metergate/dist/cli.js'))).toBe(true);
+    expect(readFileSync(at('usr/bin/metergate'), 'utf8')).toContain('/opt/metergate/dist/cli.js');
+    expect(readlinkSync(at('etc/systemd/system/multi-user.target.wants/metergate.service'))).toBe('/lib/systemd/system/metergate.service');
+    const config = statSync(at('etc/metergate/config.yaml'));
+    expect((config.mode & 0o777).toString(8)).toBe('640');
+    expect([config.uid, config.gid]).toEqual([0, Number(user[3])]);
+    const data = statSync(at('var/lib/metergate'));
+    expect((data.mode & 0o777).toString(8)).toBe('750');
+    expect(data.uid).toBe(Number(user[2]));
+  });
+
+  it('its unit passes systemd-analyze verify', () => {
+    const unit = at('lib/systemd/system/metergate.service');
+    const r = spawnSync('systemd-analyze', ['verify', '--man=no', unit], { encoding: 'utf8' });
+    expect(r.stderr.split('\n').filter((l) => l.includes('metergate'))).toEqual([]);
+    expect(r.status, r.stderr).toBe(0);
+  });
+
+  it('upgrades: keeps the edited config and the data, and the new program migrates the database', () => {
+    const edited = `${readFileSync(at('etc/metergate/config.yaml'), 'utf8')}\n# edited on site\n`;
+    writeFileSync(at('etc/metergate/config.yaml'), edited);
+    writeFileSync(at('etc/metergate/mqtt-password'), 'site secret\n');
+    const before = openInstalledDb();
+    expect(before.status, before.stderr).toBe(0);
+    expect(JSON.parse(before.stdout)).not.toContain(PROBE_MIGRATION);
+
+    const r = dpkg('-i', newerPackage(work));
+    expect(r.status, r.output).toBe(0);
+    expect(readFileSync(at('etc/metergate/config.yaml'), 'utf8')).toBe(edited);
+    expect(readFileSync(at('etc/metergate/mqtt-password'), 'utf8')).toBe('site secret\n');
+    expect(JSON.parse(readFileSync(at('opt/metergate/package.json'), 'utf8')).version).toBe(NEWER);
+    const after = openInstalledDb();
+    expect(after.status, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout)).toEqual([...JSON.parse(before.stdout), PROBE_MIGRATION].sort((a: number, b: number) => a - b));
+  });
+
+  it('downgraded, the older program refuses the newer database instead of writing to it', () => {
+    const r = dpkg('-i', debPath('amd64'));
+    expect(r.status, r.output).toBe(0);
+    const open = openInstalledDb();
+    expect(open.status).not.toBe(0);
+    expect(open.stderr).toContain(`schema migration ${PROBE_MIGRATION} unknown to this version`);
+  });
+
+  it('remove keeps config and data; purge deletes them', () => {
+    const removed = dpkg('-r', 'metergate');
+    expect(removed.status, removed.output).toBe(0);
+    expect(existsSync(at('opt/metergate/dist'))).toBe(false);
+    expect(existsSync(at('usr/bin/metergate'))).toBe(false);
+    expect(existsSync(at('etc/metergate/config.yaml'))).toBe(true);
+    expect(existsSync(at('etc/metergate/mqtt-password'))).toBe(true);
+    expect(existsSync(at('var/lib/metergate/metergate.db'))).toBe(true);
+
+    const purged = dpkg('-P', 'metergate');
+    expect(purged.status, purged.output).toBe(0);
+    expect(existsSync(at('etc/metergate'))).toBe(false);
+    expect(existsSync(at('var/lib/metergate'))).toBe(false);
+    expect(lexists(at('etc/systemd/system/multi-user.target.wants/metergate.service'))).toBe(false);
+  });
+});
