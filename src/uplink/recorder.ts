@@ -272,7 +272,7 @@ export class MeasurementRecorder implements Module {
           this.refused(err);
           return { readings: 0, messages: 0, lastId: 0, evicted: 0 };
         }
-        this.c.failures.inc({ code: err instanceof Error && 'code' in err ? String(err.code) : 'error' });
+        this.c.failures.inc({ code: err instanceof Error && 'code' in err ? primaryCode(String(err.code)) : 'error' });
         this.deps.logger.error({ err, kind: w.kind, topic: w.message?.topic }, 'write failed for a reason other than the storage: dropped');
       }
       this.pending.shift();
@@ -281,7 +281,7 @@ export class MeasurementRecorder implements Module {
   }
 
   private refused(err: StorageError): false {
-    this.c.failures.inc({ code: err.code.split('_').slice(0, 2).join('_') });
+    this.c.failures.inc({ code: primaryCode(err.code) });
     const reason = storageErrorReason(err);
     if (this.failure === null) {
       this.failure = { reason, sinceMs: this.deps.clock.now() };
@@ -372,3 +372,6 @@ function nextStepRows(rows: number, deleted: number, tookMs: number): number {
   if (tookMs > PURGE_STEP_TARGET_MS * 2) return Math.max(Math.floor(rows / 2), PURGE_STEP_MIN_ROWS);
   return rows;
 }
+
+/** SQLITE_IOERR_SHMSIZE -> SQLITE_IOERR: one metric series per kind of failure. */
+const primaryCode = (code: string): string => code.split('_').slice(0, 2).join('_');

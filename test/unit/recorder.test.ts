@@ -211,4 +211,21 @@ describe('recorder as the daemon builds it', () => {
     expect(other.prepare('SELECT COUNT(*) FROM readings').pluck().get()).toBe(0);
     await until(() => other.prepare('SELECT COUNT(*) FROM readings').pluck().get() === 1, 'the fallback commit', 30_000);
   });
+
+  it('drops on its own a write that fails for a reason other than the storage, and stores the rest of its tick', async () => {
+    const { ctx, uplink, logs } = setup({});
+    const bad = '9e8d7c6b-5a49-4838-a726-150f4e3d2c1b';
+    // A real SQLite refusal that is not the storage's (SQLITE_CONSTRAINT_TRIGGER), for one resource only.
+    ctx.db.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON readings WHEN NEW.resource_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'refused for the test'); END;`);
+    uplink.recorder.recordInTick(sample(NOW - 10_000, 1000));
+    uplink.recorder.recordInTick({ ...sample(NOW - 10_000, 5), resourceId: bad });
+    uplink.recorder.recordInTick(sample(NOW - 5_000, 1001));
+    uplink.recorder.tickDone();
+    expect(uplink.readings.between(RID, 0, NOW).map((r) => r.energyImportWh)).toEqual([1000, 1001]);
+    expect(uplink.readings.between(bad, 0, NOW)).toEqual([]);
+    expect(uplink.outbox.depth).toBe(2);
+    expect(uplink.recorder.view()).toMatchObject({ writable: true, pendingWrites: 0 });
+    expect(logs.filter((l) => l.msg === 'write failed for a reason other than the storage: dropped')).toHaveLength(1);
+    expect(await ctx.metrics.getSingleMetricAsString('metergate_store_write_failures_total')).toMatch(/code="SQLITE_CONSTRAINT"} 1/);
+  });
 });
