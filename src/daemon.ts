@@ -13,6 +13,9 @@ import { Probes } from './ops/probes.js';
 import { storeHealth } from './ops/store-health.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
 import { databasePath, openDaemonDatabase, type Db } from './store/db.js';
+import { meterSourceTypes } from './sources/index.js';
+import type { MeterSource } from './sources/source.js';
+import { TickJoin } from './sources/tick-join.js';
 import { buildUplink } from './uplink/index.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */
@@ -55,26 +58,46 @@ export function buildModules(ctx: AppContext): Module[] {
   const networkScan = new NetworkScanWatcher(ctx);
   // Store and forward: samples that pass the clock gate are committed (reading + outbox
   // row) before the publisher drains them to the broker (src/uplink).
-  const uplink = buildUplink(ctx, { clockGate: clockGuard, meters: () => ctx.probes.meters?.() ?? null });
+  const uplink = buildUplink(ctx, {
+    clockGate: clockGuard,
+    meters: () => ctx.probes.meters?.() ?? null,
+    // What a meter says about itself (a P1 meter's identification line) for boot_notification.
+    meterIdentity: (resourceId) => {
+      for (const source of sources) {
+        const identity = source.identity?.(resourceId);
+        if (identity !== undefined) return identity;
+      }
+      return undefined;
+    },
+  });
   // A sample waits for the other meters of its poll tick: one durable commit per tick.
   clockGuard.connect((sample) => uplink.recorder.recordInTick(sample));
   ctx.probes.health.set('store', () => storeHealth(uplink.recorder.view()));
   modules.push(...uplink.modules);
   if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
   if (uplink.deviceMessages) networkScan.onChange((content) => uplink.deviceMessages!.networkScan(content));
-  if (ctx.config.meters.length > 0) {
-    // Modbus (modbus-serial, serialport) is loaded only when meters are configured.
+  // Meter sources (sources/index.ts): one module per source type with a configured bus, its
+  // code imported only then (Modbus: modbus-serial; P1: serialport). Each reads only its own
+  // buses and meters; their samples take the same way: clock guard, then the recorder.
+  const sources: MeterSource[] = [];
+  const parts = ctx.config.meters.length > 0 ? meterSourceTypes().partition(ctx.config) : [];
+  // The recorder commits a slot once every source has finished it (one transaction per tick).
+  const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
+  for (const { type, buses, meters } of parts) {
     modules.push(
-      new LazyModule('modbus', async () => {
-        const { MeterPoller } = await import('./modbus/poller.js');
-        const poller = new MeterPoller({ ...ctx, onSample: (sample) => clockGuard.submit(sample) });
-        ctx.probes.meters = () => poller.statuses();
-        ctx.probes.busScan = () => poller.busScan();
-        poller.on('status', () => networkScan.check());
-        poller.on('tick-done', () => uplink.recorder.tickDone());
-        return poller;
+      new LazyModule(type.kind, async () => {
+        const create = await type.load();
+        const source = create({ ...ctx, config: { ...ctx.config, buses, meters }, onSample: (sample) => clockGuard.submit(sample) });
+        sources.push(source);
+        source.on('status', () => networkScan.check());
+        source.on('tick-done', () => ticks.done(type.kind));
+        return source;
       }),
     );
+  }
+  if (parts.length > 0) {
+    ctx.probes.meters = () => sources.flatMap((s) => s.statuses());
+    ctx.probes.busScan = () => sources.flatMap((s) => s.busScan());
   }
   modules.push(networkScan);
   // Prices, forecasts, price views and the HTTP API are imported when their module starts

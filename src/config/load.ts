@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
-import { builtInProfiles } from '../modbus/profiles/index.js';
+import { meterSourceTypes } from '../sources/index.js';
 import type { Config } from './types.js';
 import { httpExposureProblems } from './http-exposure.js';
 import { pointerToPath } from '../json-path.js';
@@ -34,6 +34,8 @@ export class ConfigError extends Error {
 const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, strictRequired: false, allowUnionTypes: true });
 addFormats(ajv);
 const validateSchema = ajv.compile(configSchema);
+/** Meter source types: each checks its own meters and fills their defaults. */
+const sources = meterSourceTypes();
 
 /** The schema node a JSON pointer such as an ajv schemaPath (`#/properties/mqtt`) leads to. */
 function schemaAt(root: Record<string, unknown>, pointer: string): SchemaNode | undefined {
@@ -124,7 +126,8 @@ function crossChecks(config: Config): string[] {
   }
   const resourceIds = new Set<string>();
   const addresses = new Set<string>();
-  const userProfiles = isMapping(config.profiles) ? config.profiles : {};
+  const busTypes = new Map(entries<Config['buses'][number]>(config.buses).map(([bus]) => [bus.name, bus.type]));
+  const modbus = sources.forBusType('rtu')!;
   for (const [meter, i] of entries<Config['meters'][number]>(config.meters)) {
     if (typeof meter.bus === 'string' && !busNames.has(meter.bus)) problems.push(`meters[${i}].bus: no bus named "${meter.bus}" (known: ${[...busNames].join(', ') || 'none'})`);
     if (typeof meter.resource_id === 'string') {
@@ -134,16 +137,9 @@ function crossChecks(config: Config): string[] {
     const address = `${meter.bus}/${meter.unit_id}`;
     if (addresses.has(address)) problems.push(`meters[${i}].unit_id: unit ${meter.unit_id} on bus "${meter.bus}" is used by another meter`);
     addresses.add(address);
-    if (typeof meter.profile !== 'string') continue;
-    const profile = userProfiles[meter.profile] ?? builtInProfiles[meter.profile];
-    if (!profile) {
-      problems.push(`meters[${i}].profile: unknown profile "${meter.profile}" (built in: ${Object.keys(builtInProfiles).join(', ')}; or define it under profiles)`);
-    } else if (Array.isArray(profile.registers) && Array.isArray(meter.extra_metrics)) {
-      const known = new Set(profile.registers.map((r) => r.metric));
-      meter.extra_metrics.forEach((metric, j) => {
-        if (!known.has(metric)) problems.push(`meters[${i}].extra_metrics[${j}]: profile "${meter.profile}" has no metric "${metric}" (has: ${[...known].join(', ')})`);
-      });
-    }
+    // The meter's source checks the rest (a meter on an unknown bus is checked as a Modbus one).
+    const source = sources.forBusType(String(busTypes.get(meter.bus))) ?? modbus;
+    problems.push(...source.meterProblems(meter, i, config));
   }
   const mqtt = isMapping(config.mqtt) ? config.mqtt : undefined;
   if (mqtt && mqtt.password && mqtt.password_file) problems.push('mqtt.password_file: set either mqtt.password or mqtt.password_file, not both');
@@ -246,7 +242,17 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
   }
   if (problems.length > 0) throw new ConfigError(source, [...new Set(problems.map((p) => attributeToEnv(p, envLayer)))]);
   mutable.gateway_id ??= hostname();
+  applyMeterDefaults(config);
   return { config: deepFreeze(config), env: envLayer };
+}
+
+/** What a meter's source lets it leave out (a P1 meter's unit_id and profile). */
+function applyMeterDefaults(config: Config): void {
+  const busTypes = new Map(config.buses.map((b) => [b.name, b.type]));
+  for (const meter of config.meters) {
+    const defaults = sources.forBusType(busTypes.get(meter.bus) ?? '')?.meterDefaults ?? {};
+    for (const [key, value] of Object.entries(defaults)) (meter as unknown as Record<string, unknown>)[key] ??= value;
+  }
 }
 
 /** Reads, parses and validates a YAML config file. */

@@ -28,7 +28,8 @@ export interface MeterProfile {
 
 export interface BusConfig {
   readonly name: string;
-  readonly type: 'rtu' | 'tcp' | 'rtu-over-tcp';
+  /** Which meter source reads the bus (sources/index.ts): Modbus, or a DSMR P1 port. */
+  readonly type: 'rtu' | 'tcp' | 'rtu-over-tcp' | 'p1' | 'p1-tcp';
   readonly port?: string;
   readonly baud_rate: number;
   readonly parity: Parity;
@@ -39,6 +40,8 @@ export interface BusConfig {
   readonly timeout_ms: number;
   readonly retries: number;
   readonly inter_frame_gap_ms?: number;
+  /** P1 only: DSMR 4+ (115200 8N1, the default) or DSMR 2.2/3.0 (9600 7E1). */
+  readonly line?: '115200 8N1' | '9600 7E1';
 }
 
 export interface MeterConfig {

@@ -16,6 +16,7 @@ import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { resolveProfile } from '../modbus/profiles/index.js';
 import { VERSION } from '../version.js';
+import type { MeterIdentity } from '../sources/source.js';
 import type { ClockGate } from './clock-gate.js';
 import type { MqttConnection } from './connection.js';
 import {
@@ -45,6 +46,11 @@ export interface DeviceMessagesDeps {
   readonly clockGate: ClockGate;
   /** Live meter states (the poller's statuses()); null when no poller runs. */
   readonly meters: () => readonly MeterStatus[] | null;
+  /**
+   * What a meter said about itself (a P1 identification line): undefined when its source
+   * does not tell (the profile names vendor and model), null while it has not said it yet.
+   */
+  readonly meterIdentity?: (resourceId: string) => MeterIdentity | null | undefined;
 }
 
 export class DeviceMessages implements Module {
@@ -119,16 +125,24 @@ export class DeviceMessages implements Module {
   private meterInfo(resourceId: string): MeterInfo | null {
     const meter = this.deps.config.meters.find((m) => m.resource_id === resourceId);
     if (!meter) return null;
+    const identity = this.deps.meterIdentity?.(resourceId);
+    if (identity === null && this.waitsForIdentity(resourceId)) return null;
     const profile = resolveProfile(meter.profile, this.deps.config.profiles);
     return {
       profile: meter.profile,
-      vendor: profile?.vendor ?? 'unknown',
-      model: profile?.model ?? meter.profile,
+      vendor: identity?.vendor ?? profile?.vendor ?? 'unknown',
+      model: identity?.model ?? profile?.model ?? meter.profile,
       unit_id: meter.unit_id,
       bus: meter.bus,
-      serial_number: null,
-      firmware: null,
+      serial_number: identity?.serialNumber ?? null,
+      firmware: identity?.firmware ?? null,
     };
+  }
+
+  /** A meter that names itself is waited for while its source has not heard it yet (at most the first-scan grace). */
+  private waitsForIdentity(resourceId: string): boolean {
+    const state = (this.deps.meters() ?? []).find((m) => m.resourceId === resourceId)?.state;
+    return (state === undefined || state === 'unknown') && performance.now() - this.startedAtMono < FIRST_SCAN_GRACE_MS;
   }
 
   private boot(): void {

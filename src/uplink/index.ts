@@ -1,6 +1,7 @@
 // Builds the store-and-forward pipeline: recorder (readings + outbox in SQLite), the
 // outbox publisher with its MQTT connection, and the device messages. The composition
 // root (daemon.ts) feeds samples to `recorder.record` and scan content to `deviceMessages`.
+import type { MeterIdentity } from '../sources/source.js';
 import { hostname } from 'node:os';
 import type { AppContext } from '../daemon.js';
 import type { MeterStatus } from '../domain.js';
@@ -29,6 +30,8 @@ export interface Uplink {
 export interface UplinkOptions {
   readonly clockGate?: ClockGate;
   readonly meters?: () => readonly MeterStatus[] | null;
+  /** What a meter said about itself (sources/source.ts MeterSource.identity), for boot_notification. */
+  readonly meterIdentity?: (resourceId: string) => MeterIdentity | null | undefined;
   readonly buildDateMs?: number;
   /** Backoff of the automatic retries of a topic the broker refused (default: the reconnect backoff). */
   readonly heldRetry?: BackoffPolicy;
@@ -59,7 +62,7 @@ export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
   });
   const modules: Module[] = [recorder];
   if (publisher && connection) {
-    deviceMessages = new DeviceMessages({ ...ctx, connection, recorder, clockGate, meters: opts.meters ?? (() => null) });
+    deviceMessages = new DeviceMessages({ ...ctx, connection, recorder, clockGate, meters: opts.meters ?? (() => null), meterIdentity: opts.meterIdentity });
     modules.push(publisher, deviceMessages);
   }
   return { modules, readings, outbox, recorder, publisher, deviceMessages };

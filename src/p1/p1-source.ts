@@ -1,0 +1,266 @@
+// DSMR P1 smart meters as a meter source: one meter per P1 bus (serial port or TCP serial
+// bridge). The meter pushes telegrams (DSMR 5: every second, DSMR 4: every 10 s); each whole,
+// checked telegram replaces the latest one, and every poll slot publishes the latest if it is
+// new, so the cadence is poll.interval_ms whatever the meter's (sampled, not flooded). A slot
+// without a new telegram is a miss; offline_after_misses of them make the meter offline.
+import { EventEmitter } from 'node:events';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { BusConfig, MeterConfig } from '../config/types.js';
+import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
+import { checkReading, type Reading } from '../modbus/sanity.js';
+import { nextSlot } from '../modbus/slots.js';
+import type { LoopHandle } from '../ops/liveness.js';
+import type { BusScanView } from '../ops/probes.js';
+import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
+import { P1Connection } from './connection.js';
+import { TelegramFramer } from './framer.js';
+import { crcRequired, p1Line } from './line-settings.js';
+import { p1Identity, p1Reading, type P1Identity, type P1Reading } from './measurements.js';
+import { parseTelegram, TelegramParseError } from './telegram.js';
+
+/** A household connection is at most 3 × 80 A; a P1 power beyond this is a garbled telegram. */
+export const P1_MAX_POWER_W = 100_000;
+/** Disagreement logs about the meter's clock, at most this often per meter. */
+const CLOCK_LOG_EVERY_MS = 600_000;
+const ACCEPT_COUNTER_RESET_AFTER = 3;
+
+interface Latest {
+  readonly reading: P1Reading;
+  readonly receivedAtMs: number;
+}
+
+interface P1Meter {
+  readonly config: MeterConfig;
+  readonly bus: BusConfig;
+  readonly framer: TelegramFramer;
+  readonly connection: P1Connection;
+  latest: Latest | null;
+  published: Latest | null;
+  identity: P1Identity | null;
+  state: MeterState;
+  misses: number;
+  lastAnsweredAtMs: number | null;
+  lastSample: MeterSample | null;
+  lastAccepted: Reading | null;
+  backwardsStreak: number;
+  lastClockLogMs: number;
+}
+
+export class P1Source extends EventEmitter implements MeterSource {
+  readonly name = 'p1';
+  private readonly meters: P1Meter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private polledSlot: number | null = null;
+  private running = false;
+  private loop: LoopHandle | null = null;
+  private readonly m: {
+    telegrams: Counter<'bus' | 'outcome'>;
+    clockSkew: Counter<'resource_id'>;
+    clockOffset: Gauge<'resource_id'>;
+    polls: Counter<'resource_id' | 'bus'>;
+    failures: Counter<'resource_id' | 'bus'>;
+    dropped: Counter<'resource_id' | 'reason'>;
+    online: Gauge<'resource_id'>;
+  };
+
+  constructor(private readonly deps: MeterSourceDeps) {
+    super();
+    const registers = [deps.metrics];
+    this.m = {
+      telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid)', labelNames: ['bus', 'outcome'], registers }),
+      clockSkew: new Counter({ name: 'metergate_p1_meter_clock_disagreements_total', help: "Telegrams whose meter clock (0-0:1.0.0) differs from the gateway's by more than clock.step_tolerance_s", labelNames: ['resource_id'], registers }),
+      clockOffset: new Gauge({ name: 'metergate_p1_meter_clock_offset_seconds', help: "The meter's clock minus the gateway's at the last telegram", labelNames: ['resource_id'], registers }),
+      // Shared with the Modbus poller (same names and labels): one series per meter whatever its source.
+      polls: shared(deps.metrics, 'metergate_meter_polls_total', () => new Counter({ name: 'metergate_meter_polls_total', help: 'Meter polls attempted', labelNames: ['resource_id', 'bus'], registers })),
+      failures: shared(deps.metrics, 'metergate_meter_poll_failures_total', () => new Counter({ name: 'metergate_meter_poll_failures_total', help: 'Meter polls that got no complete answer', labelNames: ['resource_id', 'bus'], registers })),
+      dropped: shared(deps.metrics, 'metergate_meter_samples_dropped_total', () => new Counter({ name: 'metergate_meter_samples_dropped_total', help: 'Samples dropped by sanity checks, by reason', labelNames: ['resource_id', 'reason'], registers })),
+      online: shared(deps.metrics, 'metergate_meter_online', () => new Gauge({ name: 'metergate_meter_online', help: '1 while the meter answers, 0 when offline', labelNames: ['resource_id'], registers })),
+    };
+  }
+
+  async start(): Promise<void> {
+    const { config, logger } = this.deps;
+    for (const meterConfig of config.meters) {
+      const bus = config.buses.find((b) => b.name === meterConfig.bus);
+      if (!bus) continue;
+      const framer = new TelegramFramer({ requireCrc: crcRequired(p1Line(bus)) });
+      const meter: P1Meter = {
+        config: meterConfig,
+        bus,
+        framer,
+        connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => this.received(meter, text) }),
+        latest: null,
+        published: null,
+        identity: null,
+        state: 'unknown',
+        misses: 0,
+        lastAnsweredAtMs: null,
+        lastSample: null,
+        lastAccepted: null,
+        backwardsStreak: 0,
+        lastClockLogMs: Number.NEGATIVE_INFINITY,
+      };
+      this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
+      for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid']) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
+      this.meters.push(meter);
+    }
+    for (const meter of this.meters) meter.connection.open();
+    this.running = true;
+    this.loop = this.deps.liveness?.register('p1-poll', 3 * config.poll.interval_ms) ?? null;
+    this.schedule();
+    logger.info({ meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.bus.name, address: m.connection.address, line: p1Line(m.bus) })) }, 'P1 reading started');
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.loop?.unregister();
+    this.loop = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await Promise.all(this.meters.map((m) => m.connection.close()));
+  }
+
+  statuses(): MeterStatus[] {
+    return this.meters.map((m) => ({
+      resourceId: m.config.resource_id,
+      bus: m.bus.name,
+      unitId: m.config.unit_id,
+      profile: m.config.profile,
+      state: m.state,
+      lastAnsweredAtMs: m.lastAnsweredAtMs,
+      lastSample: m.lastSample,
+      consecutiveMisses: m.misses,
+    }));
+  }
+
+  busScan(): BusScanView[] {
+    return this.deps.config.buses.map((bus) => {
+      const online = this.meters.filter((m) => m.bus.name === bus.name && m.state === 'online');
+      return {
+        bus: bus.name,
+        port: bus.type === 'p1' ? (bus.port ?? '') : `${bus.host}:${bus.tcp_port}`,
+        unit_ids: online.map((m) => m.config.unit_id),
+        devices: online.map((m) => ({ unit_id: m.config.unit_id, profile: m.config.profile })),
+      };
+    });
+  }
+
+  identity(resourceId: string): MeterIdentity | null | undefined {
+    const meter = this.meters.find((m) => m.config.resource_id === resourceId);
+    if (!meter) return undefined;
+    const id = meter.identity;
+    return id ? { vendor: id.vendor, model: id.model, serialNumber: id.meterId, firmware: id.dsmrVersion ? `DSMR ${id.dsmrVersion}` : null } : null;
+  }
+
+  /** Bytes from the line: whole checked telegrams replace the latest; drops are counted and logged. */
+  private received(meter: P1Meter, text: string): void {
+    const bus = meter.bus.name;
+    for (const event of meter.framer.push(text)) {
+      if (event.kind === 'dropped') {
+        this.m.telegrams.inc({ bus, outcome: event.reason });
+        this.deps.logger.info({ bus, reason: event.reason, bytes: event.bytes }, 'P1 telegram dropped');
+        continue;
+      }
+      const receivedAtMs = this.deps.clock.now();
+      try {
+        const telegram = parseTelegram(event.text);
+        const reading = p1Reading(telegram);
+        meter.identity = p1Identity(telegram);
+        meter.latest = { reading, receivedAtMs };
+        this.m.telegrams.inc({ bus, outcome: 'ok' });
+        this.checkMeterClock(meter, reading, receivedAtMs);
+      } catch (err) {
+        if (!(err instanceof TelegramParseError)) throw err;
+        this.m.telegrams.inc({ bus, outcome: 'invalid' });
+        this.deps.logger.info({ bus, reason: 'invalid', err: err.message }, 'P1 telegram dropped');
+      }
+    }
+  }
+
+  /** The meter keeps its own clock (synchronised by the grid operator): a large disagreement is worth a look. */
+  private checkMeterClock(meter: P1Meter, reading: P1Reading, receivedAtMs: number): void {
+    if (reading.meterTimeMs === null) return;
+    const offsetMs = reading.meterTimeMs - receivedAtMs;
+    const resource_id = meter.config.resource_id;
+    this.m.clockOffset.set({ resource_id }, offsetMs / 1000);
+    if (Math.abs(offsetMs) <= this.deps.config.clock.step_tolerance_s * 1000) return;
+    this.m.clockSkew.inc({ resource_id });
+    if (receivedAtMs - meter.lastClockLogMs < CLOCK_LOG_EVERY_MS) return;
+    meter.lastClockLogMs = receivedAtMs;
+    this.deps.logger.warn(
+      { resource_id, meter_time: new Date(reading.meterTimeMs).toISOString(), gateway_time: new Date(receivedAtMs).toISOString(), offset_s: Math.round(offsetMs / 1000) },
+      "the P1 meter's clock disagrees with the gateway's (check NTP; readings keep the gateway's time)",
+    );
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    const { slot, delayMs } = nextSlot(this.deps.clock.now(), this.deps.config.poll.interval_ms, this.polledSlot);
+    this.timer = setTimeout(() => {
+      this.polledSlot = slot;
+      this.tick();
+      this.schedule();
+    }, delayMs);
+  }
+
+  private tick(): void {
+    this.loop?.tick();
+    for (const meter of this.meters) this.sample(meter);
+    // Every sample of this slot went to onSample: the store may commit them together.
+    this.emit('tick-done');
+  }
+
+  /** One slot of one meter: the latest telegram if it is new since the last slot, else a miss. */
+  private sample(meter: P1Meter): void {
+    const labels = { resource_id: meter.config.resource_id, bus: meter.bus.name };
+    this.m.polls.inc(labels);
+    const latest = meter.latest;
+    if (latest === null || latest === meter.published) {
+      this.m.failures.inc(labels);
+      meter.misses++;
+      if (meter.misses >= this.deps.config.poll.offline_after_misses && meter.state !== 'offline') {
+        this.setState(meter, 'offline');
+        this.deps.logger.warn({ ...labels, misses: meter.misses }, 'P1 meter offline (no whole telegram)');
+      }
+      return;
+    }
+    meter.published = latest;
+    meter.misses = 0;
+    meter.lastAnsweredAtMs = latest.receivedAtMs;
+    if (meter.state === 'offline') this.deps.logger.info(labels, 'P1 meter sends again');
+    this.setState(meter, 'online');
+    const values = Object.fromEntries(latest.reading.metrics.map((x) => [x.name, x.value]));
+    const reading: Reading = { sampledAtMs: latest.receivedAtMs, values };
+    const verdict = checkReading(reading, meter.lastAccepted, { maxPowerW: meter.config.max_power_w ?? P1_MAX_POWER_W });
+    if (!verdict.ok) {
+      if (verdict.reason === 'energy_backwards' && ++meter.backwardsStreak >= ACCEPT_COUNTER_RESET_AFTER) {
+        this.deps.logger.warn({ ...labels, detail: verdict.detail }, 'energy counter stayed lower; accepting it as a meter reset');
+      } else {
+        this.m.dropped.inc({ resource_id: meter.config.resource_id, reason: verdict.reason });
+        this.deps.logger.warn({ ...labels, reason: verdict.reason, detail: verdict.detail }, 'implausible sample dropped');
+        return;
+      }
+    }
+    meter.backwardsStreak = 0;
+    meter.lastAccepted = reading;
+    const sample: MeterSample = { resourceId: meter.config.resource_id, sampledAtMs: latest.receivedAtMs, metrics: latest.reading.metrics };
+    meter.lastSample = sample;
+    try {
+      this.deps.onSample(sample);
+    } catch (err) {
+      this.deps.logger.error({ err, resource_id: meter.config.resource_id }, 'sample consumer failed');
+    }
+  }
+
+  private setState(meter: P1Meter, state: MeterState): void {
+    if (meter.state === state) return;
+    meter.state = state;
+    this.m.online.set({ resource_id: meter.config.resource_id }, state === 'online' ? 1 : 0);
+    this.emit('status', this.statuses());
+  }
+}
+
+/** A metric another source may have registered already in the same registry. */
+function shared<T>(registry: Registry, name: string, create: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
+}

@@ -1,0 +1,54 @@
+// The canonical shape of a meter source type, to copy into a new folder (e.g. src/mbus/source.ts)
+// and register with one line in sources/index.ts. Not registered itself: it reads nothing.
+// The real ones: modbus/source.ts (+ modbus/poller.ts), p1/source.ts (+ p1/p1-source.ts).
+import { EventEmitter } from 'node:events';
+import type { MeterStatus } from '../domain.js';
+import type { BusScanView } from '../ops/probes.js';
+import type { SourceRegistry } from './registry.js';
+import type { MeterSource, MeterSourceDeps } from './source.js';
+
+export function registerBlueprintSource(registry: SourceRegistry): void {
+  registry.register({
+    kind: 'blueprint',
+    // The `buses[].type` values it reads; add them to the enum in config/schema.json too.
+    busTypes: ['blueprint'],
+    // Checks of one meter entry that the schema cannot express, as `meters[i].setting: message`.
+    meterProblems: (meter, i) => (meter.unit_id === undefined ? [`meters[${i}].unit_id: is required`] : []),
+    // Code with I/O is imported only when a bus of this type is configured.
+    load: async () => (deps) => new BlueprintSource(deps),
+  });
+}
+
+/** A Module: the constructor stores, start() opens and schedules, stop() releases. */
+class BlueprintSource extends EventEmitter implements MeterSource {
+  readonly name = 'blueprint';
+
+  constructor(private readonly deps: MeterSourceDeps) {
+    super();
+  }
+
+  async start(): Promise<void> {
+    // Open the buses in deps.config.buses; every poll.interval_ms slot (modbus/slots.ts nextSlot):
+    // read each meter, deps.onSample(sample) for each good reading, then emit('tick-done').
+    // A meter changing unknown/online/offline: emit('status', this.statuses()).
+  }
+
+  async stop(): Promise<void> {}
+
+  statuses(): MeterStatus[] {
+    return this.deps.config.meters.map((m) => ({
+      resourceId: m.resource_id,
+      bus: m.bus,
+      unitId: m.unit_id,
+      profile: m.profile,
+      state: 'unknown',
+      lastAnsweredAtMs: null,
+      lastSample: null,
+      consecutiveMisses: 0,
+    }));
+  }
+
+  busScan(): BusScanView[] {
+    return this.deps.config.buses.map((b) => ({ bus: b.name, port: b.port ?? '', unit_ids: [], devices: [] }));
+  }
+}

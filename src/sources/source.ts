@@ -1,0 +1,64 @@
+// The meter-source seam: every kind of meter (Modbus register maps, DSMR P1 telegrams, ...)
+// is read by a MeterSource; the daemon only sees this interface. A source type registers
+// itself into a SourceRegistry (registry.ts) from its own folder; index.ts lists them.
+import type { Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { Config, MeterConfig } from '../config/types.js';
+import type { MeterSample, MeterStatus } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import type { Liveness } from '../ops/liveness.js';
+import type { BusScanView } from '../ops/probes.js';
+
+/** What a source is built from. `config.buses` and `config.meters` hold only this source's. */
+export interface MeterSourceDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly metrics: Registry;
+  /** Every accepted sample; the daemon passes it through the clock guard to the recorder. */
+  readonly onSample: (sample: MeterSample) => void;
+  /** Watchdog feed: a source ticks its loop handle every cycle while it is not stuck. */
+  readonly liveness?: Liveness;
+}
+
+/** What the meter says about itself (for boot_notification), once it has said it. */
+export interface MeterIdentity {
+  readonly vendor: string;
+  readonly model: string;
+  readonly serialNumber: string | null;
+  readonly firmware: string | null;
+}
+
+/**
+ * A running source of meter samples. Events: `status` (MeterStatus[]) after a meter changes
+ * state; `tick-done` after every sample of one poll slot went to onSample, so the store
+ * commits a slot's samples together (uplink/recorder.ts recordInTick / tickDone).
+ */
+export interface MeterSource extends Module {
+  statuses(): MeterStatus[];
+  /** What answers on each of the source's buses, for network_scan. */
+  busScan(): BusScanView[];
+  /** The meter's own identity when the source learns it from the meter, else undefined (the config's profile says). */
+  identity?(resourceId: string): MeterIdentity | null | undefined;
+  on(event: 'status', listener: (statuses: MeterStatus[]) => void): this;
+  on(event: 'tick-done', listener: () => void): this;
+}
+
+/** One kind of source, as it registers itself. */
+export interface MeterSourceType {
+  /** Module name in logs, e.g. `modbus`, `p1`. */
+  readonly kind: string;
+  /** The `buses[].type` values this source reads. */
+  readonly busTypes: readonly string[];
+  /**
+   * Config problems of one meter on a bus of this type (`meters[i].…: message`), checked
+   * with the other cross-setting checks of config/load.ts; the config may be invalid in
+   * other places, so read it defensively.
+   */
+  meterProblems(meter: Partial<MeterConfig>, index: number, config: Config): string[];
+  /** Defaults for settings a meter of this type may leave out (applied before freezing). */
+  meterDefaults?: Partial<MeterConfig>;
+  /** Imports the source's code (serial ports, sockets) only when a bus of its type is configured. */
+  load(): Promise<(deps: MeterSourceDeps) => MeterSource>;
+}
