@@ -56,6 +56,8 @@ export function buildModules(ctx: AppContext): Module[] {
   // network_scan content (interfaces + what answers on each bus); the uplink publishes it
   // with networkScan.onChange(content => ...), which fires at start and on every change.
   const networkScan = new NetworkScanWatcher(ctx);
+  const sources: MeterSource[] = [];
+  const parts = ctx.config.meters.length > 0 ? meterSourceTypes().partition(ctx.config) : [];
   // Store and forward: samples that pass the clock gate are committed (reading + outbox
   // row) before the publisher drains them to the broker (src/uplink).
   const uplink = buildUplink(ctx, {
@@ -67,7 +69,8 @@ export function buildModules(ctx: AppContext): Module[] {
         const identity = source.identity?.(resourceId);
         if (identity !== undefined) return identity;
       }
-      return undefined;
+      // Its source has not started yet: not heard yet, if it is a source whose meters name themselves.
+      return parts.some((p) => p.type.identifiesMeters && p.meters.some((m) => m.resource_id === resourceId)) ? null : undefined;
     },
   });
   // A sample waits for the other meters of its poll tick: one durable commit per tick.
@@ -79,8 +82,6 @@ export function buildModules(ctx: AppContext): Module[] {
   // Meter sources (sources/index.ts): one module per source type with a configured bus, its
   // code imported only then (Modbus: modbus-serial; P1: serialport). Each reads only its own
   // buses and meters; their samples take the same way: clock guard, then the recorder.
-  const sources: MeterSource[] = [];
-  const parts = ctx.config.meters.length > 0 ? meterSourceTypes().partition(ctx.config) : [];
   // The recorder commits a slot once every source has finished it (one transaction per tick).
   const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
   for (const { type, buses, meters } of parts) {
@@ -89,15 +90,13 @@ export function buildModules(ctx: AppContext): Module[] {
         const create = await type.load();
         const source = create({ ...ctx, config: { ...ctx.config, buses, meters }, onSample: (sample) => clockGuard.submit(sample) });
         sources.push(source);
+        ctx.probes.meters ??= () => sources.flatMap((s) => s.statuses());
+        ctx.probes.busScan ??= () => sources.flatMap((s) => s.busScan());
         source.on('status', () => networkScan.check());
         source.on('tick-done', () => ticks.done(type.kind));
         return source;
       }),
     );
-  }
-  if (parts.length > 0) {
-    ctx.probes.meters = () => sources.flatMap((s) => s.statuses());
-    ctx.probes.busScan = () => sources.flatMap((s) => s.busScan());
   }
   modules.push(networkScan);
   // Prices, forecasts, price views and the HTTP API are imported when their module starts

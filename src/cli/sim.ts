@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
+import { SimulatedP1Meter } from '../sim/p1-meter.js';
 import { parseUnits, Simulator } from '../sim/simulator.js';
 
 interface SimOptions {
@@ -17,12 +19,15 @@ interface SimOptions {
   exitWithParent?: boolean;
   parity: string;
   lineOf?: string;
+  p1?: string;
+  p1Line: string;
+  p1PeriodMs: string;
 }
 
 export function registerSimCommand(program: Command): void {
   program
     .command('sim')
-    .description('Run a simulated meter bus (Modbus slave): SDM630 and other profiles over a serial device, TCP or RTU-over-TCP')
+    .description('Run a simulated meter bus (Modbus slave): SDM630 and other profiles over a serial device, TCP or RTU-over-TCP; or, with --p1, a DSMR P1 smart meter')
     .option('--serial <path>', 'serial device to answer on as RTU slave (e.g. one end of a socat pty pair)')
     .option('--tcp <port>', 'Modbus TCP port to listen on (0 = any free port)')
     .option('--rtu-over-tcp <port>', 'RTU-over-TCP port to listen on (0 = any free port)')
@@ -34,6 +39,9 @@ export function registerSimCommand(program: Command): void {
     .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
     .option('--parity <parity>', 'the meters\' parity (none, even, odd); only heeded with --line-of', 'even')
     .option('--line-of <tty>', 'the master\'s end of the pty: answer only while it is set to --baud and --parity, like a real meter (pty: odd vs not odd)')
+    .option('--p1 <telegram-file>', 'be a DSMR P1 smart meter instead: replay this captured telegram (counters advancing, clock current, CRC valid) on --serial or to clients of --tcp')
+    .option('--p1-line <settings>', 'P1 line settings: "115200 8N1" (DSMR 4+) or "9600 7E1" (DSMR 2.2/3.0)', '115200 8N1')
+    .option('--p1-period-ms <ms>', 'P1 telegram period (DSMR 5: 1000, DSMR 4: 10000)', '1000')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
@@ -42,6 +50,29 @@ export function registerSimCommand(program: Command): void {
         process.exit(64);
       }
       const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'warn', process.stderr as never);
+      if (opts.p1) {
+        if (opts.p1Line !== '115200 8N1' && opts.p1Line !== '9600 7E1') {
+          process.stderr.write('metergate sim: --p1-line is "115200 8N1" or "9600 7E1"\n');
+          process.exit(64);
+        }
+        const meter = new SimulatedP1Meter({
+          template: readFileSync(opts.p1, 'latin1'),
+          line: opts.p1Line,
+          periodMs: Number(opts.p1PeriodMs),
+          logger,
+          serialPath: opts.serial,
+          tcpPort: opts.tcp === undefined ? undefined : Number(opts.tcp),
+          host: opts.host,
+          lineOf: opts.lineOf,
+        });
+        const endpoints = await meter.start();
+        process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, units: [1], ...endpoints })}\n`);
+        const stopP1 = () => void meter.stop().then(() => process.exit(0));
+        process.once('SIGINT', stopP1);
+        process.once('SIGTERM', stopP1);
+        if (opts.exitWithParent) exitWithParent(stopP1);
+        return;
+      }
       const sim = new Simulator({
         units: parseUnits(opts.unit, opts.profile),
         logger,
@@ -59,16 +90,18 @@ export function registerSimCommand(program: Command): void {
       const stop = () => void sim.stop().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
-      if (opts.exitWithParent) {
-        // A crashed test runner must not leave simulators behind.
-        const parent = process.ppid;
-        setInterval(() => {
-          try {
-            process.kill(parent, 0);
-          } catch {
-            stop();
-          }
-        }, 1000).unref();
-      }
+      if (opts.exitWithParent) exitWithParent(stop);
     });
+}
+
+/** A crashed test runner must not leave simulators behind. */
+function exitWithParent(stop: () => void): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch {
+      stop();
+    }
+  }, 1000).unref();
 }

@@ -8,6 +8,7 @@ export function registerP1Source(registry: SourceRegistry): void {
     kind: 'p1',
     busTypes: ['p1', 'p1-tcp'],
     meterDefaults: { unit_id: 1, profile: 'dsmr' },
+    identifiesMeters: true,
     meterProblems,
     load: async () => {
       const { P1Source } = await import('./p1-source.js');

@@ -57,6 +57,8 @@ export interface MeterSourceType {
    * other places, so read it defensively.
    */
   meterProblems(meter: Partial<MeterConfig>, index: number, config: Config): string[];
+  /** Its meters name themselves (MeterSource.identity): boot_notification waits for that a moment. */
+  readonly identifiesMeters?: boolean;
   /** Defaults for settings a meter of this type may leave out (applied before freezing). */
   meterDefaults?: Partial<MeterConfig>;
   /** Imports the source's code (serial ports, sockets) only when a bus of its type is configured. */

@@ -1,0 +1,67 @@
+// Replays a real P1 telegram as a meter would keep sending it (pure): the energy registers
+// advance by the telegram's own power over the time since the first one, the meter clock
+// (0-0:1.0.0) shows the time of sending in Dutch local time with its S/W suffix, and a
+// telegram that came with a CRC gets a valid new one. Number widths stay as the meter wrote them.
+import { dsmrCrcHex } from '../p1/crc.js';
+
+export interface ReplayState {
+  /** The telegram as captured, '/' .. '!' [CRC] CRLF. */
+  readonly template: string;
+  /** When the replay started (ms since epoch). */
+  readonly startedAtMs: number;
+}
+
+/** x.8.1 (and x.8.0 where the meter sends a total) advance by x.7.0 power over the elapsed time. */
+const ADVANCES: ReadonlyArray<{ readonly energy: readonly string[]; readonly power: string }> = [
+  { energy: ['1-0:1.8.1', '1-0:1.8.0'], power: '1-0:1.7.0' },
+  { energy: ['1-0:2.8.1', '1-0:2.8.0'], power: '1-0:2.7.0' },
+];
+
+export function replayTelegram(state: ReplayState, nowMs: number): string {
+  const bang = state.template.indexOf('!');
+  const hadCrc = /^[0-9A-F]{4}/.test(state.template.slice(bang + 1));
+  let body = state.template.slice(0, bang + 1);
+  const hours = Math.max(0, nowMs - state.startedAtMs) / 3_600_000;
+  for (const { energy, power } of ADVANCES) {
+    const p = valueOf(body, power);
+    if (!p) continue;
+    const powerW = Number(p.raw) * (p.unit === 'kW' ? 1000 : 1);
+    for (const obis of energy) {
+      const e = valueOf(body, obis);
+      if (!e) continue;
+      const addedWh = powerW * hours;
+      const next = Number(e.raw) + (e.unit === 'kWh' ? addedWh / 1000 : addedWh);
+      body = setValue(body, obis, formatLike(e.raw, next));
+    }
+  }
+  if (valueOf(body, '0-0:1.0.0')) body = setValue(body, '0-0:1.0.0', dutchTimestamp(nowMs));
+  return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n`;
+}
+
+function valueOf(body: string, obis: string): { raw: string; unit: string | null } | null {
+  const m = new RegExp(`^${obis.replace(/[.*]/g, '\\$&')}\\(([^()*]*)(?:\\*([^()]*))?\\)`, 'm').exec(body);
+  return m ? { raw: m[1], unit: m[2] ?? null } : null;
+}
+
+function setValue(body: string, obis: string, raw: string): string {
+  return body.replace(new RegExp(`^(${obis.replace(/[.*]/g, '\\$&')}\\()[^()*]*`, 'm'), `$1${raw}`);
+}
+
+/** `n` with as many integer digits (zero-padded) and decimals as `like`. */
+function formatLike(like: string, n: number): string {
+  const [int, dec = ''] = like.split('.');
+  const text = n.toFixed(dec.length);
+  const [ni, nd] = text.split('.');
+  return `${ni.padStart(int.length, '0')}${nd === undefined ? '' : `.${nd}`}`;
+}
+
+/** YYMMDDhhmmss + S (CEST) or W (CET), as a Dutch meter shows `nowMs`. */
+export function dutchTimestamp(nowMs: number): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Amsterdam', year: '2-digit', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' })
+      .formatToParts(new Date(nowMs))
+      .map((p) => [p.type, p.value]),
+  );
+  const summer = parts.timeZoneName === 'CEST' || parts.timeZoneName === 'GMT+2';
+  return `${parts.year}${parts.month}${parts.day}${parts.hour}${parts.minute}${parts.second}${summer ? 'S' : 'W'}`;
+}
