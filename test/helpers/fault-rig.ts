@@ -261,18 +261,6 @@ ${this.options.extraYaml ?? ''}
     return n;
   }
 
-  /** A value from /metrics (summed over label sets), or undefined while the daemon does not answer. */
-  async metric(name: string): Promise<number | undefined> {
-    try {
-      const text = await (await fetch(`http://127.0.0.1:${this.httpPort}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
-      let sum: number | undefined;
-      for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) sum = (sum ?? 0) + Number(m[1]);
-      return sum;
-    } catch {
-      return undefined;
-    }
-  }
-
   /** Reads the readings table (read-only) and adds what it holds to the readings taken. */
   scanTaken(): void {
     if (!existsSync(this.dbPath)) return;

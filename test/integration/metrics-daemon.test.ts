@@ -15,20 +15,7 @@ import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
 import { hasSocat } from '../helpers/peers.js';
-
-if (!hasMosquitto || !hasSocat) console.warn('daemon metrics test skipped: needs mosquitto and socat (scripts/install-test-deps)');
-
-
-/** The value of the series `name` whose labels include `labels` (order-free), or undefined. */
-export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
+import { seriesValue } from '../helpers/prom-text.js';
 
 describe.skipIf(!hasMosquitto || !hasSocat)('/metrics of a running daemon', () => {
   let dir: string;
@@ -84,46 +71,46 @@ forecast: { enabled: false }
   it('polls, failures and latency per meter; broker state; publish count', { timeout: 120_000 }, async () => {
     await until(async () => {
       const t = await scrape();
-      return (sample(t, 'metergate_uplink_published_total') ?? 0) >= 2 && (sample(t, 'metergate_meter_poll_duration_seconds_count', { resource_id: METER_A }) ?? 0) >= 1;
+      return (seriesValue(t, 'metergate_uplink_published_total') ?? 0) >= 2 && (seriesValue(t, 'metergate_meter_poll_duration_seconds_count', { resource_id: METER_A }) ?? 0) >= 1;
     }, 'published messages and a completed poll');
     const text = await scrape();
-    expect(sample(text, 'metergate_meter_polls_total', { resource_id: METER_A, bus: 'rs485' })).toBeGreaterThan(0);
-    expect(sample(text, 'metergate_meter_polls_total', { resource_id: METER_B, bus: 'rs485' })).toBeGreaterThan(0);
-    await until(async () => (sample(await scrape(), 'metergate_meter_poll_failures_total', { resource_id: METER_B }) ?? 0) >= 1, 'a failed poll of the silent meter');
+    expect(seriesValue(text, 'metergate_meter_polls_total', { resource_id: METER_A, bus: 'rs485' })).toBeGreaterThan(0);
+    expect(seriesValue(text, 'metergate_meter_polls_total', { resource_id: METER_B, bus: 'rs485' })).toBeGreaterThan(0);
+    await until(async () => (seriesValue(await scrape(), 'metergate_meter_poll_failures_total', { resource_id: METER_B }) ?? 0) >= 1, 'a failed poll of the silent meter');
     // Present from the start at 0 (not born at 1 with the first failure), so alerts see that first one.
-    expect(sample(await scrape(), 'metergate_meter_poll_failures_total', { resource_id: METER_A, bus: 'rs485' })).toBe(0);
-    expect(sample(text, 'metergate_meter_poll_duration_seconds_count', { resource_id: METER_A })).toBeGreaterThan(0);
-    expect(sample(text, 'metergate_broker_state', { state: 'connected' })).toBe(1);
+    expect(seriesValue(await scrape(), 'metergate_meter_poll_failures_total', { resource_id: METER_A, bus: 'rs485' })).toBe(0);
+    expect(seriesValue(text, 'metergate_meter_poll_duration_seconds_count', { resource_id: METER_A })).toBeGreaterThan(0);
+    expect(seriesValue(text, 'metergate_broker_state', { state: 'connected' })).toBe(1);
   });
 
   it('outbox depth and age grow while the broker is away and drain after', { timeout: 180_000 }, async () => {
     await broker.pause();
     try {
-      await until(async () => (sample(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 1) === 0, 'the daemon to notice the broker is gone');
+      await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 1) === 0, 'the daemon to notice the broker is gone');
       await until(async () => {
         const t = await scrape();
-        return (sample(t, 'metergate_outbox_depth') ?? 0) >= 2 && (sample(t, 'metergate_outbox_oldest_age_seconds') ?? 0) > 0;
+        return (seriesValue(t, 'metergate_outbox_depth') ?? 0) >= 2 && (seriesValue(t, 'metergate_outbox_oldest_age_seconds') ?? 0) > 0;
       }, 'a backlog with an age');
     } finally {
       await broker.resume();
     }
-    const publishedBefore = sample(await scrape(), 'metergate_uplink_published_total')!;
-    await until(async () => (sample(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 0) === 1, 'the reconnect');
+    const publishedBefore = seriesValue(await scrape(), 'metergate_uplink_published_total')!;
+    await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 0) === 1, 'the reconnect');
     await until(async () => {
       const t = await scrape();
-      return sample(t, 'metergate_outbox_oldest_age_seconds') === 0 || (sample(t, 'metergate_outbox_depth') ?? 99) <= 1;
+      return seriesValue(t, 'metergate_outbox_oldest_age_seconds') === 0 || (seriesValue(t, 'metergate_outbox_depth') ?? 99) <= 1;
     }, 'the backlog to drain');
-    expect(sample(await scrape(), 'metergate_uplink_published_total')!).toBeGreaterThan(publishedBefore);
+    expect(seriesValue(await scrape(), 'metergate_uplink_published_total')!).toBeGreaterThan(publishedBefore);
   });
 
   it('price coverage per configured region', async () => {
     const text = await scrape();
-    for (const region of ['NL', 'DE-LU']) expect(sample(text, 'metergate_price_ahead_seconds', { region }), region).toBeDefined();
-    expect(sample(text, 'metergate_price_ahead_seconds', { region: 'DE-LU' })).toBe(-1); // nothing stored
+    for (const region of ['NL', 'DE-LU']) expect(seriesValue(text, 'metergate_price_ahead_seconds', { region }), region).toBeDefined();
+    expect(seriesValue(text, 'metergate_price_ahead_seconds', { region: 'DE-LU' })).toBe(-1); // nothing stored
     if (hasSharedData) {
       // The recorded file ends with 2025: coverage ends 2026-01-01T00:00 Amsterdam = 2025-12-31T23:00Z.
-      expect(sample(text, 'metergate_price_coverage_end_timestamp_seconds', { region: 'NL' })).toBe(Date.parse('2025-12-31T23:00:00Z') / 1000);
-      expect(sample(text, 'metergate_price_ahead_seconds', { region: 'NL' })!).toBeLessThan(0);
+      expect(seriesValue(text, 'metergate_price_coverage_end_timestamp_seconds', { region: 'NL' })).toBe(Date.parse('2025-12-31T23:00:00Z') / 1000);
+      expect(seriesValue(text, 'metergate_price_ahead_seconds', { region: 'NL' })!).toBeLessThan(0);
     }
   });
 
@@ -132,9 +119,9 @@ forecast: { enabled: false }
     expect((await fetch(`${base}/api/v1/market_price_forecast?region=NL`)).status).toBe(401);
     expect((await fetch(`${base}/no/such/route`)).status).toBe(404);
     const text = await scrape();
-    expect(sample(text, 'metergate_http_requests_total', { method: 'GET', route: '/api/v1/market_price_forecast', status: '401' })).toBe(1);
-    expect(sample(text, 'metergate_http_requests_total', { method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'metergate_http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBeGreaterThan(0);
+    expect(seriesValue(text, 'metergate_http_requests_total', { method: 'GET', route: '/api/v1/market_price_forecast', status: '401' })).toBe(1);
+    expect(seriesValue(text, 'metergate_http_requests_total', { method: 'GET', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, 'metergate_http_requests_total', { method: 'GET', route: '/metrics', status: '200' })).toBeGreaterThan(0);
     // An unknown path is one label value, not one series per path a scanner tries.
     expect(text).not.toContain('/no/such/route');
   });
