@@ -1,10 +1,11 @@
 // Composition root: builds every module from one frozen config, starts them in order,
 // stops them in reverse. Nothing else in the code base creates long-lived resources.
 import { Registry } from 'prom-client';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock } from './clock.js';
 import type { Config } from './config/types.js';
 import { LazyModule, type Module } from './lifecycle.js';
-import { createLogger, type Logger } from './log.js';
+import type { AppContext } from './context.js';
+import { createLogger } from './log.js';
 import { ClockGuard } from './ops/clock-guard.js';
 import { Liveness } from './ops/liveness.js';
 import { registerOpsMetrics } from './ops/metrics.js';
@@ -12,24 +13,11 @@ import { NetworkScanWatcher } from './ops/network-scan.js';
 import { Probes } from './ops/probes.js';
 import { storeHealth } from './ops/store-health.js';
 import { SystemdWatchdog } from './ops/watchdog.js';
-import { databasePath, openDaemonDatabase, type Db } from './store/db.js';
+import { databasePath, openDaemonDatabase } from './store/db.js';
 import { meterSourceTypes } from './sources/index.js';
 import type { MeterSource } from './sources/source.js';
 import { TickJoin } from './sources/tick-join.js';
 import { buildUplink } from './uplink/index.js';
-
-/** What every module may use; passed as one object, never as positional arguments. */
-export interface AppContext {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly db: Db;
-  readonly clock: Clock;
-  readonly metrics: Registry;
-  /** Long-running loops register here and tick each cycle; feeds the systemd watchdog. */
-  readonly liveness: Liveness;
-  /** Live views of the modules (meters, uplink, clock, prices) for health, metrics and the status page. */
-  readonly probes: Probes;
-}
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
   const logger = overrides.logger ?? createLogger(config.log_level);

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
 import { exogenousSeries } from '../../src/forecast/exogenous.js';
-import { forecastLear, longestWindow, PenaltyCache, type LearOptions } from '../../src/forecast/lear.js';
+import { forecastLear, longestWindow, type LearOptions } from '../../src/forecast/lear.js';
+import { PenaltyCache } from '../../src/forecast/penalty-cache.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../../src/forecast/local-days.js';
 import { naiveLagDays } from '../../src/forecast/metrics.js';
 import { requireMarket } from '../../src/prices/markets.js';

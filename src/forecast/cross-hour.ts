@@ -9,7 +9,7 @@
 // leave-one-out.
 import { trailingMeans, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
-import type { PenaltyCache } from './lear.js';
+import type { PenaltyCache } from './penalty-cache.js';
 import { SharedRidgeDesign } from './shared-ridge.js';
 
 export interface CrossHourInput {

@@ -7,6 +7,7 @@ import { fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-m
 import { dayOfWeek } from './local-days.js';
 import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
 import { forecastCrossHour } from './cross-hour.js';
+import type { PenaltyCache } from './penalty-cache.js';
 
 export type PriceTransform = 'asinh' | 'none';
 
@@ -225,25 +226,6 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
     if (ok) return out;
   }
   return out;
-}
-
-/**
- * Penalties chosen by leave-one-out, kept between consecutive origins: the coefficients are
- * refitted at every origin, the penalty is chosen again once it is four weeks old (the
- * leave-one-out search is most of the cost, and a day's data barely moves it).
- */
-export class PenaltyCache {
-  private readonly chosen = new Map<string, { penalty: number; originDay: number }>();
-  constructor(readonly maxAgeDays = 28) {}
-
-  get(key: string, originDay: number): number | undefined {
-    const c = this.chosen.get(key);
-    return c && originDay - c.originDay < this.maxAgeDays && originDay >= c.originDay ? c.penalty : undefined;
-  }
-
-  set(key: string, originDay: number, penalty: number): void {
-    this.chosen.set(key, { penalty, originDay });
-  }
 }
 
 /** Longest run of missing days read as their nearest known day; a longer run is missing history. */

@@ -6,7 +6,8 @@
 // at their origin (recent day-to-day price variation) so the bounds widen and narrow with
 // the market rather than lagging a regime change by the whole calibration window.
 import { valueAt, type DayMatrix } from './day-matrix.js';
-import { forecastLear, PenaltyCache, quantileSorted, type LearOptions } from './lear.js';
+import { forecastLear, quantileSorted, type LearOptions } from './lear.js';
+import { PenaltyCache } from './penalty-cache.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
 

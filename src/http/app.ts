@@ -2,13 +2,13 @@
 // src/http/routes/<group>.ts as a function (router, deps) => void; adding one is a
 // one-line change to ROUTES below.
 import express, { Router, type Express } from 'express';
-import type { AppContext } from '../daemon.js';
 import { SessionStore } from '../store/sessions.js';
 import { TokenStore } from '../store/tokens.js';
 import { errorHandler, HttpProblem, notFoundHandler } from './errors.js';
 import { localClientsOnly, LOCAL_ONLY_PATHS } from './local-only.js';
 import { httpMetrics } from './metrics.js';
-import { createPriceAccess, type PriceAccess } from './price-access.js';
+import type { HttpDeps, RouteDeps, RouteRegistrar } from './deps.js';
+import { createPriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketPriceForecastRoutes } from './routes/market-price-forecast.js';
@@ -16,18 +16,6 @@ import { registerMetricsRoutes } from './routes/metrics.js';
 import { registerOpenApiRoutes } from './routes/openapi.js';
 import { registerSessionRoutes } from './routes/sessions.js';
 import { registerStatusRoutes } from './routes/status.js';
-
-/** What the HTTP app needs: the application context (config, logger, db, clock, metrics). */
-export type HttpDeps = AppContext;
-
-/** What every route registrar gets: the context plus the stores the HTTP layer shares. */
-export interface RouteDeps extends HttpDeps {
-  readonly tokens: TokenStore;
-  readonly sessions: SessionStore;
-  readonly priceAccess: PriceAccess;
-}
-
-export type RouteRegistrar = (router: Router, deps: RouteDeps) => void;
 
 /** Route groups in registration order. */
 export const ROUTES: readonly RouteRegistrar[] = [

@@ -9,7 +9,8 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { Module } from '../lifecycle.js';
-import { createApp, type HttpDeps, type RouteRegistrar, ROUTES } from './app.js';
+import { createApp, ROUTES } from './app.js';
+import type { HttpDeps, RouteRegistrar } from './deps.js';
 import { answerClientErrors } from './client-errors.js';
 import { httpRequestsCounter } from './metrics.js';
 

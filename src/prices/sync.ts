@@ -6,7 +6,7 @@
 // the whole stored history daily (prices.repair_cron). Work runs one job at a time off the
 // start-up path, so the daemon keeps serving while it syncs.
 import cron, { type ScheduledTask } from 'node-cron';
-import type { AppContext } from '../daemon.js';
+import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
 import { PriceStore } from '../store/prices.js';
 import { Backfill, type PriceFetcher } from './backfill.js';

@@ -3,7 +3,7 @@
 // root (daemon.ts) feeds samples to `recorder.record` and scan content to `deviceMessages`.
 import type { MeterIdentity } from '../sources/source.js';
 import { hostname } from 'node:os';
-import type { AppContext } from '../daemon.js';
+import type { AppContext } from '../context.js';
 import type { MeterStatus } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import { Outbox } from '../store/outbox.js';

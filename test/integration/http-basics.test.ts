@@ -1,6 +1,7 @@
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type RouteRegistrar } from '../../src/http/app.js';
+import { ROUTES } from '../../src/http/app.js';
+import type { RouteRegistrar } from '../../src/http/deps.js';
 import { requireToken } from '../../src/http/auth.js';
 import { HttpProblem, requireJsonBody } from '../../src/http/errors.js';
 import { TokenStore } from '../../src/store/tokens.js';

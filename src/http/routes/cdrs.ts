@@ -3,7 +3,7 @@ import type { Request, Response, Router } from 'express';
 import { sessionMaxEdgeGapMs } from '../../config/derived.js';
 import type { EnergyReading } from '../../pricing/session-cost.js';
 import { suspectReadings } from '../../store/clock-steps.js';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { currentHealth, currentLiveness } from '../../ops/current-health.js';
 import { healthHttpStatus } from '../../ops/health.js';
 import { VERSION } from '../../version.js';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 
 /**
  * GET /healthz: the whole picture with the reason for every component not ok;

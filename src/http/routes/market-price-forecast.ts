@@ -5,7 +5,7 @@ import type { Router } from 'express';
 import { buildForecastResponse, NATIVE_HISTORY_MS, responseWindow } from '../../forecast/response.js';
 import { parseRegion } from '../../forecast/region.js';
 import { ForecastStore } from '../../store/forecasts.js';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
 import { pricesUnavailable } from '../price-access.js';

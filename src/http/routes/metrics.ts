@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 
 /** GET /metrics: every metric of the context's registry in Prometheus text format. */
 export function registerMetricsRoutes(router: Router, deps: RouteDeps): void {

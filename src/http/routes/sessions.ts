@@ -1,7 +1,7 @@
 // PUT /api/v1/sessions/:cpo_transaction_id: session ingest from a charge-point operator.
 import type { Router } from 'express';
 import type { SessionRecord, SessionStatus } from '../../store/sessions.js';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';

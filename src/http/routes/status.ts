@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Router } from 'express';
 import { buildStatusReport } from '../../ops/status-report.js';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from '../deps.js';
 
 // The page is static (src/ops/status/, copied to dist/ by the build), read once at start.
 const asset = (name: string) => readFileSync(new URL(`../../ops/status/${name}`, import.meta.url), 'utf8');

@@ -1,0 +1,19 @@
+// What the HTTP app and its route groups are given: the context plus the stores the HTTP
+// layer shares. Its own file so that routes/ and app.ts do not import each other.
+import type { Router } from 'express';
+import type { AppContext } from '../context.js';
+import type { SessionStore } from '../store/sessions.js';
+import type { TokenStore } from '../store/tokens.js';
+import type { PriceAccess } from './price-access.js';
+
+/** What the HTTP app needs: the application context (config, logger, db, clock, metrics). */
+export type HttpDeps = AppContext;
+
+/** What every route registrar gets: the context plus the stores the HTTP layer shares. */
+export interface RouteDeps extends HttpDeps {
+  readonly tokens: TokenStore;
+  readonly sessions: SessionStore;
+  readonly priceAccess: PriceAccess;
+}
+
+export type RouteRegistrar = (router: Router, deps: RouteDeps) => void;
