@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   demo: async () => (await import('./cli/demo.js')).registerDemoCommand,
   prices: async () => (await import('./cli/prices.js')).registerPricesCommands,
   forecast: async () => (await import('./cli/forecast.js')).registerForecastCommands,
+  firstboot: async () => (await import('./cli/firstboot.js')).registerFirstBootCommand,
   outbox: async () => (await import('./cli/outbox.js')).registerOutboxCommands,
 };
 

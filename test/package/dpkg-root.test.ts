@@ -92,7 +92,9 @@ describe.skipIf(!ready)('the amd64 package in a temporary root', () => {
     expect(readFileSync(at('etc/group'), 'utf8')).toMatch(/^dialout:x:20:metergate$/m);
     expect(existsSync(at('opt/metergate/dist/cli.js'))).toBe(true);
     expect(readFileSync(at('usr/bin/metergate'), 'utf8')).toContain('/opt/metergate/dist/cli.js');
-    expect(readlinkSync(at('etc/systemd/system/multi-user.target.wants/metergate.service'))).toBe('/lib/systemd/system/metergate.service');
+    for (const unit of ['metergate.service', 'metergate-firstboot.service']) {
+      expect(readlinkSync(at(`etc/systemd/system/multi-user.target.wants/${unit}`))).toBe(`/lib/systemd/system/${unit}`);
+    }
     const config = statSync(at('etc/metergate/config.yaml'));
     expect((config.mode & 0o777).toString(8)).toBe('640');
     expect([config.uid, config.gid]).toEqual([0, Number(user[3])]);
@@ -101,17 +103,29 @@ describe.skipIf(!ready)('the amd64 package in a temporary root', () => {
     expect(data.uid).toBe(Number(user[2]));
   });
 
-  it('its unit passes systemd-analyze verify', () => {
-    const unit = at('lib/systemd/system/metergate.service');
-    const r = spawnSync('systemd-analyze', ['verify', '--man=no', unit], { encoding: 'utf8' });
-    expect(r.stderr.split('\n').filter((l) => l.includes('metergate'))).toEqual([]);
-    expect(r.status, r.stderr).toBe(0);
+  it('its units pass systemd-analyze verify', () => {
+    for (const unit of ['metergate.service', 'metergate-firstboot.service']) {
+      const r = spawnSync('systemd-analyze', ['verify', '--man=no', at(`lib/systemd/system/${unit}`)], { encoding: 'utf8' });
+      expect(r.stderr.split('\n').filter((l) => l.includes('metergate')), unit).toEqual([]);
+      expect(r.status, r.stderr).toBe(0);
+    }
+  });
+
+  it('takes metergate.yaml from the boot partition with the installed program (first boot)', () => {
+    const yaml = `organization_id: 3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11\nmqtt: { url: 'mqtts://broker.example:8883', username: gw, password_file: /etc/metergate/mqtt-password }\nprices: { source: none }\n`;
+    writeFileSync(at('boot/firmware/metergate.yaml'), yaml);
+    writeFileSync(at('boot/firmware/mqtt-password'), 'site secret\n');
+    const r = spawnSync(process.execPath, [at('opt/metergate/dist/cli.js'), 'firstboot', '--root', root], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    expect(readFileSync(at('etc/metergate/config.yaml'), 'utf8')).toBe(yaml);
+    const gid = Number(readFileSync(at('etc/group'), 'utf8').split('\n').find((l) => l.startsWith('metergate:'))!.split(':')[2]);
+    expect(statSync(at('etc/metergate/mqtt-password')).gid).toBe(gid);
+    expect(existsSync(at('boot/firmware/mqtt-password'))).toBe(false);
   });
 
   it('upgrades: keeps the edited config and the data, and the new program migrates the database', () => {
     const edited = `${readFileSync(at('etc/metergate/config.yaml'), 'utf8')}\n# edited on site\n`;
     writeFileSync(at('etc/metergate/config.yaml'), edited);
-    writeFileSync(at('etc/metergate/mqtt-password'), 'site secret\n');
     const before = openInstalledDb();
     expect(before.status, before.stderr).toBe(0);
     expect(JSON.parse(before.stdout)).not.toContain(PROBE_MIGRATION);
@@ -148,5 +162,6 @@ describe.skipIf(!ready)('the amd64 package in a temporary root', () => {
     expect(existsSync(at('etc/metergate'))).toBe(false);
     expect(existsSync(at('var/lib/metergate'))).toBe(false);
     expect(lexists(at('etc/systemd/system/multi-user.target.wants/metergate.service'))).toBe(false);
+    expect(lexists(at('etc/systemd/system/multi-user.target.wants/metergate-firstboot.service'))).toBe(false);
   });
 });

@@ -75,7 +75,7 @@ export function definePackageTests(arch: DebArch): void {
       expect(controlField(arch, 'Architecture')).toBe(arch);
       expect(controlField(arch, 'Depends')).toMatch(/(^|, )nodejs \(>= 20\)(,|$)/);
       expect(execFileSync('dpkg-deb', ['--info', debPath(arch), 'conffiles'], { encoding: 'utf8' }).trim()).toBe('/etc/metergate/config.yaml');
-      for (const f of ['usr/bin/metergate', 'lib/systemd/system/metergate.service', 'lib/udev/rules.d/99-metergate-serial.rules', 'etc/metergate/config.yaml', 'opt/metergate/dist/cli.js']) {
+      for (const f of ['usr/bin/metergate', 'lib/systemd/system/metergate.service', 'lib/systemd/system/metergate-firstboot.service', 'lib/udev/rules.d/99-metergate-serial.rules', 'etc/metergate/config.yaml', 'opt/metergate/dist/cli.js']) {
         expect(existsSync(join(root, f)), f).toBe(true);
       }
       expect(readFileSync(join(root, 'etc/metergate/config.yaml'), 'utf8')).toBe(readFileSync('config/example.yaml', 'utf8'));
