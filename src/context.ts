@@ -4,8 +4,8 @@ import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Config } from './config/types.js';
 import type { Logger } from './log.js';
-import type { Liveness } from './ops/liveness.js';
-import type { Probes } from './ops/probes.js';
+import type { Liveness } from './ops/systemd/liveness.js';
+import type { Probes } from './ops/observability/probes.js';
 import type { Db } from './store/db.js';
 
 /** What every module may use; passed as one object, never as positional arguments. */

@@ -6,13 +6,13 @@ import type { Config } from './config/types.js';
 import { LazyModule, type Module } from './lifecycle.js';
 import type { AppContext } from './context.js';
 import { createLogger } from './log.js';
-import { ClockGuard } from './ops/clock-guard.js';
-import { Liveness } from './ops/liveness.js';
-import { registerOpsMetrics } from './ops/metrics.js';
-import { NetworkScanWatcher } from './ops/network-scan.js';
-import { Probes } from './ops/probes.js';
-import { storeHealth } from './ops/store-health.js';
-import { SystemdWatchdog } from './ops/watchdog.js';
+import { ClockGuard } from './ops/clock/clock-guard.js';
+import { Liveness } from './ops/systemd/liveness.js';
+import { registerOpsMetrics } from './ops/observability/metrics.js';
+import { NetworkScanWatcher } from './ops/network/network-scan.js';
+import { Probes } from './ops/observability/probes.js';
+import { storeHealth } from './ops/observability/store-health.js';
+import { SystemdWatchdog } from './ops/systemd/watchdog.js';
 import { databasePath, openDaemonDatabase } from './store/db.js';
 import { meterSourceTypes } from './sources/index.js';
 import type { MeterSource } from './sources/source.js';
@@ -94,7 +94,7 @@ export function buildModules(ctx: AppContext): Module[] {
   if (ctx.config.prices.regions.length > 0) {
     modules.push(
       new LazyModule('price-views', async () => {
-        (await import('./ops/price-views.js')).attachPriceViews(ctx);
+        (await import('./ops/observability/price-views.js')).attachPriceViews(ctx);
         return null;
       }),
     );

@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { PricePeriod } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { ComponentHealth } from '../ops/health.js';
+import type { ComponentHealth } from '../ops/observability/views.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate, localDayOf } from './local-days.js';

@@ -10,7 +10,7 @@ import type { Config, MeterConfig, MeterProfile } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { Liveness, LoopHandle } from '../ops/liveness.js';
+import type { Liveness, LoopHandle } from '../ops/systemd/liveness.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';

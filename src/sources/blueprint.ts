@@ -3,7 +3,7 @@
 // The real ones: modbus/source.ts (+ modbus/poller.ts), p1/source.ts (+ p1/p1-source.ts).
 import { EventEmitter } from 'node:events';
 import type { MeterStatus } from '../domain.js';
-import type { BusScanView } from '../ops/probes.js';
+import type { BusScanView } from '../ops/observability/views.js';
 import type { SourceRegistry } from './registry.js';
 import type { MeterSource, MeterSourceDeps } from './source.js';
 

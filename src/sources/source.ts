@@ -7,8 +7,8 @@ import type { Config, MeterConfig } from '../config/types.js';
 import type { MeterSample, MeterStatus } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { Liveness } from '../ops/liveness.js';
-import type { BusScanView } from '../ops/probes.js';
+import type { Liveness } from '../ops/systemd/liveness.js';
+import type { BusScanView } from '../ops/observability/views.js';
 
 /** What a source is built from. `config.buses` and `config.meters` hold only this source's. */
 export interface MeterSourceDeps {

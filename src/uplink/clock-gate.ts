@@ -1,4 +1,4 @@
-// The seam to clock safety (src/ops/clock-guard.ts): the uplink asks it for "now" before
+// The seam to clock safety (src/ops/clock/clock-guard.ts): the uplink asks it for "now" before
 // stamping a message of its own, and whether a stored message's timestamp may leave.
 import type { Clock } from '../clock.js';
 import type { LeaveVerdict } from './publisher.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { BrokerState } from '../ops/probes.js';
+import type { BrokerState } from '../ops/observability/views.js';
 import { reconnectDelayMs } from './backoff.js';
 
 export class InsecureBrokerUrlError extends Error {

@@ -10,7 +10,7 @@ import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { StoreView } from '../ops/probes.js';
+import type { StoreView } from '../ops/observability/views.js';
 import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';

@@ -6,7 +6,7 @@ import type { Config } from '../../src/config/types.js';
 import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
-import { Liveness } from '../../src/ops/liveness.js';
+import { Liveness } from '../../src/ops/systemd/liveness.js';
 
 export const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 export const METER_A = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';

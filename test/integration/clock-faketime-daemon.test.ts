@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readNtpStatus } from '../../src/ops/ntp-status.js';
+import { readNtpStatus } from '../../src/ops/clock/ntp-status.js';
 import { BUILD_DATE_MS } from '../../src/version.js';
 import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { METER_A, ORG } from '../helpers/poller-harness.js';

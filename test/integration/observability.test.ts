@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeterPoller } from '../../src/modbus/poller.js';
-import { registerOpsMetrics } from '../../src/ops/metrics.js';
+import { registerOpsMetrics } from '../../src/ops/observability/metrics.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { METER_A } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';

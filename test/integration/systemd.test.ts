@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { Liveness } from '../../src/ops/liveness.js';
-import { SystemdNotifier } from '../../src/ops/systemd-notify.js';
-import { SystemdWatchdog } from '../../src/ops/watchdog.js';
+import { Liveness } from '../../src/ops/systemd/liveness.js';
+import { SystemdNotifier } from '../../src/ops/systemd/systemd-notify.js';
+import { SystemdWatchdog } from '../../src/ops/systemd/watchdog.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
 import { peer } from '../helpers/peers.js';
 

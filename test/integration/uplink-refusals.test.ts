@@ -16,7 +16,7 @@ import { createContext } from '../../src/daemon.js';
 import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { outboxCheck } from '../../src/ops/doctor/outbox.js';
-import { assessHealth } from '../../src/ops/health.js';
+import { assessHealth } from '../../src/ops/observability/health.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
 import { buildUplink, type Uplink, type UplinkOptions } from '../../src/uplink/index.js';
 import { hasMosquitto, startTlsBroker, type BrokerUser, type TlsBroker } from '../helpers/mosquitto.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy } from '../../src/ops/clock-trust.js';
+import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy } from '../../src/ops/clock/clock-trust.js';
 
 const BUILD = Date.parse('2026-11-01T00:00:00Z');
 const policy = (over: Partial<ClockTrustPolicy> = {}): ClockTrustPolicy => ({ ...DEFAULT_CLOCK_POLICY, buildDateMs: BUILD, ...over });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { MeterStatus } from '../../src/domain.js';
-import { currentHealth, currentLiveness } from '../../src/ops/current-health.js';
-import { assessHealth, combineHealth, healthHttpStatus, type HealthInputs } from '../../src/ops/health.js';
-import { Liveness } from '../../src/ops/liveness.js';
-import { Probes } from '../../src/ops/probes.js';
+import { currentHealth, currentLiveness } from '../../src/ops/observability/current-health.js';
+import { assessHealth, combineHealth, healthHttpStatus, type HealthInputs } from '../../src/ops/observability/health.js';
+import { Liveness } from '../../src/ops/systemd/liveness.js';
+import { Probes } from '../../src/ops/observability/probes.js';
 
 const meter = (state: MeterStatus['state'], unitId = 1): MeterStatus => ({
   resourceId: `0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a${String(unitId).padStart(2, '0')}`,

@@ -2,8 +2,9 @@ import type { NetworkInterfaceInfo } from 'node:os';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { buildScanContent, describeInterfaces, NetworkScanWatcher, scanContentKey } from '../../src/ops/network-scan.js';
-import { Probes, type BusScanView } from '../../src/ops/probes.js';
+import { buildScanContent, describeInterfaces, NetworkScanWatcher, scanContentKey } from '../../src/ops/network/network-scan.js';
+import { Probes } from '../../src/ops/observability/probes.js';
+import type { BusScanView } from '../../src/ops/observability/views.js';
 
 const v4 = (address: string, mac: string, internal = false): NetworkInterfaceInfo => ({ address, netmask: '255.255.255.0', family: 'IPv4', mac, internal, cidr: `${address}/24` });
 const v6 = (address: string, mac: string, scopeid = 0): NetworkInterfaceInfo => ({ address, netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac, internal: false, cidr: `${address}/64`, scopeid });

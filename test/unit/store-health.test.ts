@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assessHealth, type HealthInputs } from '../../src/ops/health.js';
-import { storeHealth } from '../../src/ops/store-health.js';
+import { assessHealth, type HealthInputs } from '../../src/ops/observability/health.js';
+import { storeHealth } from '../../src/ops/observability/store-health.js';
 
 const healthy: HealthInputs = {
   nowMs: Date.parse('2026-11-23T10:00:00Z'),

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
-import { currentHealth, currentLiveness } from '../../ops/current-health.js';
-import { healthHttpStatus } from '../../ops/health.js';
+import { currentHealth, currentLiveness } from '../../ops/observability/current-health.js';
+import { healthHttpStatus } from '../../ops/observability/health.js';
 import { VERSION } from '../../version.js';
 import type { RouteDeps } from '../deps.js';
 

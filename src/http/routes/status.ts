@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { Router } from 'express';
-import { buildStatusReport } from '../../ops/status-report.js';
+import { buildStatusReport } from '../../ops/observability/status-report.js';
 import type { RouteDeps } from '../deps.js';
 
-// The page is static (src/ops/status/, copied to dist/ by the build), read once at start.
-const asset = (name: string) => readFileSync(new URL(`../../ops/status/${name}`, import.meta.url), 'utf8');
+// The page is static (src/ops/observability/status/, copied to dist/ by the build), read once at start.
+const asset = (name: string) => readFileSync(new URL(`../../ops/observability/status/${name}`, import.meta.url), 'utf8');
 
 // Everything comes from this origin; the page works on a gateway without internet.
 const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";

@@ -1,3 +1,4 @@
+// doctor: the MQTT broker answers with the configured TLS and credentials and lets us publish.
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import type { Config, MqttConfig } from '../../config/types.js';

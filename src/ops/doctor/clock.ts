@@ -1,7 +1,8 @@
+// doctor: the system clock is synchronized and plausible.
 import { BUILD_DATE_MS } from '../../version.js';
-import { clockPolicy } from '../clock-guard.js';
-import { isPlausibleTime, type NtpStatus } from '../clock-trust.js';
-import { readNtpStatus } from '../ntp-status.js';
+import { clockPolicy } from '../clock/clock-guard.js';
+import { isPlausibleTime, type NtpStatus } from '../clock/clock-trust.js';
+import { readNtpStatus } from '../clock/ntp-status.js';
 import { fail, pass, warn, type DoctorCheck } from './types.js';
 
 const NTP_FIX = 'sudo timedatectl set-ntp true; allow outbound UDP 123, or set a reachable server (NTP= in /etc/systemd/timesyncd.conf); `timedatectl timesync-status` shows progress';

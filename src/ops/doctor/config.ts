@@ -1,3 +1,4 @@
+// doctor: the configuration loads without problems.
 import { pass, fail, type DoctorCheck } from './types.js';
 
 export const configCheck: DoctorCheck = {

@@ -1,3 +1,4 @@
+// doctor: the SQLite database passes a quick integrity check.
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';

@@ -1,3 +1,4 @@
+// doctor: free space on the data directory's file system.
 import { existsSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fail, pass, warn, type DoctorCheck } from './types.js';

@@ -1,3 +1,4 @@
+// doctor: the service user can read the configured files (certificates, secrets).
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../../config/types.js';

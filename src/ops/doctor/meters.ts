@@ -1,3 +1,4 @@
+// doctor: every configured meter answers with plausible values.
 import type { BusConfig, Config, MeterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusTimeoutError } from '../../modbus/bus.js';

@@ -1,3 +1,4 @@
+// doctor: messages the broker refused or held for a future timestamp.
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';

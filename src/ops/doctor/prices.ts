@@ -1,3 +1,4 @@
+// doctor: prices cover now (and tomorrow, from the afternoon on) in every region.
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';

@@ -1,3 +1,4 @@
+// doctor: runs the checks in order and formats one line per check.
 import { ConfigError, loadConfig } from '../../config/load.js';
 import { brokerCheck } from './broker.js';
 import { clockCheck } from './clock.js';

@@ -1,3 +1,4 @@
+// doctor: serial ports exist and the service user may read and write them.
 import { accessSync, constants, readFileSync, realpathSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { BusConfig } from '../../config/types.js';

@@ -1,3 +1,4 @@
+// doctor: what a check is given and what it reports.
 import type { Config } from '../../config/types.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';

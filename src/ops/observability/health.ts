@@ -2,26 +2,9 @@
 // says ok, degraded or down with a reason; combineHealth is the one rule that turns them
 // into status, live and ready, and healthHttpStatus the one place that maps those to HTTP
 // codes. The rule and what each component reports: docs/http-api.md#health.
-import type { MeterStatus } from '../domain.js';
-import type { LivenessReport } from './liveness.js';
-import type { ClockView, PriceCoverageView, UplinkView } from './probes.js';
-
-export type HealthStatus = 'ok' | 'degraded' | 'down';
-/** `disabled`: the part is not configured or not running here; counts as ok. */
-export type ComponentStatus = HealthStatus | 'disabled';
-
-/**
- * One component's verdict. `down`: the gateway loses data or has stopped doing that part
- * of its job and waiting will not fix it. `degraded`: something is late, partial or
- * unavailable for now while nothing is lost (a broker outage with the outbox buffering).
- */
-export interface ComponentHealth {
-  readonly status: ComponentStatus;
-  readonly reason: string;
-}
-
-/** A module's health now; plugged in with `probes.health.set(name, contributor)`. */
-export type HealthContributor = () => ComponentHealth;
+import type { MeterStatus } from '../../domain.js';
+import type { LivenessReport } from '../systemd/liveness.js';
+import type { ClockView, ComponentHealth, HealthStatus, PriceCoverageView, UplinkView } from './views.js';
 
 /** The component whose `down` means the process no longer works (a loop is stuck). */
 export const LIVENESS_COMPONENT = 'loops';

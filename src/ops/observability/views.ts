@@ -1,8 +1,22 @@
-// Live views of the running modules, for /healthz, /metrics, the status page and the
-// network scan. The composition root (buildModules) plugs each module's view in once
-// the module exists; readers treat a missing view as "this part is not running".
-import type { MeterStatus } from '../domain.js';
-import type { HealthContributor } from './health.js';
+// The views modules give of themselves (plain data) for /healthz, /metrics, the status page
+// and the network scan; health.ts, status-report.ts and metrics.ts read only these.
+
+export type HealthStatus = 'ok' | 'degraded' | 'down';
+/** `disabled`: the part is not configured or not running here; counts as ok. */
+export type ComponentStatus = HealthStatus | 'disabled';
+
+/**
+ * One component's verdict. `down`: the gateway loses data or has stopped doing that part
+ * of its job and waiting will not fix it. `degraded`: something is late, partial or
+ * unavailable for now while nothing is lost (a broker outage with the outbox buffering).
+ */
+export interface ComponentHealth {
+  readonly status: ComponentStatus;
+  readonly reason: string;
+}
+
+/** A module's health now; plugged in with `probes.health.set(name, contributor)`. */
+export type HealthContributor = () => ComponentHealth;
 
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
 
@@ -73,19 +87,4 @@ export interface PriceSeriesView {
   readonly region: string;
   readonly currency: string;
   readonly points: readonly PricePoint[];
-}
-
-export class Probes {
-  meters: (() => readonly MeterStatus[]) | null = null;
-  busScan: (() => readonly BusScanView[]) | null = null;
-  uplink: (() => UplinkView) | null = null;
-  clock: (() => ClockView) | null = null;
-  prices: (() => readonly PriceCoverageView[]) | null = null;
-  /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
-  priceSeries: ((region: string, nowMs: number) => PriceSeriesView | null) | null = null;
-  /**
-   * Health of further components by name (e.g. `store`, `forecast`), combined with the
-   * built-in ones by the one rule in health.ts: `probes.health.set('store', () => ({ status, reason }))`.
-   */
-  readonly health = new Map<string, HealthContributor>();
 }

@@ -1,3 +1,4 @@
+// When the wall clock may be trusted (pure rule, docs/clock-safety.md).
 /**
  * Clock safety for gateways without a real-time clock (pure logic, no I/O).
  *

@@ -3,9 +3,10 @@
 // periodically and when a meter changes state, and tells its listeners (the uplink, which
 // builds, stores and publishes the retained message) only when something changed.
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
-import type { Module } from '../lifecycle.js';
-import type { Logger } from '../log.js';
-import type { BusScanView, Probes } from './probes.js';
+import type { Module } from '../../lifecycle.js';
+import type { Logger } from '../../log.js';
+import type { Probes } from '../observability/probes.js';
+import type { BusScanView } from '../observability/views.js';
 
 export interface InterfaceView {
   readonly name: string;

@@ -1,3 +1,4 @@
+// Whether the kernel's clock is NTP-synchronized (timedatectl, else timesyncd's flag file).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { NtpStatus } from './clock-trust.js';

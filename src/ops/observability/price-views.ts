@@ -1,13 +1,14 @@
 // The price views behind /healthz, /metrics and the status page's chart: coverage per
 // configured region (cheap indexed queries, run at every scrape) and today's and
 // tomorrow's prices with the stored forecast and its band where prices are not out yet.
-import type { Config } from '../config/types.js';
-import { buildForecastResponse, NATIVE_HISTORY_MS, responseWindow } from '../forecast/response.js';
-import { marketByCode, nativeResolutionS } from '../prices/markets.js';
-import type { Db } from '../store/db.js';
-import { ForecastStore } from '../store/forecasts.js';
-import { PriceStore } from '../store/prices.js';
-import type { PriceCoverageView, PriceSeriesView, Probes } from './probes.js';
+import type { Config } from '../../config/types.js';
+import { buildForecastResponse, NATIVE_HISTORY_MS, responseWindow } from '../../forecast/response.js';
+import { marketByCode, nativeResolutionS } from '../../prices/markets.js';
+import type { Db } from '../../store/db.js';
+import { ForecastStore } from '../../store/forecasts.js';
+import { PriceStore } from '../../store/prices.js';
+import type { Probes } from './probes.js';
+import type { PriceCoverageView, PriceSeriesView } from './views.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,3 +1,4 @@
+// Liveness of the daemon's long-running loops (feeds the systemd watchdog and /healthz).
 /**
  * Liveness of the daemon's long-running loops (meter polling, MQTT publishing). Each
  * loop registers once with the longest silence that is still healthy and ticks every

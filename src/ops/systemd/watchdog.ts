@@ -1,5 +1,6 @@
-import type { Module } from '../lifecycle.js';
-import type { Logger } from '../log.js';
+// The module that tells systemd the daemon is ready, alive and stopping.
+import type { Module } from '../../lifecycle.js';
+import type { Logger } from '../../log.js';
 import type { Liveness } from './liveness.js';
 import { SystemdNotifier } from './systemd-notify.js';
 

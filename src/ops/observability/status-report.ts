@@ -1,10 +1,10 @@
 // The data behind the local status page (/status.json): one snapshot of every module's
 // live view, in the same snake_case words as the rest of the gateway's JSON.
-import type { Config } from '../config/types.js';
-import { VERSION } from '../version.js';
+import type { Config } from '../../config/types.js';
+import { VERSION } from '../../version.js';
 import { currentHealth } from './current-health.js';
 import type { Health } from './health.js';
-import type { Liveness } from './liveness.js';
+import type { Liveness } from '../systemd/liveness.js';
 import type { Probes } from './probes.js';
 
 export interface StatusReportDeps {

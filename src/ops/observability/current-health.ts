@@ -1,7 +1,8 @@
 // The gateway's health now, read from the modules' live views (Probes) and judged by the
 // one rule in health.ts. /healthz, /healthz/live, /healthz/ready and /status.json all ask here.
-import { assessHealth, combineHealth, LIVENESS_COMPONENT, loopsHealth, type ComponentHealth, type Health } from './health.js';
-import type { Liveness } from './liveness.js';
+import { assessHealth, combineHealth, LIVENESS_COMPONENT, loopsHealth, type Health } from './health.js';
+import type { ComponentHealth } from './views.js';
+import type { Liveness } from '../systemd/liveness.js';
 import type { Probes } from './probes.js';
 
 /** A backlog older than this marks the broker "degraded" while connected (a few minutes of slack). */

@@ -1,16 +1,17 @@
+// The clock seam every sample passes: holds samples while the clock is untrusted, flags steps.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config/types.js';
-import type { MeterSample } from '../domain.js';
-import type { Module } from '../lifecycle.js';
-import type { Logger } from '../log.js';
-import { ClockStepStore, suspectWindow, type ClockStep } from '../store/clock-steps.js';
-import type { Db } from '../store/db.js';
-import { BUILD_DATE_MS } from '../version.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config/types.js';
+import type { MeterSample } from '../../domain.js';
+import type { Module } from '../../lifecycle.js';
+import type { Logger } from '../../log.js';
+import { ClockStepStore, suspectWindow, type ClockStep } from '../../store/clock-steps.js';
+import type { Db } from '../../store/db.js';
+import { BUILD_DATE_MS } from '../../version.js';
 import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy, type NtpStatus } from './clock-trust.js';
-import { monotonicNowMs } from './liveness.js';
+import { monotonicNowMs } from '../systemd/liveness.js';
 import { readNtpStatus } from './ntp-status.js';
-import type { ClockView } from './probes.js';
+import type { ClockView } from '../observability/views.js';
 
 export interface ClockGuardDeps {
   readonly config: Config;

@@ -3,8 +3,8 @@
 // counters (polls, failures, latency per meter in modbus; publishes in the uplink; HTTP
 // requests in the http layer); a name a module already registered is left to it.
 import { collectDefaultMetrics, Gauge, type Registry } from 'prom-client';
-import { VERSION } from '../version.js';
-import type { Liveness } from './liveness.js';
+import { VERSION } from '../../version.js';
+import type { Liveness } from '../systemd/liveness.js';
 import type { Probes } from './probes.js';
 
 export interface OpsMetricsDeps {

@@ -1,5 +1,6 @@
+// sd_notify (READY, WATCHDOG, STOPPING, STATUS) through systemd-notify(1).
 import { execFile } from 'node:child_process';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 
 /**
  * The sd_notify protocol (READY=1, WATCHDOG=1, STOPPING=1, STATUS=...) from Node.
