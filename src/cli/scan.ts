@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
+import { listenForTelegram } from '../p1/listen.js';
+import { p1ConfigSnippet, p1Summary, type P1Target } from '../p1/snippet.js';
 import { bestResult, configSnippet, parseUnitIds, scan, ScanPortError, type ScanSettings } from '../modbus/scan.js';
 
 interface ScanCliOptions {
@@ -15,6 +18,7 @@ interface ScanCliOptions {
   timeout: string;
   busName?: string;
   json?: boolean;
+  p1?: boolean;
 }
 
 const PARITIES = new Set(['none', 'even', 'odd']);
@@ -48,7 +52,7 @@ export function portFix(endpoint: string, reason: string, isSerial: boolean): st
 export function registerScanCommand(program: Command): void {
   program
     .command('scan')
-    .description('Find Modbus meters on a serial line: sweep unit ids (and optionally baud rates and parities), identify each profile, print a config snippet')
+    .description('Find Modbus meters on a serial line: sweep unit ids (and optionally baud rates and parities), identify each profile, print a config snippet; or recognise a DSMR P1 smart meter (--p1, or a port that talks by itself)')
     .option('-p, --port <device>', 'serial device, e.g. /dev/ttyUSB0')
     .option('--tcp <host:port>', 'scan behind a Modbus TCP gateway instead of a serial device')
     .option('--rtu-over-tcp <host:port>', 'scan behind a transparent RTU-over-TCP gateway instead of a serial device')
@@ -59,6 +63,7 @@ export function registerScanCommand(program: Command): void {
     .option('--timeout <ms>', 'how long to wait for each unit id; 247 x this bounds the sweep time', '150')
     .option('--bus-name <name>', 'bus name in the snippet (rs485-1 / gateway-1); give each adapter its own')
     .option('--json', 'print the result as JSON instead of a config snippet')
+    .option('--p1', 'look only for a DSMR P1 smart meter: listen up to 12 s at 115200 8N1, then at 9600 7E1 (with --port, or --tcp HOST:PORT for a serial bridge); without it a serial port that talks by itself is checked for P1 telegrams before any Modbus sweep')
     .action(async (opts: ScanCliOptions) => {
       const targets = [opts.port, opts.tcp, opts.rtuOverTcp].filter(Boolean);
       if (targets.length !== 1) {
@@ -68,6 +73,15 @@ export function registerScanCommand(program: Command): void {
       const hostPort = opts.tcp ?? opts.rtuOverTcp;
       const [host, tcpPortText] = hostPort ? [hostPort.slice(0, hostPort.lastIndexOf(':')), hostPort.slice(hostPort.lastIndexOf(':') + 1)] : [undefined, undefined];
       const where = opts.port ?? hostPort!;
+      // A P1 smart meter talks by itself; a Modbus line stays silent until asked.
+      if (opts.p1 || opts.port) {
+        if (opts.p1 && opts.rtuOverTcp) {
+          process.stderr.write('metergate scan: --p1 takes --port DEVICE or --tcp HOST:PORT\n');
+          process.exit(64);
+        }
+        const done = await scanP1(opts, where, host, tcpPortText ? Number(tcpPortText) : undefined);
+        if (done) return;
+      }
       const bauds = opts.baud.split(',').map((b) => Number(b.trim()));
       const parities = opts.parity.split(',').map((p) => p.trim());
       if (bauds.some((b) => !Number.isInteger(b) || b <= 0) || parities.some((p) => !PARITIES.has(p))) {
@@ -129,6 +143,7 @@ export function registerScanCommand(program: Command): void {
             '  - termination: 120 ohm across A/B at both ends of a long line (not in the middle)',
             '  - the meter\'s own settings on its display: unit id (address) and baud/parity',
             `  - other line settings: --baud 2400,4800,9600,19200,38400 --parity even,none,odd (this run: ${opts.baud} ${opts.parity})`,
+            '  - a DSMR P1 smart meter (a DSMR 4 meter talks only every 10 s): `metergate scan --p1 --port ...` listens longer',
           ].join('\n') + '\n',
         );
       } else if (!opts.json) {
@@ -136,4 +151,50 @@ export function registerScanCommand(program: Command): void {
       }
       process.exitCode = best ? 0 : 2;
     });
+}
+
+/**
+ * Looks for a P1 smart meter: with --p1 always (both line settings, 12 s each), else only when
+ * the serial port talks within 1.5 s unasked. True when it handled the scan (found or --p1).
+ */
+async function scanP1(opts: ScanCliOptions, where: string, host: string | undefined, tcpPort: number | undefined): Promise<boolean> {
+  const err = process.stderr;
+  const target: P1Target = opts.port ? { type: 'p1', port: opts.port } : { type: 'p1-tcp', host, tcpPort };
+  const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
+  const base = { type: target.type, port: target.port, host: target.host, tcpPort: target.tcpPort, timeoutMs: 12_000, logger };
+  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0), up to 12 s each\n`);
+  const first = await listenForTelegram({ ...base, line: '115200 8N1', quietMs: opts.p1 ? undefined : 1_500 });
+  if (!opts.p1 && (first.bytes === 0 || first.unavailable)) return false; // silent: a Modbus line (or the sweep reports the port)
+  if (!opts.p1) err.write(`${where} talks by itself: a P1 smart meter? listening for telegrams\n`);
+  if (first.unavailable) {
+    err.write(`metergate scan: cannot use ${where}: ${first.unavailable}\n  fix: ${portFix(where, first.unavailable, Boolean(opts.port))}\n`);
+    process.exitCode = 1;
+    return true;
+  }
+  const results = first.telegram ? [first] : [first, await listenForTelegram({ ...base, line: '9600 7E1' })];
+  for (const r of results) {
+    const dropped = Object.entries(r.drops).map(([reason, n]) => `${n} ${reason}`).join(', ');
+    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${r.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''})`}\n`);
+  }
+  const found = results.find((r) => r.telegram);
+  if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  if (!found) {
+    err.write(
+      [
+        `No whole P1 telegram on ${where}. Check, in this order:`,
+        '  - the P1 cable: the meter\'s RJ12 port, and that the port is enabled (some operators switch it on on request)',
+        '  - the adapter inverts the signal (P1 is inverted TTL; plain USB-serial adapters need an inverting cable)',
+        '  - dropped telegrams above mean bit errors: a shorter cable or another adapter',
+      ].join('\n') + '\n',
+    );
+    process.exitCode = 2;
+    return true;
+  }
+  err.write(`found: ${p1Summary(found)}\n`);
+  if (!opts.json) {
+    process.stdout.write(p1ConfigSnippet(found, target, randomUUID(), opts.busName));
+    err.write('paste the snippet above into /etc/metergate/config.yaml, then `metergate config check` and `metergate doctor`\n');
+  }
+  process.exitCode = 0;
+  return true;
 }

@@ -13,6 +13,8 @@ export interface P1ConnectionDeps {
   readonly onData: (text: string) => void;
   /** Longest wait before opening again after a failure. */
   readonly reopenMaxMs: number;
+  /** Told each time the line fails (scan and doctor report it instead of waiting). */
+  readonly onUnavailable?: (why: string) => void;
 }
 
 const REOPEN_FIRST_MS = 250;
@@ -93,6 +95,8 @@ export class P1Connection {
     if (handle instanceof SerialPort) {
       if (handle.isOpen) handle.close(() => undefined);
     } else handle.destroy();
+    if (!this.running) return;
+    this.deps.onUnavailable?.(why);
     if (!this.running) return;
     if (why !== this.lastError) this.deps.logger.warn({ bus: this.deps.bus.name, address: this.address, err: why, reopen_in_ms: this.delayMs }, 'P1 line unavailable');
     this.lastError = why;

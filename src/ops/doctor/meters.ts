@@ -6,6 +6,7 @@ import { decodeValue } from '../../modbus/decode.js';
 import { isPlausibleVoltage } from '../../modbus/identify.js';
 import { planReads, selectRegisters } from '../../modbus/planner.js';
 import { resolveProfile } from '../../modbus/profiles/index.js';
+import { checkP1Meter } from './p1-meter.js';
 import { errorMessage, fail, pass, warn, type CheckResult, type DoctorCheck, type DoctorEnv } from './types.js';
 
 /** Metrics read on top of the configured ones, when the profile has them: they make a plausibility check. */
@@ -161,6 +162,10 @@ export const metersCheck: DoctorCheck = {
     for (const [busIndex, busConfig] of config.buses.entries()) {
       const meters = config.meters.filter((m) => m.bus === busConfig.name);
       if (meters.length === 0) continue;
+      if (busConfig.type === 'p1' || busConfig.type === 'p1-tcp') {
+        for (const meter of meters) results.push(await checkP1Meter(busConfig, busIndex, meter, env, { name: meterCheckName(meter), implausibility, format }, daemonMeters));
+        continue;
+      }
       const bus = new ModbusBus({ bus: busConfig, logger, reopenInitialMs: 0 });
       try {
         await bus.open();

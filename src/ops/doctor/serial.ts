@@ -99,7 +99,7 @@ function checkSerialPort(bus: BusConfig, index: number, env: DoctorEnv): CheckRe
 }
 
 function checkTcpGateway(bus: BusConfig, index: number, env: DoctorEnv): Promise<CheckResult> {
-  const name = `modbus-tcp ${bus.name}`;
+  const name = `${bus.type === 'p1-tcp' ? 'p1-tcp' : 'modbus-tcp'} ${bus.name}`;
   const target = `${bus.host}:${bus.tcp_port}`;
   return new Promise((resolve) => {
     const socket = connect({ host: bus.host!, port: bus.tcp_port, timeout: env.timeoutMs });
@@ -109,7 +109,7 @@ function checkTcpGateway(bus: BusConfig, index: number, env: DoctorEnv): Promise
     };
     socket.once('connect', () => done(pass(name, `${target} accepts connections`)));
     socket.once('timeout', () => done(fail(name, `${target} does not answer within ${env.timeoutMs} ms`, `check the gateway's address (buses[${index}].host/tcp_port), power and network cable`)));
-    socket.once('error', (err) => done(fail(name, `${target}: ${errorCode(err) ?? errorMessage(err)}`, `check buses[${index}].host and tcp_port, and that the Modbus TCP gateway is powered and reachable`)));
+    socket.once('error', (err) => done(fail(name, `${target}: ${errorCode(err) ?? errorMessage(err)}`, `check buses[${index}].host and tcp_port, and that the ${bus.type === 'p1-tcp' ? 'P1 serial bridge' : 'Modbus TCP gateway'} is powered and reachable`)));
   });
 }
 
@@ -122,7 +122,7 @@ export const serialCheck: DoctorCheck = {
     const results: CheckResult[] = [];
     for (const [i, bus] of config.buses.entries()) {
       if (!used.has(bus.name)) continue;
-      results.push(bus.type === 'rtu' ? checkSerialPort(bus, i, env) : await checkTcpGateway(bus, i, env));
+      results.push(bus.type === 'rtu' || bus.type === 'p1' ? checkSerialPort(bus, i, env) : await checkTcpGateway(bus, i, env));
     }
     if (results.length === 0) results.push(pass('serial', 'no meters configured, no bus to check'));
     return results;

@@ -1,0 +1,107 @@
+// Listens on a P1 line for one whole telegram (for `metergate scan` and `doctor`): opens the
+// port or bridge at the given line settings, frames what comes, and ends at the first whole
+// telegram, the timeout, or a line that cannot be opened.
+import type { BusConfig } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { P1Connection } from './connection.js';
+import { TelegramFramer, type DropReason } from './framer.js';
+import { crcRequired, type P1Line } from './line-settings.js';
+import { p1Identity, p1Reading, type P1Identity, type P1Reading } from './measurements.js';
+import { parseTelegram, TelegramParseError } from './telegram.js';
+
+export interface HeardTelegram {
+  readonly identity: P1Identity;
+  readonly reading: P1Reading;
+  readonly crcChecked: boolean;
+}
+
+export interface ListenResult {
+  readonly line: P1Line;
+  readonly telegram: HeardTelegram | null;
+  /** Bytes received at all: a Modbus line is silent until asked, a P1 meter talks by itself. */
+  readonly bytes: number;
+  readonly drops: Readonly<Partial<Record<DropReason | 'invalid', number>>>;
+  /** Why the line could not be used, when it could not. */
+  readonly unavailable: string | null;
+}
+
+export interface ListenOptions {
+  readonly type: 'p1' | 'p1-tcp';
+  readonly port?: string;
+  readonly host?: string;
+  readonly tcpPort?: number;
+  readonly line: P1Line;
+  /** Longest wait for a whole telegram (DSMR 4 sends every 10 s). */
+  readonly timeoutMs: number;
+  /** Give up early when not one byte came within this long (no talking device there). */
+  readonly quietMs?: number;
+  readonly logger: Logger;
+}
+
+export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
+  const bus: BusConfig = {
+    name: 'listen',
+    type: opts.type,
+    port: opts.port,
+    host: opts.host,
+    tcp_port: opts.tcpPort ?? 0,
+    line: opts.line,
+    baud_rate: 9600,
+    parity: 'none',
+    data_bits: 8,
+    stop_bits: 1,
+    timeout_ms: opts.timeoutMs,
+    retries: 0,
+  };
+  const framer = new TelegramFramer({ requireCrc: crcRequired(opts.line) });
+  const drops: Partial<Record<DropReason | 'invalid', number>> = {};
+  let bytes = 0;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (telegram: HeardTelegram | null, unavailable: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(quiet);
+      void connection.close().then(() => resolve({ line: opts.line, telegram, bytes, drops, unavailable }));
+    };
+    const connection = new P1Connection({
+      bus,
+      logger: opts.logger,
+      reopenMaxMs: 1_000,
+      onUnavailable: (why) => finish(null, why),
+      onData: (text) => {
+        bytes += text.length;
+        for (const event of framer.push(text)) {
+          if (event.kind === 'dropped') {
+            drops[event.reason] = (drops[event.reason] ?? 0) + 1;
+            continue;
+          }
+          try {
+            const telegram = parseTelegram(event.text);
+            finish({ identity: p1Identity(telegram), reading: p1Reading(telegram), crcChecked: event.crcChecked }, null);
+          } catch (err) {
+            if (!(err instanceof TelegramParseError)) throw err;
+            drops.invalid = (drops.invalid ?? 0) + 1;
+          }
+        }
+      },
+    });
+    const timer = setTimeout(() => finish(null, null), opts.timeoutMs);
+    const quiet = setTimeout(() => {
+      if (bytes === 0) finish(null, null);
+    }, opts.quietMs ?? opts.timeoutMs);
+    connection.open();
+  });
+}
+
+/** Tries DSMR 4+ (115200 8N1) first, then DSMR 2.2/3.0 (9600 7E1); the first whole telegram wins. */
+export async function detectP1(opts: Omit<ListenOptions, 'line'>): Promise<ListenResult[]> {
+  const results: ListenResult[] = [];
+  for (const line of ['115200 8N1', '9600 7E1'] as const) {
+    const result = await listenForTelegram({ ...opts, line });
+    results.push(result);
+    if (result.telegram || result.unavailable) break;
+  }
+  return results;
+}

@@ -1,0 +1,36 @@
+// What `metergate scan` prints for a P1 port it recognised (pure): a summary line and the
+// buses:/meters: entries to paste.
+import type { ListenResult } from './listen.js';
+
+export interface P1Target {
+  readonly type: 'p1' | 'p1-tcp';
+  readonly port?: string;
+  readonly host?: string;
+  readonly tcpPort?: number;
+}
+
+/** One line: `DSMR 5.0 smart meter K8EG004046395507 (Iskraemeco MT382-1000) at 115200 8N1, CRC checked`. */
+export function p1Summary(result: ListenResult): string {
+  const t = result.telegram;
+  if (!t) return `no whole P1 telegram at ${result.line}`;
+  const version = t.identity.dsmrVersion ? `DSMR ${t.identity.dsmrVersion}` : result.line === '9600 7E1' ? 'DSMR 2.2/3.0' : 'DSMR';
+  return `${version} smart meter ${t.identity.meterId ?? '(no meter id)'} (${t.identity.vendor} ${t.identity.model}) at ${result.line}, ${t.crcChecked ? 'CRC checked' : 'no CRC (DSMR 2.2/3.0)'}`;
+}
+
+export function p1ConfigSnippet(result: ListenResult, target: P1Target, resourceId: string, name = 'p1-1'): string {
+  const t = result.telegram;
+  if (!t) return '# no P1 meter found\n';
+  const lines = [
+    '# Add these to the buses: and meters: sections of /etc/metergate/config.yaml, set the',
+    "# resource_id to the id the operator issued for this meter, then run `metergate config check`.",
+    'buses:',
+    `  - name: ${name}`,
+    `    type: ${target.type}`,
+    ...(target.type === 'p1' ? [`    port: ${target.port}`] : [`    host: ${target.host}`, `    tcp_port: ${target.tcpPort}`]),
+    ...(result.line === '115200 8N1' ? [] : [`    line: ${result.line}`]),
+    'meters:',
+    `  - resource_id: ${resourceId}  # replace with this meter's resource id; ${t.identity.vendor} ${t.identity.model}${t.identity.meterId ? `, meter ${t.identity.meterId}` : ''}`,
+    `    bus: ${name}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
