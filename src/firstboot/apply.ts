@@ -72,13 +72,15 @@ export function runFirstBoot(opts: FirstBootOptions): FirstBootResult {
   const text = readFileSync(join(bootDir, BOOT_CONFIG), 'utf8');
   const plan = planFirstBoot(text, new Set(readdirSync(bootDir)), (p) => (existsSync(at(p)) ? at(p) : undefined), bootDir);
   if (plan.syntaxProblems.length > 0) return refuse(plan.syntaxProblems);
-  const problems = [...plan.missingFiles];
+  const problems = plan.missingFiles.map((m) => m.problem);
   try {
     // The environment of a boot-time unit is not the installer's: validate the file alone.
     validateConfigWithSources(plan.forValidation, BOOT_CONFIG, {});
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
+    // A missing file is already said above, with where to put it.
+    const said = plan.missingFiles.map((m) => `${m.setting}:`);
+    problems.push(...err.problems.filter((p) => !said.some((s) => p.startsWith(s))));
   }
   const gid = metergateGid(opts.root);
   if (gid === undefined) problems.push(`(gateway): no metergate group in ${at('etc/group')}: install the metergate package first`);

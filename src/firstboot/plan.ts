@@ -34,8 +34,8 @@ export interface FirstBootPlan {
   readonly configText: string;
   /** The parsed config with every file setting pointing where the file is now, for validation. */
   readonly forValidation: unknown;
-  /** File settings whose file is neither next to metergate.yaml nor on the gateway. */
-  readonly missingFiles: readonly string[];
+  /** File settings whose file is neither next to metergate.yaml nor on the gateway: one problem each. */
+  readonly missingFiles: readonly { readonly setting: string; readonly problem: string }[];
 }
 
 function fileSettings(doc: Document): FileSetting[] {
@@ -73,7 +73,7 @@ export function planFirstBoot(text: string, bootFiles: ReadonlySet<string>, onGa
   const settings = fileSettings(doc);
   const moves = new Map<string, FileMove>();
   const validation = parseDocument(text);
-  const missingFiles: string[] = [];
+  const missingFiles: { setting: string; problem: string }[] = [];
   let rewritten = false;
   for (const s of settings) {
     const name = basename(s.path);
@@ -91,9 +91,10 @@ export function planFirstBoot(text: string, bootFiles: ReadonlySet<string>, onGa
         validation.setIn(s.keyPath, local);
         continue;
       }
-      missingFiles.push(
-        `${s.setting}: ${s.path} is neither next to ${BOOT_CONFIG} on the boot partition nor on the gateway: put ${name} next to ${BOOT_CONFIG}`,
-      );
+      missingFiles.push({
+        setting: s.setting,
+        problem: `${s.setting}: ${s.path} is neither next to ${BOOT_CONFIG} on the boot partition nor on the gateway: put ${name} next to ${BOOT_CONFIG}`,
+      });
     }
   }
   return {

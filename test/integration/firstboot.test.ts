@@ -98,6 +98,7 @@ describe.skipIf(!isRoot)('metergate firstboot', () => {
     expect(report).toContain('\r\n'); // readable in Notepad
     expect(report).toContain('organization_id');
     expect(report).toContain('mqtt.password_file: /etc/metergate/mqtt-password is neither next to metergate.yaml');
+    expect(report.split('mqtt.password_file').length - 1, 'the missing file is said once').toBe(1);
     expect(report).toContain('intervall_ms');
     expect(report).toContain('Nothing was changed on the gateway');
     expect(readFileSync(at('boot/firmware/metergate.yaml'), 'utf8')).toBe(yaml);
