@@ -22,6 +22,7 @@ interface SimOptions {
   p1?: string;
   p1Line: string;
   p1PeriodMs: string;
+  p1ClockOffsetS: string;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -42,6 +43,7 @@ export function registerSimCommand(program: Command): void {
     .option('--p1 <telegram-file>', 'be a DSMR P1 smart meter instead: replay this captured telegram (counters advancing, clock current, CRC valid) on --serial or to clients of --tcp')
     .option('--p1-line <settings>', 'P1 line settings: "115200 8N1" (DSMR 4+) or "9600 7E1" (DSMR 2.2/3.0)', '115200 8N1')
     .option('--p1-period-ms <ms>', 'P1 telegram period (DSMR 5: 1000, DSMR 4: 10000)', '1000')
+    .option('--p1-clock-offset-s <s>', "how far the P1 meter's own clock (0-0:1.0.0) is off", '0')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
@@ -64,6 +66,7 @@ export function registerSimCommand(program: Command): void {
           tcpPort: opts.tcp === undefined ? undefined : Number(opts.tcp),
           host: opts.host,
           lineOf: opts.lineOf,
+          clockOffsetMs: Number(opts.p1ClockOffsetS) * 1000,
         });
         const endpoints = await meter.start();
         process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, units: [1], ...endpoints })}\n`);

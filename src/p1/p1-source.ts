@@ -101,6 +101,7 @@ export class P1Source extends EventEmitter implements MeterSource {
         lastClockLogMs: Number.NEGATIVE_INFINITY,
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
+      this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
       for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid']) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
       this.meters.push(meter);
     }

@@ -22,6 +22,8 @@ export interface P1MeterOptions {
   readonly host?: string;
   /** The master's end of the pty: garbage while it is not set to this line's baud rate. */
   readonly lineOf?: string;
+  /** The meter's clock this far off the real time. */
+  readonly clockOffsetMs?: number;
 }
 
 export class SimulatedP1Meter {
@@ -35,7 +37,7 @@ export class SimulatedP1Meter {
 
   async start(): Promise<{ serial?: string; tcpPort?: number }> {
     const clock = this.opts.clock ?? systemClock;
-    this.state = { template: this.opts.template, startedAtMs: clock.now() };
+    this.state = { template: this.opts.template, startedAtMs: clock.now(), meterClockOffsetMs: this.opts.clockOffsetMs };
     const out: { serial?: string; tcpPort?: number } = {};
     if (this.opts.serialPath) {
       const port = new SerialPort({ path: this.opts.serialPath, ...P1_LINES[this.opts.line], autoOpen: false });

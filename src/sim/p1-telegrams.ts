@@ -9,6 +9,8 @@ export interface ReplayState {
   readonly template: string;
   /** When the replay started (ms since epoch). */
   readonly startedAtMs: number;
+  /** How far the meter's clock is off (tests of the clock cross-check); 0 by default. */
+  readonly meterClockOffsetMs?: number;
 }
 
 /** x.8.1 (and x.8.0 where the meter sends a total) advance by x.7.0 power over the elapsed time. */
@@ -34,7 +36,7 @@ export function replayTelegram(state: ReplayState, nowMs: number): string {
       body = setValue(body, obis, formatLike(e.raw, next));
     }
   }
-  if (valueOf(body, '0-0:1.0.0')) body = setValue(body, '0-0:1.0.0', dutchTimestamp(nowMs));
+  if (valueOf(body, '0-0:1.0.0')) body = setValue(body, '0-0:1.0.0', dutchTimestamp(nowMs + (state.meterClockOffsetMs ?? 0)));
   return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n`;
 }
 
