@@ -27,7 +27,9 @@ export function heldStatements(db: Db) {
     oldestIds: db.prepare<[number], { id: number; bytes: number }>('SELECT id, bytes FROM outbox_held ORDER BY id LIMIT ?'),
     deleteUpTo: db.prepare('DELETE FROM outbox_held WHERE id <= ?'),
     oldestOfTopic: db.prepare<[string], { id: number; bytes: number }>("SELECT id, bytes FROM outbox_held WHERE reason = 'refused' AND topic = ? ORDER BY id LIMIT 1"),
-    sizeOfTopic: db.prepare<[string], { n: number; b: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM outbox_held WHERE reason = 'refused' AND topic = ?"),
+    sizeOfTopic: db.prepare<[string], { n: number; b: number; maxId: number | null }>(
+      "SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b, MAX(id) AS maxId FROM outbox_held WHERE reason = 'refused' AND topic = ?",
+    ),
     sizeOfClock: db.prepare<[], { n: number; b: number }>("SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM outbox_held WHERE reason = 'clock'"),
     // A copy: the probe stays held too until the broker takes it, so a restart or a lost link
     // in between finds it in its place (the outbox copy is then held again, a no-op).

@@ -328,17 +328,20 @@ export class Outbox {
     return r.id;
   }
 
-  /** The broker took the probe (already acknowledged): every other refused message of `topic` goes back into the outbox. Returns how many. */
-  releaseTopic(topic: string, probeId: number): number {
+  /**
+   * The broker took the probe (already acknowledged; null: no probe to forget): every other
+   * refused message of `topic` goes back into the outbox. Returns how many and the highest id.
+   */
+  releaseTopic(topic: string, probeId: number | null): { released: number; maxId: number | null } {
     const moved = this.db.transaction(() => {
-      const probeBytes = this.held.deleteOne.get(probeId) as number | undefined;
+      const probeBytes = probeId === null ? undefined : (this.held.deleteOne.get(probeId) as number | undefined);
       const size = this.held.sizeOfTopic.get(topic)!;
       const added = this.held.releaseTopic.run(topic).changes;
       this.held.deleteTopic.run(topic);
-      return { removed: size.n + (probeBytes === undefined ? 0 : 1), removedBytes: size.b + (probeBytes ?? 0), added, addedBytes: size.b, exact: added === size.n };
+      return { removed: size.n + (probeBytes === undefined ? 0 : 1), removedBytes: size.b + (probeBytes ?? 0), added, addedBytes: size.b, exact: added === size.n, maxId: size.maxId };
     })();
     this.afterRelease(moved);
-    return moved.added;
+    return { released: moved.added, maxId: moved.maxId };
   }
 
   /** Puts every message held for its timestamp back into the outbox (the clock gate looks at each again); returns how many. */

@@ -18,7 +18,7 @@ import { resolveProfile } from '../modbus/profiles/index.js';
 import { VERSION } from '../version.js';
 import type { MeterIdentity } from '../sources/source.js';
 import type { ClockGate } from './clock-gate.js';
-import type { MqttConnection } from './connection.js';
+import { PublishRefusedError, type MqttConnection } from './connection.js';
 import {
   buildBootNotification,
   buildHeartbeat,
@@ -28,6 +28,7 @@ import {
   type NetworkScanContent,
 } from './messages.js';
 import type { MeasurementRecorder } from './recorder.js';
+import { refusalKind } from './refusals.js';
 import { topicFor } from './topics.js';
 import { messageProblems } from './validate.js';
 
@@ -35,6 +36,8 @@ const CHECK_MS = 1_000;
 const SCAN_SETTLE_MS = 1_500;
 const FIRST_SCAN_GRACE_MS = 30_000;
 const ANSWERED_WITHIN_MS = 60_000;
+/** Heartbeats of a resource the broker refused pause this long (see refusedUntil). */
+const HEARTBEAT_REFUSED_PAUSE_MS = 10 * 60_000;
 
 export interface DeviceMessagesDeps {
   readonly config: Config;
@@ -58,6 +61,12 @@ export class DeviceMessages implements Module {
   private timer: NodeJS.Timeout | null = null;
   /** Monotonic time of each resource's last heartbeat on the current connection. */
   private readonly lastHeartbeat = new Map<string, number>();
+  /**
+   * Monotonic time until which a resource's heartbeats are not sent, after the broker refused
+   * one for good (0x87 ...): mosquitto 2.0 closes the connection after a refusal, and one
+   * heartbeat per connection would make that a reconnect loop that holds up every resource.
+   */
+  private readonly refusedUntil = new Map<string, number>();
   private bootedAtMs: number | null = null;
   private readonly bootPending = new Set<string>();
   private pendingScan: NetworkScanContent | null = null;
@@ -192,6 +201,7 @@ export class DeviceMessages implements Module {
       // Each resource on its own beat: the first as soon as its meter answers, then every interval.
       const last = this.lastHeartbeat.get(status.resourceId);
       if (last !== undefined && mono - last < interval - CHECK_MS / 2) continue;
+      if (mono < (this.refusedUntil.get(status.resourceId) ?? 0)) continue;
       this.lastHeartbeat.set(status.resourceId, mono);
       const message = buildHeartbeat(config.organization_id, status.resourceId, now);
       const problems = messageProblems('heartbeat', message);
@@ -203,6 +213,10 @@ export class DeviceMessages implements Module {
         { topic: topicFor(config.mqtt!.topic_prefix, status.resourceId, 'heartbeat'), payload: JSON.stringify(message), qos: 1, retain: false, messageId: randomUUID() },
         (err) => {
           if (!err) this.counters.heartbeats.inc();
+          else if (err instanceof PublishRefusedError && refusalKind(err.reasonCode) === 'permanent') {
+            this.refusedUntil.set(status.resourceId, performance.now() + HEARTBEAT_REFUSED_PAUSE_MS);
+            this.deps.logger.warn({ resource_id: status.resourceId, reasonCode: err.reasonCode }, 'broker refused a heartbeat: heartbeats of this resource pause for 10 min (`metergate doctor` says what to fix)');
+          }
         },
       );
     }

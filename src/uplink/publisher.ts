@@ -44,6 +44,15 @@ const PAGE_ROWS = 100;
 const ACK_BATCH = 1000;
 const ACK_FLUSH_MS = 50;
 const HOUSEKEEPING_MS = 5_000;
+/** A disconnect this soon after a permanent refusal is taken as the broker closing on it. */
+const REFUSAL_CLOSE_MS = 2_000;
+/**
+ * Automatic retries of a refused topic: a jittered backoff from 30 s doubling to 10 min.
+ * Each retry of a topic still refused costs one message and, on brokers that close the
+ * connection after a refusal, one reconnect; a reconnect not caused by a refusal retries
+ * at once, and so does `metergate outbox retry`.
+ */
+const HELD_RETRY = { minMs: 30_000, maxMs: 600_000 };
 
 /**
  * What may happen to a message whose own timestamp is `stampedAtMs`, now (the clock-trust
@@ -73,7 +82,7 @@ export interface OutboxPublisherDeps {
   /** Housekeeping period (liveness tick, pump retry, `outbox retry` requests); tests shorten it. */
   readonly housekeepingMs?: number;
   readonly random?: () => number;
-  /** Backoff of the automatic retries of a refused topic; default mqtt.reconnect_min_ms .. reconnect_max_ms. */
+  /** Backoff of the automatic retries of a refused topic; default 30 s doubling to 10 min (HELD_RETRY). */
   readonly heldRetry?: BackoffPolicy;
 }
 
@@ -99,6 +108,8 @@ export class OutboxPublisher implements Module {
   /** Row id -> connection generation it was sent on. */
   private readonly inFlight = new Map<number, number>();
   private acked: OutboxRow[] = [];
+  /** Ids in `acked` (acknowledged, delete not committed yet): a stream started again must not send them twice. */
+  private readonly ackedIds = new Set<number>();
   /** PUBACKs not yet counted in the metric (counted per delete batch, not per message). */
   private publishedUncounted = 0;
   private ackFlush: NodeJS.Timeout | null = null;
@@ -116,6 +127,17 @@ export class OutboxPublisher implements Module {
   private holdLogged = false;
   private quarantinedRun = 0;
   private readonly heldTopics = new Map<string, HeldTopic>();
+  /**
+   * Topics given back by the broker whose old rows (ids up to untilId) are still being sent:
+   * rows of the topic written meanwhile ("followers") are held until those are out, then
+   * released behind them, so the topic arrives oldest first although fresh rows of other
+   * topics still overtake the backlog.
+   */
+  private readonly draining = new Map<string, { untilId: number; reasonCode: number | null; followers: boolean }>();
+  /** A permanent refusal's monotonic time: a disconnect right after it is the broker closing on refusal. */
+  private lastPermanentRefusalMs = Number.NEGATIVE_INFINITY;
+  private refusedOnThisConnection = false;
+  private disconnectFollowedRefusal = false;
   private toHold: HoldRequest[] = [];
   /** Transient refusals: consecutive pauses, the pause under way, the last code. */
   private refusalAttempt = 0;
@@ -349,12 +371,16 @@ export class OutboxPublisher implements Module {
     this.bucket = new TokenBucket(rate, Math.max(1, Math.min(rate, this.deps.config.mqtt!.inflight_window)), performance.now());
     const depth = this.deps.outbox.depth;
     if (depth > 0) this.deps.logger.info({ depth, ratePerS: rate }, 'draining the outbox backlog');
-    this.retryHeld();
+    // After every reconnect, at once, unless the broker closed the link right after refusing
+    // (mosquitto 2.0 does): then each topic waits for its backoff, or it would loop.
+    this.retryHeld({ force: !this.disconnectFollowedRefusal });
     this.pump();
   };
 
   private readonly onDisconnected = (): void => {
     this.lastProgressMonoMs = performance.now();
+    this.disconnectFollowedRefusal = this.refusedOnThisConnection && performance.now() - this.lastPermanentRefusalMs < REFUSAL_CLOSE_MS;
+    this.refusedOnThisConnection = false;
     // Whatever was in flight is sent again from SQLite after the next connect.
     this.generation += 1;
     this.inFlight.clear();
@@ -388,6 +414,7 @@ export class OutboxPublisher implements Module {
     // Bounded work per call, so rows that never occupy a slot (dropped) cannot hog the event loop.
     for (let steps = 0; this.inFlight.size < window; steps++) {
       if (steps >= window + PAGE_ROWS) return this.pumpLater(0);
+      if (this.draining.size > 0) this.endDrains();
       // Fresh rows first: new readings never wait behind the backlog.
       if (this.fresh.exhausted && this.fresh.cursor < this.knownMaxId) this.fresh.exhausted = false;
       let row = this.next(this.fresh, Number.MAX_SAFE_INTEGER);
@@ -405,8 +432,8 @@ export class OutboxPublisher implements Module {
         }
         stream = this.backlog;
       }
-      // Sent before a rewind and not settled yet: its PUBACK is still to come.
-      if (this.inFlight.has(row.id)) {
+      // Sent before a rewind: its PUBACK is still to come, or came and its delete is pending.
+      if (this.inFlight.has(row.id) || this.ackedIds.has(row.id)) {
         stream.buffer.pop();
         stream.cursor = row.id;
         continue;
@@ -417,6 +444,15 @@ export class OutboxPublisher implements Module {
         stream.buffer.pop();
         stream.cursor = row.id;
         this.hold({ row, reason: 'refused', reasonCode: heldTopic.reasonCode });
+        continue;
+      }
+      // Written after its topic was given back, while the topic's old rows are still going out.
+      const drain = this.draining.get(row.topic);
+      if (drain && row.id > drain.untilId) {
+        stream.buffer.pop();
+        stream.cursor = row.id;
+        drain.followers = true;
+        this.hold({ row, reason: 'refused', reasonCode: drain.reasonCode });
         continue;
       }
       const verdict = this.deps.mayLeave?.(row.stampedAtMs) ?? 'send';
@@ -493,6 +529,9 @@ export class OutboxPublisher implements Module {
   /** 0x87, 0x90, 0x99: held with its topic; the other topics go on. */
   private refusedForGood(row: OutboxRow, reasonCode: number): void {
     this.counters.refused.inc({ reason_code: String(reasonCode), outcome: 'held' });
+    this.lastPermanentRefusalMs = performance.now();
+    this.refusedOnThisConnection = true;
+    this.draining.delete(row.topic);
     const held = this.heldTopics.get(row.topic);
     if (!held || held.probeId === row.id) {
       this.deps.logger[held ? 'warn' : 'error'](
@@ -502,8 +541,7 @@ export class OutboxPublisher implements Module {
     }
     // Retried by itself after a backoff that grows with each refusal in a row (and after a reconnect, no sooner).
     const attempt = held && held.probeId === row.id ? held.attempt + 1 : (held?.attempt ?? 0);
-    const mq = this.deps.config.mqtt!;
-    const policy = this.deps.heldRetry ?? { minMs: mq.reconnect_min_ms, maxMs: mq.reconnect_max_ms };
+    const policy = this.deps.heldRetry ?? HELD_RETRY;
     const waitMs = reconnectDelayMs(policy, attempt, (this.deps.random ?? Math.random)());
     this.heldTopics.set(row.topic, { reasonCode, probeId: null, attempt, notBeforeMs: performance.now() + waitMs });
     this.retryLater(waitMs);
@@ -530,10 +568,33 @@ export class OutboxPublisher implements Module {
   /** The broker took a held topic's oldest message: the rest follows, oldest first. */
   private releaseTopic(topic: string, probeId: number): void {
     this.flushAcks();
-    const released = this.deps.outbox.releaseTopic(topic, probeId);
+    const reasonCode = this.heldTopics.get(topic)?.reasonCode ?? null;
+    const { released, maxId } = this.deps.outbox.releaseTopic(topic, probeId);
     this.heldTopics.delete(topic);
+    if (maxId !== null) this.draining.set(topic, { untilId: maxId, reasonCode, followers: false });
     this.deps.logger.info({ topic, released }, 'broker takes a held topic again: sending its held messages, oldest first');
     this.rewind();
+  }
+
+  /** Ends the drains whose old rows have all been sent; followers go out behind them (a rewind). */
+  private endDrains(): void {
+    let rewind = false;
+    for (const [topic, d] of this.draining) {
+      if (!this.backlog.exhausted && this.backlog.cursor < d.untilId) continue;
+      if (!d.followers) {
+        this.draining.delete(topic);
+        continue;
+      }
+      this.flushAcks();
+      const { maxId } = this.deps.outbox.releaseTopic(topic, null);
+      if (maxId === null) this.draining.delete(topic);
+      else {
+        d.untilId = maxId;
+        d.followers = false;
+        rewind = true;
+      }
+    }
+    if (rewind) this.rewind();
   }
 
   private hold(request: HoldRequest): void {
@@ -543,6 +604,7 @@ export class OutboxPublisher implements Module {
 
   private ack(row: OutboxRow): void {
     this.acked.push(row);
+    this.ackedIds.add(row.id);
     if (this.acked.length >= ACK_BATCH) this.flushAcks();
     else this.ackFlush ??= setTimeout(() => this.flushAcks(), ACK_FLUSH_MS);
   }
@@ -568,6 +630,10 @@ export class OutboxPublisher implements Module {
     if (this.acked.length === 0) return;
     const batch = this.acked;
     this.acked = [];
+    // Pages read before these PUBACKs (after a rewind) may still hold them: drop them there.
+    const gone = this.ackedIds;
+    for (const s of [this.backlog, this.fresh]) if (s.buffer.length > 0) s.buffer = s.buffer.filter((r) => !gone.has(r.id));
+    gone.clear();
     try {
       this.deps.outbox.deleteAcked(batch);
     } catch (err) {

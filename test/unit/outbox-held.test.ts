@@ -57,7 +57,7 @@ describe('held messages (real SQLite)', () => {
     // The broker takes the probe: acknowledged, then the rest of the topic goes back, oldest first.
     expect(again.probe('a')).toBe(probeId);
     expect(again.deleteAcked([{ id: probeId, bytes: copy.bytes }])).toBe(1);
-    expect(again.releaseTopic('a', probeId)).toBe(2);
+    expect(again.releaseTopic('a', probeId)).toEqual({ released: 2, maxId: aRows[2].id });
     expect(again.heldCount).toBe(0);
     expect(again.page(0, 10).map((r) => r.id)).toEqual(rows.filter((r) => r.id !== probeId).map((r) => r.id));
     expect(again.depth).toBe(5);

@@ -1,0 +1,134 @@
+// The whole daemon (`metergate run` in its own process) polling two simulated meters on a
+// pty, against a real mosquitto (TLS, password file, ACL) whose ACL refuses one meter's
+// topics: the other meter is never held up; /healthz, /metrics and /status.json show the
+// held messages with their code; after the ACL is corrected and reloaded (SIGHUP) and
+// `metergate outbox retry`, every stored reading of the refused meter arrives, oldest
+// first, once — none lost (issue 14, point 1).
+import Database from 'better-sqlite3';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { freePort, hasMosquitto, startTlsBroker, type BrokerUser, type TlsBroker } from '../helpers/mosquitto.js';
+import { hasSocat } from '../helpers/peers.js';
+import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import { until } from '../helpers/wait.js';
+
+const run = promisify(execFile);
+const measurements = (id: string) => `svc/resources/${id}/measurements`;
+const sampledAt = (m: Received) => Date.parse((m.json.data as { sampled_at: string }).sampled_at);
+
+describe.skipIf(!hasMosquitto || !hasSocat)('a running daemon whose broker refuses one meter by ACL', () => {
+  let dir: string;
+  let pair: PtyPair;
+  let sim: SimProcess;
+  let broker: TlsBroker;
+  let daemon: DaemonProcess;
+  let sub: TestSubscriber;
+  let base: string;
+  let configFile: string;
+  const cloud: BrokerUser = { username: 'cloud', password: 'cloud-pw', acl: ['topic read svc/resources/#'] };
+  const refusing: BrokerUser = { username: 'gw', password: 'gw-pw', acl: [`topic write svc/resources/${METER_B}/#`] };
+  const fixed: BrokerUser = { ...refusing, acl: ['topic write svc/resources/#'] };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-refusals-daemon-'));
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1,2']);
+    broker = await startTlsBroker([refusing, cloud]);
+    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: 'svc/resources/+/measurements' });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    configFile = join(dir, 'config.yaml');
+    writeFileSync(
+      configFile,
+      `organization_id: ${ORG}
+data_dir: ${dir}/data
+poll: { interval_ms: 1000 }
+buses:
+  - { name: rs485, type: rtu, port: ${pair.a}, timeout_ms: 500 }
+meters:
+  - { resource_id: ${METER_A}, bus: rs485, unit_id: 1, profile: sdm630 }
+  - { resource_id: ${METER_B}, bus: rs485, unit_id: 2, profile: sdm630 }
+mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
+clock: { trust: system }
+http: { host: 127.0.0.1, port: ${port} }
+prices: { source: none, regions: [] }
+forecast: { enabled: false }
+`,
+    );
+    daemon = await startDaemon(configFile);
+  }, 120_000);
+
+  afterAll(async () => {
+    await sub?.close();
+    await daemon?.stop();
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+    await broker?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds the refused meter, keeps the other flowing, shows it, and delivers every held reading after the fix', { timeout: 120_000 }, async () => {
+    const ofA = () => sub.messages.filter((m) => m.topic === measurements(METER_A));
+    const ofB = () => sub.messages.filter((m) => m.topic === measurements(METER_B));
+    await sub.waitFor(() => ofB().length >= 8, 'the other meter flowing', 60_000);
+    // Shown where an operator looks.
+    const healthz = async () => (await (await fetch(`${base}/healthz`)).json()) as { status: string; reasons: string[] };
+    await until(async () => (await healthz()).reasons.some((r) => r.includes(`${measurements(METER_A)} held: the broker refused them (0x87 not authorized)`)), '/healthz naming the held topic', 30_000);
+    const health = await healthz();
+    expect(health.status).toBe('degraded');
+    expect(health.reasons.join(' ')).not.toContain(`${measurements(METER_B)} held`);
+    const status = (await (await fetch(`${base}/status.json`)).json()) as { uplink: { held_messages: number; refusals: string } };
+    expect(status.uplink.held_messages).toBeGreaterThan(0);
+    expect(status.uplink.refusals).toContain(measurements(METER_A));
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^metergate_outbox_held\{reason="refused"\} [1-9]\d*$/m);
+    expect(ofA()).toHaveLength(0);
+
+    // The other meter was never held up: each of its readings stored up to a few seconds ago has arrived.
+    const dbPath = join(dir, 'data', 'metergate.db');
+    const readDb = <T>(fn: (db: Database.Database) => T): T => {
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        return fn(db);
+      } finally {
+        db.close();
+      }
+    };
+    const stampsOf = (id: string, beforeMs = Number.MAX_SAFE_INTEGER) =>
+      readDb((db) => db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ? AND sampled_at_ms < ? ORDER BY sampled_at_ms').pluck().all(id, beforeMs) as number[]);
+    const settledB = stampsOf(METER_B, Date.now() - 3_000);
+    await sub.waitFor(() => settledB.every((t) => ofB().some((m) => sampledAt(m) === t)), 'every settled reading of the other meter');
+
+    // The operator corrects the ACL, reloads mosquitto, and asks the daemon to retry.
+    await broker.reloadAcl([fixed, cloud]);
+    const cli = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'outbox', 'retry', '-c', configFile], { encoding: 'utf8' });
+    // (A reconnect in between — mosquitto closes the link after each refused heartbeat — may
+    // have retried them already: the daemon retries after every reconnect by itself.)
+    expect(cli.stdout).toMatch(/retry requested for \d+ refused message\(s\)|no held messages/);
+    await until(async () => ((await (await fetch(`${base}/status.json`)).json()) as { uplink: { held_messages: number } }).uplink.held_messages === 0, 'nothing held', 60_000);
+    await until(async () => (await healthz()).reasons.every((r) => !r.includes('held')), '/healthz without held messages', 30_000);
+
+    // Stop polling, then compare what the broker delivered with what the daemon stored.
+    await daemon.stop();
+    const storedA = stampsOf(METER_A);
+    const waitingA = readDb((db) =>
+      (db.prepare('SELECT payload FROM outbox WHERE topic = ? UNION ALL SELECT payload FROM outbox_held WHERE topic = ?').pluck().all(measurements(METER_A), measurements(METER_A)) as string[]).map(
+        (p) => Date.parse((JSON.parse(p) as { data: { sampled_at: string } }).data.sampled_at),
+      ),
+    );
+    await sub.waitFor(() => ofA().length + waitingA.length >= storedA.length, 'the refused meter\'s readings');
+    const receivedA = ofA().map(sampledAt);
+    expect(storedA.length).toBeGreaterThan(8);
+    expect(new Set(ofA().map((m) => m.messageId)).size).toBe(receivedA.length); // none twice
+    expect([...receivedA, ...waitingA].sort((a, b) => a - b)).toEqual(storedA); // none lost
+    expect(receivedA).toEqual([...receivedA].sort((a, b) => a - b)); // oldest first
+  });
+});
