@@ -74,4 +74,20 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     expect(seriesValue(text, 'metergate_p1_meter_clock_disagreements_total', { resource_id: METER_A })).toBe(0);
     expect(Math.abs(seriesValue(text, 'metergate_p1_meter_clock_offset_seconds', { resource_id: METER_A })!)).toBeLessThan(5);
   });
+
+  it('a DSMR 2.2 meter at 9600 7E1 (no CRC, no clock): samples from its telegrams, nothing counted against its clock', { timeout: 60_000 }, async () => {
+    const pair = cleanup.trackPair(await startPtyPair());
+    const sim = await startSim(['--p1', sharedData('dsmr/v2_2.txt'), '--p1-line', '9600 7E1', '--serial', pair.b, '--p1-period-ms', '300']);
+    cleanup.push(() => sim.stop());
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1', port: pair.a, line: '9600 7E1' }, metrics);
+    await source!.start();
+    await until(() => events.filter((e) => e.kind === 'sample').length >= 2, 'two samples', 30_000);
+    const sample = events.find((e) => e.kind === 'sample');
+    expect(sample?.kind === 'sample' && Object.fromEntries(sample.sample.metrics.map((m) => [m.name, m.unit]))).toEqual({ total_active_power: 'W', active_energy_import: 'Wh', active_energy_export: 'Wh' });
+    const text = await metrics.metrics();
+    expect(seriesValue(text, 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+    expect(seriesValue(text, 'metergate_p1_meter_clock_offset_seconds', { resource_id: METER_A })).toBeUndefined();
+    expect(source!.identity(METER_A)).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1004', serialNumber: '00000000000000', firmware: null });
+  });
 });
