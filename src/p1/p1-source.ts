@@ -23,6 +23,7 @@ export const P1_MAX_POWER_W = 100_000;
 /** Disagreement logs about the meter's clock, at most this often per meter. */
 const CLOCK_LOG_EVERY_MS = 600_000;
 const ACCEPT_COUNTER_RESET_AFTER = 3;
+const DROP_LOG_EVERY_MS = 60_000;
 
 interface Latest {
   readonly reading: P1Reading;
@@ -44,6 +45,8 @@ interface P1Meter {
   lastAccepted: Reading | null;
   backwardsStreak: number;
   lastClockLogMs: number;
+  dropsSinceLog: number;
+  lastDropLogMono: number;
 }
 
 export class P1Source extends EventEmitter implements MeterSource {
@@ -99,6 +102,8 @@ export class P1Source extends EventEmitter implements MeterSource {
         lastAccepted: null,
         backwardsStreak: 0,
         lastClockLogMs: Number.NEGATIVE_INFINITY,
+        dropsSinceLog: 0,
+        lastDropLogMono: Number.NEGATIVE_INFINITY,
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
@@ -159,7 +164,7 @@ export class P1Source extends EventEmitter implements MeterSource {
     for (const event of meter.framer.push(text)) {
       if (event.kind === 'dropped') {
         this.m.telegrams.inc({ bus, outcome: event.reason });
-        this.deps.logger.info({ bus, reason: event.reason, bytes: event.bytes }, 'P1 telegram dropped');
+        this.dropped(meter, event.reason, { bytes: event.bytes });
         continue;
       }
       const receivedAtMs = this.deps.clock.now();
@@ -173,9 +178,22 @@ export class P1Source extends EventEmitter implements MeterSource {
       } catch (err) {
         if (!(err instanceof TelegramParseError)) throw err;
         this.m.telegrams.inc({ bus, outcome: 'invalid' });
-        this.deps.logger.info({ bus, reason: 'invalid', err: err.message }, 'P1 telegram dropped');
+        this.dropped(meter, 'invalid', { err: err.message });
       }
     }
+  }
+
+  /**
+   * A DSMR 5 meter on a bad cable loses a telegram every second: the first drop is logged at
+   * once, then one line a minute with the count (the metric has every one).
+   */
+  private dropped(meter: P1Meter, reason: string, detail: Record<string, unknown>): void {
+    meter.dropsSinceLog++;
+    const now = performance.now();
+    if (now - meter.lastDropLogMono < DROP_LOG_EVERY_MS) return;
+    this.deps.logger.info({ bus: meter.bus.name, reason, ...detail, dropped_since_last_log: meter.dropsSinceLog }, 'P1 telegram dropped');
+    meter.dropsSinceLog = 0;
+    meter.lastDropLogMono = now;
   }
 
   /** The meter keeps its own clock (synchronised by the grid operator): a large disagreement is worth a look. */
