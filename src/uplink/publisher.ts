@@ -145,6 +145,7 @@ export class OutboxPublisher implements Module {
   private pausedUntilMs: number | null = null;
   private lastTransient: { reasonCode: number; atMs: number } | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
+  private probeTimerAt = 0;
   /** After a pause or a retry the oldest row goes alone until the broker takes one. */
   private headAlone = false;
   private running = false;
@@ -275,13 +276,12 @@ export class OutboxPublisher implements Module {
 
   /**
    * Retries held messages: per refused topic its oldest message goes first, alone, and once
-   * the broker takes it the rest follows. This runs by itself after a jittered backoff that
-   * grows with each refusal in a row, and after every (re)connect, but per topic never
-   * sooner than that backoff after its last refusal: many brokers
-   * (mosquitto 2.0 under MQTT 5, VerneMQ, aedes) close the connection after refusing a
-   * publish, and an immediate retry on every reconnect would loop and starve the other
-   * topics. `force` (`metergate outbox retry`) skips that wait. `includeClock` puts the
-   * messages quarantined for their timestamp back too (the clock gate looks at each again).
+   * the broker takes it the rest follows. `force` (every reconnect, `metergate outbox retry`)
+   * retries every topic now; otherwise (the timer; a reconnect right after the broker closed
+   * the link on a refusal, as mosquitto 2.0 under MQTT 5, VerneMQ and aedes do) a topic waits
+   * for its jittered backoff since its last refusal, so retries cannot become a reconnect
+   * loop that starves the other topics. `includeClock` puts the messages quarantined for
+   * their timestamp back too (the clock gate looks at each again).
    */
   retryHeld(opts: { force?: boolean; includeClock?: boolean } = {}): void {
     const now = performance.now();
@@ -304,9 +304,12 @@ export class OutboxPublisher implements Module {
     this.rewind();
   }
 
-  /** The next automatic retry (one timer for all topics: the earliest wins, the others re-arm it). */
+  /** The next automatic retry (one timer for all topics, armed for the earliest; the others re-arm it). */
   private retryLater(ms: number): void {
-    if (this.probeTimer) return;
+    const at = performance.now() + Math.max(0, ms);
+    if (this.probeTimer && this.probeTimerAt <= at) return;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimerAt = at;
     this.probeTimer = setTimeout(() => {
       this.probeTimer = null;
       // Not connected: the next connect retries.

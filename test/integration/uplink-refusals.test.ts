@@ -174,6 +174,27 @@ describe.skipIf(!hasMosquitto)('refused by the ACL: held per topic, delivered af
     }
   });
 
+  it('retries a held topic by itself after its backoff: the ACL fixed and reloaded, nothing else happens, and they arrive', async () => {
+    await broker.reloadAcl([refusing, cloud]);
+    const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: topicOf(MINE) });
+    // A short backoff for the test (the default is 30 s doubling to 10 min).
+    const gw = await startGateway(dir, 'timer', { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile }, { heldRetry: { minMs: 500, maxMs: 1_000 } });
+    try {
+      await until(() => gw.uplink.publisher!.view().state === 'connected', 'connection');
+      const t0 = hourAgo() + 900_000;
+      for (let i = 0; i < 6; i++) gw.uplink.recorder.record(sample(MINE, t0 + i * 10_000, 2_500 + i));
+      await until(() => gw.uplink.outbox.heldCount === 6, 'the refused readings held');
+      await broker.reloadAcl([fixed, cloud]);
+      await sub.waitFor((all) => all.length >= 6, 'the held readings after the backoff', 30_000);
+      await until(() => gw.uplink.outbox.heldCount === 0, 'nothing held');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(sub.messages.map(sampledAt)).toEqual([...Array(6).keys()].map((i) => iso(t0 + i * 10_000)));
+    } finally {
+      await sub.close();
+      await gw.stop();
+    }
+  });
+
   it('keeps held messages across a restart of the gateway', async () => {
     await broker.reloadAcl([refusing, cloud]);
     const first = await startGateway(dir, 'restart', { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile });
