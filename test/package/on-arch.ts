@@ -103,6 +103,13 @@ export function definePackageTests(arch: DebArch): void {
       expect(lines[4]).toMatch(/^modbus-serial \d+\.\d+\.\d+$/);
     });
 
+    it('metergate demo, whose packages a gateway does not get, says how to get them', () => {
+      const r = cli(['demo', '--duration', '1']);
+      expect(r.status, r.output).toBe(1);
+      expect(r.output).toContain('the demo-only packages (aedes, selfsigned) are not installed');
+      expect(r.output).toContain('fix: in a source checkout `npm ci` installs them');
+    });
+
     it('config check: exit 0 on a good file, 78 with every problem on a bad one', () => {
       const dir = mkdtempSync(join(tmpdir(), `mg-deb-cfg-${arch}-`));
       try {
