@@ -3,6 +3,7 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Config } from './config/types.js';
+import type { EventBus } from './events.js';
 import type { Logger } from './log.js';
 import type { Liveness } from './ops/systemd/liveness.js';
 import type { Probes } from './ops/observability/probes.js';
@@ -19,4 +20,6 @@ export interface AppContext {
   readonly liveness: Liveness;
   /** Live views of the modules (meters, uplink, clock, prices) for health, metrics and the status page. */
   readonly probes: Probes;
+  /** The one event bus modules tell each other things on (events.ts); daemon.ts subscribes the listeners. */
+  readonly events: EventBus;
 }

@@ -1,10 +1,14 @@
-// Composition root: builds every module from one frozen config, starts them in order,
-// stops them in reverse. Nothing else in the code base creates long-lived resources.
+// Composition root: builds every module from one frozen config, wires who hears which event
+// on the one event bus (events.ts), starts the modules in order and stops them in reverse.
+// Nothing else in the code base creates long-lived resources or subscribes modules to each other.
+import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { systemClock } from './clock.js';
 import type { Config } from './config/types.js';
 import { LazyModule, type Module } from './lifecycle.js';
 import type { AppContext } from './context.js';
+import type { MeterStatus } from './domain.js';
+import { EventBus } from './events.js';
 import { createLogger } from './log.js';
 import { ClockGuard } from './ops/clock/clock-guard.js';
 import { Liveness } from './ops/systemd/liveness.js';
@@ -14,10 +18,18 @@ import { Probes } from './ops/observability/probes.js';
 import { storeHealth } from './ops/observability/store-health.js';
 import { SystemdWatchdog } from './ops/systemd/watchdog.js';
 import { databasePath, openDaemonDatabase } from './store/db.js';
+import { Outbox } from './store/outbox.js';
+import { ReadingsStore } from './store/readings.js';
 import { meterSourceTypes } from './sources/index.js';
-import type { MeterSource } from './sources/source.js';
+import type { MeterIdentity, MeterSource } from './sources/source.js';
 import { TickJoin } from './sources/tick-join.js';
-import { buildUplink } from './uplink/index.js';
+import type { BackoffPolicy } from './uplink/backoff.js';
+import { leaveVerdict, trustingGate, type ClockGate } from './uplink/clock-gate.js';
+import { MqttConnection } from './uplink/connection.js';
+import { DeviceMessages } from './uplink/device-messages.js';
+import { OutboxPublisher } from './uplink/publisher.js';
+import { MeasurementRecorder } from './uplink/recorder.js';
+import { BUILD_DATE_MS } from './version.js';
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
   const logger = overrides.logger ?? createLogger(config.log_level);
@@ -29,20 +41,67 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
     metrics: overrides.metrics ?? new Registry(),
     liveness: overrides.liveness ?? new Liveness(),
     probes: overrides.probes ?? new Probes(),
+    events: overrides.events ?? new EventBus(logger),
   });
 }
 
-/** The modules of a running gateway, in start order. */
+/** The store-and-forward pipeline: recorder (readings + outbox in SQLite), and with an `mqtt` section the outbox publisher and the device messages over one MQTT connection. */
+export interface Uplink {
+  /** In start order. */
+  readonly modules: Module[];
+  readonly readings: ReadingsStore;
+  readonly outbox: Outbox;
+  readonly recorder: MeasurementRecorder;
+  /** Null without an `mqtt` section (readings are still stored for pricing). */
+  readonly publisher: OutboxPublisher | null;
+  readonly deviceMessages: DeviceMessages | null;
+}
+
+export interface UplinkOptions {
+  readonly clockGate?: ClockGate;
+  readonly meters?: () => readonly MeterStatus[] | null;
+  /** What a meter said about itself (sources/source.ts MeterSource.identity), for boot_notification. */
+  readonly meterIdentity?: (resourceId: string) => MeterIdentity | null | undefined;
+  readonly buildDateMs?: number;
+  /** Backoff of the automatic retries of a topic the broker refused (default: the reconnect backoff). */
+  readonly heldRetry?: BackoffPolicy;
+}
+
+/**
+ * Builds the store-and-forward pipeline (part of buildModules; tests and benchmarks build it
+ * alone) and wires its events: a commit with outbox rows wakes the publisher, evictions are
+ * counted by it. Samples reach the recorder through `recorder.record` / `recordInTick`.
+ */
+export function buildUplink(ctx: AppContext, opts: UplinkOptions = {}): Uplink {
+  const { config, events } = ctx;
+  const clockGate = opts.clockGate ?? trustingGate(ctx.clock);
+  const readings = new ReadingsStore(ctx.db);
+  const outbox = new Outbox(ctx.db, { maxRows: config.store.outbox_max_rows, maxBytes: config.store.outbox_max_bytes });
+  const recorder = new MeasurementRecorder({ ...ctx, readings, outbox, clockGate });
+  const modules: Module[] = [recorder];
+  if (!config.mqtt) return { modules, readings, outbox, recorder, publisher: null, deviceMessages: null };
+  const connection = new MqttConnection({ mqtt: config.mqtt, clientId: config.mqtt.client_id ?? `metergate-${config.gateway_id ?? hostname()}`, logger: ctx.logger });
+  const buildDateMs = opts.buildDateMs ?? BUILD_DATE_MS;
+  const aheadToleranceMs = (config.clock?.step_tolerance_s ?? 60) * 1000;
+  const publisher = new OutboxPublisher({ ...ctx, outbox, connection, heldRetry: opts.heldRetry, mayLeave: (stampedAtMs) => leaveVerdict(clockGate, buildDateMs, stampedAtMs, aheadToleranceMs) });
+  const deviceMessages = new DeviceMessages({ ...ctx, connection, recorder, clockGate, meters: opts.meters ?? (() => null), meterIdentity: opts.meterIdentity });
+  modules.push(publisher, deviceMessages);
+  events.on('sample.stored', ({ lastOutboxId }) => publisher.wake(lastOutboxId));
+  events.on('outbox.evicted', ({ count }) => publisher.countEvicted(count));
+  return { modules, readings, outbox, recorder, publisher, deviceMessages };
+}
+
+/** The modules of a running gateway, in start order, with their events wired. */
 export function buildModules(ctx: AppContext): Module[] {
+  const { events } = ctx;
   const modules: Module[] = [];
   // Clock safety: every sample passes the guard before anything stores or publishes it;
-  // it holds samples while the clock is not trusted (docs/clock-safety.md). Consumers
-  // attach with clockGuard.connect(sink).
+  // it holds samples while the clock is not trusted (docs/clock-safety.md).
   const clockGuard = new ClockGuard(ctx);
   modules.push(clockGuard);
   ctx.probes.clock = () => clockGuard.view();
-  // network_scan content (interfaces + what answers on each bus); the uplink publishes it
-  // with networkScan.onChange(content => ...), which fires at start and on every change.
+  // network_scan content (interfaces + what answers on each bus), re-checked periodically and
+  // when a meter changes state; network.changed at start and on every change.
   const networkScan = new NetworkScanWatcher(ctx);
   const sources: MeterSource[] = [];
   const parts = ctx.config.meters.length > 0 ? meterSourceTypes().partition(ctx.config) : [];
@@ -61,27 +120,20 @@ export function buildModules(ctx: AppContext): Module[] {
       return parts.some((p) => p.type.identifiesMeters && p.meters.some((m) => m.resource_id === resourceId)) ? null : undefined;
     },
   });
-  // A sample waits for the other meters of its poll tick: one durable commit per tick.
-  clockGuard.connect((sample) => uplink.recorder.recordInTick(sample));
   ctx.probes.health.set('store', () => storeHealth(uplink.recorder.view()));
   modules.push(...uplink.modules);
   if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
-  if (uplink.deviceMessages) networkScan.onChange((content) => uplink.deviceMessages!.networkScan(content));
   // Meter sources (sources/index.ts): one module per source type with a configured bus, its
   // code imported only then (Modbus: modbus-serial; P1: serialport). Each reads only its own
-  // buses and meters; their samples take the same way: clock guard, then the recorder.
-  // The recorder commits a slot once every source has finished it (one transaction per tick).
-  const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
+  // buses and meters and reports on the bus (sample.taken, poll.tick-done, meter.state-changed).
   for (const { type, buses, meters } of parts) {
     modules.push(
       new LazyModule(type.kind, async () => {
         const create = await type.load();
-        const source = create({ ...ctx, config: { ...ctx.config, buses, meters }, onSample: (sample) => clockGuard.submit(sample) });
+        const source = create({ ...ctx, config: { ...ctx.config, buses, meters } });
         sources.push(source);
         ctx.probes.meters ??= () => sources.flatMap((s) => s.statuses());
         ctx.probes.busScan ??= () => sources.flatMap((s) => s.busScan());
-        source.on('status', () => networkScan.check());
-        source.on('tick-done', () => ticks.done(type.kind));
         return source;
       }),
     );
@@ -116,8 +168,7 @@ export function buildModules(ctx: AppContext): Module[] {
     return service;
   });
   modules.push(forecast);
-  // Day-ahead prices: background backfill, then node-cron sync and repair. Whoever must
-  // react to new prices subscribes with priceSync.onUpdated(event => ...).
+  // Day-ahead prices: background backfill, then node-cron sync and repair (prices.updated).
   modules.push(
     new LazyModule('price-sync', async () => {
       const p = ctx.config.prices;
@@ -127,16 +178,25 @@ export function buildModules(ctx: AppContext): Module[] {
         return null;
       }
       const { PriceSync } = await import('./prices/sync.js');
-      const priceSync = new PriceSync(ctx);
-      priceSync.onUpdated(() => {
-        void forecast.instance?.refresh(); // not awaited: a backfill must not wait for forecasts
-      });
-      return priceSync;
+      return new PriceSync(ctx);
     }),
   );
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));
+
+  // Who hears which event (events.ts lists them all; buildUplink wires the publisher's).
+  // A sample: source → clock guard → recorder, which commits a poll slot once every source
+  // has finished it (one durable transaction per slot).
+  const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
+  events.on('sample.taken', (sample) => clockGuard.submit(sample));
+  events.on('sample.released', (sample) => uplink.recorder.recordInTick(sample));
+  events.on('poll.tick-done', ({ source }) => ticks.done(source));
+  events.on('meter.state-changed', () => networkScan.check());
+  const { deviceMessages } = uplink;
+  if (deviceMessages) events.on('network.changed', (content) => deviceMessages.networkScan(content));
+  // Not awaited: a backfill must not wait for forecasts.
+  events.on('prices.updated', () => void forecast.instance?.refresh());
   return modules;
 }
 

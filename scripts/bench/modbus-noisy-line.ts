@@ -9,7 +9,8 @@ import os from 'node:os';
 import { Registry } from 'prom-client';
 import { systemClock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
-import type { MeterSample, MeterStatus } from '../../src/domain.js';
+import type { MeterSample } from '../../src/domain.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
 import { slotAt } from '../../src/modbus/slots.js';
@@ -52,24 +53,21 @@ async function main(): Promise<void> {
   const offlineSince = new Map<string, number>();
   const offlineSlots = new Map<string, number>(ids.map((id) => [id, 0]));
   const offlineEpisodes = new Map<string, number>(ids.map((id) => [id, 0]));
-  const poller = new MeterPoller({
-    config,
-    logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
-    clock: systemClock,
-    metrics: new Registry(),
-    onSample: (s) => samples.push(s),
-    onStatusChange: (statuses: MeterStatus[]) => {
-      for (const s of statuses) {
-        const slot = slotAt(Date.now(), INTERVAL_MS);
-        if (s.state === 'offline' && !offlineSince.has(s.resourceId)) {
-          offlineSince.set(s.resourceId, slot);
-          offlineEpisodes.set(s.resourceId, offlineEpisodes.get(s.resourceId)! + 1);
-        } else if (s.state !== 'offline' && offlineSince.has(s.resourceId)) {
-          offlineSlots.set(s.resourceId, offlineSlots.get(s.resourceId)! + slot - offlineSince.get(s.resourceId)!);
-          offlineSince.delete(s.resourceId);
-        }
+  const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
+  const events = new EventBus(logger);
+  const poller = new MeterPoller({ config, logger, clock: systemClock, metrics: new Registry(), events });
+  events.on('sample.taken', (s) => samples.push(s));
+  events.on('meter.state-changed', ({ statuses }) => {
+    for (const s of statuses) {
+      const slot = slotAt(Date.now(), INTERVAL_MS);
+      if (s.state === 'offline' && !offlineSince.has(s.resourceId)) {
+        offlineSince.set(s.resourceId, slot);
+        offlineEpisodes.set(s.resourceId, offlineEpisodes.get(s.resourceId)! + 1);
+      } else if (s.state !== 'offline' && offlineSince.has(s.resourceId)) {
+        offlineSlots.set(s.resourceId, offlineSlots.get(s.resourceId)! + slot - offlineSince.get(s.resourceId)!);
+        offlineSince.delete(s.resourceId);
       }
-    },
+    }
   });
   await poller.start();
   // the first samples on clean lines, then the noise

@@ -24,7 +24,7 @@ const { validateConfig } = await dist<typeof import('../../src/config/load.js')>
 const { createContext } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
 const { createLogger } = await dist<typeof import('../../src/log.js')>('log.js');
 const { openDatabase } = await dist<typeof import('../../src/store/db.js')>('store/db.js');
-const { buildUplink } = await dist<typeof import('../../src/uplink/index.js')>('uplink/index.js');
+const { buildUplink } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
 
 const METERS = Number(process.argv[2] ?? 4);
 const DAYS = Number(process.argv[3] ?? 400);

@@ -28,7 +28,7 @@ if (process.argv[2] === 'child') {
   const { createContext } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
   const { createLogger } = await dist<typeof import('../../src/log.js')>('log.js');
   const { openDatabase } = await dist<typeof import('../../src/store/db.js')>('store/db.js');
-  const { buildUplink } = await dist<typeof import('../../src/uplink/index.js')>('uplink/index.js');
+  const { buildUplink } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
   const { resolveProfile } = await dist<typeof import('../../src/modbus/profiles/index.js')>('modbus/profiles/index.js');
   const dir = process.argv[6];
   const config = validateConfig({ organization_id: ORG, data_dir: dir, mqtt: { url: 'mqtts://broker.invalid:8883' } }, 'bench', {});

@@ -1,12 +1,12 @@
 // Polls every configured meter on its bus, aligned to the wall clock, and hands sanity-checked
-// samples to onSample. A meter that stops answering goes offline after a few misses and is then
+// samples to the event bus (sample.taken). A meter that stops answering goes offline after a few misses and is then
 // re-probed at low priority, so it cannot starve the other meters on its bus: every slot while
 // there is a sign it may answer (it answered part of a poll, garbled answers came back, or its
 // port was missing and may reappear), otherwise on a backoff.
-import { EventEmitter } from 'node:events';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config, MeterConfig, MeterProfile } from '../config/types.js';
+import type { EventBus } from '../events.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
@@ -23,9 +23,8 @@ export interface MeterPollerDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly metrics: Registry;
-  readonly onSample: (sample: MeterSample) => void;
-  /** Called after any meter changes state (unknown/online/offline), e.g. to republish the network scan. */
-  readonly onStatusChange?: (statuses: MeterStatus[]) => void;
+  /** Gets sample.taken per sane sample, poll.tick-done per slot, meter.state-changed (events.ts). */
+  readonly events: EventBus;
   /** Watchdog feed: ticked every poll cycle while no poll is stuck (AppContext.liveness). */
   readonly liveness?: Liveness;
 }
@@ -67,7 +66,7 @@ type MissCause = 'heard' | 'bus' | 'silent';
 /** Consecutive "counter went backwards" samples after which the new counter is believed (meter replaced or reset). */
 const ACCEPT_COUNTER_RESET_AFTER = 3;
 
-export class MeterPoller extends EventEmitter implements Module {
+export class MeterPoller implements Module {
   readonly name = 'modbus';
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
@@ -90,7 +89,6 @@ export class MeterPoller extends EventEmitter implements Module {
   };
 
   constructor(private readonly deps: MeterPollerDeps) {
-    super();
     const registers = [deps.metrics];
     this.m = {
       polls: new Counter({ name: 'metergate_meter_polls_total', help: 'Meter polls attempted', labelNames: ['resource_id', 'bus'], registers }),
@@ -230,8 +228,8 @@ export class MeterPoller extends EventEmitter implements Module {
       this.track(p);
       polls.push(p);
     }
-    // Every sample of the tick went to onSample by now: the store commits them together.
-    void Promise.allSettled(polls).then(() => this.emit('tick-done'));
+    // Every sample of the tick was handed on by now: the store commits them together.
+    void Promise.allSettled(polls).then(() => this.deps.events.emit('poll.tick-done', { source: this.name }));
   }
 
   /**
@@ -330,11 +328,7 @@ export class MeterPoller extends EventEmitter implements Module {
     const sample: MeterSample = { resourceId: m.config.resource_id, sampledAtMs, metrics };
     m.lastSample = sample;
     this.deps.logger.debug({ resource_id: m.config.resource_id, sampled_at: new Date(sampledAtMs).toISOString(), metrics: metrics.length }, 'sample');
-    try {
-      this.deps.onSample(sample);
-    } catch (err) {
-      this.deps.logger.error({ err, resource_id: m.config.resource_id }, 'sample consumer failed');
-    }
+    this.deps.events.emit('sample.taken', sample);
   }
 
   private miss(m: MeterRuntime, err: Error, kind: 'poll' | 'probe', partlyAnswered: boolean): void {
@@ -368,13 +362,7 @@ export class MeterPoller extends EventEmitter implements Module {
     if (m.state === state) return;
     m.state = state;
     this.m.online.set({ resource_id: m.config.resource_id }, state === 'online' ? 1 : 0);
-    const statuses = this.statuses();
-    this.emit('status', statuses);
-    try {
-      this.deps.onStatusChange?.(statuses);
-    } catch (err) {
-      this.deps.logger.error({ err }, 'status listener failed');
-    }
+    this.deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() });
   }
 }
 

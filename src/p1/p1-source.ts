@@ -3,7 +3,6 @@
 // checked telegram replaces the latest one, and every poll slot publishes the latest if it is
 // new, so the cadence is poll.interval_ms whatever the meter's (sampled, not flooded). A slot
 // without a new telegram is a miss; offline_after_misses of them make the meter offline.
-import { EventEmitter } from 'node:events';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BusConfig, MeterConfig } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
@@ -49,7 +48,7 @@ interface P1Meter {
   lastDropLogMono: number;
 }
 
-export class P1Source extends EventEmitter implements MeterSource {
+export class P1Source implements MeterSource {
   readonly name = 'p1';
   private readonly meters: P1Meter[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -67,7 +66,6 @@ export class P1Source extends EventEmitter implements MeterSource {
   };
 
   constructor(private readonly deps: MeterSourceDeps) {
-    super();
     const registers = [deps.metrics];
     this.m = {
       telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid)', labelNames: ['bus', 'outcome'], registers }),
@@ -225,8 +223,8 @@ export class P1Source extends EventEmitter implements MeterSource {
   private tick(): void {
     this.loop?.tick();
     for (const meter of this.meters) this.sample(meter);
-    // Every sample of this slot went to onSample: the store may commit them together.
-    this.emit('tick-done');
+    // Every sample of this slot was handed on: the store may commit them together.
+    this.deps.events.emit('poll.tick-done', { source: this.name });
   }
 
   /** One slot of one meter: the latest telegram if it is new since the last slot, else a miss. */
@@ -264,18 +262,14 @@ export class P1Source extends EventEmitter implements MeterSource {
     meter.lastAccepted = reading;
     const sample: MeterSample = { resourceId: meter.config.resource_id, sampledAtMs: latest.receivedAtMs, metrics: latest.reading.metrics };
     meter.lastSample = sample;
-    try {
-      this.deps.onSample(sample);
-    } catch (err) {
-      this.deps.logger.error({ err, resource_id: meter.config.resource_id }, 'sample consumer failed');
-    }
+    this.deps.events.emit('sample.taken', sample);
   }
 
   private setState(meter: P1Meter, state: MeterState): void {
     if (meter.state === state) return;
     meter.state = state;
     this.m.online.set({ resource_id: meter.config.resource_id }, state === 'online' ? 1 : 0);
-    this.emit('status', this.statuses());
+    this.deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() });
   }
 }
 

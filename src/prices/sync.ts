@@ -13,7 +13,6 @@ import { Backfill, type PriceFetcher } from './backfill.js';
 import { LogProgress } from './progress.js';
 import { EntsoeSource } from './sources/entsoe.js';
 import { requireMarket } from './markets.js';
-import { PriceUpdates, type PricesUpdatedListener } from './updates.js';
 
 export const SCHEDULE_TIME_ZONE = 'Europe/Brussels';
 const MINUTE_MS = 60_000;
@@ -37,7 +36,8 @@ export function firstRunAtOrAfter(expressions: readonly string[], atMs: number, 
   }
 }
 
-export type PriceSyncDeps = Pick<AppContext, 'config' | 'logger' | 'db' | 'clock'> & {
+/** `events` gets prices.updated after every sync, backfill chunk or repair that stored prices. */
+export type PriceSyncDeps = Pick<AppContext, 'config' | 'logger' | 'db' | 'clock' | 'events'> & {
   /** Overrides the configured source (tests). */
   readonly source?: PriceFetcher;
 };
@@ -54,17 +54,11 @@ export function configuredSource(deps: Pick<AppContext, 'config' | 'logger'>): P
 
 export class PriceSync implements Module {
   readonly name = 'price-sync';
-  private readonly updates = new PriceUpdates();
   private tasks: ScheduledTask[] = [];
   private abort = new AbortController();
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: PriceSyncDeps) {}
-
-  /** Called after every sync or repair that stored prices (e.g. the forecaster's refresh). */
-  onUpdated(listener: PricesUpdatedListener): () => void {
-    return this.updates.subscribe(listener);
-  }
 
   async start(): Promise<void> {
     const { config, logger } = this.deps;
@@ -114,7 +108,7 @@ export class PriceSync implements Module {
       logger,
       now: () => clock.now(),
       progress: new LogProgress(logger),
-      onUpdated: (e) => this.updates.publish(e, (err) => logger.error({ err }, 'price update listener failed')),
+      onUpdated: (e) => this.deps.events.emit('prices.updated', e),
     });
   }
 

@@ -1,7 +1,6 @@
 // The canonical shape of a meter source type, to copy into a new folder (e.g. src/mbus/source.ts)
 // and register with one line in sources/index.ts. Not registered itself: it reads nothing.
 // The real ones: modbus/source.ts (+ modbus/poller.ts), p1/source.ts (+ p1/p1-source.ts).
-import { EventEmitter } from 'node:events';
 import type { MeterStatus } from '../domain.js';
 import type { BusScanView } from '../ops/observability/views.js';
 import type { SourceRegistry } from './registry.js';
@@ -20,17 +19,16 @@ export function registerBlueprintSource(registry: SourceRegistry): void {
 }
 
 /** A Module: the constructor stores, start() opens and schedules, stop() releases. */
-class BlueprintSource extends EventEmitter implements MeterSource {
+class BlueprintSource implements MeterSource {
   readonly name = 'blueprint';
 
-  constructor(private readonly deps: MeterSourceDeps) {
-    super();
-  }
+  constructor(private readonly deps: MeterSourceDeps) {}
 
   async start(): Promise<void> {
     // Open the buses in deps.config.buses; every poll.interval_ms slot (modbus/slots.ts nextSlot):
-    // read each meter, deps.onSample(sample) for each good reading, then emit('tick-done').
-    // A meter changing unknown/online/offline: emit('status', this.statuses()).
+    // read each meter, deps.events.emit('sample.taken', sample) for each good reading, then
+    // deps.events.emit('poll.tick-done', { source: this.name }). A meter changing
+    // unknown/online/offline: deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() }).
   }
 
   async stop(): Promise<void> {}

@@ -4,7 +4,8 @@
 import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config, MeterConfig } from '../config/types.js';
-import type { MeterSample, MeterStatus } from '../domain.js';
+import type { EventBus } from '../events.js';
+import type { MeterStatus } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness } from '../ops/systemd/liveness.js';
@@ -16,8 +17,12 @@ export interface MeterSourceDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly metrics: Registry;
-  /** Every accepted sample; the daemon passes it through the clock guard to the recorder. */
-  readonly onSample: (sample: MeterSample) => void;
+  /**
+   * Where the source tells what happened (events.ts): `sample.taken` per accepted sample (the
+   * clock guard takes it on to the recorder), `poll.tick-done` once every sample of a poll slot
+   * was handed on (the store commits a slot's samples together), `meter.state-changed`.
+   */
+  readonly events: EventBus;
   /** Watchdog feed: a source ticks its loop handle every cycle while it is not stuck. */
   readonly liveness?: Liveness;
 }
@@ -30,19 +35,13 @@ export interface MeterIdentity {
   readonly firmware: string | null;
 }
 
-/**
- * A running source of meter samples. Events: `status` (MeterStatus[]) after a meter changes
- * state; `tick-done` after every sample of one poll slot went to onSample, so the store
- * commits a slot's samples together (uplink/recorder.ts recordInTick / tickDone).
- */
+/** A running source of meter samples; it reports on the event bus (MeterSourceDeps.events). */
 export interface MeterSource extends Module {
   statuses(): MeterStatus[];
   /** What answers on each of the source's buses, for network_scan. */
   busScan(): BusScanView[];
   /** The meter's own identity when the source learns it from the meter, else undefined (the config's profile says). */
   identity?(resourceId: string): MeterIdentity | null | undefined;
-  on(event: 'status', listener: (statuses: MeterStatus[]) => void): this;
-  on(event: 'tick-done', listener: () => void): this;
 }
 
 /** One kind of source, as it registers itself. */

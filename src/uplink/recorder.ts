@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import { sessionMaxEdgeGapMs } from '../config/derived.js';
 import type { Config } from '../config/types.js';
 import type { MeterSample } from '../domain.js';
+import type { EventBus } from '../events.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { StoreView } from '../ops/observability/views.js';
@@ -58,10 +59,8 @@ export interface RecorderDeps {
   readonly db: Db;
   readonly readings: ReadingsStore;
   readonly outbox: Outbox;
-  /** Told after each commit that added outbox rows (the publisher's wake()). */
-  readonly onStored?: (lastId: number) => void;
-  /** Told how many old rows the outbox dropped to hold its bounds. */
-  readonly onEvicted?: (n: number) => void;
+  /** Gets sample.stored after each commit that added outbox rows, outbox.evicted when old rows were dropped to hold its bounds. */
+  readonly events: EventBus;
   /** Purging by age needs a trusted clock (a clock stepped years ahead would purge everything). */
   readonly clockGate?: ClockGate;
 }
@@ -305,7 +304,7 @@ export class MeasurementRecorder implements Module {
     }
     if (written.messages === 0) return;
     if (written.evicted > 0) {
-      this.deps.onEvicted?.(written.evicted);
+      this.deps.events.emit('outbox.evicted', { count: written.evicted });
       this.droppedSinceLog += written.evicted;
       // While the outbox stays full every new reading drops one: one line a minute, with the count.
       const now = this.deps.clock.now();
@@ -319,7 +318,7 @@ export class MeasurementRecorder implements Module {
         this.lastDropLogMs = now;
       }
     }
-    this.deps.onStored?.(written.lastId);
+    this.deps.events.emit('sample.stored', { lastOutboxId: written.lastId });
   }
 
   private invalid(type: MessageType, problems: string[], resourceId: string): void {

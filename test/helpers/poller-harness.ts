@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import type { MeterSample } from '../../src/domain.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
 import { Liveness } from '../../src/ops/systemd/liveness.js';
@@ -15,6 +16,8 @@ export const METER_C = '2d8b4c60-3e5f-4071-8c1d-2e3f4a5b6c7d';
 
 export interface Harness {
   readonly poller: MeterPoller;
+  /** The poller's event bus: sample.taken, poll.tick-done, meter.state-changed. */
+  readonly events: EventBus;
   readonly config: Config;
   readonly samples: MeterSample[];
   readonly registry: Registry;
@@ -41,17 +44,20 @@ export async function startPoller(raw: Record<string, unknown>, opts: HarnessOpt
   const logger = onLog
     ? createLogger('warn', { write: (line: string) => onLog(JSON.parse(line) as { level: string; msg: string }) })
     : createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
+  const events = new EventBus(logger);
   const poller = new MeterPoller({
     config,
     logger,
     clock: opts.clock ?? systemClock,
     metrics: registry,
-    onSample: (s) => samples.push(s),
+    events,
     liveness,
   });
+  events.on('sample.taken', (s) => samples.push(s));
   await poller.start();
   return {
     poller,
+    events,
     config,
     samples,
     registry,

@@ -26,7 +26,7 @@ describe('Modbus faults: meters', () => {
         ],
       }),
     );
-    h.poller.on('status', (s: Array<{ resourceId: string; state: string }>) => changes.push(s.map((x) => `${x.resourceId.slice(0, 4)}=${x.state}`).join(',')));
+    h.events.on('meter.state-changed', ({ statuses }) => changes.push(statuses.map((x) => `${x.resourceId.slice(0, 4)}=${x.state}`).join(',')));
     await h.waitFor(() => h.samplesOf(METER_A).length >= 2 && h.samplesOf(METER_B).length >= 2, 'both meters answering');
 
     await simA.kill();

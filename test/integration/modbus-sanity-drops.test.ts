@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { MeterSample } from '../../src/domain.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
 import { builtInProfiles } from '../../src/modbus/profiles/index.js';
@@ -49,7 +50,10 @@ describe('sanity checks in the poller', () => {
     );
     const samples: MeterSample[] = [];
     const registry = new Registry();
-    const poller = new MeterPoller({ config, logger: createLogger('warn', sink), clock: systemClock, metrics: registry, onSample: (s) => samples.push(s) });
+    const logger = createLogger('warn', sink);
+    const events = new EventBus(logger);
+    events.on('sample.taken', (s) => samples.push(s));
+    const poller = new MeterPoller({ config, logger, clock: systemClock, metrics: registry, events });
     await poller.start();
     cleanups.push(() => poller.stop());
 

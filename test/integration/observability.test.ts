@@ -30,7 +30,8 @@ describe.skipIf(!hasSocat)('/healthz, /metrics and /status.json on a gateway pol
         prices: { regions: [] },
       },
     });
-    poller = new MeterPoller({ ...http.ctx, onSample: () => samples++ });
+    poller = new MeterPoller(http.ctx);
+    http.ctx.events.on('sample.taken', () => samples++);
     http.ctx.probes.meters = () => poller.statuses();
     registerOpsMetrics(http.ctx);
     await poller.start();

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { MeterSample, MeterStatus } from '../../src/domain.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { P1Source } from '../../src/p1/p1-source.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
@@ -27,10 +28,13 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
 
   function startSource(bus: Record<string, unknown>, metrics: Registry) {
     const config = validateConfig({ organization_id: ORG, poll: { interval_ms: 1000 }, buses: [{ name: 'p1', ...bus }], meters: [{ resource_id: METER_A, bus: 'p1' }] }, 'test', {});
-    const events: Array<{ kind: 'sample'; sample: MeterSample } | { kind: 'tick-done' } | { kind: 'status'; statuses: MeterStatus[] }> = [];
-    source = new P1Source({ config, logger: createLogger('silent'), clock: systemClock, metrics, onSample: (sample) => events.push({ kind: 'sample', sample }) });
-    source.on('tick-done', () => events.push({ kind: 'tick-done' }));
-    source.on('status', (statuses) => events.push({ kind: 'status', statuses }));
+    const events: Array<{ kind: 'sample'; sample: MeterSample } | { kind: 'tick-done' } | { kind: 'status'; statuses: readonly MeterStatus[] }> = [];
+    const logger = createLogger('silent');
+    const eventBus = new EventBus(logger);
+    eventBus.on('sample.taken', (sample) => events.push({ kind: 'sample', sample }));
+    eventBus.on('poll.tick-done', () => events.push({ kind: 'tick-done' }));
+    eventBus.on('meter.state-changed', ({ statuses }) => events.push({ kind: 'status', statuses }));
+    source = new P1Source({ config, logger, clock: systemClock, metrics, events: eventBus });
     return events;
   }
 

@@ -26,7 +26,7 @@ describe('poll tick done', () => {
     // At each tick-done: which samples came since the previous one, and the silent meter's misses.
     const ticks: Array<{ resources: string[]; misses: number }> = [];
     let seen = 0;
-    h.poller.on('tick-done', () => {
+    h.events.on('poll.tick-done', () => {
       ticks.push({ resources: h.samples.slice(seen).map((s) => s.resourceId).sort(), misses: h.poller.statuses().find((s) => s.resourceId === METER_C)!.consecutiveMisses });
       seen = h.samples.length;
     });

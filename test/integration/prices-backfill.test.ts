@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { PriceSync } from '../../src/prices/sync.js';
 import type { PricesUpdated } from '../../src/prices/updates.js';
@@ -167,16 +168,18 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
     }
   });
 
-  it('PriceSync (daemon module) backfills in the background and tells listeners', async () => {
+  it('PriceSync (daemon module) backfills in the background and emits prices.updated', async () => {
     const config = validateConfig({
       organization_id: ORG,
       data_dir: join(dir, 'sync'),
       prices: { regions: ['DE-LU'], backfill_from: '2020-12-15', entsoe: { base_url: baseUrl, security_token: TOKEN } },
     }, 'test', {});
     const db = openDatabase(join(dir, 'sync', 'metergate.db'));
-    const sync = new PriceSync({ config, logger: createLogger('silent' as 'info'), db, clock: { now: () => Date.now() } });
+    const logger = createLogger('silent' as 'info');
+    const bus = new EventBus(logger);
+    const sync = new PriceSync({ config, logger, db, clock: { now: () => Date.now() }, events: bus });
     const events: PricesUpdated[] = [];
-    sync.onUpdated((e) => {
+    bus.on('prices.updated', (e) => {
       events.push(e);
     });
     await sync.start(); // returns at once; the backfill runs in the background

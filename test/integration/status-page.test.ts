@@ -18,7 +18,7 @@ import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { METER_A, METER_B } from '../helpers/poller-harness.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 import { validateConfig } from '../../src/config/load.js';
-import { buildUplink } from '../../src/uplink/index.js';
+import { buildUplink } from '../../src/daemon.js';
 import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -79,7 +79,8 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     guard = new ClockGuard({ ...ctx, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
     await guard.start();
     ctx.probes.clock = () => guard.view();
-    poller = new MeterPoller({ ...ctx, onSample: (s) => guard.submit(s) });
+    ctx.events.on('sample.taken', (s) => guard.submit(s));
+    poller = new MeterPoller(ctx);
     ctx.probes.meters = () => poller.statuses();
     await poller.start();
     const until = Date.now() + 40_000;
@@ -169,7 +170,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     ).mqtt;
     const uplink = buildUplink({ ...ctx, config: { ...ctx.config, mqtt } }, { clockGate: guard, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
     for (const m of uplink.modules) await m.start();
-    guard.connect((sample) => uplink.recorder.record(sample));
+    ctx.events.on('sample.released', (sample) => uplink.recorder.record(sample));
     ctx.probes.uplink = () => uplink.publisher!.view();
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
     // Reloads until the uplink box shows what we wait for (the page itself refreshes every 5 s).

@@ -12,7 +12,7 @@ import { createContext } from '../../src/daemon.js';
 import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { openDatabase } from '../../src/store/db.js';
-import { buildUplink, type Uplink } from '../../src/uplink/index.js';
+import { buildUplink, type Uplink } from '../../src/daemon.js';
 import { messageProblems } from '../../src/uplink/validate.js';
 import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';

@@ -18,7 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { outboxCheck } from '../../src/ops/doctor/outbox.js';
 import { assessHealth } from '../../src/ops/observability/health.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
-import { buildUplink, type Uplink, type UplinkOptions } from '../../src/uplink/index.js';
+import { buildUplink, type Uplink, type UplinkOptions } from '../../src/daemon.js';
 import { hasMosquitto, startTlsBroker, type BrokerUser, type TlsBroker } from '../helpers/mosquitto.js';
 import { startPubackEater } from '../helpers/puback-eater.js';
 import { startScriptedBroker, type ScriptedBroker } from '../helpers/scripted-broker.js';

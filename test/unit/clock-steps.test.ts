@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { validateConfig } from '../../src/config/load.js';
 import type { MeterSample } from '../../src/domain.js';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { ClockGuard } from '../../src/ops/clock/clock-guard.js';
 import { assessHealth } from '../../src/ops/observability/health.js';
@@ -75,9 +76,12 @@ describe('ClockGuard: a trusted clock that steps beyond the tolerance', () => {
     const mono = { now: 1_000_000 };
     const metrics = new Registry();
     const config = validateConfig({ organization_id: '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11', data_dir: '/tmp/unused', clock: { trust: 'system', step_tolerance_s: toleranceS } }, 'test', {});
+    const logger = createLogger('silent');
+    const events = new EventBus(logger);
     const guard = new ClockGuard({
       config,
-      logger: createLogger('silent'),
+      logger,
+      events,
       clock: { now: () => wall.now },
       metrics,
       monotonicMs: () => mono.now,
@@ -86,7 +90,7 @@ describe('ClockGuard: a trusted clock that steps beyond the tolerance', () => {
       db: handle,
     });
     const readings = new ReadingsStore(handle);
-    guard.connect((s) => readings.insert(s));
+    events.on('sample.released', (s) => readings.insert(s));
     /** Time passes on both clocks; `stepMs` moves the wall clock only. */
     const advance = (ms: number, stepMs = 0) => {
       mono.now += ms;

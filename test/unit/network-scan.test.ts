@@ -1,6 +1,7 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { buildScanContent, describeInterfaces, NetworkScanWatcher, scanContentKey } from '../../src/ops/network/network-scan.js';
 import { Probes } from '../../src/ops/observability/probes.js';
@@ -38,14 +39,16 @@ describe('network scan content', () => {
     expect(scanContentKey(a)).toBe(scanContentKey(b));
   });
 
-  it('tells listeners at start and again only when interfaces or answering meters change', async () => {
+  it('emits network.changed at start and again only when interfaces or answering meters change', async () => {
     let ifaces: NodeJS.Dict<NetworkInterfaceInfo[]> = { eth0: [v4('10.0.0.5', 'dc:a6:32:00:00:01')] };
     let buses: BusScanView[] = [{ bus: 'rs485', port: '/dev/ttyUSB0', unit_ids: [1], devices: [{ unit_id: 1, profile: 'sdm630' }] }];
     const probes = new Probes();
     probes.busScan = () => buses;
-    const watcher = new NetworkScanWatcher({ logger: createLogger('silent'), probes, listInterfaces: () => ifaces, intervalMs: 3_600_000 });
+    const logger = createLogger('silent');
+    const events = new EventBus(logger);
+    const watcher = new NetworkScanWatcher({ logger, probes, events, listInterfaces: () => ifaces, intervalMs: 3_600_000 });
     const seen: string[] = [];
-    watcher.onChange((c) => seen.push(`${c.interfaces.map((i) => i.ipv4.join('+')).join()}|${c.modbus.map((m) => m.unit_ids.join('+')).join()}`));
+    events.on('network.changed', (c) => seen.push(`${c.interfaces.map((i) => i.ipv4.join('+')).join()}|${c.modbus.map((m) => m.unit_ids.join('+')).join()}`));
     await watcher.start();
     expect(watcher.check()).toBe(false);
     ifaces = { eth0: [v4('10.0.0.9', 'dc:a6:32:00:00:01')] }; // DHCP gave a new address

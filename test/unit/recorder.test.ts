@@ -15,7 +15,7 @@ import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { openDatabase } from '../../src/store/db.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { buildUplink } from '../../src/uplink/index.js';
+import { buildUplink } from '../../src/daemon.js';
 import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';

@@ -2,6 +2,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/types.js';
+import type { EventBus } from '../../events.js';
 import type { MeterSample } from '../../domain.js';
 import type { Module } from '../../lifecycle.js';
 import type { Logger } from '../../log.js';
@@ -18,6 +19,8 @@ export interface ClockGuardDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly metrics: Registry;
+  /** Gets sample.released for every sample let through, clock.trusted when trust arrives. */
+  readonly events: EventBus;
   readonly monotonicMs?: () => number;
   readonly ntpStatus?: () => Promise<NtpStatus>;
   readonly buildDateMs?: number;
@@ -27,8 +30,6 @@ export interface ClockGuardDeps {
 
 /** How long /healthz reports the clock degraded after a step beyond the tolerance. */
 const STEP_VISIBLE_MS = 24 * 3_600_000;
-
-export type SampleSink = (sample: MeterSample) => void;
 
 /** How often the clocks are looked at while the clock is not trusted, and after. */
 const UNTRUSTED_CHECK_MS = 5_000;
@@ -49,18 +50,16 @@ export function clockPolicy(config: Config, buildDateMs = BUILD_DATE_MS): ClockT
 /**
  * The gate between the meter poller and everything that stores or publishes a sample
  * (see clock-trust.ts and docs/clock-safety.md for the rule). Samples go in through
- * submit(); they come out at the sink, immediately while the clock is trusted, or
- * re-stamped when trust arrives. Message builders ask trustedNow() for timestamps of
+ * submit() (the daemon wires sample.taken to it); they come out as sample.released,
+ * immediately while the clock is trusted, or re-stamped when trust arrives. Message builders ask trustedNow() for timestamps of
  * their own (heartbeats, scans) and send nothing while it is null.
  */
 export class ClockGuard implements Module {
   readonly name = 'clock-guard';
   private readonly trust: ClockTrust<MeterSample>;
   private readonly monotonicMs: () => number;
-  private readonly sinks: SampleSink[] = [];
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | null = null;
-  private readonly trustedListeners: Array<() => void> = [];
   private readonly gauges: { trusted: Gauge; held: Gauge; dropped: Counter; steps: Counter; stepsBeyond: Counter };
   private steps: ClockStepStore | null = null;
   private lastStep: ClockStep | null = null;
@@ -90,16 +89,6 @@ export class ClockGuard implements Module {
         this.set(self.steps?.flaggedCount() ?? 0);
       },
     });
-  }
-
-  /** Where released samples go (the readings store / outbox writer). */
-  connect(sink: SampleSink): void {
-    this.sinks.push(sink);
-  }
-
-  onTrusted(listener: () => void): void {
-    this.trustedListeners.push(listener);
-    if (this.trust.isTrusted) listener();
   }
 
   get isTrusted(): boolean {
@@ -197,7 +186,7 @@ export class ClockGuard implements Module {
         this.deps.logger.info({ reason: event.reason, released: event.released.length, dropped: event.dropped }, 'clock trusted');
         if (event.dropped > 0) this.gauges.dropped.inc(event.dropped);
         for (const r of event.released) this.deliver({ ...r.item, sampledAtMs: r.sampledAtMs });
-        for (const l of this.trustedListeners) l();
+        this.deps.events.emit('clock.trusted', { reason: event.reason });
       }
     }
     if (!this.trust.isTrusted) this.deps.logger.debug({ reason: this.trust.why, held: this.trust.heldCount }, 'clock not trusted yet');
@@ -247,13 +236,7 @@ export class ClockGuard implements Module {
   }
 
   private deliver(sample: MeterSample): void {
-    for (const sink of this.sinks) {
-      try {
-        sink(sample);
-      } catch (err) {
-        this.deps.logger.error({ err, resourceId: sample.resourceId }, 'sample sink failed');
-      }
-    }
+    this.deps.events.emit('sample.released', sample);
   }
 
   private updateGauges(): void {

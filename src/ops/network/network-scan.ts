@@ -1,8 +1,9 @@
 // The content of the network_scan message: the gateway's network interfaces and what
 // answered on each Modbus bus. Pure helpers plus a small module that re-checks the content
-// periodically and when a meter changes state, and tells its listeners (the uplink, which
-// builds, stores and publishes the retained message) only when something changed.
+// periodically and when a meter changes state, and emits network.changed (the uplink builds,
+// stores and publishes the retained message) only when something changed.
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import type { EventBus } from '../../events.js';
 import type { Module } from '../../lifecycle.js';
 import type { Logger } from '../../log.js';
 import type { Probes } from '../observability/probes.js';
@@ -62,27 +63,19 @@ export function scanContentKey(content: NetworkScanContent): string {
 export interface NetworkScanWatcherDeps {
   readonly logger: Logger;
   readonly probes: Probes;
+  readonly events: EventBus;
   /** How often interfaces are looked at (DHCP renewals, cable plugged in). */
   readonly intervalMs?: number;
   readonly listInterfaces?: () => NodeJS.Dict<NetworkInterfaceInfo[]>;
 }
-
-export type ScanListener = (content: NetworkScanContent) => void;
 
 export class NetworkScanWatcher implements Module {
   readonly name = 'network-scan';
   private timer: NodeJS.Timeout | undefined;
   private lastKey: string | null = null;
   private last: NetworkScanContent | null = null;
-  private readonly listeners: ScanListener[] = [];
 
   constructor(private readonly deps: NetworkScanWatcherDeps) {}
-
-  /** Called with the full content at start and whenever it changes. */
-  onChange(listener: ScanListener): void {
-    this.listeners.push(listener);
-    if (this.last) listener(this.last);
-  }
 
   current(): NetworkScanContent {
     return this.last ?? this.compute();
@@ -103,7 +96,7 @@ export class NetworkScanWatcher implements Module {
     return buildScanContent((this.deps.listInterfaces ?? networkInterfaces)(), this.deps.probes.busScan?.() ?? []);
   }
 
-  /** Recomputes; notifies listeners if the content differs from the last one. Returns whether it did. */
+  /** Recomputes; emits network.changed if the content differs from the last one (and the first time). Returns whether it did. */
   check(): boolean {
     const content = this.compute();
     const key = scanContentKey(content);
@@ -115,13 +108,7 @@ export class NetworkScanWatcher implements Module {
       { interfaces: content.interfaces.map((i) => i.name), buses: content.modbus.map((b) => `${b.bus}:${b.unit_ids.join(',') || '-'}`) },
       first ? 'network scan' : 'network scan changed',
     );
-    for (const l of this.listeners) {
-      try {
-        l(content);
-      } catch (err) {
-        this.deps.logger.error({ err }, 'network scan listener failed');
-      }
-    }
+    this.deps.events.emit('network.changed', content);
     return true;
   }
 }

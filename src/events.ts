@@ -1,0 +1,68 @@
+// Every event one module tells others about, and the typed bus that carries them. The
+// composition root (daemon.ts) creates one EventBus per daemon, hands it to every module in
+// the AppContext and subscribes the listeners: who listens to what is the "wiring" part of
+// buildModules. Emitting is synchronous (listeners run before emit returns, in subscription
+// order), as the direct calls it replaces were; a listener that throws is logged and does
+// not stop the others or the emitter.
+import type { MeterSample, MeterStatus } from './domain.js';
+import type { Logger } from './log.js';
+import type { PricesUpdated } from './prices/updates.js';
+import type { NetworkScanContent } from './uplink/messages.js';
+
+/** Event name → payload. `emitted by` → `heard by` (as daemon.ts wires them). */
+export interface Events {
+  /** A meter source read a sane sample. sources (modbus/, p1/) → clock guard. */
+  'sample.taken': MeterSample;
+  /** A sample with a trusted timestamp (at once, or re-stamped once the clock is trusted). clock guard → recorder (its poll slot). */
+  'sample.released': MeterSample;
+  /** A source handed on every sample of one poll slot. sources → the slot join, which commits the slot once every source is done. */
+  'poll.tick-done': { readonly source: string };
+  /** A meter changed state (online, offline, …); `statuses` are all of the source's meters. sources → network scan (re-check). */
+  'meter.state-changed': { readonly source: string; readonly statuses: readonly MeterStatus[] };
+  /** A commit added outbox rows, the newest with this id. recorder → publisher (wake). */
+  'sample.stored': { readonly lastOutboxId: number };
+  /** The outbox dropped its oldest rows to stay within its bounds. recorder → publisher (counts them). */
+  'outbox.evicted': { readonly count: number };
+  /** The network_scan content changed (and its first computation at start). network scan → device messages (publish). */
+  'network.changed': NetworkScanContent;
+  /** Day-ahead prices were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
+  'prices.updated': PricesUpdated;
+  /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
+  'clock.trusted': { readonly reason: string };
+}
+
+export type EventName = keyof Events;
+export type Listener<E extends EventName> = (payload: Events[E]) => void;
+
+export class EventBus {
+  private readonly listeners = new Map<EventName, Array<Listener<never>>>();
+
+  constructor(private readonly logger: Pick<Logger, 'error'>) {}
+
+  /** Subscribes; returns the function that unsubscribes. */
+  on<E extends EventName>(event: E, listener: Listener<E>): () => void {
+    const list = this.listeners.get(event) ?? [];
+    list.push(listener as Listener<never>);
+    this.listeners.set(event, list);
+    return () => {
+      const at = list.indexOf(listener as Listener<never>);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+
+  emit<E extends EventName>(event: E, payload: Events[E]): void {
+    const list = this.listeners.get(event);
+    if (!list) return;
+    for (const listener of [...list]) {
+      try {
+        (listener as Listener<E>)(payload);
+      } catch (err) {
+        this.logger.error({ err, event }, 'event listener failed');
+      }
+    }
+  }
+
+  listenerCount(event: EventName): number {
+    return this.listeners.get(event)?.length ?? 0;
+  }
+}
