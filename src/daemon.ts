@@ -15,7 +15,6 @@ import { Liveness } from './ops/systemd/liveness.js';
 import { registerOpsMetrics } from './ops/observability/metrics.js';
 import { NetworkScanWatcher } from './ops/network/network-scan.js';
 import { Probes } from './ops/observability/probes.js';
-import { storeHealth } from './ops/observability/store-health.js';
 import { SystemdWatchdog } from './ops/systemd/watchdog.js';
 import { databasePath, openDaemonDatabase } from './store/db.js';
 import { Outbox } from './store/outbox.js';
@@ -99,7 +98,6 @@ export function buildModules(ctx: AppContext): Module[] {
   // it holds samples while the clock is not trusted (docs/clock-safety.md).
   const clockGuard = new ClockGuard(ctx);
   modules.push(clockGuard);
-  ctx.probes.clock = () => clockGuard.view();
   // network_scan content (interfaces + what answers on each bus), re-checked periodically and
   // when a meter changes state; network.changed at start and on every change.
   const networkScan = new NetworkScanWatcher(ctx);
@@ -120,9 +118,7 @@ export function buildModules(ctx: AppContext): Module[] {
       return parts.some((p) => p.type.identifiesMeters && p.meters.some((m) => m.resource_id === resourceId)) ? null : undefined;
     },
   });
-  ctx.probes.health.set('store', () => storeHealth(uplink.recorder.view()));
   modules.push(...uplink.modules);
-  if (uplink.publisher) ctx.probes.uplink = () => uplink.publisher!.view();
   // Meter sources (sources/index.ts): one module per source type with a configured bus, its
   // code imported only then (Modbus: modbus-serial; P1: serialport). Each reads only its own
   // buses and meters and reports on the bus (sample.taken, poll.tick-done, meter.state-changed).
@@ -132,8 +128,6 @@ export function buildModules(ctx: AppContext): Module[] {
         const create = await type.load();
         const source = create({ ...ctx, config: { ...ctx.config, buses, meters } });
         sources.push(source);
-        ctx.probes.meters ??= () => sources.flatMap((s) => s.statuses());
-        ctx.probes.busScan ??= () => sources.flatMap((s) => s.busScan());
         return source;
       }),
     );
@@ -145,10 +139,7 @@ export function buildModules(ctx: AppContext): Module[] {
   // Before the HTTP API, so its first request already sees the price views.
   if (ctx.config.prices.regions.length > 0) {
     modules.push(
-      new LazyModule('price-views', async () => {
-        (await import('./ops/observability/price-views.js')).attachPriceViews(ctx);
-        return null;
-      }),
+      new LazyModule('price-views', async () => new (await import('./ops/observability/price-views.js')).PriceViews(ctx)),
     );
   }
   // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
@@ -162,10 +153,7 @@ export function buildModules(ctx: AppContext): Module[] {
       import('./store/forecasts.js'),
       import('./store/prices.js'),
     ]);
-    const service = new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
-    // /healthz names a day of the horizon the forecaster could not forecast.
-    ctx.probes.health.set('forecast', () => service.health());
-    return service;
+    return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
   });
   modules.push(forecast);
   // Day-ahead prices: background backfill, then node-cron sync and repair (prices.updated).
@@ -197,6 +185,8 @@ export function buildModules(ctx: AppContext): Module[] {
   if (deviceMessages) events.on('network.changed', (content) => deviceMessages.networkScan(content));
   // Not awaited: a backfill must not wait for forecasts.
   events.on('prices.updated', () => void forecast.instance?.refresh());
+  // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
+  ctx.probes.observe(modules);
   return modules;
 }
 

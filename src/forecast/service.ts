@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { PricePeriod } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { ComponentHealth } from '../ops/observability/views.js';
+import type { ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate, localDayOf } from './local-days.js';
@@ -87,6 +87,8 @@ export function unforecastDays(today: number, horizonDays: number, origin: numbe
 
 export class ForecastService implements Module {
   readonly name = 'forecast';
+  /** /healthz `forecast` names a day of the horizon the forecaster could not forecast. */
+  readonly views: ModuleViews = { health: { forecast: () => this.health() } };
   private task?: ScheduledTask;
   private running?: Promise<void>;
   private again = false;

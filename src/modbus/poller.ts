@@ -10,6 +10,7 @@ import type { EventBus } from '../events.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import type { ModuleViews } from '../ops/observability/views.js';
 import type { Liveness, LoopHandle } from '../ops/systemd/liveness.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
@@ -68,6 +69,7 @@ const ACCEPT_COUNTER_RESET_AFTER = 3;
 
 export class MeterPoller implements Module {
   readonly name = 'modbus';
+  readonly views: ModuleViews = { meters: () => this.statuses(), busScan: () => this.busScan() };
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
   private tickTimer: NodeJS.Timeout | null = null;

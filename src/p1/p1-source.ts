@@ -9,7 +9,7 @@ import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
 import { checkReading, type Reading } from '../modbus/sanity.js';
 import { nextSlot } from '../modbus/slots.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
-import type { BusScanView } from '../ops/observability/views.js';
+import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
 import { TelegramFramer } from './framer.js';
@@ -50,6 +50,7 @@ interface P1Meter {
 
 export class P1Source implements MeterSource {
   readonly name = 'p1';
+  readonly views: ModuleViews = { meters: () => this.statuses(), busScan: () => this.busScan() };
   private readonly meters: P1Meter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private polledSlot: number | null = null;

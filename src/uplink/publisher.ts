@@ -22,7 +22,7 @@ import type { Config } from '../config/types.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness, LoopHandle } from '../ops/systemd/liveness.js';
-import type { UplinkView } from '../ops/observability/views.js';
+import type { ModuleViews, UplinkView } from '../ops/observability/views.js';
 import type { HoldRequest, Outbox, OutboxRow } from '../store/outbox.js';
 import { describeReasonCode } from '../store/outbox-held.js';
 import { reconnectDelayMs, type BackoffPolicy } from './backoff.js';
@@ -105,6 +105,7 @@ interface Stream {
 
 export class OutboxPublisher implements Module {
   readonly name = 'uplink';
+  readonly views: ModuleViews = { uplink: () => this.view() };
   /** Row id -> connection generation it was sent on. */
   private readonly inFlight = new Map<number, number>();
   private acked: OutboxRow[] = [];

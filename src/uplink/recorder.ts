@@ -11,7 +11,8 @@ import type { MeterSample } from '../domain.js';
 import type { EventBus } from '../events.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import type { StoreView } from '../ops/observability/views.js';
+import { storeHealth } from '../ops/observability/store-health.js';
+import type { ModuleViews, StoreView } from '../ops/observability/views.js';
 import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
@@ -67,6 +68,8 @@ export interface RecorderDeps {
 
 export class MeasurementRecorder implements Module {
   readonly name = 'recorder';
+  /** /healthz `store`: whether the database takes writes. */
+  readonly views: ModuleViews = { health: { store: () => storeHealth(this.view()) } };
   private purgeTimer: NodeJS.Timeout | null = null;
   private purging: Promise<number> | null = null;
   /** False once stopped: a running purge ends after its current step. */

@@ -134,7 +134,7 @@ describe.skipIf(!hasSharedData)(`market_price_forecast around the real missing d
 
   it('/healthz names the days of the horizon the forecaster could not forecast', async () => {
     // As the daemon wires it (src/daemon.ts).
-    gap.http.ctx.probes.health.set('forecast', () => gap.service.health());
+    gap.http.ctx.probes.observe([gap.service]);
     const health = async () => (await (await fetch(`${gap.http.url}/healthz`)).json()) as any;
     gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-08')) + 10 * 3_600_000;
     expect(await gap.service.computeRegion('NL')).toBe(true);

@@ -32,7 +32,7 @@ describe.skipIf(!hasSocat)('/healthz, /metrics and /status.json on a gateway pol
     });
     poller = new MeterPoller(http.ctx);
     http.ctx.events.on('sample.taken', () => samples++);
-    http.ctx.probes.meters = () => poller.statuses();
+    http.ctx.probes.observe([poller]);
     registerOpsMetrics(http.ctx);
     await poller.start();
     await until(() => samples >= 2, 'two samples');

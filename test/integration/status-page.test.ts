@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForecastService } from '../../src/forecast/service.js';
 import { MeterPoller } from '../../src/modbus/poller.js';
 import { ClockGuard } from '../../src/ops/clock/clock-guard.js';
-import { attachPriceViews } from '../../src/ops/observability/price-views.js';
+import { PriceViews } from '../../src/ops/observability/price-views.js';
 import { importPriceFile } from '../../src/prices/import.js';
 import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
@@ -40,6 +40,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
   let poller: MeterPoller;
   let browser: Browser;
   let guard: ClockGuard;
+  let priceViews: PriceViews;
 
   beforeAll(async () => {
     pair = await startPtyPair();
@@ -74,14 +75,14 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
       },
     });
     expect(await forecaster.computeRegion('NL')).toBe(true);
-    attachPriceViews(ctx);
+    priceViews = new PriceViews(ctx);
+    await priceViews.start();
     // The build date is after 2025; this composition judges the clock against the data's year.
     guard = new ClockGuard({ ...ctx, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
     await guard.start();
-    ctx.probes.clock = () => guard.view();
     ctx.events.on('sample.taken', (s) => guard.submit(s));
     poller = new MeterPoller(ctx);
-    ctx.probes.meters = () => poller.statuses();
+    ctx.probes.observe([priceViews, guard, poller]);
     await poller.start();
     const until = Date.now() + 40_000;
     const settled = () => {
@@ -171,7 +172,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     const uplink = buildUplink({ ...ctx, config: { ...ctx.config, mqtt } }, { clockGate: guard, buildDateMs: Date.parse('2025-01-01T00:00:00Z') });
     for (const m of uplink.modules) await m.start();
     ctx.events.on('sample.released', (sample) => uplink.recorder.record(sample));
-    ctx.probes.uplink = () => uplink.publisher!.view();
+    ctx.probes.observe([priceViews, guard, poller, uplink.publisher!]);
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
     // Reloads until the uplink box shows what we wait for (the page itself refreshes every 5 s).
     const uplinkText = async (want: (text: string) => boolean, what: string) => {
@@ -204,7 +205,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
       await uplinkText((t) => /Broker\s*connected/.test(t) && /Backlog\s*0 message\(s\)/.test(t), 'the backlog drained');
     } finally {
       await page.close();
-      ctx.probes.uplink = null;
+      ctx.probes.observe([priceViews, guard, poller]);
       for (const m of [...uplink.modules].reverse()) await m.stop();
       await broker.stop();
     }

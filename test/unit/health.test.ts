@@ -3,7 +3,12 @@ import type { MeterStatus } from '../../src/domain.js';
 import { currentHealth, currentLiveness } from '../../src/ops/observability/current-health.js';
 import { assessHealth, combineHealth, healthHttpStatus, type HealthInputs } from '../../src/ops/observability/health.js';
 import { Liveness } from '../../src/ops/systemd/liveness.js';
+import type { Module } from '../../src/lifecycle.js';
 import { Probes } from '../../src/ops/observability/probes.js';
+import type { ModuleViews } from '../../src/ops/observability/views.js';
+
+/** A module that only shows views (what the status readers see of it). */
+const showing = (name: string, views: ModuleViews): Module => ({ name, start: async () => {}, stop: async () => {}, views });
 
 const meter = (state: MeterStatus['state'], unitId = 1): MeterStatus => ({
   resourceId: `0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a${String(unitId).padStart(2, '0')}`,
@@ -106,22 +111,31 @@ describe('current health from the module views', () => {
     return { probes, liveness, clock: { now: () => Date.parse('2026-11-23T10:00:00Z') } };
   };
 
-  it('takes components modules plug in with probes.health.set and combines them by the same rule', () => {
+  it("takes the components modules judge themselves (Module.views.health) and combines them by the same rule", () => {
     const d = deps();
-    d.probes.health.set('store', () => ({ status: 'degraded', reason: 'cannot write (SQLITE_FULL)' }));
+    const store = showing('recorder', { health: { store: () => ({ status: 'degraded', reason: 'cannot write (SQLITE_FULL)' }) } });
+    d.probes.observe([store]);
     expect(currentHealth(d)).toMatchObject({ status: 'degraded', ready: true, reasons: ['store: cannot write (SQLITE_FULL)'] });
-    d.probes.health.set('forecast', () => ({ status: 'down', reason: 'no forecast for 2026-11-24' }));
+    d.probes.observe([store, showing('forecast', { health: { forecast: () => ({ status: 'down', reason: 'no forecast for 2026-11-24' }) } })]);
     expect(currentHealth(d)).toMatchObject({ status: 'down', ready: false, live: true, reasons: ['forecast: no forecast for 2026-11-24', 'store: cannot write (SQLITE_FULL)'] });
   });
 
   it('reports a view that throws as degraded with the error; liveness reads no view at all', () => {
     const d = deps();
-    d.probes.uplink = () => {
-      throw new Error('SQLITE_IOERR: disk I/O error');
-    };
-    d.probes.health.set('store', () => {
-      throw new Error('boom');
-    });
+    d.probes.observe([
+      showing('uplink', {
+        uplink: () => {
+          throw new Error('SQLITE_IOERR: disk I/O error');
+        },
+      }),
+      showing('recorder', {
+        health: {
+          store: () => {
+            throw new Error('boom');
+          },
+        },
+      }),
+    ]);
     expect(currentHealth(d)).toMatchObject({
       status: 'degraded',
       components: { broker: { status: 'degraded', reason: 'cannot be assessed: SQLITE_IOERR: disk I/O error' }, store: { status: 'degraded', reason: 'cannot be assessed: boom' } },

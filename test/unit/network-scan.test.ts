@@ -43,7 +43,7 @@ describe('network scan content', () => {
     let ifaces: NodeJS.Dict<NetworkInterfaceInfo[]> = { eth0: [v4('10.0.0.5', 'dc:a6:32:00:00:01')] };
     let buses: BusScanView[] = [{ bus: 'rs485', port: '/dev/ttyUSB0', unit_ids: [1], devices: [{ unit_id: 1, profile: 'sdm630' }] }];
     const probes = new Probes();
-    probes.busScan = () => buses;
+    probes.observe([{ name: 'source', start: async () => {}, stop: async () => {}, views: { busScan: () => buses } }]);
     const logger = createLogger('silent');
     const events = new EventBus(logger);
     const watcher = new NetworkScanWatcher({ logger, probes, events, listInterfaces: () => ifaces, intervalMs: 3_600_000 });

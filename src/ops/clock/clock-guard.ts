@@ -12,7 +12,7 @@ import { BUILD_DATE_MS } from '../../version.js';
 import { ClockTrust, DEFAULT_CLOCK_POLICY, isPlausibleTime, type ClockTrustPolicy, type NtpStatus } from './clock-trust.js';
 import { monotonicNowMs } from '../systemd/liveness.js';
 import { readNtpStatus } from './ntp-status.js';
-import type { ClockView } from '../observability/views.js';
+import type { ClockView, ModuleViews } from '../observability/views.js';
 
 export interface ClockGuardDeps {
   readonly config: Config;
@@ -56,6 +56,7 @@ export function clockPolicy(config: Config, buildDateMs = BUILD_DATE_MS): ClockT
  */
 export class ClockGuard implements Module {
   readonly name = 'clock-guard';
+  readonly views: ModuleViews = { clock: () => this.view() };
   private readonly trust: ClockTrust<MeterSample>;
   private readonly monotonicMs: () => number;
   private timer: NodeJS.Timeout | undefined;

@@ -7,8 +7,8 @@ import { marketByCode, nativeResolutionS } from '../../prices/markets.js';
 import type { Db } from '../../store/db.js';
 import { ForecastStore } from '../../store/forecasts.js';
 import { PriceStore } from '../../store/prices.js';
-import type { Probes } from './probes.js';
-import type { PriceCoverageView, PriceSeriesView } from './views.js';
+import type { Module } from '../../lifecycle.js';
+import type { ModuleViews, PriceCoverageView, PriceSeriesView } from './views.js';
 
 const DAY_MS = 86_400_000;
 
@@ -16,12 +16,29 @@ export interface PriceViewDeps {
   readonly config: Config;
   readonly db: Db;
   readonly clock: { now(): number };
-  readonly probes: Probes;
 }
 
-export function attachPriceViews(deps: PriceViewDeps): void {
-  const { config, db, clock, probes } = deps;
-  if (config.prices.regions.length === 0) return;
+/** The price views as a module (Module.views); it prepares its queries at start and runs nothing in the background. */
+export class PriceViews implements Module {
+  readonly name = 'price-views';
+  private prepared: ModuleViews = {};
+
+  constructor(private readonly deps: PriceViewDeps) {}
+
+  get views(): ModuleViews {
+    return this.prepared;
+  }
+
+  async start(): Promise<void> {
+    this.prepared = priceViews(this.deps);
+  }
+
+  async stop(): Promise<void> {}
+}
+
+function priceViews(deps: PriceViewDeps): ModuleViews {
+  const { config, db, clock } = deps;
+  if (config.prices.regions.length === 0) return {};
   const prices = new PriceStore(db);
   const forecasts = new ForecastStore(db);
   const lastStart = db.prepare<[string]>('SELECT start_ms, duration_s FROM prices WHERE market_area = ? ORDER BY start_ms DESC LIMIT 1');
@@ -29,7 +46,7 @@ export function attachPriceViews(deps: PriceViewDeps): void {
 
   // Coverage is judged only where the gateway fetches prices itself (source: none means
   // prices arrive by CSV import when the operator chooses; missing ones are not a fault).
-  if (config.prices.source !== 'none') probes.prices = (): PriceCoverageView[] => {
+  const coverage = (): PriceCoverageView[] => {
     const now = clock.now();
     return config.prices.regions.map((region) => {
       const last = lastStart.get(region) as { start_ms: number; duration_s: number } | undefined;
@@ -37,7 +54,7 @@ export function attachPriceViews(deps: PriceViewDeps): void {
     });
   };
 
-  probes.priceSeries = (region: string, nowMs: number): PriceSeriesView | null => {
+  const priceSeries = (region: string, nowMs: number): PriceSeriesView | null => {
     const market = marketByCode(region);
     if (!market) return null;
     // Today and tomorrow in the market's time zone, at its native resolution.
@@ -66,4 +83,5 @@ export function attachPriceViews(deps: PriceViewDeps): void {
       })),
     };
   };
+  return config.prices.source !== 'none' ? { prices: coverage, priceSeries } : { priceSeries };
 }

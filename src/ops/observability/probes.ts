@@ -1,20 +1,57 @@
-// Live views of the running modules, for /healthz, /metrics, the status page and the
-// network scan. The composition root (buildModules) plugs each module's view in once
-// the module exists; readers treat a missing view as "this part is not running".
+// The live views of the running modules, for /healthz, /metrics, the status page and the
+// network scan: each read asks the modules (Module.views) at that moment. The composition
+// root hands over its module list once (observe); a view no module gives is null ("this
+// part is not running"), as is a lazily loaded module's before it has started.
 import type { MeterStatus } from '../../domain.js';
-import type { BusScanView, ClockView, HealthContributor, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
+import type { Module } from '../../lifecycle.js';
+import type { BusScanView, ClockView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
 
 export class Probes {
-  meters: (() => readonly MeterStatus[]) | null = null;
-  busScan: (() => readonly BusScanView[]) | null = null;
-  uplink: (() => UplinkView) | null = null;
-  clock: (() => ClockView) | null = null;
-  prices: (() => readonly PriceCoverageView[]) | null = null;
-  /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
-  priceSeries: ((region: string, nowMs: number) => PriceSeriesView | null) | null = null;
-  /**
-   * Health of further components by name (e.g. `store`, `forecast`), combined with the
-   * built-in ones by the one rule in health.ts: `probes.health.set('store', () => ({ status, reason }))`.
-   */
-  readonly health = new Map<string, HealthContributor>();
+  private modules: readonly Module[] = [];
+
+  /** The modules whose views are read (the composition root's list, or a test's). */
+  observe(modules: readonly Module[]): void {
+    this.modules = modules;
+  }
+
+  /** Every module's meters (sources), in module order. */
+  get meters(): (() => readonly MeterStatus[]) | null {
+    const givers = this.modules.flatMap((m) => (m.views?.meters ? [m.views.meters] : []));
+    return givers.length === 0 ? null : () => givers.flatMap((view) => view());
+  }
+
+  /** What answers on every bus (sources), in module order. */
+  get busScan(): (() => readonly BusScanView[]) | null {
+    const givers = this.modules.flatMap((m) => (m.views?.busScan ? [m.views.busScan] : []));
+    return givers.length === 0 ? null : () => givers.flatMap((view) => view());
+  }
+
+  get uplink(): (() => UplinkView) | null {
+    return this.first('uplink');
+  }
+
+  get clock(): (() => ClockView) | null {
+    return this.first('clock');
+  }
+
+  get prices(): (() => readonly PriceCoverageView[]) | null {
+    return this.first('prices');
+  }
+
+  get priceSeries(): ((region: string, nowMs: number) => PriceSeriesView | null) | null {
+    return this.first('priceSeries');
+  }
+
+  /** Components of /healthz the modules judge themselves (e.g. `store`, `forecast`), by name. */
+  get health(): ReadonlyMap<string, HealthContributor> {
+    return new Map(this.modules.flatMap((m) => Object.entries(m.views?.health ?? {})));
+  }
+
+  private first<K extends keyof ModuleViews>(view: K): NonNullable<ModuleViews[K]> | null {
+    for (const m of this.modules) {
+      const v = m.views?.[view];
+      if (v) return v as NonNullable<ModuleViews[K]>;
+    }
+    return null;
+  }
 }

@@ -1,7 +1,6 @@
 // The store's part of /healthz (pure): whether the database takes writes, and what waits in
 // memory while it does not (src/uplink/recorder.ts, docs/uplink.md).
-import type { ComponentHealth } from './views.js';
-import type { StoreView } from './views.js';
+import type { ComponentHealth, StoreView } from './views.js';
 
 export function storeHealth(s: StoreView): ComponentHealth {
   const dropped = s.pendingDroppedTotal > 0 ? `; ${s.pendingDroppedTotal} dropped since start (queue full)` : '';

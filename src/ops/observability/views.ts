@@ -1,5 +1,6 @@
 // The views modules give of themselves (plain data) for /healthz, /metrics, the status page
 // and the network scan; health.ts, status-report.ts and metrics.ts read only these.
+import type { MeterStatus } from '../../domain.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
 /** `disabled`: the part is not configured or not running here; counts as ok. */
@@ -87,4 +88,22 @@ export interface PriceSeriesView {
   readonly region: string;
   readonly currency: string;
   readonly points: readonly PricePoint[];
+}
+
+/**
+ * What a module shows of itself (Module.views), each view read when asked: /healthz, /metrics,
+ * the status page and the network scan read them through Probes, across every module.
+ */
+export interface ModuleViews {
+  /** The state of each of its meters (meter sources). */
+  readonly meters?: () => readonly MeterStatus[];
+  /** What answers on each of its buses, for network_scan (meter sources). */
+  readonly busScan?: () => readonly BusScanView[];
+  readonly uplink?: () => UplinkView;
+  readonly clock?: () => ClockView;
+  readonly prices?: () => readonly PriceCoverageView[];
+  /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
+  readonly priceSeries?: (region: string, nowMs: number) => PriceSeriesView | null;
+  /** Components of /healthz it judges itself, by name (e.g. `store`), combined by the one rule in health.ts. */
+  readonly health?: Readonly<Record<string, HealthContributor>>;
 }
