@@ -4,7 +4,8 @@
 //   (a stale heartbeat is never queued);
 // - boot_notification: retained, once per resource after start, through the outbox;
 // - network_scan: retained, through the outbox, at start and whenever the content changes
-//   (src/ops/network-scan.ts watches interfaces and what answers on each bus).
+//   (src/ops/network/network-scan.ts watches interfaces and what answers on each bus; the
+//   daemon hands its network.changed events to networkScan()).
 // Timestamps come from the clock gate: nothing is stamped while the clock is not trusted.
 import { randomUUID } from 'node:crypto';
 import { hostname, platform, release } from 'node:os';

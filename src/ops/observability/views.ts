@@ -16,7 +16,7 @@ export interface ComponentHealth {
   readonly reason: string;
 }
 
-/** A module's health now; plugged in with `probes.health.set(name, contributor)`. */
+/** A module's health now, one component of /healthz (ModuleViews.health). */
 export type HealthContributor = () => ComponentHealth;
 
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
