@@ -1,6 +1,6 @@
 // The fault campaign: drives each fault against the real peers (mosquitto with TLS and ACL,
 // the simulator on socat ptys, a real SQLite file) and prints one row per fault: readings
-// taken, delivered, lost, duplicates, poll slots without a reading, seconds to recover.
+// taken, delivered, held (kept in outbox_held, visible), lost, duplicates, poll slots without a reading, seconds to recover.
 // Lost must be 0 in every row.
 //   npx tsx scripts/faults/run.ts [--ci] [fault name substring ...]
 // --ci runs the shortened durations the CI test uses (test/integration/faults.test.ts).
@@ -26,7 +26,7 @@ for (const fault of chosen) {
     console.log(formatRows([row]).split('\n').at(-1));
   } catch (err) {
     failed = true;
-    rows.push({ fault: fault.name, taken: 0, delivered: 0, lost: 0, missedSlots: 0, duplicates: 0, recoverS: null, note: `campaign error: ${(err as Error).message.split('\n')[0]}` });
+    rows.push({ fault: fault.name, taken: 0, delivered: 0, held: 0, lost: 0, missedSlots: 0, duplicates: 0, recoverS: null, note: `campaign error: ${(err as Error).message.split('\n')[0]}` });
     console.error(err);
   } finally {
     await rig.stop().catch((e: unknown) => console.error(e));

@@ -43,6 +43,8 @@ export interface FaultRow {
   readonly taken: number;
   readonly delivered: number;
   readonly lost: number;
+  /** Taken, not delivered, but kept in outbox_held (refused by the broker, or stamped ahead of the clock). */
+  readonly held: number;
   readonly duplicates: number;
   /** Poll slots of the window (every meter, every interval) without a reading taken: what the gateway never read. */
   readonly missedSlots: number;
@@ -77,6 +79,12 @@ export class FaultRig {
   private readonly inFlightAtKill = new Set<Key>();
   private readonly loggedAtMs = new Map<Key, number>();
   private partialLine = '';
+  /** While the clock guard holds samples, their logged stamps are not final (they are re-stamped on release). */
+  private clockHolding = false;
+  /** Samples the clock guard said it dropped when trust came back. */
+  private droppedByClock = 0;
+  /** Keys of measurements kept in outbox_held. */
+  private heldKeys = new Set<Key>();
   private readonly storedKeys = new Set<Key>();
 
   constructor(readonly options: RigOptions = {}) {
@@ -186,7 +194,12 @@ ${this.options.extraYaml ?? ''}
     const lines = (this.partialLine + chunk).split('\n');
     this.partialLine = lines.pop() ?? '';
     for (const line of lines) {
-      if (!line.includes('"msg":"sample"')) continue;
+      if (line.includes('"msg":"clock not trusted yet')) this.clockHolding = true;
+      if (line.includes('"msg":"clock trusted"')) {
+        this.clockHolding = false;
+        this.droppedByClock += Number(/"dropped":(\d+)/.exec(line)?.[1] ?? 0);
+      }
+      if (!line.includes('"msg":"sample"') || this.clockHolding) continue;
       try {
         const e = JSON.parse(line) as { resource_id?: string; sampled_at?: string };
         if (!e.resource_id || !e.sampled_at) continue;
@@ -268,6 +281,11 @@ ${this.options.extraYaml ?? ''}
     try {
       db = new Database(this.dbPath, { readonly: true, fileMustExist: true, timeout: 100 });
       const now = Date.now();
+      const held = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'outbox_held'").get() as { n: number };
+      if (held.n > 0) {
+        const rows = db.prepare("SELECT topic, payload FROM outbox_held WHERE topic LIKE '%/measurements'").all() as Array<{ topic: string; payload: string }>;
+        this.heldKeys = new Set(rows.map((r) => `${/^svc\/resources\/([^/]+)\//.exec(r.topic)?.[1]} ${new Date((JSON.parse(r.payload) as { data: { sampled_at: string } }).data.sampled_at).toISOString()}`));
+      }
       for (const r of db.prepare('SELECT resource_id, sampled_at_ms FROM readings').iterate() as Iterable<{ resource_id: string; sampled_at_ms: number }>) {
         const key = `${r.resource_id} ${new Date(r.sampled_at_ms).toISOString()}`;
         this.storedKeys.add(key);
@@ -308,6 +326,7 @@ ${this.options.extraYaml ?? ''}
     const takenBefore = new Set(this.taken);
     const windowStartMs = Date.now();
     const inFlightBefore = this.inFlightAtKill.size;
+    const droppedBefore = this.droppedByClock;
     const messagesBefore = this.sub.messages.length;
     const note = (await inject()) ?? '';
     const endedMs = Date.now();
@@ -317,7 +336,7 @@ ${this.options.extraYaml ?? ''}
       this.scanTaken();
       const { keys } = this.deliveredKeys();
       // Caught up: everything taken until the fault ended has been delivered.
-      const pending = [...this.taken].filter((k) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= endedMs && !keys.has(k));
+      const pending = [...this.taken].filter((k) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= endedMs && !keys.has(k) && !this.heldKeys.has(k));
       if (pending.length === 0) {
         recoverS = (Date.now() - endedMs) / 1000;
         break;
@@ -333,13 +352,15 @@ ${this.options.extraYaml ?? ''}
     const seenAtBroker = [...keys].filter((k) => !before.has(k) && !this.taken.has(k));
     const newMessages = this.sub.messages.slice(messagesBefore);
     const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${(m.json.data as { sampled_at?: string } | undefined)?.sampled_at}`));
-    const taken = window.length + seenAtBroker.length;
+    const droppedByClock = this.droppedByClock - droppedBefore;
+    const taken = window.length + seenAtBroker.length + droppedByClock;
     const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
+    const held = window.filter((k) => !keys.has(k) && this.heldKeys.has(k)).length;
     const inFlight = this.inFlightAtKill.size - inFlightBefore;
     const slots = 2 * Math.floor((Date.now() - windowStartMs) / this.pollIntervalMs);
     const missedSlots = Math.max(0, slots - taken - inFlight);
     const notes = [note, inFlight > 0 ? `${inFlight} sample(s) in memory at a kill -9, before their commit` : ''].filter(Boolean);
-    return { fault, taken, delivered, lost: taken - delivered, missedSlots, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
+    return { fault, taken, delivered, lost: taken - delivered - held, held, missedSlots, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
   }
 
   async until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
@@ -367,8 +388,8 @@ ${this.options.extraYaml ?? ''}
 
 /** The fault table as the campaign prints it. */
 export function formatRows(rows: readonly FaultRow[]): string {
-  const head = ['fault', 'taken', 'delivered', 'lost', 'duplicates', 'slots missed', 'recover s', 'note'];
-  const body = rows.map((r) => [r.fault, String(r.taken), String(r.delivered), String(r.lost), String(r.duplicates), String(r.missedSlots), r.recoverS === null ? 'never' : r.recoverS.toFixed(1), r.note]);
+  const head = ['fault', 'taken', 'delivered', 'held', 'lost', 'duplicates', 'slots missed', 'recover s', 'note'];
+  const body = rows.map((r) => [r.fault, String(r.taken), String(r.delivered), String(r.held), String(r.lost), String(r.duplicates), String(r.missedSlots), r.recoverS === null ? 'never' : r.recoverS.toFixed(1), r.note]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
