@@ -39,6 +39,36 @@ function fillDisk(dir: string): string {
 
 export const FAULTS: readonly Fault[] = [
   {
+    name: 'ACL refusal',
+    rig: {},
+    async run(rig, scale) {
+      const refusedMs = seconds(scale, 120, 20);
+      return rig.measure(`ACL refuses one meter's topics ${refusedMs / 1000} s, then fixed`, async () => {
+        await rig.refuseTopicsOf(NOISY_METER);
+        const fromMs = Date.now();
+        await sleep(refusedMs);
+        const held = rig.heldCount();
+        const otherTaken = rig.takenBetween(PLUGGABLE_METER, fromMs, Date.now());
+        const otherDelivered = rig.deliveredBetween(PLUGGABLE_METER, fromMs, Date.now());
+        await rig.refuseTopicsOf(null);
+        // The fix doctor prints: correct the ACL, reload the broker, then retry the held messages.
+        rig.outboxRetry();
+        return `${held} held (0x87) at the fix; meanwhile the other meter delivered ${otherDelivered} of ${otherTaken}`;
+      });
+    },
+  },
+  {
+    name: 'quota exceeded',
+    // A scripted MQTT 5 peer: the 20th to the 69th publish answered 0x97.
+    rig: { scriptedAnswer: (n) => (n >= 20 && n < 70 ? 0x97 : 0) },
+    async run(rig, scale) {
+      return rig.measure('a burst of 50 PUBACK 0x97 (quota exceeded)', async () => {
+        await rig.until(() => (rig.scripted?.answered.filter((c) => c === 0x97).length ?? 0) >= 50, '50 refusals', seconds(scale, 600, 300));
+        return `${rig.scripted?.answered.length ?? 0} publishes answered, 50 of them 0x97`;
+      });
+    },
+  },
+  {
     name: 'broker down',
     rig: {},
     async run(rig, scale) {

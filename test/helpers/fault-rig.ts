@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { freePort, startTlsBroker, type BrokerUser, type TlsBroker } from './mosquitto.js';
+import { startScriptedBroker, type ScriptedBroker } from './scripted-broker.js';
 import { startSim, type SimProcess } from './sim-process.js';
 import { removeDir, startPtyPair, startTappedLine, type PtyPair, type TappedLine } from './socat.js';
 import { subscribe, type TestSubscriber } from './subscriber.js';
@@ -36,6 +37,11 @@ export interface RigOptions {
   readonly mqttExtra?: string;
   /** Extra top-level YAML. */
   readonly extraYaml?: string;
+  /**
+   * A scripted MQTT 5 peer instead of mosquitto, answering each PUBLISH with the code this
+   * returns (for PUBACK codes mosquitto cannot be made to send, e.g. 0x97 quota exceeded).
+   */
+  readonly scriptedAnswer?: (n: number) => number;
 }
 
 export interface FaultRow {
@@ -60,7 +66,8 @@ type Key = string; // `${resource_id} ${sampled_at}`
 
 export class FaultRig {
   broker!: TlsBroker;
-  sub!: TestSubscriber;
+  sub: TestSubscriber | undefined;
+  scripted: ScriptedBroker | undefined;
   noisyLine!: TappedLine;
   plug!: PtyPair;
   readonly sims: SimProcess[] = [];
@@ -108,9 +115,20 @@ export class FaultRig {
       execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${this.options.tmpfsBytes}`, 'tmpfs', this.dataDir]);
       this.mounted = true;
     }
-    this.broker = await startTlsBroker([GATEWAY, CLOUD], { persistence: true });
-    // A persistent session: what is published while the subscriber reconnects waits for it.
-    this.sub = await subscribe({ url: this.broker.url, caFile: this.broker.caFile, username: CLOUD.username, password: CLOUD.password, topic: 'svc/resources/+/measurements', clientId: `faults-${process.pid}` });
+    let brokerUrl: string;
+    let brokerCa: string;
+    if (this.options.scriptedAnswer) {
+      const answer = this.options.scriptedAnswer;
+      this.scripted = await startScriptedBroker((p) => answer(p.n));
+      brokerUrl = this.scripted.url;
+      brokerCa = this.scripted.caFile;
+    } else {
+      this.broker = await startTlsBroker([GATEWAY, CLOUD], { persistence: true });
+      brokerUrl = this.broker.url;
+      brokerCa = this.broker.caFile;
+      // A persistent session: what is published while the subscriber reconnects waits for it.
+      this.sub = await subscribe({ url: brokerUrl, caFile: brokerCa, username: CLOUD.username, password: CLOUD.password, topic: 'svc/resources/+/measurements', clientId: `faults-${process.pid}` });
+    }
     this.noisyLine = await startTappedLine();
     this.sims.push(await startSim(['--serial', this.noisyLine.meterSide, '--unit', '1']));
     this.plug = await startPtyPair(mkdtempSync(join(tmpdir(), 'mg-plug-')));
@@ -130,10 +148,10 @@ meters:
   - { resource_id: ${NOISY_METER}, bus: noisy, unit_id: 1, profile: sdm630 }
   - { resource_id: ${PLUGGABLE_METER}, bus: pluggable, unit_id: 2, profile: sdm630 }
 mqtt:
-  url: ${this.broker.url}
+  url: ${brokerUrl}
   username: ${GATEWAY.username}
   password: ${GATEWAY.password}
-  ca_file: ${this.broker.caFile}
+  ca_file: ${brokerCa}
   heartbeat_interval_ms: 60000
   reconnect_min_ms: 200
   reconnect_max_ms: 2000
@@ -302,12 +320,48 @@ ${this.options.extraYaml ?? ''}
     }
   }
 
+  /** What the cloud received: the subscriber's messages, or what the scripted peer accepted. */
+  private received(): Array<{ topic: string; sampledAt: string | undefined }> {
+    const sampledAt = (json: unknown) => (json as { data?: { sampled_at?: string } }).data?.sampled_at;
+    if (this.scripted) return this.scripted.accepted.filter((p) => p.topic.endsWith('/measurements')).map((p) => ({ topic: p.topic, sampledAt: sampledAt(JSON.parse(p.payload)) }));
+    return this.sub!.messages.map((m) => ({ topic: m.topic, sampledAt: sampledAt(m.json) }));
+  }
+
+  /** The ACL lets the gateway write every resource's topics but this one's (or all again with null), reloaded by SIGHUP. */
+  async refuseTopicsOf(resourceId: string | null): Promise<void> {
+    const others = [NOISY_METER, PLUGGABLE_METER].filter((r) => r !== resourceId);
+    const gateway: BrokerUser = resourceId === null ? GATEWAY : { ...GATEWAY, acl: others.map((r) => `topic write svc/resources/${r}/#`) };
+    await this.broker.reloadAcl([gateway, CLOUD]);
+  }
+
+  /** Measurements kept in outbox_held now (refused, or stamped ahead of the clock). */
+  heldCount(): number {
+    this.scanTaken();
+    return this.heldKeys.size;
+  }
+
+  /** Readings of one meter delivered with sampled_at in [fromMs, toMs). */
+  deliveredBetween(resourceId: string, fromMs: number, toMs: number): number {
+    let n = 0;
+    for (const k of this.deliveredKeys().keys) {
+      const [resource, at] = k.split(' ');
+      const t = Date.parse(at!);
+      if (resource === resourceId && t >= fromMs && t < toMs) n++;
+    }
+    return n;
+  }
+
+  /** `metergate outbox retry`, as the operator runs it after fixing the ACL. */
+  outboxRetry(): string {
+    return execFileSync(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), 'outbox', 'retry', '--config', this.configPath], { cwd: root, encoding: 'utf8' });
+  }
+
   private deliveredKeys(): { keys: Set<Key>; total: number } {
     const keys = new Set<Key>();
     let total = 0;
-    for (const m of this.sub.messages) {
+    for (const m of this.received()) {
       const resource = /^svc\/resources\/([^/]+)\//.exec(m.topic)?.[1];
-      const at = (m.json.data as { sampled_at?: string } | undefined)?.sampled_at;
+      const at = m.sampledAt;
       if (!resource || !at) continue;
       keys.add(`${resource} ${new Date(at).toISOString()}`);
       total++;
@@ -327,7 +381,7 @@ ${this.options.extraYaml ?? ''}
     const windowStartMs = Date.now();
     const inFlightBefore = this.inFlightAtKill.size;
     const droppedBefore = this.droppedByClock;
-    const messagesBefore = this.sub.messages.length;
+    const messagesBefore = this.received().length;
     const note = (await inject()) ?? '';
     const endedMs = Date.now();
     let recoverS: number | null = null;
@@ -350,8 +404,8 @@ ${this.options.extraYaml ?? ''}
     const { keys } = this.deliveredKeys();
     const window = [...this.taken].filter((k) => !takenBefore.has(k));
     const seenAtBroker = [...keys].filter((k) => !before.has(k) && !this.taken.has(k));
-    const newMessages = this.sub.messages.slice(messagesBefore);
-    const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${(m.json.data as { sampled_at?: string } | undefined)?.sampled_at}`));
+    const newMessages = this.received().slice(messagesBefore);
+    const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${m.sampledAt}`));
     const droppedByClock = this.droppedByClock - droppedBefore;
     const taken = window.length + seenAtBroker.length + droppedByClock;
     const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
@@ -381,6 +435,7 @@ ${this.options.extraYaml ?? ''}
       removeDir(this.plug.dir);
     }
     await this.broker?.stop();
+    await this.scripted?.stop();
     if (this.mounted) execFileSync('umount', ['-l', this.dataDir]);
     rmSync(this.dir, { recursive: true, force: true });
   }
