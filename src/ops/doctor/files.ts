@@ -107,7 +107,7 @@ export const filesCheck: DoctorCheck = {
     }
     const account = lookupAccount(env.serviceUser);
     if (!account) {
-      results.push(warn('files', `user ${env.serviceUser} does not exist, so its access to the config files cannot be checked`, 'run scripts/install.sh, which creates the service user'));
+      results.push(warn('files', `user ${env.serviceUser} does not exist, so its access to the config files cannot be checked`, 'install the metergate package (or run scripts/install.sh from a checkout), which creates the service user'));
       return results;
     }
     const files = filesOf(env.configPath, config);

@@ -78,7 +78,7 @@ function checkSerialPort(bus: BusConfig, index: number, env: DoctorEnv): CheckRe
   if (isRoot) {
     // Run with sudo: judge for the user the service runs as, not for root.
     const account = lookupAccount(env.serviceUser);
-    if (!account) return fail(name, `${where} present, but user ${env.serviceUser} does not exist`, 'run scripts/install.sh, which creates the service user');
+    if (!account) return fail(name, `${where} present, but user ${env.serviceUser} does not exist`, 'install the metergate package (or run scripts/install.sh from a checkout), which creates the service user');
     if (!mayReadWrite(account, st)) {
       return fail(
         name,
