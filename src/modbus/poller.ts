@@ -69,7 +69,7 @@ const ACCEPT_COUNTER_RESET_AFTER = 3;
 
 export class MeterPoller implements Module {
   readonly name = 'modbus';
-  readonly views: ModuleViews = { meters: () => this.statuses(), busScan: () => this.busScan() };
+  readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
   private tickTimer: NodeJS.Timeout | null = null;

@@ -50,7 +50,7 @@ interface P1Meter {
 
 export class P1Source implements MeterSource {
   readonly name = 'p1';
-  readonly views: ModuleViews = { meters: () => this.statuses(), busScan: () => this.busScan() };
+  readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
   private readonly meters: P1Meter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private polledSlot: number | null = null;

@@ -21,6 +21,7 @@ export function registerBlueprintSource(registry: SourceRegistry): void {
 /** A Module: the constructor stores, start() opens and schedules, stop() releases. */
 class BlueprintSource implements MeterSource {
   readonly name = 'blueprint';
+  readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() };
 
   constructor(private readonly deps: MeterSourceDeps) {}
 

@@ -9,7 +9,7 @@ import type { MeterStatus } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness } from '../ops/systemd/liveness.js';
-import type { BusScanView } from '../ops/observability/views.js';
+import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
 
 /** What a source is built from. `config.buses` and `config.meters` hold only this source's. */
 export interface MeterSourceDeps {
@@ -37,6 +37,8 @@ export interface MeterIdentity {
 
 /** A running source of meter samples; it reports on the event bus (MeterSourceDeps.events). */
 export interface MeterSource extends Module {
+  /** `meters` and `busScan` (its statuses() and busScan()): how /healthz, the status page, heartbeats and network_scan see its meters. */
+  readonly views: Required<Pick<ModuleViews, 'meters' | 'busScan'>>;
   statuses(): MeterStatus[];
   /** What answers on each of the source's buses, for network_scan. */
   busScan(): BusScanView[];
