@@ -3,20 +3,21 @@
 // re-probed at low priority, so it cannot starve the other meters on its bus: every slot while
 // there is a sign it may answer (it answered part of a poll, garbled answers came back, or its
 // port was missing and may reappear), otherwise on a backoff.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import type { Config, MeterConfig, MeterProfile } from '../config/types.js';
+import type { Config, MeterProfile } from '../config/types.js';
 import type { EventBus } from '../events.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { ModuleViews } from '../ops/observability/views.js';
 import type { Liveness, LoopHandle } from '../ops/systemd/liveness.js';
+import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
 import { resolveProfile } from './profiles/index.js';
-import { checkReading, type Reading } from './sanity.js';
+import type { Reading } from './sanity.js';
 import { nextSlot } from './slots.js';
 
 export interface MeterPollerDeps {
@@ -37,17 +38,10 @@ export interface BusScanEntry {
   readonly devices: Array<{ unit_id: number; profile: string | null }>;
 }
 
-interface MeterRuntime {
-  readonly config: MeterConfig;
+interface MeterRuntime extends MeterBookkeeping {
   readonly profile: MeterProfile;
   readonly plan: PlannedRead[];
   readonly maxPowerW: number;
-  state: MeterState;
-  misses: number;
-  lastAnsweredAtMs: number | null;
-  lastSample: MeterSample | null;
-  lastAccepted: Reading | null;
-  backwardsStreak: number;
   inFlight: boolean;
   inFlightSinceMs: number;
   reprobeDelayMs: number;
@@ -64,9 +58,6 @@ interface MeterRuntime {
  */
 type MissCause = 'heard' | 'bus' | 'silent';
 
-/** Consecutive "counter went backwards" samples after which the new counter is believed (meter replaced or reset). */
-const ACCEPT_COUNTER_RESET_AFTER = 3;
-
 export class MeterPoller implements Module {
   readonly name = 'modbus';
   readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
@@ -80,12 +71,8 @@ export class MeterPoller implements Module {
   private running = false;
   private readonly inFlight = new Set<Promise<void>>();
   private loop: LoopHandle | null = null;
-  private readonly m: {
-    polls: Counter<'resource_id' | 'bus'>;
-    failures: Counter<'resource_id' | 'bus'>;
+  private readonly m: MeterMetrics & {
     latency: Histogram<'resource_id'>;
-    dropped: Counter<'resource_id' | 'reason'>;
-    online: Gauge<'resource_id'>;
     requests: Counter<'bus' | 'outcome'>;
     reopens: Counter<'bus'>;
   };
@@ -93,8 +80,8 @@ export class MeterPoller implements Module {
   constructor(private readonly deps: MeterPollerDeps) {
     const registers = [deps.metrics];
     this.m = {
-      polls: new Counter({ name: 'metergate_meter_polls_total', help: 'Meter polls attempted', labelNames: ['resource_id', 'bus'], registers }),
-      failures: new Counter({ name: 'metergate_meter_poll_failures_total', help: 'Meter polls that got no complete answer', labelNames: ['resource_id', 'bus'], registers }),
+      // Shared with the P1 source (same names and labels): one series per meter whatever its source.
+      ...meterMetrics(deps.metrics),
       latency: new Histogram({
         name: 'metergate_meter_poll_duration_seconds',
         help: 'Time to read all registers of a meter (queueing included)',
@@ -102,8 +89,6 @@ export class MeterPoller implements Module {
         buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         registers,
       }),
-      dropped: new Counter({ name: 'metergate_meter_samples_dropped_total', help: 'Samples dropped by sanity checks, by reason', labelNames: ['resource_id', 'reason'], registers }),
-      online: new Gauge({ name: 'metergate_meter_online', help: '1 while the meter answers, 0 when offline', labelNames: ['resource_id'], registers }),
       requests: new Counter({ name: 'metergate_modbus_requests_total', help: 'Modbus request attempts on the line, by outcome', labelNames: ['bus', 'outcome'], registers }),
       reopens: new Counter({ name: 'metergate_modbus_port_reopens_total', help: 'Times a bus port was reopened after failing', labelNames: ['bus'], registers }),
     };
@@ -133,16 +118,10 @@ export class MeterPoller implements Module {
       // alerts see the first failure (a series born at 1 hides it).
       this.m.failures.inc({ resource_id: meter.resource_id, bus: meter.bus }, 0);
       this.meters.push({
-        config: meter,
+        ...freshBookkeeping(meter),
         profile,
         plan: planReads(selectRegisters(profile, meter.extra_metrics), profile),
         maxPowerW: meter.max_power_w ?? profile.max_power_w,
-        state: 'unknown',
-        misses: 0,
-        lastAnsweredAtMs: null,
-        lastSample: null,
-        lastAccepted: null,
-        backwardsStreak: 0,
         inFlight: false,
         inFlightSinceMs: 0,
         reprobeDelayMs: config.poll.reprobe_initial_ms,
@@ -172,16 +151,7 @@ export class MeterPoller implements Module {
   }
 
   statuses(): MeterStatus[] {
-    return this.meters.map((m) => ({
-      resourceId: m.config.resource_id,
-      bus: m.config.bus,
-      unitId: m.config.unit_id,
-      profile: m.config.profile,
-      state: m.state,
-      lastAnsweredAtMs: m.lastAnsweredAtMs,
-      lastSample: m.lastSample,
-      consecutiveMisses: m.misses,
-    }));
+    return this.meters.map(meterStatus);
   }
 
   /** What answered on each configured bus (meters currently online), for the network_scan message. */
@@ -311,18 +281,7 @@ export class MeterPoller implements Module {
       }
     }
     const reading: Reading = { sampledAtMs, values };
-    const verdict = checkReading(reading, m.lastAccepted, { maxPowerW: m.maxPowerW });
-    if (!verdict.ok) {
-      if (verdict.reason === 'energy_backwards' && ++m.backwardsStreak >= ACCEPT_COUNTER_RESET_AFTER) {
-        this.deps.logger.warn({ resource_id: m.config.resource_id, detail: verdict.detail }, 'energy counter stayed lower; accepting it as a meter reset');
-      } else {
-        this.m.dropped.inc({ resource_id: m.config.resource_id, reason: verdict.reason });
-        this.deps.logger.warn({ resource_id: m.config.resource_id, reason: verdict.reason, detail: verdict.detail }, 'implausible sample dropped');
-        return;
-      }
-    }
-    m.backwardsStreak = 0;
-    m.lastAccepted = reading;
+    if (!acceptReading(m, reading, m.maxPowerW, { dropped: this.m.dropped, logger: this.deps.logger, logFields: { resource_id: m.config.resource_id } })) return;
     const metrics: Metric[] = m.profile.registers
       .filter((r) => values[r.metric] !== undefined && r.metric in units)
       .filter((r, i, all) => all.findIndex((x) => x.metric === r.metric) === i)
@@ -361,10 +320,7 @@ export class MeterPoller implements Module {
   }
 
   private setState(m: MeterRuntime, state: MeterState): void {
-    if (m.state === state) return;
-    m.state = state;
-    this.m.online.set({ resource_id: m.config.resource_id }, state === 'online' ? 1 : 0);
-    this.deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() });
+    setMeterState(m, state, { online: this.m.online, events: this.deps.events, source: this.name, statuses: () => this.statuses() });
   }
 }
 

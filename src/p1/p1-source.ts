@@ -3,13 +3,14 @@
 // checked telegram replaces the latest one, and every poll slot publishes the latest if it is
 // new, so the cadence is poll.interval_ms whatever the meter's (sampled, not flooded). A slot
 // without a new telegram is a miss; offline_after_misses of them make the meter offline.
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { BusConfig, MeterConfig } from '../config/types.js';
+import { Counter, Gauge } from 'prom-client';
+import type { BusConfig } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
-import { checkReading, type Reading } from '../modbus/sanity.js';
+import type { Reading } from '../modbus/sanity.js';
 import { nextSlot } from '../modbus/slots.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
 import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
+import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
 import { TelegramFramer } from './framer.js';
@@ -21,7 +22,6 @@ import { parseTelegram, TelegramParseError } from './telegram.js';
 export const P1_MAX_POWER_W = 100_000;
 /** Disagreement logs about the meter's clock, at most this often per meter. */
 const CLOCK_LOG_EVERY_MS = 600_000;
-const ACCEPT_COUNTER_RESET_AFTER = 3;
 const DROP_LOG_EVERY_MS = 60_000;
 
 interface Latest {
@@ -29,20 +29,13 @@ interface Latest {
   readonly receivedAtMs: number;
 }
 
-interface P1Meter {
-  readonly config: MeterConfig;
+interface P1Meter extends MeterBookkeeping {
   readonly bus: BusConfig;
   readonly framer: TelegramFramer;
   readonly connection: P1Connection;
   latest: Latest | null;
   published: Latest | null;
   identity: P1Identity | null;
-  state: MeterState;
-  misses: number;
-  lastAnsweredAtMs: number | null;
-  lastSample: MeterSample | null;
-  lastAccepted: Reading | null;
-  backwardsStreak: number;
   lastClockLogMs: number;
   dropsSinceLog: number;
   lastDropLogMono: number;
@@ -56,14 +49,10 @@ export class P1Source implements MeterSource {
   private polledSlot: number | null = null;
   private running = false;
   private loop: LoopHandle | null = null;
-  private readonly m: {
+  private readonly m: MeterMetrics & {
     telegrams: Counter<'bus' | 'outcome'>;
     clockSkew: Counter<'resource_id'>;
     clockOffset: Gauge<'resource_id'>;
-    polls: Counter<'resource_id' | 'bus'>;
-    failures: Counter<'resource_id' | 'bus'>;
-    dropped: Counter<'resource_id' | 'reason'>;
-    online: Gauge<'resource_id'>;
   };
 
   constructor(private readonly deps: MeterSourceDeps) {
@@ -72,11 +61,7 @@ export class P1Source implements MeterSource {
       telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid)', labelNames: ['bus', 'outcome'], registers }),
       clockSkew: new Counter({ name: 'metergate_p1_meter_clock_disagreements_total', help: "Telegrams whose meter clock (0-0:1.0.0) differs from the gateway's by more than clock.step_tolerance_s", labelNames: ['resource_id'], registers }),
       clockOffset: new Gauge({ name: 'metergate_p1_meter_clock_offset_seconds', help: "The meter's clock minus the gateway's at the last telegram", labelNames: ['resource_id'], registers }),
-      // Shared with the Modbus poller (same names and labels): one series per meter whatever its source.
-      polls: shared(deps.metrics, 'metergate_meter_polls_total', () => new Counter({ name: 'metergate_meter_polls_total', help: 'Meter polls attempted', labelNames: ['resource_id', 'bus'], registers })),
-      failures: shared(deps.metrics, 'metergate_meter_poll_failures_total', () => new Counter({ name: 'metergate_meter_poll_failures_total', help: 'Meter polls that got no complete answer', labelNames: ['resource_id', 'bus'], registers })),
-      dropped: shared(deps.metrics, 'metergate_meter_samples_dropped_total', () => new Counter({ name: 'metergate_meter_samples_dropped_total', help: 'Samples dropped by sanity checks, by reason', labelNames: ['resource_id', 'reason'], registers })),
-      online: shared(deps.metrics, 'metergate_meter_online', () => new Gauge({ name: 'metergate_meter_online', help: '1 while the meter answers, 0 when offline', labelNames: ['resource_id'], registers })),
+      ...meterMetrics(deps.metrics),
     };
   }
 
@@ -87,19 +72,13 @@ export class P1Source implements MeterSource {
       if (!bus) continue;
       const framer = new TelegramFramer({ requireCrc: crcRequired(p1Line(bus)) });
       const meter: P1Meter = {
-        config: meterConfig,
+        ...freshBookkeeping(meterConfig),
         bus,
         framer,
         connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => this.received(meter, text) }),
         latest: null,
         published: null,
         identity: null,
-        state: 'unknown',
-        misses: 0,
-        lastAnsweredAtMs: null,
-        lastSample: null,
-        lastAccepted: null,
-        backwardsStreak: 0,
         lastClockLogMs: Number.NEGATIVE_INFINITY,
         dropsSinceLog: 0,
         lastDropLogMono: Number.NEGATIVE_INFINITY,
@@ -126,16 +105,7 @@ export class P1Source implements MeterSource {
   }
 
   statuses(): MeterStatus[] {
-    return this.meters.map((m) => ({
-      resourceId: m.config.resource_id,
-      bus: m.bus.name,
-      unitId: m.config.unit_id,
-      profile: m.config.profile,
-      state: m.state,
-      lastAnsweredAtMs: m.lastAnsweredAtMs,
-      lastSample: m.lastSample,
-      consecutiveMisses: m.misses,
-    }));
+    return this.meters.map(meterStatus);
   }
 
   busScan(): BusScanView[] {
@@ -249,32 +219,13 @@ export class P1Source implements MeterSource {
     this.setState(meter, 'online');
     const values = Object.fromEntries(latest.reading.metrics.map((x) => [x.name, x.value]));
     const reading: Reading = { sampledAtMs: latest.receivedAtMs, values };
-    const verdict = checkReading(reading, meter.lastAccepted, { maxPowerW: meter.config.max_power_w ?? P1_MAX_POWER_W });
-    if (!verdict.ok) {
-      if (verdict.reason === 'energy_backwards' && ++meter.backwardsStreak >= ACCEPT_COUNTER_RESET_AFTER) {
-        this.deps.logger.warn({ ...labels, detail: verdict.detail }, 'energy counter stayed lower; accepting it as a meter reset');
-      } else {
-        this.m.dropped.inc({ resource_id: meter.config.resource_id, reason: verdict.reason });
-        this.deps.logger.warn({ ...labels, reason: verdict.reason, detail: verdict.detail }, 'implausible sample dropped');
-        return;
-      }
-    }
-    meter.backwardsStreak = 0;
-    meter.lastAccepted = reading;
+    if (!acceptReading(meter, reading, meter.config.max_power_w ?? P1_MAX_POWER_W, { dropped: this.m.dropped, logger: this.deps.logger, logFields: labels })) return;
     const sample: MeterSample = { resourceId: meter.config.resource_id, sampledAtMs: latest.receivedAtMs, metrics: latest.reading.metrics };
     meter.lastSample = sample;
     this.deps.events.emit('sample.taken', sample);
   }
 
   private setState(meter: P1Meter, state: MeterState): void {
-    if (meter.state === state) return;
-    meter.state = state;
-    this.m.online.set({ resource_id: meter.config.resource_id }, state === 'online' ? 1 : 0);
-    this.deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() });
+    setMeterState(meter, state, { online: this.m.online, events: this.deps.events, source: this.name, statuses: () => this.statuses() });
   }
-}
-
-/** A metric another source may have registered already in the same registry. */
-function shared<T>(registry: Registry, name: string, create: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }

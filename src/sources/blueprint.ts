@@ -3,6 +3,7 @@
 // The real ones: modbus/source.ts (+ modbus/poller.ts), p1/source.ts (+ p1/p1-source.ts).
 import type { MeterStatus } from '../domain.js';
 import type { BusScanView } from '../ops/observability/views.js';
+import { freshBookkeeping, meterStatus } from './meter-bookkeeping.js';
 import type { SourceRegistry } from './registry.js';
 import type { MeterSource, MeterSourceDeps } from './source.js';
 
@@ -35,16 +36,8 @@ class BlueprintSource implements MeterSource {
   async stop(): Promise<void> {}
 
   statuses(): MeterStatus[] {
-    return this.deps.config.meters.map((m) => ({
-      resourceId: m.resource_id,
-      bus: m.bus,
-      unitId: m.unit_id,
-      profile: m.profile,
-      state: 'unknown',
-      lastAnsweredAtMs: null,
-      lastSample: null,
-      consecutiveMisses: 0,
-    }));
+    // A real source keeps a MeterBookkeeping per meter (meter-bookkeeping.ts) and maps those.
+    return this.deps.config.meters.map((m) => meterStatus(freshBookkeeping(m)));
   }
 
   busScan(): BusScanView[] {
