@@ -9,7 +9,7 @@
 // started with the daemon's shipped flags (systemd/metergate.service ExecStart), so the
 // garbage collector works as in the field; BENCH_NODE_FLAGS adds flags (e.g. --cpu-prof),
 // NODE_FLAGS="..." replaces the shipped ones (NODE_FLAGS=" " for V8 defaults).
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mqtt from 'mqtt';
 import { startTlsBroker } from '../../test/helpers/mosquitto.js';
+import { buildDist, distGateway } from './dist.js';
 import { shippedNodeFlags } from './shipped-node.js';
 
 if (process.env.MG_BENCH_CHILD !== '1') {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  buildDist();
   const base = process.env.NODE_FLAGS === undefined ? shippedNodeFlags() : process.env.NODE_FLAGS.split(' ').filter(Boolean);
   const flags = [...base, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
   const origin = process.env.NODE_FLAGS === undefined ? 'shipped flags of systemd/metergate.service ExecStart' : 'NODE_FLAGS';
@@ -33,13 +33,7 @@ if (process.env.MG_BENCH_CHILD !== '1') {
   process.exit(child.status ?? 1);
 }
 
-/** The compiled module (what ships), typed as its source. */
-const dist = async <T>(path: string): Promise<T> => (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
-const { validateConfig } = await dist<typeof import('../../src/config/load.js')>('config/load.js');
-const { createContext } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
-const { createLogger } = await dist<typeof import('../../src/log.js')>('log.js');
-const { openDatabase } = await dist<typeof import('../../src/store/db.js')>('store/db.js');
-const { buildUplink } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
+const { validateConfig, createContext, createLogger, openDatabase, buildUplink } = await distGateway();
 
 const N = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 15);

@@ -9,22 +9,14 @@
 // session check the statement ran per row). Each round runs both on a fresh copy of that
 // file, in alternating order. Readings carry 3 metrics (~150 bytes of JSON; the daemon's
 // SDM630 rows are ~4x larger, which makes the scan longer, not the steps).
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { buildDist, distGateway, fromDist } from './dist.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
-/** The compiled module (what ships), typed as its source. */
-const dist = async <T>(path: string): Promise<T> => (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
-const { validateConfig } = await dist<typeof import('../../src/config/load.js')>('config/load.js');
-const { createContext } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
-const { createLogger } = await dist<typeof import('../../src/log.js')>('log.js');
-const { openDatabase } = await dist<typeof import('../../src/store/db.js')>('store/db.js');
-const { buildUplink } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
+buildDist();
+const { validateConfig, createContext, createLogger, openDatabase, buildUplink } = await distGateway();
 
 const METERS = Number(process.argv[2] ?? 4);
 const DAYS = Number(process.argv[3] ?? 400);
@@ -130,7 +122,7 @@ const steps = async (db: ReturnType<typeof openDatabase>) => {
 };
 
 {
-  const { sessionMaxEdgeGapMs } = await dist<typeof import('../../src/config/derived.js')>('config/derived.js');
+  const { sessionMaxEdgeGapMs } = await fromDist<typeof import('../../src/config/derived.js')>('config/derived.js');
   MARGIN_MS = sessionMaxEdgeGapMs(validateConfig({ organization_id: ORG, data_dir: dir }, 'bench', {}));
 }
 const t0 = performance.now();

@@ -11,11 +11,12 @@
 // each case twice under strace, with and without the measured ticks, and taking the
 // difference (so the open, the migrations and the warm-up do not count). The temporary
 // directory must be on a real disk: tmpfs sends nothing to storage.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildDist, distGateway, fromDist, repoRoot as root } from './dist.js';
 
 const self = fileURLToPath(import.meta.url);
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
@@ -23,13 +24,8 @@ type Mode = 'per-reading' | 'per-tick';
 
 if (process.argv[2] === 'child') {
   const [mode, meters, ticks] = [process.argv[3] as Mode, Number(process.argv[4]), Number(process.argv[5])];
-  const dist = async <T>(path: string): Promise<T> => (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
-  const { validateConfig } = await dist<typeof import('../../src/config/load.js')>('config/load.js');
-  const { createContext } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
-  const { createLogger } = await dist<typeof import('../../src/log.js')>('log.js');
-  const { openDatabase } = await dist<typeof import('../../src/store/db.js')>('store/db.js');
-  const { buildUplink } = await dist<typeof import('../../src/daemon.js')>('daemon.js');
-  const { resolveProfile } = await dist<typeof import('../../src/modbus/profiles/index.js')>('modbus/profiles/index.js');
+  const { validateConfig, createContext, createLogger, openDatabase, buildUplink } = await distGateway();
+  const { resolveProfile } = await fromDist<typeof import('../../src/modbus/profiles/index.js')>('modbus/profiles/index.js');
   const dir = process.argv[6];
   const config = validateConfig({ organization_id: ORG, data_dir: dir, mqtt: { url: 'mqtts://broker.invalid:8883' } }, 'bench', {});
   const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('warn') });
@@ -60,8 +56,7 @@ if (process.argv[2] === 'child') {
   process.exit(0);
 }
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+buildDist();
 const TICKS = Number(process.argv[2] ?? 120);
 const METERS = (process.argv[3] ?? '1,10,50').split(',').map(Number);
 const hasStrace = spawnSync('strace', ['-V']).status === 0;

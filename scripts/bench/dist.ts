@@ -1,0 +1,25 @@
+// Benchmarks measure what ships: the compiled modules in dist/ (built first), typed as their source.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout's root (where `npm run build` runs and dist/ lands). */
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `npm run build`, so dist/ is the code of this checkout. */
+export function buildDist(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
+}
+
+/** A compiled module, e.g. `fromDist<typeof import('../../src/config/derived.js')>('config/derived.js')`. */
+export async function fromDist<T>(path: string): Promise<T> {
+  return (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
+}
+
+/** What a store or uplink benchmark builds a gateway from: config, context, logger, database and uplink (recorder, publisher). */
+export async function distGateway() {
+  const { validateConfig } = await fromDist<typeof import('../../src/config/load.js')>('config/load.js');
+  const { createContext, buildUplink } = await fromDist<typeof import('../../src/daemon.js')>('daemon.js');
+  const { createLogger } = await fromDist<typeof import('../../src/log.js')>('log.js');
+  const { openDatabase } = await fromDist<typeof import('../../src/store/db.js')>('store/db.js');
+  return { validateConfig, createContext, createLogger, openDatabase, buildUplink };
+}
