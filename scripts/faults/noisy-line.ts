@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { SerialPort } from 'serialport';
+import { mulberry32 } from '../../src/sim/prng.js';
 import { removeDir, startPtyPair } from '../../test/helpers/socat.js';
 
 const { values } = parseArgs({
@@ -33,20 +34,8 @@ function parseRate(text: string): number {
   return rate;
 }
 
-/** mulberry32: a small seeded generator, so a run's corruption pattern can be repeated. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let rate = parseRate(values['byte-error-rate']);
-const random = seededRandom(Number(values.seed));
+const random = mulberry32(Number(values.seed)); // seeded, so a run's corruption pattern can be repeated
 const counts = { bytes: 0, corrupted: 0 };
 
 function corrupt(chunk: Buffer): Buffer {

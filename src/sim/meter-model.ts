@@ -1,18 +1,7 @@
 // The physics of a simulated meter: plausible, slowly varying load; an import counter that
 // integrates exactly the power it reports, so energy and power are always consistent.
 import type { Clock } from '../clock.js';
-
-/** Small deterministic PRNG (mulberry32) so each unit id behaves differently but reproducibly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from './prng.js';
 
 export interface MeterReadingValues {
   readonly [metric: string]: number;
@@ -37,7 +26,7 @@ export class MeterModel {
   private exportWh = 0;
 
   constructor(private readonly opts: MeterModelOptions) {
-    this.rnd = prng(opts.seed);
+    this.rnd = mulberry32(opts.seed); // each unit id behaves differently but reproducibly
     this.baseLoadW = opts.baseLoadW ?? 2000 + 1500 * this.rnd();
     this.phases = opts.phases ?? 3;
     this.lastMs = opts.clock.now();

@@ -2,20 +2,14 @@
 // acceptable — never a 5xx — and the server must still be up at the end.
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/sim/prng.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData } from '../helpers/shared-data.js';
 
 /** Deterministic PRNG (mulberry32) so a failure can be replayed. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] };
 }
 
