@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { databasePath, openDatabase, type Db } from '../store/db.js';
 import { PriceStore } from '../store/prices.js';
+import { ExogenousStore } from '../store/exogenous.js';
 import { formatImportResult, importPriceFile } from '../prices/import.js';
 import { CsvImportError } from '../prices/sources/csv.js';
 import { formatCoverage } from '../prices/status.js';
@@ -36,10 +37,11 @@ export function registerPricesCommands(program: Command): void {
     .argument('<file>', 'CSV file')
     .requiredOption('--region <code>', 'market area, e.g. NL or DE-LU')
     .option('--autumn-hour <choice>', 'local-only files: a 02:00 that occurs once on the autumn DST day is drop|earlier|later', 'drop')
+    .option('--exogenous', 'also import the day-ahead load, solar and wind forecast columns (Load_DA, Sol_DA, Won_DA, Woff_DA) of an ENTSO-E history file, for the forecaster')
     .option('--replace', 'let the file replace finer stored prices (e.g. hourly over quarter-hours) and prices of a better source; lists what it replaced')
     .option('-c, --config <file>', 'config file (for data_dir)', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'database file (instead of the one in data_dir)')
-    .action((file: string, opts: DbOptions & { region: string; autumnHour: string; replace?: boolean }) => {
+    .action((file: string, opts: DbOptions & { region: string; autumnHour: string; replace?: boolean; exogenous?: boolean }) => {
       if (!marketByCode(opts.region)) fail(`unknown region "${opts.region}"`);
       if (!['drop', 'earlier', 'later'].includes(opts.autumnHour)) fail('--autumn-hour must be drop, earlier or later');
       const db = openDb(opts);
@@ -47,6 +49,7 @@ export function registerPricesCommands(program: Command): void {
         const result = importPriceFile(new PriceStore(db), file, opts.region, Date.now(), {
           singleAutumnHour: opts.autumnHour as 'drop' | 'earlier' | 'later',
           replace: opts.replace === true,
+          ...(opts.exogenous ? { exogenous: new ExogenousStore(db) } : {}),
         });
         process.stdout.write(`${formatImportResult(result)}\n`);
       } catch (err) {
@@ -83,9 +86,11 @@ export function registerPricesCommands(program: Command): void {
           if (!runs.has(atMs)) runs.set(atMs, firstRunAtOrAfter([config.prices.sync_cron, config.prices.repair_cron], Math.max(atMs, Date.now())));
           return runs.get(atMs)!;
         };
+        const exogenous = new ExogenousStore(db);
         const coverage = regions.map((r) => ({
           ...store.coverage(r),
           pending: fetchProgress.pendingOf(r).map((p) => ({ ...p, retryRunAtMs: retryRunAt(p.nextAttemptAtMs) })),
+          exogenous: exogenous.coverage(r),
         }));
         const note = config === null ? '' : syncOn ? '' : 'price sync is off (prices.source none or no security token): pending months are not retried';
         process.stdout.write(opts.json ? `${JSON.stringify(coverage, null, 2)}\n` : `${formatCoverage(coverage, note)}\n`);

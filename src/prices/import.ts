@@ -2,10 +2,12 @@
 // transaction, so a bad row leaves the store untouched.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { ExogenousStore } from '../store/exogenous.js';
 import type { PriceMergeReport, PriceStore } from '../store/prices.js';
+import { exogenousFromHistory, type ExogenousCsvReport } from './exogenous/csv.js';
 import { requireMarket } from './markets.js';
 import type { MergeOutcome, MergeRun } from './merge.js';
-import { parsePriceCsv, type CsvImportReport, type CsvParseOptions } from './sources/csv.js';
+import { CsvImportError, parsePriceCsv, type CsvImportReport, type CsvParseOptions } from './sources/csv.js';
 
 export interface ImportResult {
   readonly marketArea: string;
@@ -14,19 +16,30 @@ export interface ImportResult {
   readonly report: CsvImportReport;
   /** What the file's periods did to the stored ones. */
   readonly merge: PriceMergeReport;
+  /** With `exogenous`: the file's Load_DA, Sol_DA, Won_DA, Woff_DA columns, and the rows they filled. */
+  readonly exogenous?: ExogenousCsvReport & { readonly written: number };
 }
 
 export interface ImportOptions extends CsvParseOptions {
   /** Let the file replace finer stored prices and prices of a better source (`--replace`). */
   readonly replace?: boolean;
+  /** Also import the exogenous columns of an ENTSO-E history file into this store (`--exogenous`). */
+  readonly exogenous?: ExogenousStore;
 }
 
 export function importPriceFile(store: PriceStore, file: string, marketCode: string, nowMs: number, options: ImportOptions = {}): ImportResult {
   const market = requireMarket(marketCode);
-  const { periods, report } = parsePriceCsv(readFileSync(file, 'utf8'), market, options);
+  const { periods, report, history } = parsePriceCsv(readFileSync(file, 'utf8'), market, options);
   const source = `csv:${basename(file)}`;
-  const merge = store.merge(periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
-  return { marketArea: market.code, source, written: merge.written, report, merge };
+  if (options.exogenous && !history) throw new CsvImportError(1, `--exogenous needs an ENTSO-E history file (,Price_DA,Load_DA,...); this one is ${report.layout}`);
+  const exo = options.exogenous && history ? exogenousFromHistory(history, market.code, market.timeZone) : undefined;
+  if (exo && exo.points.length === 0) throw new CsvImportError(1, 'the file has no Load_DA, Sol_DA, Won_DA or Woff_DA values');
+  // Prices and exogenous columns in one transaction: a failure leaves both untouched.
+  return store.transaction(() => {
+    const merge = store.merge(periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
+    const written = exo && options.exogenous ? options.exogenous.merge(exo.points, { source, fetchedAtMs: nowMs }).written : 0;
+    return { marketArea: market.code, source, written: merge.written, report, merge, ...(exo ? { exogenous: { ...exo.report, written } } : {}) };
+  });
 }
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().replace(':00.000Z', 'Z'));
@@ -44,6 +57,12 @@ export function formatImportResult(r: ImportResult): string {
   for (const d of rep.dropped) lines.push(`  line ${d.line} (${d.localTime} local) not imported: ${d.reason}`);
   for (const g of rep.missing) lines.push(`  no price ${iso(g.fromMs)} .. ${iso(g.toMs)} (${(g.toMs - g.fromMs) / 3_600_000} h)`);
   lines.push(...formatMerge(r.merge, requireMarket(r.marketArea).currency));
+  if (r.exogenous) {
+    const e = r.exogenous;
+    const per = Object.entries(e.points).map(([k, n]) => `${k} ${n}`).join(', ');
+    lines.push(`  exogenous: ${e.written} new point(s) stored (file: ${per}); stored values are kept`);
+    for (const [k, n] of Object.entries(e.zeroDays)) lines.push(`  exogenous ${k}: ${n} local day(s) all 0 in the file, taken as missing`);
+  }
   return lines.join('\n');
 }
 

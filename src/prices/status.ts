@@ -1,6 +1,7 @@
 // Text rendering of price coverage for `metergate prices status`.
 import type { PendingChunk } from '../store/price-fetch.js';
 import type { PriceCoverage } from '../store/prices.js';
+import type { ExogenousSeriesCoverage } from '../store/exogenous.js';
 import { marketByCode } from './markets.js';
 import { localDate } from './timezone.js';
 
@@ -19,6 +20,20 @@ export interface PendingRetry extends PendingChunk {
 
 export interface CoverageWithPending extends PriceCoverage {
   readonly pending: readonly PendingRetry[];
+  /** The forecaster's exogenous series of the region (load, solar, wind), per series. */
+  readonly exogenous?: readonly ExogenousSeriesCoverage[];
+}
+
+function exogenousLines(list: readonly ExogenousSeriesCoverage[] | undefined): string[] {
+  if (!list) return [];
+  if (list.length === 0) return ['  exogenous (load, solar, wind forecasts): none'];
+  const out = ['  exogenous (load, solar, wind forecasts):'];
+  for (const e of list) {
+    if (e.firstStartMs === null || e.lastEndMs === null) continue;
+    const missing = e.gaps.reduce((s, g) => s + g.toMs - g.fromMs, 0);
+    out.push(`    ${e.series}: ${e.points} points, ${iso(e.firstStartMs)} .. ${iso(e.lastEndMs)}, ${e.gaps.length === 0 ? 'no gaps' : `${e.gaps.length} gap(s), ${duration(missing)} in all`} (${e.sources.join(', ')})`);
+  }
+  return out;
 }
 
 function retryText(p: PendingRetry): string {
@@ -46,6 +61,7 @@ export function formatCoverage(list: readonly CoverageWithPending[], note = ''):
         }
       }
     }
+    out.push(...exogenousLines(c.exogenous));
     if (c.pending.length > 0) {
       out.push(`  pending: ${c.pending.length} month(s) incomplete after a fetch, retried with backoff`);
       for (const p of c.pending) {

@@ -53,7 +53,7 @@ export type A44Result =
   | { readonly kind: 'no-data'; readonly reason: string };
 
 const ARRAY_TAGS = new Set(['TimeSeries', 'Period', 'Point', 'Reason']);
-const parser = new XMLParser({
+export const entsoeXmlParser = new XMLParser({
   removeNSPrefix: true,
   ignoreAttributes: true,
   parseTagValue: false,
@@ -61,9 +61,9 @@ const parser = new XMLParser({
   isArray: (name) => ARRAY_TAGS.has(name),
 });
 
-type Node = Record<string, unknown>;
+export type Node = Record<string, unknown>;
 
-function text(node: Node, key: string): string | undefined {
+export function text(node: Node, key: string): string | undefined {
   const v = node[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'object') return undefined;
@@ -91,7 +91,7 @@ export function parseResolutionS(s: string): number {
   return seconds;
 }
 
-interface Candidate {
+export interface Candidate {
   startMs: number;
   endMs: number;
   resolutionS: number;
@@ -102,7 +102,12 @@ interface Candidate {
   points: number;
 }
 
-function decodePeriod(period: Node, curveType: string, where: string): Omit<Candidate, 'sequence' | 'order'> {
+/**
+ * One Period at its resolution: A03 left-out positions repeat the previous value, A01
+ * left-out positions are gaps. `valueKey` is the Point's value element (`price.amount`
+ * in A44, `quantity` in load and generation documents).
+ */
+export function decodePeriod(period: Node, curveType: string, where: string, valueKey = 'price.amount'): Omit<Candidate, 'sequence' | 'order'> {
   const interval = period.timeInterval as Node | undefined;
   if (!interval || typeof interval !== 'object') throw new EntsoeDocumentError(`${where}: missing <timeInterval>`);
   const startMs = parseEntsoeTime(required(interval, 'start', where));
@@ -114,10 +119,10 @@ function decodePeriod(period: Node, curveType: string, where: string): Omit<Cand
   const byPosition = new Map<number, number>();
   for (const point of (period.Point as Node[] | undefined) ?? []) {
     const position = Number(required(point, 'position', where));
-    const raw = required(point, 'price.amount', `${where} position ${position}`);
+    const raw = required(point, valueKey, `${where} position ${position}`);
     const price = Number(raw);
     if (!Number.isInteger(position) || position < 1 || position > slots) throw new EntsoeDocumentError(`${where}: position ${position} outside 1..${slots}`);
-    if (!Number.isFinite(price)) throw new EntsoeDocumentError(`${where} position ${position}: price "${raw}" is not a number`);
+    if (!Number.isFinite(price)) throw new EntsoeDocumentError(`${where} position ${position}: ${valueKey} "${raw}" is not a number`);
     byPosition.set(position, price);
   }
   const prices: Array<{ startMs: number; price: number }> = [];
@@ -133,18 +138,28 @@ function decodePeriod(period: Node, curveType: string, where: string): Omit<Cand
   return { startMs, endMs, resolutionS, curveType, prices, points: byPosition.size };
 }
 
-/** Decodes an A44 response body. Throws EntsoeDocumentError on malformed or truncated XML. */
-export function parseA44(xml: string, market: Market): A44Result {
+/** Parses a response body (any document type); throws EntsoeDocumentError on malformed or truncated XML. */
+export function parseEntsoeXml(xml: string): Node {
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw new EntsoeDocumentError(`not well-formed XML (line ${valid.err.line}: ${valid.err.msg})`);
-  const doc = parser.parse(xml) as Node;
+  return entsoeXmlParser.parse(xml) as Node;
+}
+
+/** An Acknowledgement_MarketDocument: "no matching data" is returned, any other reason thrown; undefined for a data document. */
+export function acknowledgement(doc: Node): { readonly kind: 'no-data'; readonly reason: string } | undefined {
   const ack = doc.Acknowledgement_MarketDocument as Node | undefined;
-  if (ack) {
-    const reasons = ((ack.Reason as Node[] | undefined) ?? []).map((r) => `${text(r, 'code') ?? '?'}: ${text(r, 'text') ?? ''}`.trim());
-    const reason = reasons.join('; ') || 'acknowledgement without reason';
-    if (/no matching data/i.test(reason)) return { kind: 'no-data', reason };
-    throw new EntsoeDocumentError(`platform refused the request: ${reason}`);
-  }
+  if (!ack) return undefined;
+  const reasons = ((ack.Reason as Node[] | undefined) ?? []).map((r) => `${text(r, 'code') ?? '?'}: ${text(r, 'text') ?? ''}`.trim());
+  const reason = reasons.join('; ') || 'acknowledgement without reason';
+  if (/no matching data/i.test(reason)) return { kind: 'no-data', reason };
+  throw new EntsoeDocumentError(`platform refused the request: ${reason}`);
+}
+
+/** Decodes an A44 response body. Throws EntsoeDocumentError on malformed or truncated XML. */
+export function parseA44(xml: string, market: Market): A44Result {
+  const doc = parseEntsoeXml(xml);
+  const noData = acknowledgement(doc);
+  if (noData) return noData;
   const pub = doc.Publication_MarketDocument as Node | undefined;
   if (!pub || typeof pub !== 'object') throw new EntsoeDocumentError(`neither Publication_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
 

@@ -1,0 +1,64 @@
+// Pure decoding of ENTSO-E load and generation forecast documents (GL_MarketDocument):
+// A65 system total load (processType A01 = day ahead, outBiddingZone_Domain) and A69
+// wind and solar forecast (A01, inBiddingZone_Domain, one TimeSeries per
+// MktPSRType/psrType: B16 solar, B18 wind offshore, B19 wind onshore). The layout is the
+// A44 one with `quantity` (MW) in each Point, so the A44 decoder's Period handling is
+// reused: A01 lists every position (a left-out one is a gap), A03 repeats the previous
+// value, any resolution (PT15M, PT60M), element local names only, "no matching data" as
+// an acknowledgement.
+import { acknowledgement, decodePeriod, EntsoeDocumentError, parseEntsoeXml, text, type Node } from '../sources/entsoe-xml.js';
+import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
+
+/** psrType of an A69 series -> our series name; other production types are not kept. */
+export const PSR_SERIES: Readonly<Record<string, ExogenousSeriesName>> = { B16: 'solar', B18: 'wind_offshore', B19: 'wind_onshore' };
+
+export type GlResult =
+  | { readonly kind: 'points'; readonly points: ExogenousPoint[]; readonly ignoredPsrTypes: readonly string[] }
+  | { readonly kind: 'no-data'; readonly reason: string };
+
+/**
+ * Decodes an A65 (load) or A69 (wind and solar) body for `marketArea`. A65 series are
+ * `load`; A69 series are named by their psrType. Two series of the same name over the
+ * same period are never merged: the first one is kept.
+ */
+export function parseGlDocument(xml: string, marketArea: string): GlResult {
+  const doc = parseEntsoeXml(xml);
+  const noData = acknowledgement(doc);
+  if (noData) return noData;
+  const gl = doc.GL_MarketDocument as Node | undefined;
+  if (!gl || typeof gl !== 'object') throw new EntsoeDocumentError(`neither GL_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
+  const type = text(gl, 'type');
+  if (type !== 'A65' && type !== 'A69') throw new EntsoeDocumentError(`document type ${type ?? 'missing'}, expected A65 (load forecast) or A69 (wind and solar forecast)`);
+  const points: ExogenousPoint[] = [];
+  const ignored = new Set<string>();
+  const seen = new Set<string>();
+  ((gl.TimeSeries as Node[] | undefined) ?? []).forEach((ts, i) => {
+    const where = `TimeSeries ${i + 1}`;
+    const unit = text(ts, 'quantity_Measure_Unit.name');
+    if (unit && unit.toUpperCase() !== 'MAW') throw new EntsoeDocumentError(`${where}: unit ${unit}, expected MAW (MW)`);
+    let series: ExogenousSeriesName;
+    if (type === 'A65') series = 'load';
+    else {
+      const psr = ts.MktPSRType as Node | undefined;
+      const psrType = psr && typeof psr === 'object' ? text(psr, 'psrType') : undefined;
+      if (!psrType) throw new EntsoeDocumentError(`${where}: A69 series without MktPSRType/psrType`);
+      const name = PSR_SERIES[psrType];
+      if (!name) {
+        ignored.add(psrType);
+        return;
+      }
+      series = name;
+    }
+    const curveType = text(ts, 'curveType') ?? 'A01';
+    if (curveType !== 'A01' && curveType !== 'A03') throw new EntsoeDocumentError(`${where}: curve type ${curveType} is neither A01 nor A03`);
+    ((ts.Period as Node[] | undefined) ?? []).forEach((period, k) => {
+      const p = decodePeriod(period, curveType, `${where} Period ${k + 1}`, 'quantity');
+      const key = `${series}/${p.startMs}/${p.endMs}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      for (const v of p.prices) points.push({ marketArea, series, startMs: v.startMs, durationS: p.resolutionS, valueMw: v.price });
+    });
+  });
+  points.sort((a, b) => a.series.localeCompare(b.series) || a.startMs - b.startMs);
+  return { kind: 'points', points, ignoredPsrTypes: [...ignored].sort() };
+}

@@ -1,0 +1,123 @@
+// Exogenous series in SQLite (exogenous_series): day-ahead load and wind/solar forecasts
+// per market area, UTC, native resolution, with source and fetch time.
+import type { ExogenousPoint, ExogenousSeriesName } from '../prices/exogenous/series.js';
+import { REQUIRED_SERIES } from '../prices/exogenous/series.js';
+import type { Db } from './db.js';
+import type { PriceGap } from './prices.js';
+
+export interface ExogenousProvenance {
+  /** `entsoe`, `csv:<file name>`, ... */
+  readonly source: string;
+  readonly fetchedAtMs: number;
+}
+
+export interface StoredExogenousPoint extends ExogenousPoint, ExogenousProvenance {}
+
+export interface ExogenousSeriesCoverage {
+  readonly series: string;
+  readonly points: number;
+  readonly firstStartMs: number | null;
+  readonly lastEndMs: number | null;
+  /** Holes between the first and the last point. */
+  readonly gaps: readonly PriceGap[];
+  readonly sources: readonly string[];
+}
+
+interface Row {
+  market_area: string;
+  series: ExogenousSeriesName;
+  start_ms: number;
+  duration_s: number;
+  value_mw: number;
+  source: string;
+  fetched_at_ms: number;
+}
+
+export class ExogenousStore {
+  private readonly stmts;
+
+  constructor(private readonly db: Db) {
+    this.stmts = {
+      // A CSV file only fills periods without a value; a platform fetch replaces a value that
+      // changed (a republished forecast), and leaves an unchanged one with its first fetch time,
+      // which is when it was first known.
+      fill: db.prepare('INSERT OR IGNORE INTO exogenous_series (market_area, series, start_ms, duration_s, value_mw, source, fetched_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      upsert: db.prepare(
+        `INSERT INTO exogenous_series (market_area, series, start_ms, duration_s, value_mw, source, fetched_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (market_area, series, start_ms) DO UPDATE SET duration_s = excluded.duration_s, value_mw = excluded.value_mw, source = excluded.source, fetched_at_ms = excluded.fetched_at_ms
+         WHERE exogenous_series.value_mw != excluded.value_mw OR exogenous_series.duration_s != excluded.duration_s`,
+      ),
+      range: db.prepare<[string, string, number, number]>('SELECT * FROM exogenous_series WHERE market_area = ? AND series = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms'),
+      spans: db.prepare<[string, string, number, number]>('SELECT start_ms, duration_s FROM exogenous_series WHERE market_area = ? AND series = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms').raw(),
+      all: db.prepare<[string, string]>('SELECT start_ms, duration_s FROM exogenous_series WHERE market_area = ? AND series = ? ORDER BY start_ms').raw(),
+      first: db.prepare<[string, string]>('SELECT min(start_ms) FROM exogenous_series WHERE market_area = ? AND series = ?').pluck(),
+      seriesOf: db.prepare<[string]>('SELECT DISTINCT series FROM exogenous_series WHERE market_area = ? ORDER BY series').pluck(),
+      sources: db.prepare<[string, string]>('SELECT DISTINCT source FROM exogenous_series WHERE market_area = ? AND series = ? ORDER BY source').pluck(),
+    };
+  }
+
+  /**
+   * Stores points: a source starting with `csv:` only fills periods without a value,
+   * any other replaces values that changed. Returns the rows written.
+   */
+  merge(points: readonly ExogenousPoint[], provenance: ExogenousProvenance): { written: number } {
+    const stmt = provenance.source.startsWith('csv:') ? this.stmts.fill : this.stmts.upsert;
+    return this.transaction(() => {
+      let written = 0;
+      for (const p of points) written += stmt.run(p.marketArea, p.series, p.startMs, p.durationS, p.valueMw, provenance.source, provenance.fetchedAtMs).changes;
+      return { written };
+    });
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Points of one series starting in [fromMs, toMs), oldest first. */
+  points(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): StoredExogenousPoint[] {
+    return (this.stmts.range.all(marketArea, series, fromMs, toMs) as Row[]).map((r) => ({
+      marketArea: r.market_area,
+      series: r.series,
+      startMs: r.start_ms,
+      durationS: r.duration_s,
+      valueMw: r.value_mw,
+      source: r.source,
+      fetchedAtMs: r.fetched_at_ms,
+    }));
+  }
+
+  /** First stored start of the required series (load), or null. */
+  firstStartMs(marketArea: string): number | null {
+    return (this.stmts.first.get(marketArea, REQUIRED_SERIES) as number | null) ?? null;
+  }
+
+  /** Holes of the required series (load) in [fromMs, toMs): what the backfill completes. */
+  gapsIn(marketArea: string, fromMs: number, toMs: number, series: ExogenousSeriesName = REQUIRED_SERIES): PriceGap[] {
+    if (toMs <= fromMs) return [];
+    const gaps: PriceGap[] = [];
+    let cursor = fromMs;
+    for (const [startMs, durationS] of this.stmts.spans.iterate(marketArea, series, fromMs, toMs) as Iterable<[number, number]>) {
+      if (startMs > cursor) gaps.push({ fromMs: cursor, toMs: startMs });
+      cursor = Math.max(cursor, startMs + durationS * 1000);
+    }
+    if (cursor < toMs) gaps.push({ fromMs: cursor, toMs });
+    return gaps;
+  }
+
+  /** Per stored series of a market: points, first and last, holes, sources. */
+  coverage(marketArea: string): ExogenousSeriesCoverage[] {
+    return (this.stmts.seriesOf.all(marketArea) as string[]).map((series) => {
+      let points = 0;
+      let firstStartMs: number | null = null;
+      let prevEnd: number | null = null;
+      const gaps: PriceGap[] = [];
+      for (const [startMs, durationS] of this.stmts.all.iterate(marketArea, series) as Iterable<[number, number]>) {
+        points++;
+        if (firstStartMs === null) firstStartMs = startMs;
+        if (prevEnd !== null && startMs > prevEnd) gaps.push({ fromMs: prevEnd, toMs: startMs });
+        prevEnd = Math.max(prevEnd ?? 0, startMs + durationS * 1000);
+      }
+      return { series, points, firstStartMs, lastEndMs: prevEnd, gaps, sources: this.stmts.sources.all(marketArea, series) as string[] };
+    });
+  }
+}
