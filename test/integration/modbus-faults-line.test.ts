@@ -12,6 +12,26 @@ import { slotAt } from '../../src/modbus/slots.js';
 const cleanups = cleanupsAfterEach();
 const { track } = cleanups;
 
+/** A USB RS-485 adapter with a simulated meter (unit 3) behind it, to unplug and plug back in. */
+async function usbAdapter(): Promise<{ readonly port: string; unplug(): Promise<void>; plugBack(): Promise<void> }> {
+  let pair = await startPtyPair();
+  const dir = pair.dir;
+  cleanups.push(async () => {
+    await pair.stop();
+    removeDir(dir);
+  });
+  track(await startSim(['--serial', pair.b, '--unit', '3']));
+  return {
+    port: pair.a,
+    // The device nodes vanish, as when the adapter is pulled out.
+    unplug: () => pair.stop(),
+    // Re-enumerated under the same name; the simulator reopens its end.
+    plugBack: async () => {
+      pair = await startPtyPair(dir);
+    },
+  };
+}
+
 describe('Modbus faults: the line', () => {
   it('garbage bytes on the line: the bus recovers and no corrupt value gets through', async () => {
     const line = track(await startTappedLine());
@@ -66,58 +86,46 @@ describe('Modbus faults: the line', () => {
   });
 
   it('a USB adapter that vanishes and returns is reopened without a restart', async () => {
-    let pair = await startPtyPair();
-    const dir = pair.dir;
-    cleanups.push(async () => {
-      await pair.stop();
-      removeDir(dir);
-    });
-    track(await startSim(['--serial', pair.b, '--unit', '3']));
+    const usb = await usbAdapter();
     const h = track(
       await startPoller({
         poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
-        buses: [{ name: 'usb', type: 'rtu', port: pair.a, timeout_ms: 400, retries: 0 }],
+        buses: [{ name: 'usb', type: 'rtu', port: usb.port, timeout_ms: 400, retries: 0 }],
         meters: [{ resource_id: METER_A, bus: 'usb', unit_id: 3, profile: 'sdm630' }],
       }),
     );
     await h.waitFor(() => h.samplesOf(METER_A).length >= 2, 'first samples');
 
-    await pair.stop(); // the device nodes vanish, like an unplugged adapter
+    await usb.unplug();
     await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'meter offline while the adapter is gone');
     const before = h.samplesOf(METER_A).length;
 
-    pair = await startPtyPair(dir); // re-enumerated under the same name
+    await usb.plugBack();
     await h.waitFor(() => h.samplesOf(METER_A).length >= before + 2, 'samples after the adapter returned', 25_000);
     expect(stateOf(h, METER_A)).toBe('online');
     expect(await h.metric('metergate_modbus_port_reopens_total', { bus: 'usb' })).toBeGreaterThanOrEqual(1);
   });
   it('a serial port that reappears is probed in the next slot, not when the offline backoff runs out', async () => {
-    let pair = await startPtyPair();
-    const dir = pair.dir;
-    cleanups.push(async () => {
-      await pair.stop();
-      removeDir(dir);
-    });
-    track(await startSim(['--serial', pair.b, '--unit', '3']));
+    const usb = await usbAdapter();
     const intervalMs = 1000;
     const h = track(
       await startPoller({
         // a silent meter would next be probed 30 slots later
         poll: { interval_ms: intervalMs, offline_after_misses: 2, reprobe_initial_ms: 30_000, reprobe_max_ms: 60_000 },
-        buses: [{ name: 'usb', type: 'rtu', port: pair.a, timeout_ms: 400, retries: 1 }],
+        buses: [{ name: 'usb', type: 'rtu', port: usb.port, timeout_ms: 400, retries: 1 }],
         meters: [{ resource_id: METER_A, bus: 'usb', unit_id: 3, profile: 'sdm630' }],
       }),
     );
     await h.waitFor(() => h.samplesOf(METER_A).length >= 2, 'first samples');
 
-    await pair.stop(); // unplugged
+    await usb.unplug();
     await h.waitFor(() => stateOf(h, METER_A) === 'offline', 'meter offline while the adapter is gone');
     // gone for three slots more, so the port's absence is established
     const offlineSlot = slotAt(Date.now(), intervalMs);
     await until(() => slotAt(Date.now(), intervalMs) >= offlineSlot + 3, 'three slots without the port');
     const before = h.samplesOf(METER_A).length;
 
-    pair = await startPtyPair(dir); // plugged back in, same name
+    await usb.plugBack();
     const returnedSlot = slotAt(Date.now(), intervalMs);
     await h.waitFor(() => h.samplesOf(METER_A).length > before, 'a sample after the adapter returned', 25_000);
     // The next slot probes the port; the simulator needs a moment to reopen its end of the
