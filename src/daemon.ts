@@ -144,6 +144,11 @@ export function buildModules(ctx: AppContext): Module[] {
   }
   // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
   if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
+  // OCPP 1.6J central system for the configured chargers (docs/chargers.md); ocpp-rpc and
+  // its schemas are loaded only when a charger is configured.
+  if (ctx.config.chargers.length > 0) {
+    modules.push(new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx)));
+  }
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {

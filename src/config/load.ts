@@ -150,6 +150,17 @@ function crossChecks(config: Config): string[] {
   }
   if (mqtt && mqtt.reconnect_max_ms < mqtt.reconnect_min_ms) problems.push('mqtt.reconnect_max_ms: must be >= mqtt.reconnect_min_ms');
   problems.push(...httpExposureProblems(config.http));
+  const chargerIds = new Set<string>();
+  for (const [charger, i] of entries<Config['chargers'][number]>(config.chargers)) {
+    if (typeof charger.id === 'string') {
+      if (chargerIds.has(charger.id)) problems.push(`chargers[${i}].id: "${charger.id}" is used by another charger`);
+      chargerIds.add(charger.id);
+    }
+    if (charger.password && charger.password_file) problems.push(`chargers[${i}].password_file: set either password or password_file, not both`);
+    if (!charger.password && !charger.password_file) problems.push(`chargers[${i}].password: a charge point needs a password (password or password_file): chargers connect with HTTP basic auth`);
+  }
+  const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
+  if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   return problems;
 }
 
@@ -239,6 +250,13 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
       problems,
       'write your ENTSO-E Transparency Platform API token into it, or set prices.source: none',
     );
+  }
+  for (const [charger, i] of entries<{ password?: string; password_file?: string }>((mutable as { chargers?: unknown }).chargers)) {
+    if (typeof charger.password_file === 'string' && !charger.password) {
+      const password = readSecretFile(charger.password_file, `chargers[${i}].password_file`, problems, 'write the charge point\'s AuthorizationKey into it');
+      if (password !== undefined && (password.length < 16 || password.length > 40)) problems.push(`chargers[${i}].password_file: the password must be 16 to 40 characters (OCPP AuthorizationKey)`);
+      charger.password = password;
+    }
   }
   if (problems.length > 0) throw new ConfigError(source, [...new Set(problems.map((p) => attributeToEnv(p, envLayer)))]);
   mutable.gateway_id ??= hostname();

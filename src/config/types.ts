@@ -73,6 +73,15 @@ export interface MqttConfig {
   readonly heartbeat_interval_ms: number;
 }
 
+/** A charge point allowed to connect over OCPP 1.6J (docs/chargers.md). */
+export interface ChargerConfig {
+  readonly id: string;
+  /** Set from password_file by the loader when only the file is given. */
+  readonly password?: string;
+  readonly password_file?: string;
+  readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
+}
+
 export interface Config {
   readonly organization_id: string;
   readonly gateway_id?: string;
@@ -107,6 +116,14 @@ export interface Config {
     readonly forecast_burst: number;
     readonly forecast_interval_s: number;
   };
+  readonly ocpp: {
+    readonly host: string;
+    readonly port: number;
+    readonly tls_port?: number;
+    readonly heartbeat_interval_s: number;
+    readonly market_area?: string;
+  };
+  readonly chargers: readonly ChargerConfig[];
   readonly sessions?: {
     /** Default: 3 x poll.interval_ms (see http/session-pricing.ts maxEdgeGapMs). */
     readonly max_edge_gap_ms?: number;

@@ -1,0 +1,249 @@
+// The OCPP 1.6J central system (docs/chargers.md): chargers connect over ws:// (security
+// profile 1: HTTP basic auth per charge point) and, with ocpp.tls_port, over wss://
+// (profile 2: TLS with the gateway's http.tls certificate, plus basic auth). Built on
+// ocpp-rpc in strict mode: every call is validated against the official OCPP 1.6 JSON
+// schemas before a handler sees it (a call that fails gets the protocol's CallError from
+// the library) and every answer of ours before it leaves. Each handler commits its effect
+// to SQLite (store/ocpp.ts) before it returns, so the answer follows the commit.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge } from 'prom-client';
+import { RPCServer, createRPCError } from 'ocpp-rpc';
+import type { AppContext } from '../context.js';
+import type { ChargerConfig } from '../config/types.js';
+import type { Module } from '../lifecycle.js';
+import type { ComponentHealth, ModuleViews } from '../ops/observability/views.js';
+import { OcppStore, chargerSessionId } from '../store/ocpp.js';
+import { authorizeIdTag } from './id-tags.js';
+import { sampledValueRows, type MeterValue } from './sampled-values.js';
+
+/** What an ocpp-rpc server-side client is to us (its typings are loose). */
+interface ChargerClient {
+  readonly identity: string;
+  handle(method: string, handler: (call: { params: unknown; messageId: string }) => unknown): void;
+  on(event: string, listener: (...args: any[]) => void): void;
+  close(opts?: { code?: number; reason?: string; force?: boolean }): Promise<unknown>;
+}
+
+interface ChargerState {
+  connected: boolean;
+  connectedSinceMs: number | null;
+  lastMessageAtMs: number | null;
+}
+
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+/** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
+function timestampMs(value: string, path: string): number {
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw createRPCError('PropertyConstraintViolation', `${path} is not a date-time`, { path });
+  return ms;
+}
+
+export class CentralSystem implements Module {
+  readonly name = 'ocpp';
+  private rpc?: RPCServer;
+  private readonly servers: Server[] = [];
+  private store?: OcppStore;
+  private readonly chargers: Map<string, ChargerConfig>;
+  private readonly state = new Map<string, ChargerState>();
+  private messages?: Counter<'action' | 'outcome'>;
+
+  readonly views: ModuleViews = {
+    health: { chargers: () => this.health() },
+  };
+
+  constructor(private readonly ctx: AppContext) {
+    this.chargers = new Map(ctx.config.chargers.map((c) => [c.id, c]));
+  }
+
+  async start(): Promise<void> {
+    const { config, logger, db, metrics } = this.ctx;
+    const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
+    this.store = new OcppStore(db, marketArea);
+    for (const id of this.chargers.keys()) this.state.set(id, { connected: false, connectedSinceMs: null, lastMessageAtMs: null });
+    this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
+    const state = this.state;
+    new Gauge({
+      name: 'metergate_ocpp_charger_connected',
+      help: 'Whether a configured charge point is connected now (1) or not (0)',
+      labelNames: ['charge_point_id'] as const,
+      registers: [metrics],
+      collect() {
+        for (const [id, s] of state) this.set({ charge_point_id: id }, s.connected ? 1 : 0);
+      },
+    });
+    const store = this.store;
+    new Gauge({
+      name: 'metergate_ocpp_open_transactions',
+      help: 'Charger transactions started and not stopped yet',
+      registers: [metrics],
+      collect() {
+        this.set(store.openTransactions());
+      },
+    });
+
+    const rpc = new RPCServer({ protocols: ['ocpp1.6'], strictMode: true });
+    this.rpc = rpc;
+    rpc.auth((accept, reject, handshake) => {
+      const charger = this.chargers.get(handshake.identity);
+      if (!charger) {
+        logger.warn({ charge_point_id: handshake.identity.slice(0, 48), remote: handshake.remoteAddress }, 'OCPP connection refused: unknown charge point id');
+        reject(404, 'unknown charge point');
+        return;
+      }
+      // Compared as hashes: equal length, constant time.
+      if (!handshake.password || !charger.password || !timingSafeEqual(sha256(handshake.password), sha256(charger.password))) {
+        logger.warn({ charge_point_id: charger.id, remote: handshake.remoteAddress, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
+        reject(401, 'unauthorized');
+        return;
+      }
+      accept({ chargePointId: charger.id });
+    });
+    rpc.on('client', (client: ChargerClient) => this.attach(client));
+
+    const { host, port, tls_port: tlsPort } = config.ocpp;
+    const plain = createServer();
+    plain.on('upgrade', rpc.handleUpgrade);
+    await listen(plain, port, host);
+    this.servers.push(plain);
+    if (tlsPort !== undefined && config.http.tls) {
+      const tls = config.http.tls;
+      const secure = createTlsServer({ cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8'), minVersion: 'TLSv1.2' });
+      secure.on('upgrade', rpc.handleUpgrade);
+      secure.on('tlsClientError', (err: NodeJS.ErrnoException) => logger.debug({ code: err.code }, 'OCPP TLS handshake failed'));
+      await listen(secure, tlsPort, host);
+      this.servers.push(secure);
+    }
+    logger.info({ host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
+  }
+
+  /** The bound ws:// port (ocpp.port 0 picks a free one). */
+  port(): number {
+    return (this.servers[0]?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /** The bound wss:// port, or null without ocpp.tls_port. */
+  tlsPort(): number | null {
+    return this.servers[1] ? (this.servers[1].address() as AddressInfo).port : null;
+  }
+
+  async stop(): Promise<void> {
+    await this.rpc?.close({ code: 1001, reason: 'gateway stopping', awaitPending: true });
+    for (const server of this.servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  private health(): ComponentHealth {
+    const connected = [...this.state.values()].filter((s) => s.connected).length;
+    return { status: 'ok', reason: `${connected} of ${this.chargers.size} charge point(s) connected` };
+  }
+
+  private attach(client: ChargerClient): void {
+    const { logger, clock } = this.ctx;
+    const id = client.identity;
+    const charger = this.chargers.get(id)!;
+    const store = this.store!;
+    const st = this.state.get(id)!;
+    st.connected = true;
+    st.connectedSinceMs = clock.now();
+    const log = logger.child({ charge_point_id: id });
+    log.info('charger connected');
+    client.on('close', ({ code }: { code: number }) => {
+      st.connected = false;
+      log.info({ code }, 'charger disconnected');
+    });
+    // A frame that is not OCPP-J at all: logged, the connection kept (maxBadMessages is unbounded).
+    client.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
+      log.warn({ err: { message: error.message }, bytes: buffer.length }, 'malformed OCPP frame ignored');
+    });
+    client.on('strictValidationFailure', ({ messageId, method, error }: { messageId?: string; method?: string; error: Error }) => {
+      this.messages!.inc({ action: method ?? 'unknown', outcome: 'invalid' });
+      log.warn({ message_id: messageId, action: method, err: { message: error.message } }, 'OCPP call failed schema validation; answered with CallError');
+    });
+
+    const on = (action: string, handler: (params: any) => unknown) => {
+      client.handle(action, ({ params }) => {
+        st.lastMessageAtMs = clock.now();
+        try {
+          const result = handler(params);
+          this.messages!.inc({ action, outcome: 'ok' });
+          return result;
+        } catch (err) {
+          this.messages!.inc({ action, outcome: 'error' });
+          log.warn({ action, err: { message: (err as Error).message } }, 'OCPP call answered with CallError');
+          throw err;
+        }
+      });
+    };
+
+    const nowIso = () => new Date(clock.now()).toISOString();
+
+    on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
+      store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
+      log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
+      return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
+    });
+
+    on('Heartbeat', () => {
+      store.recordHeartbeat(id, clock.now());
+      return { currentTime: nowIso() };
+    });
+
+    on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }) => {
+      const nowMs = clock.now();
+      store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs: p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs }, nowMs);
+      return {};
+    });
+
+    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }));
+
+    on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
+      const status = authorizeIdTag(charger.auth, p.idTag);
+      const { transaction, repeated } = store.startTransaction(
+        { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs: timestampMs(p.timestamp, 'timestamp'), reservationId: p.reservationId ?? null, idTagStatus: status },
+        clock.now(),
+      );
+      log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
+      return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
+    });
+
+    on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
+      const rows = sampledValueRows(p.meterValue, 'meterValue');
+      const known = store.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
+      if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
+      return {};
+    });
+
+    on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
+      const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
+      const outcome = store.stopTransaction(
+        { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs: timestampMs(p.timestamp, 'timestamp'), reason: p.reason ?? null, idTag: p.idTag ?? null },
+        rows,
+        clock.now(),
+      );
+      if (outcome === 'unknown') {
+        // Answered so the charger drops it from its queue; nothing is stored.
+        log.warn({ transaction_id: p.transactionId }, 'StopTransaction for a transaction this charger does not have; nothing stored');
+      } else {
+        log.info({ transaction_id: p.transactionId, repeated: outcome === 'repeated', session: chargerSessionId(id, p.transactionId) }, 'transaction stopped');
+      }
+      return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } };
+    });
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,224 @@
+// What the OCPP central system commits before it answers a charger (migration 090): boots,
+// heartbeats, connector status, transactions, sampled meter values. A transaction is kept
+// in step with its session row (store/sessions.ts, cpo_transaction_id
+// `<chargePointId>-<transactionId>`) in the same SQLite transaction, so nothing is ever
+// half-stored and the session is priced like any other.
+import { ENERGY_REGISTER, registerReadings, type RegisterValue } from '../ocpp/register-readings.js';
+import type { Db } from './db.js';
+import { SessionStore } from './sessions.js';
+
+export interface SampledValueRow {
+  readonly sampledAtMs: number;
+  readonly measurand: string;
+  readonly phase: string;
+  readonly location: string;
+  readonly context: string;
+  readonly value: number;
+  readonly unit: string;
+}
+
+export interface StartInput {
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly idTag: string;
+  readonly meterStartWh: number;
+  readonly startedAtMs: number;
+  readonly reservationId: number | null;
+  readonly idTagStatus: string;
+}
+
+export interface StopInput {
+  readonly chargePointId: string;
+  readonly transactionId: number;
+  readonly meterStopWh: number;
+  readonly stoppedAtMs: number;
+  readonly reason: string | null;
+  readonly idTag: string | null;
+}
+
+export interface TransactionRecord {
+  readonly transactionId: number;
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly idTag: string;
+  readonly idTagStatus: string;
+  readonly meterStartWh: number;
+  readonly startedAtMs: number;
+  readonly meterStopWh: number | null;
+  readonly stoppedAtMs: number | null;
+}
+
+interface TxRow {
+  transaction_id: number;
+  charge_point_id: string;
+  connector_id: number;
+  id_tag: string;
+  id_tag_status: string;
+  meter_start_wh: number;
+  started_at_ms: number;
+  meter_stop_wh: number | null;
+  stopped_at_ms: number | null;
+}
+
+const toTx = (r: TxRow): TransactionRecord => ({
+  transactionId: r.transaction_id,
+  chargePointId: r.charge_point_id,
+  connectorId: r.connector_id,
+  idTag: r.id_tag,
+  idTagStatus: r.id_tag_status,
+  meterStartWh: r.meter_start_wh,
+  startedAtMs: r.started_at_ms,
+  meterStopWh: r.meter_stop_wh,
+  stoppedAtMs: r.stopped_at_ms,
+});
+
+/** The session id a charger transaction is priced under (GET /api/v1/cdrs/:id). */
+export const chargerSessionId = (chargePointId: string, transactionId: number): string => `${chargePointId}-${transactionId}`;
+
+export class OcppStore {
+  private readonly stmts;
+  private readonly sessions: SessionStore;
+
+  constructor(
+    private readonly db: Db,
+    /** Market whose prices price charger sessions. */
+    private readonly marketArea: string,
+  ) {
+    this.sessions = new SessionStore(db);
+    this.stmts = {
+      boot: db.prepare(
+        `INSERT INTO ocpp_charge_points (charge_point_id, vendor, model, serial_number, firmware_version, booted_at_ms, last_heartbeat_ms)
+         VALUES (@id, @vendor, @model, @serial, @firmware, @now, @now)
+         ON CONFLICT (charge_point_id) DO UPDATE SET vendor = @vendor, model = @model, serial_number = @serial, firmware_version = @firmware, booted_at_ms = @now, last_heartbeat_ms = @now`,
+      ),
+      heartbeat: db.prepare(
+        `INSERT INTO ocpp_charge_points (charge_point_id, last_heartbeat_ms) VALUES (?, ?)
+         ON CONFLICT (charge_point_id) DO UPDATE SET last_heartbeat_ms = excluded.last_heartbeat_ms`,
+      ),
+      status: db.prepare(
+        `INSERT INTO ocpp_connector_status (charge_point_id, connector_id, status, error_code, info, status_at_ms, received_at_ms)
+         VALUES (@id, @connector, @status, @errorCode, @info, @at, @now)
+         ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET status = @status, error_code = @errorCode, info = @info, status_at_ms = @at, received_at_ms = @now
+         WHERE excluded.status_at_ms >= ocpp_connector_status.status_at_ms`,
+      ),
+      insertTx: db.prepare(
+        `INSERT INTO ocpp_transactions (charge_point_id, connector_id, id_tag, meter_start_wh, started_at_ms, reservation_id, id_tag_status, created_at_ms)
+         VALUES (@chargePointId, @connectorId, @idTag, @meterStartWh, @startedAtMs, @reservationId, @idTagStatus, @now)
+         ON CONFLICT DO NOTHING`,
+      ),
+      txByKey: db.prepare<[string, number, string, number, number], TxRow>(
+        'SELECT * FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND id_tag = ? AND meter_start_wh = ? AND started_at_ms = ?',
+      ),
+      txById: db.prepare<[number], TxRow>('SELECT * FROM ocpp_transactions WHERE transaction_id = ?'),
+      stopTx: db.prepare(
+        'UPDATE ocpp_transactions SET meter_stop_wh = @meterStopWh, stopped_at_ms = @stoppedAtMs, stop_reason = @reason, stop_id_tag = @idTag WHERE transaction_id = @transactionId',
+      ),
+      insertValue: db.prepare(
+        `INSERT OR IGNORE INTO ocpp_meter_values (charge_point_id, connector_id, transaction_id, sampled_at_ms, measurand, phase, location, context, value, unit, received_at_ms)
+         VALUES (@chargePointId, @connectorId, @transactionId, @sampledAtMs, @measurand, @phase, @location, @context, @value, @unit, @now)`,
+      ),
+      register: db.prepare<[number, string], { sampled_at_ms: number; phase: string; location: string; value: number; unit: string }>(
+        'SELECT sampled_at_ms, phase, location, value, unit FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ? ORDER BY sampled_at_ms',
+      ),
+      openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
+    };
+  }
+
+  recordBoot(chargePointId: string, info: { vendor: string; model: string; serialNumber: string | null; firmwareVersion: string | null }, nowMs: number): void {
+    this.stmts.boot.run({ id: chargePointId, vendor: info.vendor, model: info.model, serial: info.serialNumber, firmware: info.firmwareVersion, now: nowMs });
+  }
+
+  recordHeartbeat(chargePointId: string, nowMs: number): void {
+    this.stmts.heartbeat.run(chargePointId, nowMs);
+  }
+
+  /** A status older than the stored one (a late message) does not replace it. */
+  recordStatus(chargePointId: string, s: { connectorId: number; status: string; errorCode: string; info: string | null; atMs: number }, nowMs: number): void {
+    this.stmts.status.run({ id: chargePointId, connector: s.connectorId, status: s.status, errorCode: s.errorCode, info: s.info, at: s.atMs, now: nowMs });
+  }
+
+  /**
+   * The transaction, created with its active session, or the one a repeat of the same
+   * StartTransaction created before (`repeated`): a charger that lost our answer gets the
+   * same transaction id again.
+   */
+  startTransaction(input: StartInput, nowMs: number): { transaction: TransactionRecord; repeated: boolean } {
+    return this.db.transaction(() => {
+      const key = [input.chargePointId, input.connectorId, input.idTag, input.meterStartWh, input.startedAtMs] as const;
+      const existing = this.stmts.txByKey.get(...key);
+      if (existing) return { transaction: toTx(existing), repeated: true };
+      this.stmts.insertTx.run({ ...input, now: nowMs });
+      const tx = toTx(this.stmts.txByKey.get(...key)!);
+      this.syncSession(tx, nowMs);
+      return { transaction: tx, repeated: false };
+    })();
+  }
+
+  transaction(transactionId: number): TransactionRecord | undefined {
+    const row = this.stmts.txById.get(transactionId);
+    return row ? toTx(row) : undefined;
+  }
+
+  /**
+   * Stores sampled values by their own timestamps (a repeat adds nothing). With a
+   * transaction of this charger, its session's readings follow. Returns whether the
+   * transaction was known; values of an unknown transaction are kept without one.
+   */
+  addMeterValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number): boolean {
+    return this.db.transaction(() => {
+      const tx = transactionId === null ? undefined : this.stmts.txById.get(transactionId);
+      const own = tx && tx.charge_point_id === chargePointId ? toTx(tx) : undefined;
+      for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId: own ? own.transactionId : null, ...v, now: nowMs });
+      if (own) this.syncSession(own, nowMs);
+      return transactionId === null || own !== undefined;
+    })();
+  }
+
+  /**
+   * Ends the transaction (with its transactionData values) and completes its session.
+   * `unknown`: no such transaction of this charger, nothing stored. A repeated stop of an
+   * ended transaction changes nothing.
+   */
+  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number): 'stopped' | 'repeated' | 'unknown' {
+    return this.db.transaction(() => {
+      const row = this.stmts.txById.get(input.transactionId);
+      if (!row || row.charge_point_id !== input.chargePointId) return 'unknown';
+      if (row.stopped_at_ms !== null) return 'repeated';
+      for (const v of transactionData) {
+        this.stmts.insertValue.run({ chargePointId: input.chargePointId, connectorId: row.connector_id, transactionId: row.transaction_id, ...v, now: nowMs });
+      }
+      this.stmts.stopTx.run(input);
+      this.syncSession(toTx(this.stmts.txById.get(input.transactionId)!), nowMs);
+      return 'stopped';
+    })();
+  }
+
+  /** Transactions not stopped yet, on every charger. */
+  openTransactions(): number {
+    return this.stmts.openCount.get()!.n;
+  }
+
+  /** The session row follows the transaction: active with its readings so far, completed at StopTransaction. */
+  private syncSession(tx: TransactionRecord, nowMs: number): void {
+    const values: RegisterValue[] = this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
+      sampledAtMs: r.sampled_at_ms,
+      phase: r.phase,
+      location: r.location,
+      value: r.value,
+      unit: r.unit,
+    }));
+    const stopped = tx.stoppedAtMs !== null;
+    this.sessions.upsert(
+      {
+        cpoTransactionId: chargerSessionId(tx.chargePointId, tx.transactionId),
+        marketArea: this.marketArea,
+        status: stopped ? 'completed' : 'active',
+        startMs: tx.startedAtMs,
+        endMs: tx.stoppedAtMs,
+        resourceId: null,
+        readings: registerReadings(tx, values),
+      },
+      nowMs,
+    );
+  }
+}
