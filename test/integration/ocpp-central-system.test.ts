@@ -18,6 +18,10 @@ import { makeCertificates } from '../helpers/mosquitto.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData } from '../helpers/shared-data.js';
 
+// ocpp-rpc's typings mark every client option required although each has a default.
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const clientOptions = (o: Partial<ClientOptions>) => o as ClientOptions;
+
 const PASSWORD = 'charger-secret-0123456789';
 const OTHER_PASSWORD = 'another-secret-0123456789';
 
@@ -65,7 +69,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
   });
 
   function charger(identity: string, opts: { password?: string; tls?: boolean; strict?: boolean } = {}): RPCClient {
-    const client = new RPCClient({
+    const client = new RPCClient(clientOptions({
       endpoint: opts.tls ? `wss://localhost:${ports.ocppTls}` : `ws://127.0.0.1:${ports.ocpp}`,
       identity,
       password: opts.password ?? PASSWORD,
@@ -73,7 +77,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
       strictMode: opts.strict ?? true,
       reconnect: false,
       wsOpts: opts.tls ? { ca } : {},
-    });
+    }));
     clients.push(client);
     return client;
   }
@@ -100,7 +104,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     const tls = charger('CP-OPEN', { tls: true });
     await tls.connect();
     await tls.close();
-    const bare = new RPCClient({ endpoint: `ws://127.0.0.1:${ports.ocpp}`, identity: 'CP-OPEN', protocols: ['ocpp1.6'], strictMode: true, reconnect: false });
+    const bare = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ports.ocpp}`, identity: 'CP-OPEN', protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
     clients.push(bare);
     await expect(bare.connect()).rejects.toMatchObject({ code: 401 });
   });
