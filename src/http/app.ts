@@ -10,6 +10,7 @@ import { httpMetrics } from './metrics.js';
 import type { HttpDeps, RouteDeps, RouteRegistrar } from './deps.js';
 import { createPriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
+import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketPriceForecastRoutes } from './routes/market-price-forecast.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
@@ -24,6 +25,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerCdrsRoutes,
   registerSessionRoutes,
   registerMarketPriceForecastRoutes,
+  registerChargingPlanRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,
 ];

@@ -124,8 +124,8 @@ export function planCharging(request: PlanRequest): Plan {
   }
   // Cheapest first; sort is stable and the windows are in time order, so equal prices keep the earlier first.
   const cheapestFirst = [...windows].sort((a, b) => a.period.pricePerMwh - b.period.pricePerMwh);
-  const planned = fill(cheapestFirst, energyNeededWh, charger, currentA);
-  const immediate = fill(windows, energyNeededWh, charger, currentA);
+  const planned = fill(cheapestFirst, energyNeededWh, charger, currentA, 'spread');
+  const immediate = fill(windows, energyNeededWh, charger, currentA, 'full-current');
   const shortfallWh = Math.max(0, energyNeededWh - planned.energyWh);
   const meetsTarget = shortfallWh <= EPSILON_WH;
   return {
@@ -141,14 +141,14 @@ export function planCharging(request: PlanRequest): Plan {
 }
 
 /** Puts up to energyWh into the windows in the order given; returns the slots in time order. */
-function fill(order: readonly Window[], energyWh: number, charger: ChargerLimits, currentA: number): Schedule {
+function fill(order: readonly Window[], energyWh: number, charger: ChargerLimits, currentA: number, partial: PartialSlot): Schedule {
   let remainingWh = energyWh;
   const slots: PlannedSlot[] = [];
   for (const w of order) {
     if (remainingWh <= EPSILON_WH) break;
     const slotWh = Math.min(w.capacityWh, remainingWh);
     remainingWh -= slotWh;
-    slots.push(slotIn(w, slotWh, charger, currentA));
+    slots.push(slotIn(w, slotWh, charger, currentA, partial));
   }
   slots.sort((a, b) => a.startMs - b.startMs);
   let expected = 0;
@@ -166,20 +166,25 @@ function fill(order: readonly Window[], energyWh: number, charger: ChargerLimits
 }
 
 /**
- * The slot putting slotWh into a window: the whole window at a lower current when that
- * current is at least the charger's minimum, else the minimum current from the window's
- * start for as long as needed.
+ * How a window that is only partly needed is charged. 'spread': the whole window at a
+ * lower current (gentler on the battery and the site) when that current is at least the
+ * charger's minimum, else the minimum current from the window's start for as long as
+ * needed. 'full-current': the allowed current from the window's start for as long as
+ * needed (charging immediately, done as early as possible). The cost is the same.
  */
-function slotIn(w: Window, slotWh: number, charger: ChargerLimits, allowedA: number): PlannedSlot {
+type PartialSlot = 'spread' | 'full-current';
+
+function slotIn(w: Window, slotWh: number, charger: ChargerLimits, allowedA: number, partial: PartialSlot): PlannedSlot {
   const p = w.period;
   const prices = { pricePerMwh: p.pricePerMwh, lowerPerMwh: p.lowerPerMwh, upperPerMwh: p.upperPerMwh, forecast: p.forecast };
   const averageA = slotWh >= w.capacityWh ? allowedA : (allowedA * slotWh) / w.capacityWh;
-  if (averageA >= charger.minCurrentA) {
+  if (averageA === allowedA || (partial === 'spread' && averageA >= charger.minCurrentA)) {
     return { startMs: w.startMs, endMs: w.endMs, currentA: averageA, powerW: powerAtW(charger, averageA), energyWh: slotWh, ...prices };
   }
-  const minW = powerAtW(charger, charger.minCurrentA);
-  const endMs = Math.min(w.endMs, w.startMs + (slotWh / minW) * HOUR_MS);
-  return { startMs: w.startMs, endMs, currentA: charger.minCurrentA, powerW: minW, energyWh: slotWh, ...prices };
+  const currentA = partial === 'spread' ? charger.minCurrentA : allowedA;
+  const powerW = powerAtW(charger, currentA);
+  const endMs = Math.min(w.endMs, w.startMs + (slotWh / powerW) * HOUR_MS);
+  return { startMs: w.startMs, endMs, currentA, powerW, energyWh: slotWh, ...prices };
 }
 
 function shortfallReason(request: PlanRequest, powerW: number, byTime: readonly PlanPeriod[]): ShortfallReason {

@@ -1,0 +1,171 @@
+// PUT/GET /api/v1/chargers/:charge_point_id/connectors/:connector_id/plan: a client sets
+// the departure time and the energy needed for a connector and reads the cheapest plan
+// (docs/planning.md). The target is stored (it survives a restart); the plan is computed
+// on each read from the stored prices and forecast, so it always uses the newest prices.
+// The planning itself is pure (src/planning/); this file only reads, stores and shapes.
+import type { Router } from 'express';
+import { planCharging, type Plan, type Schedule } from '../../planning/plan.js';
+import { planPeriods } from '../../planning/periods.js';
+import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
+import { ForecastStore } from '../../store/forecasts.js';
+import type { RouteDeps } from '../deps.js';
+import { requireToken } from '../auth.js';
+import { jsonBody } from '../body.js';
+import { HttpProblem, methodNotAllowed } from '../errors.js';
+import { pricesUnavailable, type MarketInfo } from '../price-access.js';
+import { formatUtc, parseTimestamp } from '../timestamps.js';
+import { fieldErrors, schemaValidator } from '../validate.js';
+
+export const CHARGING_PLAN_PATH = '/api/v1/chargers/:charge_point_id/connectors/:connector_id/plan';
+
+/** OCPP 1.6 charge point identity as configured (CiString48, URL-safe characters). */
+const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
+const HOUR_MS = 3_600_000;
+/** How far ahead a departure may be: beyond a week there are neither prices nor a forecast. */
+const MAX_AHEAD_MS = 8 * 24 * HOUR_MS;
+/** Defaults for a charger whose limits the client does not give: 16 A on 3 phases at 230 V, 6 A minimum (IEC 61851). */
+const DEFAULT_CHARGER = { max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 } as const;
+
+interface TargetRequest {
+  departure_time: string;
+  energy_wh: number;
+  market_area_code?: string;
+  charger?: { max_current_a?: number; min_current_a?: number; phases?: 1 | 3; voltage_v?: number };
+  site?: { limit_a: number; other_load_a?: number };
+}
+
+const round = (v: number, digits: number) => {
+  const f = 10 ** digits;
+  return Math.round(v * f) / f;
+};
+
+function costView(s: Schedule) {
+  return { expected: round(s.cost.expected, 4), lower: round(s.cost.lower, 4), upper: round(s.cost.upper, 4) };
+}
+
+export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan, nowMs: number): Record<string, unknown> {
+  return {
+    charge_point_id: target.chargePointId,
+    connector_id: target.connectorId,
+    market_area_code: market.code,
+    currency_code: market.currency,
+    planned_at: formatUtc(nowMs),
+    departure_time: formatUtc(target.departureMs),
+    energy_needed_wh: round(plan.energyNeededWh, 1),
+    charger: { max_current_a: target.maxCurrentA, min_current_a: target.minCurrentA, phases: target.phases, voltage_v: target.voltageV },
+    site: target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA },
+    allowed_current_a: round(plan.allowedCurrentA, 2),
+    allowed_power_w: round(plan.allowedPowerW, 1),
+    meets_target: plan.meetsTarget,
+    shortfall_wh: round(plan.shortfallWh, 1),
+    shortfall_reason: plan.shortfallReason,
+    planned: {
+      energy_wh: round(plan.planned.energyWh, 1),
+      cost: costView(plan.planned),
+      finishes_at: plan.planned.finishesAtMs === null ? null : formatUtc(Math.round(plan.planned.finishesAtMs)),
+      periods: plan.planned.slots.map((s) => ({
+        start: formatUtc(Math.round(s.startMs)),
+        end: formatUtc(Math.round(s.endMs)),
+        current_a: round(s.currentA, 2),
+        power_w: round(s.powerW, 1),
+        energy_wh: round(s.energyWh, 1),
+        price_per_mwh: s.pricePerMwh,
+        forecast: s.forecast,
+        forecast_lower: s.forecast ? s.lowerPerMwh : null,
+        forecast_upper: s.forecast ? s.upperPerMwh : null,
+      })),
+    },
+    immediate: {
+      energy_wh: round(plan.immediate.energyWh, 1),
+      cost: costView(plan.immediate),
+      finishes_at: plan.immediate.finishesAtMs === null ? null : formatUtc(Math.round(plan.immediate.finishesAtMs)),
+    },
+    saving_expected: round(plan.immediate.cost.expected - plan.planned.cost.expected, 4),
+  };
+}
+
+export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
+  const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
+  const validate = schemaValidator('ChargingTargetRequest');
+  const targets = new ChargingTargetStore(deps.db);
+  const forecasts = new ForecastStore(deps.db);
+  const access = deps.priceAccess;
+
+  function connectorOf(params: Record<string, string | string[] | undefined>): { chargePointId: string; connectorId: number } {
+    const chargePointId = typeof params.charge_point_id === 'string' ? params.charge_point_id : '';
+    const raw = typeof params.connector_id === 'string' ? params.connector_id : '';
+    const errors = [];
+    if (!CHARGE_POINT_ID.test(chargePointId)) errors.push({ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' });
+    const connectorId = /^[1-9][0-9]{0,3}$/.test(raw) ? Number(raw) : NaN;
+    if (Number.isNaN(connectorId)) errors.push({ path: 'connector_id', message: 'must be an integer from 1 to 9999' });
+    if (errors.length) throw new HttpProblem(422, 'invalid charger or connector', { errors });
+    return { chargePointId, connectorId };
+  }
+
+  function marketFor(code: string, path: string): MarketInfo {
+    const market = access.market(code);
+    if (!market) throw new HttpProblem(422, `unknown market area ${code.slice(0, 40)}`, { errors: [{ path, message: `must be one of ${access.knownMarkets().join(', ')}` }] });
+    const unavailable = pricesUnavailable(access, market, { path, unconfiguredWithPrices: true });
+    if (unavailable) throw unavailable;
+    return market;
+  }
+
+  /** The plan of a stored target at nowMs, from the prices and the forecast stored now. */
+  function planOf(target: ChargingTarget, market: MarketInfo, nowMs: number): Plan {
+    // From an hour back: the period under way started before now.
+    const fromMs = nowMs - HOUR_MS;
+    const forecast = deps.config.forecast.enabled ? forecasts.periods(market.code, fromMs, target.departureMs) : [];
+    return planCharging({
+      nowMs,
+      departureMs: target.departureMs,
+      energyWh: target.energyWh,
+      charger: { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV },
+      site: target.siteLimitA === null ? undefined : { limitA: target.siteLimitA, otherLoadA: target.siteOtherLoadA ?? undefined },
+      periods: planPeriods(access.periods(market.code, fromMs, target.departureMs), forecast),
+    });
+  }
+
+  router.put(CHARGING_PLAN_PATH, auth, ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
+    const { chargePointId, connectorId } = connectorOf(req.params);
+    if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the ChargingTargetRequest schema', { errors: fieldErrors(validate) });
+    const input = req.body as TargetRequest;
+    const nowMs = deps.clock.now();
+    const departureMs = parseTimestamp(input.departure_time);
+    if (typeof departureMs === 'string') throw new HttpProblem(422, 'invalid departure_time', { errors: [{ path: 'departure_time', message: departureMs }] });
+    if (departureMs <= nowMs) throw new HttpProblem(422, 'departure_time is not in the future', { errors: [{ path: 'departure_time', message: `must be after now (${formatUtc(nowMs)})` }] });
+    if (departureMs > nowMs + MAX_AHEAD_MS) throw new HttpProblem(422, 'departure_time is too far ahead', { errors: [{ path: 'departure_time', message: 'must be at most 8 days ahead (prices and forecasts reach no further)' }] });
+    const charger = { ...DEFAULT_CHARGER, ...input.charger };
+    if (charger.min_current_a > charger.max_current_a) throw new HttpProblem(422, 'the charger limits contradict each other', { errors: [{ path: 'charger.min_current_a', message: 'must not exceed charger.max_current_a' }] });
+    const marketCode = input.market_area_code ?? access.configuredMarkets()[0];
+    if (marketCode === undefined) throw new HttpProblem(422, 'no market area given and none configured', { errors: [{ path: 'market_area_code', message: 'is required when prices.regions is empty' }] });
+    const market = marketFor(marketCode, 'market_area_code');
+    const target: ChargingTarget = {
+      chargePointId,
+      connectorId,
+      marketArea: market.code,
+      departureMs,
+      energyWh: input.energy_wh,
+      maxCurrentA: charger.max_current_a,
+      minCurrentA: charger.min_current_a,
+      phases: charger.phases,
+      voltageV: charger.voltage_v,
+      siteLimitA: input.site?.limit_a ?? null,
+      siteOtherLoadA: input.site?.other_load_a ?? null,
+      updatedAtMs: nowMs,
+    };
+    const created = targets.get(chargePointId, connectorId) === undefined;
+    targets.put(target);
+    if (created) res.status(201).location(req.originalUrl);
+    res.set('Cache-Control', 'no-store').json(planView(target, market, planOf(target, market, nowMs), nowMs));
+  });
+
+  router.get(CHARGING_PLAN_PATH, auth, (req, res) => {
+    const { chargePointId, connectorId } = connectorOf(req.params);
+    const target = targets.get(chargePointId, connectorId);
+    if (!target) throw new HttpProblem(404, `no charging target is set for connector ${connectorId} of ${chargePointId}; PUT one first`);
+    const nowMs = deps.clock.now();
+    const market = marketFor(target.marketArea, 'market_area_code');
+    res.set('Cache-Control', 'no-store').json(planView(target, market, planOf(target, market, nowMs), nowMs));
+  });
+  router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
+}

@@ -1,0 +1,94 @@
+// What clients asked each connector to charge (migration 100): one row per connector,
+// replaced by each new request, kept across restarts.
+import type { Db } from './db.js';
+
+export interface ChargingTarget {
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly marketArea: string;
+  readonly departureMs: number;
+  readonly energyWh: number;
+  readonly maxCurrentA: number;
+  readonly minCurrentA: number;
+  readonly phases: number;
+  readonly voltageV: number;
+  readonly siteLimitA: number | null;
+  readonly siteOtherLoadA: number | null;
+  readonly updatedAtMs: number;
+}
+
+interface Row {
+  charge_point_id: string;
+  connector_id: number;
+  market_area: string;
+  departure_ms: number;
+  energy_wh: number;
+  max_current_a: number;
+  min_current_a: number;
+  phases: number;
+  voltage_v: number;
+  site_limit_a: number | null;
+  site_other_load_a: number | null;
+  updated_at_ms: number;
+}
+
+const toTarget = (r: Row): ChargingTarget => ({
+  chargePointId: r.charge_point_id,
+  connectorId: r.connector_id,
+  marketArea: r.market_area,
+  departureMs: r.departure_ms,
+  energyWh: r.energy_wh,
+  maxCurrentA: r.max_current_a,
+  minCurrentA: r.min_current_a,
+  phases: r.phases,
+  voltageV: r.voltage_v,
+  siteLimitA: r.site_limit_a,
+  siteOtherLoadA: r.site_other_load_a,
+  updatedAtMs: r.updated_at_ms,
+});
+
+export class ChargingTargetStore {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      upsert: db.prepare(
+        `INSERT INTO charging_targets (charge_point_id, connector_id, market_area, departure_ms, energy_wh, max_current_a, min_current_a, phases, voltage_v, site_limit_a, site_other_load_a, updated_at_ms)
+         VALUES (@charge_point_id, @connector_id, @market_area, @departure_ms, @energy_wh, @max_current_a, @min_current_a, @phases, @voltage_v, @site_limit_a, @site_other_load_a, @updated_at_ms)
+         ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET market_area = excluded.market_area, departure_ms = excluded.departure_ms, energy_wh = excluded.energy_wh,
+           max_current_a = excluded.max_current_a, min_current_a = excluded.min_current_a, phases = excluded.phases, voltage_v = excluded.voltage_v,
+           site_limit_a = excluded.site_limit_a, site_other_load_a = excluded.site_other_load_a, updated_at_ms = excluded.updated_at_ms`,
+      ),
+      get: db.prepare<[string, number], Row>('SELECT * FROM charging_targets WHERE charge_point_id = ? AND connector_id = ?'),
+      upcoming: db.prepare<[number], Row>('SELECT * FROM charging_targets WHERE departure_ms > ? ORDER BY charge_point_id, connector_id'),
+    };
+  }
+
+  /** Stores the target, replacing the connector's previous one. */
+  put(t: ChargingTarget): void {
+    this.stmts.upsert.run({
+      charge_point_id: t.chargePointId,
+      connector_id: t.connectorId,
+      market_area: t.marketArea,
+      departure_ms: t.departureMs,
+      energy_wh: t.energyWh,
+      max_current_a: t.maxCurrentA,
+      min_current_a: t.minCurrentA,
+      phases: t.phases,
+      voltage_v: t.voltageV,
+      site_limit_a: t.siteLimitA,
+      site_other_load_a: t.siteOtherLoadA,
+      updated_at_ms: t.updatedAtMs,
+    });
+  }
+
+  get(chargePointId: string, connectorId: number): ChargingTarget | undefined {
+    const row = this.stmts.get.get(chargePointId, connectorId);
+    return row ? toTarget(row) : undefined;
+  }
+
+  /** Targets whose departure is after nowMs: the ones worth planning again. */
+  upcoming(nowMs: number): ChargingTarget[] {
+    return this.stmts.upcoming.all(nowMs).map(toTarget);
+  }
+}
