@@ -17,6 +17,7 @@ import { TokenStore } from '../../src/store/tokens.js';
 import { makeCertificates } from '../helpers/mosquitto.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData } from '../helpers/shared-data.js';
+import { until } from '../helpers/wait.js';
 
 // ocpp-rpc's typings mark every client option required although each has a default.
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
@@ -32,6 +33,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
   let ports: { ocpp: number; ocppTls: number; http: number };
   let cdrsToken: string;
   const clients: RPCClient[] = [];
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-'));
@@ -55,7 +57,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
       'test',
       {},
     );
-    const ctx = createContext(config, { logger: createLogger('silent') });
+    const ctx = createContext(config, { logger: createLogger('warn', { write: (line: string) => void logLines.push(line) }) });
     expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
     cdrsToken = new TokenStore(ctx.db).create({ name: 'test-cdrs', type: 'cdrs', nowMs: Date.now() }).token;
     daemon = new Daemon(ctx);
@@ -107,6 +109,8 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     const bare = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ports.ocpp}`, identity: 'CP-OPEN', protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
     clients.push(bare);
     await expect(bare.connect()).rejects.toMatchObject({ code: 401 });
+    expect(logLines.some((l) => l.includes('unknown charge point id') && l.includes('CP-UNKNOWN'))).toBe(true);
+    expect(logLines.join('\n')).not.toContain('wrong-password');
   });
 
   it('boots over ws (Accepted with the heartbeat interval), heartbeats, takes status notifications', async () => {
@@ -238,6 +242,8 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     expect(typed).toMatchObject({ rpcErrorCode: expect.any(String) });
     cp.sendRaw('this is not OCPP-J');
     cp.sendRaw('[2, "x"');
+    await until(() => logLines.filter((l) => l.includes('malformed OCPP frame ignored')).length === 2, 'the two malformed frames logged', 30_000);
+    expect(logLines.some((l) => l.includes('OCPP call failed schema validation') && l.includes('BootNotification'))).toBe(true);
     expect(await cp.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
     // A register value that is not a number: the whole MeterValues is refused, no value of it kept.
     const tx = (await cp.call('StartTransaction', { connectorId: 3, idTag: 'T', meterStart: 0, timestamp: '2025-10-01T10:00:00Z' })) as { transactionId: number };

@@ -51,7 +51,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     const session = deps.sessions.get(id, true);
     if (!session) throw new HttpProblem(404, `no session with cpo_transaction_id "${id.slice(0, 100)}"`);
     if (session.status !== 'completed' || session.endMs === null) {
-      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is not completed yet; its price is available once a PUT marks it completed`);
+      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is not completed yet; its price is available once it is completed (by a PUT with status completed, or by the charger's StopTransaction for a charger session)`);
     }
     const market = deps.priceAccess.market(session.marketArea);
     if (!market) throw new HttpProblem(422, `the session's market area ${session.marketArea} is no longer known`);
