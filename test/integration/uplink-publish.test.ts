@@ -9,33 +9,18 @@ import { join } from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import type { AppContext } from '../../src/context.js';
 import { createContext } from '../../src/daemon.js';
-import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { openDatabase } from '../../src/store/db.js';
 import { buildUplink, type Uplink } from '../../src/daemon.js';
 import { messageProblems } from '../../src/uplink/validate.js';
 import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { hourAgo, sample } from '../helpers/uplink-samples.js';
 import { until } from '../helpers/wait.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const OTHER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
-
-function sample(resourceId: string, sampledAtMs: number, energyWh: number): MeterSample {
-  return {
-    resourceId,
-    sampledAtMs,
-    metrics: [
-      { name: 'total_active_power', value: 1234.5, unit: 'W' },
-      { name: 'active_energy_import', value: energyWh, unit: 'Wh' },
-    ],
-  };
-}
-
-/** A whole second an hour ago: the clock gate lets no message stamped in the future leave. */
-const hourAgo = () => Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
-
 
 describe.skipIf(!hasMosquitto)('uplink against mosquitto (TLS, password file, ACL)', () => {
   let broker: TlsBroker;

@@ -13,7 +13,6 @@ import { promisify } from 'node:util';
 import { validateConfig } from '../../src/config/load.js';
 import type { AppContext } from '../../src/context.js';
 import { createContext } from '../../src/daemon.js';
-import type { MeterSample } from '../../src/domain.js';
 import { createLogger } from '../../src/log.js';
 import { outboxCheck } from '../../src/ops/doctor/outbox.js';
 import { assessHealth } from '../../src/ops/observability/health.js';
@@ -23,6 +22,7 @@ import { hasMosquitto, startTlsBroker, type BrokerUser, type TlsBroker } from '.
 import { startPubackEater } from '../helpers/puback-eater.js';
 import { startScriptedBroker, type ScriptedBroker } from '../helpers/scripted-broker.js';
 import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import { hourAgo, sample } from '../helpers/uplink-samples.js';
 import { until } from '../helpers/wait.js';
 
 const run = promisify(execFile);
@@ -31,19 +31,6 @@ const MINE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const OTHER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
 const topicOf = (id: string) => `svc/resources/${id}/measurements`;
 
-function sample(resourceId: string, sampledAtMs: number, energyWh: number): MeterSample {
-  return {
-    resourceId,
-    sampledAtMs,
-    metrics: [
-      { name: 'total_active_power', value: 1234.5, unit: 'W' },
-      { name: 'active_energy_import', value: energyWh, unit: 'Wh' },
-    ],
-  };
-}
-
-/** A whole second an hour ago: the clock gate lets no message stamped in the future leave. */
-const hourAgo = () => Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
 const sampledAt = (m: Received) => (m.json.data as { sampled_at: string }).sampled_at;
 const iso = (ms: number) => new Date(ms).toISOString();
 
