@@ -170,8 +170,9 @@ export function buildModules(ctx: AppContext): Module[] {
         ctx.logger.warn({ source: p.source }, 'price sync off: prices.source is none or prices.entsoe.security_token is not set; import CSV files with `metergate prices import`');
         return null;
       }
-      const { PriceSync } = await import('./prices/sync.js');
-      return new PriceSync(ctx);
+      const [{ PriceSync }, { exogenousProviderTypes }] = await Promise.all([import('./prices/sync.js'), import('./prices/exogenous/index.js')]);
+      // Exogenous series (load, wind, solar forecasts) from every provider the config turns on.
+      return new PriceSync({ ...ctx, exogenous: exogenousProviderTypes().build(ctx) });
     }),
   );
   registerOpsMetrics(ctx);
@@ -190,6 +191,7 @@ export function buildModules(ctx: AppContext): Module[] {
   if (deviceMessages) events.on('network.changed', (content) => deviceMessages.networkScan(content));
   // Not awaited: a backfill must not wait for forecasts.
   events.on('prices.updated', () => void forecast.instance?.refresh());
+  events.on('exogenous.updated', () => void forecast.instance?.refresh());
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);
   return modules;

@@ -27,6 +27,8 @@ export interface Events {
   'network.changed': NetworkScanContent;
   /** Day-ahead prices were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
   'prices.updated': PricesUpdated;
+  /** Exogenous series (load, wind, solar forecasts) were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
+  'exogenous.updated': PricesUpdated & { readonly source: string };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
   'clock.trusted': { readonly reason: string };
 }

@@ -12,6 +12,8 @@ import { Backfill } from '../prices/backfill.js';
 import { progressFor } from '../prices/progress.js';
 import { configuredSource, firstRunAtOrAfter } from '../prices/sync.js';
 import { PriceFetchProgress } from '../store/price-fetch.js';
+import { exogenousProviderTypes } from '../prices/exogenous/index.js';
+import type { ExogenousPoint } from '../prices/exogenous/series.js';
 
 interface DbOptions {
   config: string;
@@ -107,12 +109,13 @@ function collect(value: string, previous: string[] = []): string[] {
 function registerFetchCommands(prices: Command): void {
   prices
     .command('backfill')
-    .description('Fetch day-ahead prices from prices.backfill_from through tomorrow for every configured region (chunked by month, resumable: complete months are never fetched again, incomplete ones are retried with backoff)')
+    .description('Fetch day-ahead prices (and the load, wind and solar forecasts the forecaster uses) from prices.backfill_from through tomorrow for every configured region (chunked by month, resumable: complete months are never fetched again, incomplete ones are retried with backoff)')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
     .option('--region <code>', 'only this market area (repeatable; default: prices.regions)', collect)
     .option('--from <date>', 'first delivery date YYYY-MM-DD (default: prices.backfill_from)')
+    .option('--no-exogenous', 'prices only: skip the load, wind and solar forecasts the forecaster uses')
     .option('--repair', 'afterwards, check the whole stored history for holes and fetch again every incomplete month whose retry is due')
-    .action(async (opts: { config: string; region?: string[]; from?: string; repair?: boolean }) => {
+    .action(async (opts: { config: string; region?: string[]; from?: string; repair?: boolean; exogenous?: boolean }) => {
       const config = loadConfigOrExit(opts.config);
       const logger = createLogger(config.log_level, process.stderr);
       const source = configuredSource({ config, logger });
@@ -131,6 +134,14 @@ function registerFetchCommands(prices: Command): void {
         if (opts.repair) {
           const r = await backfill.repair(regions, fromDate, abort.signal);
           process.stderr.write(`repair: ${r.chunksWithGaps} month(s) with holes, ${r.fetched} fetched (${r.completed} now complete), ${r.deferred} waiting for their retry, ${r.periods} periods stored\n`);
+        }
+        // Then the forecaster's exogenous series (load, wind, solar forecasts), the same way.
+        if (opts.exogenous !== false) {
+          for (const provider of exogenousProviderTypes().build({ config, logger })) {
+            const exo = new Backfill<ExogenousPoint>({ db, store: new ExogenousStore(db), source: provider, what: 'exogenous', logger, now: () => Date.now(), progress: progressFor(logger) });
+            await exo.run({ regions, fromDate, signal: abort.signal });
+            if (opts.repair) await exo.repair(regions, fromDate, abort.signal);
+          }
         }
       } catch (err) {
         fail(`backfill stopped: ${(err as Error).message} (completed months are kept; run again to resume)`);

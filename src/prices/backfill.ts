@@ -16,22 +16,35 @@ import type { PricePeriod } from '../domain.js';
 import type { Logger } from '../log.js';
 import type { Db } from '../store/db.js';
 import { PriceFetchProgress, type ChunkKey, type PendingChunk } from '../store/price-fetch.js';
-import type { PriceGap, PriceStore } from '../store/prices.js';
+import type { PriceGap } from '../store/prices.js';
 import { requireMarket, type Market } from './markets.js';
 import { silentProgress, type ProgressSink } from './progress.js';
 import { addLocalDays, localDate, localDayStartMs, startOfLocalDayMs } from './timezone.js';
 import type { PricesUpdated } from './updates.js';
 
-/** A source of day-ahead prices (ENTSO-E, or a stand-in in tests). */
-export interface PriceFetcher {
+/**
+ * A source of day-ahead prices (ENTSO-E, or a stand-in in tests); with another period type
+ * `P`, of another day-ahead series (exogenous/: load, wind and solar forecasts).
+ */
+export interface PriceFetcher<P = PricePeriod> {
   readonly name: string;
-  fetchDayAhead(market: Market, fromMs: number, toMs: number, signal?: AbortSignal): Promise<{ periods: PricePeriod[]; requests: number; noDataChunks: number }>;
+  fetchDayAhead(market: Market, fromMs: number, toMs: number, signal?: AbortSignal): Promise<{ periods: P[]; requests: number; noDataChunks: number }>;
 }
 
-export interface BackfillDeps {
+/** What the backfill needs of a store (PriceStore for prices, ExogenousStore for exogenous series). */
+export interface BackfillStore<P = PricePeriod> {
+  gapsIn(marketArea: string, fromMs: number, toMs: number): PriceGap[];
+  merge(periods: readonly P[], provenance: { source: string; fetchedAtMs: number }): { written: number };
+  transaction<T>(fn: () => T): T;
+  firstStartMs(marketArea: string): number | null;
+}
+
+export interface BackfillDeps<P = PricePeriod> {
   readonly db: Db;
-  readonly store: PriceStore;
-  readonly source: PriceFetcher;
+  readonly store: BackfillStore<P>;
+  readonly source: PriceFetcher<P>;
+  /** What is filled, for log lines: `price` (default) or `exogenous`. */
+  readonly what?: string;
   readonly logger: Logger;
   readonly now: () => number;
   readonly progress?: ProgressSink;
@@ -119,10 +132,10 @@ const missingMs = (gaps: readonly PriceGap[]) => gaps.reduce((sum, g) => sum + g
 
 type ClosedOutcome = { kind: 'complete' } | { kind: 'deferred' } | { kind: 'fetched'; periods: number; requests: number; pending: boolean };
 
-export class Backfill {
+export class Backfill<P = PricePeriod> {
   private readonly fetchProgress: PriceFetchProgress;
 
-  constructor(private readonly deps: BackfillDeps) {
+  constructor(private readonly deps: BackfillDeps<P>) {
     this.fetchProgress = new PriceFetchProgress(deps.db);
   }
 
@@ -200,7 +213,7 @@ export class Backfill {
         totals.chunksWithGaps++;
         const key = this.keyOf(chunk);
         if (this.fetchProgress.isDone(key)) {
-          logger.warn({ chunk: chunk.label, missing: hours(missingMs(inChunk)) }, 'price chunk recorded complete has holes; fetching it again');
+          logger.warn({ chunk: chunk.label, missing: hours(missingMs(inChunk)) }, `${this.deps.what ?? 'price'} chunk recorded complete has holes; fetching it again`);
           this.fetchProgress.undoDone(key);
         }
         const outcome = await this.fillClosed(chunk, inChunk, signal);
@@ -212,7 +225,7 @@ export class Backfill {
         }
       }
     }
-    logger.info(totals, 'price repair finished');
+    logger.info(totals, `${this.deps.what ?? 'price'} repair finished`);
     return totals;
   }
 
@@ -244,7 +257,7 @@ export class Backfill {
       const nowMs = this.deps.now();
       return { ...key, attempts, missingS: missingMs(remaining) / 1000, firstGapMs: remaining[0]?.fromMs ?? null, problem, lastAttemptAtMs: nowMs, nextAttemptAtMs: nowMs + retryDelayMs(attempts) };
     };
-    let result: Awaited<ReturnType<PriceFetcher['fetchDayAhead']>>;
+    let result: Awaited<ReturnType<PriceFetcher<P>['fetchDayAhead']>>;
     try {
       result = await source.fetchDayAhead(market, fetchFrom, fetchTo, signal);
     } catch (err) {
@@ -269,7 +282,7 @@ export class Backfill {
     });
     if (done.pending) {
       const p = done.pending;
-      logger.warn({ chunk: chunk.label, missing: hours(p.missingS * 1000), attempt: p.attempts, problem: p.problem, nextAttemptAt: new Date(p.nextAttemptAtMs).toISOString() }, 'price chunk incomplete; retried later');
+      logger.warn({ chunk: chunk.label, missing: hours(p.missingS * 1000), attempt: p.attempts, problem: p.problem, nextAttemptAt: new Date(p.nextAttemptAtMs).toISOString() }, `${this.deps.what ?? 'price'} chunk incomplete; retried later`);
     }
     if (done.written > 0) await this.deps.onUpdated?.({ marketArea: market.code, fromMs: fetchFrom, toMs: fetchTo, periods: done.written });
     return { kind: 'fetched', periods: done.written, requests: result.requests, pending: done.pending !== null };

@@ -13,6 +13,9 @@ import { Backfill, type PriceFetcher } from './backfill.js';
 import { LogProgress } from './progress.js';
 import { EntsoeSource } from './sources/entsoe.js';
 import { requireMarket } from './markets.js';
+import type { ExogenousSource } from './exogenous/registry.js';
+import type { ExogenousPoint } from './exogenous/series.js';
+import { ExogenousStore } from '../store/exogenous.js';
 
 export const SCHEDULE_TIME_ZONE = 'Europe/Brussels';
 const MINUTE_MS = 60_000;
@@ -36,10 +39,18 @@ export function firstRunAtOrAfter(expressions: readonly string[], atMs: number, 
   }
 }
 
-/** `events` gets prices.updated after every sync, backfill chunk or repair that stored prices. */
+/**
+ * `events` gets prices.updated after every sync, backfill chunk or repair that stored
+ * prices, and exogenous.updated after each that stored exogenous series.
+ */
 export type PriceSyncDeps = Pick<AppContext, 'config' | 'logger' | 'db' | 'clock' | 'events'> & {
   /** Overrides the configured source (tests). */
   readonly source?: PriceFetcher;
+  /**
+   * Providers of exogenous series (exogenous/registry.ts; the composition root builds them
+   * from the registry), backfilled, synced and repaired after the prices on the same schedule.
+   */
+  readonly exogenous?: readonly ExogenousSource[];
 };
 
 /** The configured ENTSO-E source, or null when prices.source is none or no token is set. */
@@ -73,13 +84,26 @@ export class PriceSync implements Module {
     }
     this.abort = new AbortController();
     const backfill = this.backfillFor(source);
+    const exogenous = (this.deps.exogenous ?? []).map((s) => this.exogenousBackfillFor(s));
     const opts = { timezone: SCHEDULE_TIME_ZONE, noOverlap: true };
+    // Each job is queued per source, so a failing exogenous provider never holds up prices.
+    const sync = () => {
+      void this.enqueue('sync', () => this.syncNow(backfill));
+      for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b));
+    };
     this.tasks = [
-      cron.schedule(config.prices.sync_cron, () => this.enqueue('sync', () => this.syncNow(backfill)), { ...opts, name: 'prices-sync' }),
-      cron.schedule(config.prices.repair_cron, () => this.enqueue('repair', () => this.repairNow(backfill)), { ...opts, name: 'prices-repair' }),
+      cron.schedule(config.prices.sync_cron, sync, { ...opts, name: 'prices-sync' }),
+      cron.schedule(
+        config.prices.repair_cron,
+        () => {
+          void this.enqueue('repair', () => this.repairNow(backfill));
+          for (const b of exogenous) void this.enqueue('exogenous repair', () => this.repairNow(b));
+        },
+        { ...opts, name: 'prices-repair' },
+      ),
     ];
     // Not awaited: start-up must not wait for years of history.
-    void this.enqueue('backfill', () => this.syncNow(backfill));
+    sync();
   }
 
   async stop(): Promise<void> {
@@ -112,6 +136,20 @@ export class PriceSync implements Module {
     });
   }
 
+  private exogenousBackfillFor(source: ExogenousSource): Backfill<ExogenousPoint> {
+    const { db, logger, clock } = this.deps;
+    return new Backfill<ExogenousPoint>({
+      db,
+      store: new ExogenousStore(db),
+      source,
+      what: 'exogenous',
+      logger,
+      now: () => clock.now(),
+      progress: new LogProgress(logger),
+      onUpdated: (e) => this.deps.events.emit('exogenous.updated', { ...e, source: source.name }),
+    });
+  }
+
   private enqueue(what: string, job: () => Promise<unknown>): Promise<void> {
     this.chain = this.chain.then(async () => {
       if (this.abort.signal.aborted) return;
@@ -119,19 +157,19 @@ export class PriceSync implements Module {
         await job();
       } catch (err) {
         if (this.abort.signal.aborted) return; // stopping: the interrupted chunk is fetched again next time
-        this.deps.logger.error({ err, job: what }, 'price sync failed; the next scheduled run tries again');
+        this.deps.logger.error({ err, job: what }, `${what.startsWith('exogenous') ? 'exogenous' : 'price'} sync failed; the next scheduled run tries again`);
       }
     });
     return this.chain;
   }
 
   /** Backfill through tomorrow: cheap once history is complete (recorded chunks are skipped). */
-  private syncNow(backfill: Backfill) {
+  private syncNow<P>(backfill: Backfill<P>) {
     const { config } = this.deps;
     return backfill.run({ regions: config.prices.regions, fromDate: config.prices.backfill_from, signal: this.abort.signal });
   }
 
-  private repairNow(backfill: Backfill) {
+  private repairNow<P>(backfill: Backfill<P>) {
     const { config } = this.deps;
     return backfill.repair(config.prices.regions, config.prices.backfill_from, this.abort.signal);
   }

@@ -78,7 +78,7 @@ describe('the daemon wiring (buildModules)', () => {
       {},
     );
     const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('silent') });
-    const wired: EventName[] = ['sample.taken', 'sample.released', 'poll.tick-done', 'meter.state-changed', 'sample.stored', 'outbox.evicted', 'network.changed', 'prices.updated'];
+    const wired: EventName[] = ['sample.taken', 'sample.released', 'poll.tick-done', 'meter.state-changed', 'sample.stored', 'outbox.evicted', 'network.changed', 'prices.updated', 'exogenous.updated'];
     expect(wired.map((e) => ctx.events.listenerCount(e))).toEqual(wired.map(() => 0));
     buildModules(ctx);
     expect(Object.fromEntries(wired.map((e) => [e, ctx.events.listenerCount(e)]))).toEqual(Object.fromEntries(wired.map((e) => [e, 1])));

@@ -105,15 +105,28 @@ export class EntsoeSource {
     return { periods, requests: plan.length, noDataChunks };
   }
 
-  private async request(market: Market, req: { fromMs: number; toMs: number; eic: string }, signal?: AbortSignal): Promise<A44Result> {
+  private request(market: Market, req: { fromMs: number; toMs: number; eic: string }, signal?: AbortSignal): Promise<A44Result> {
+    return this.requestDocument(market, req, { documentType: 'A44', in_Domain: req.eic, out_Domain: req.eic }, (body) => parseA44(body, market), signal);
+  }
+
+  /**
+   * One request of any document type for [req.fromMs, req.toMs) with the rate limit,
+   * retries and error rules of every platform request; `parse` decodes the body (a
+   * malformed body is retried as truncated). Used by the exogenous source (A65, A69).
+   */
+  async requestDocument<T>(
+    market: Market,
+    req: { fromMs: number; toMs: number; eic: string },
+    params: Readonly<Record<string, string>>,
+    parse: (body: string) => T,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const url = new URL(this.options.baseUrl);
-    url.searchParams.set('documentType', 'A44');
-    url.searchParams.set('in_Domain', req.eic);
-    url.searchParams.set('out_Domain', req.eic);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
     url.searchParams.set('periodStart', entsoeTimeParam(req.fromMs));
     url.searchParams.set('periodEnd', entsoeTimeParam(req.toMs));
     url.searchParams.set('securityToken', this.options.securityToken);
-    const what = { market: market.code, eic: req.eic, periodStart: entsoeTimeParam(req.fromMs), periodEnd: entsoeTimeParam(req.toMs) };
+    const what = { market: market.code, documentType: params.documentType, eic: req.eic, periodStart: entsoeTimeParam(req.fromMs), periodEnd: entsoeTimeParam(req.toMs) };
     const maxAttempts = this.options.maxAttempts ?? 6;
     const base = this.options.backoffBaseMs ?? 2_000;
     const cap = this.options.backoffMaxMs ?? 120_000;
@@ -133,7 +146,7 @@ export class EntsoeSource {
           if (res.status === 401 || res.status === 403) throw new EntsoeRequestError(`HTTP ${res.status}: the security token was refused`, res.status);
           if (res.status >= 400 && !body.includes('Acknowledgement_MarketDocument')) throw new EntsoeRequestError(`HTTP ${res.status}: ${body.slice(0, 200)}`, res.status);
           try {
-            return parseA44(body, market); // parsed here so a truncated body is retried
+            return parse(body); // parsed here so a truncated body is retried
           } catch (err) {
             if (err instanceof EntsoeDocumentError && /not well-formed/.test(err.message)) lastProblem = `truncated or malformed body (${err.message})`;
             else throw err;
@@ -149,7 +162,7 @@ export class EntsoeSource {
       this.deps.logger.warn({ ...what, attempt, problem: lastProblem, retryInMs: Math.round(delay) }, 'ENTSO-E request failed; retrying');
       await abortable(sleepFor(this.clock, delay), signal);
     }
-    throw new EntsoeUnavailableError(`ENTSO-E ${what.market} ${what.periodStart}..${what.periodEnd}: ${lastProblem} after ${maxAttempts} attempts`);
+    throw new EntsoeUnavailableError(`ENTSO-E ${what.documentType} ${what.market} ${what.periodStart}..${what.periodEnd}: ${lastProblem} after ${maxAttempts} attempts`);
   }
 }
 
