@@ -30,6 +30,8 @@ interface ChargerClient {
 
 interface ChargerState {
   connected: boolean;
+  /** The charger's current connection; a new one replaces (and closes) an older one. */
+  client: ChargerClient | null;
   connectedSinceMs: number | null;
   lastMessageAtMs: number | null;
 }
@@ -64,7 +66,7 @@ export class CentralSystem implements Module {
     const { config, logger, db, metrics } = this.ctx;
     const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
     this.store = new OcppStore(db, marketArea);
-    for (const id of this.chargers.keys()) this.state.set(id, { connected: false, connectedSinceMs: null, lastMessageAtMs: null });
+    for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;
     new Gauge({
@@ -150,11 +152,17 @@ export class CentralSystem implements Module {
     const charger = this.chargers.get(id)!;
     const store = this.store!;
     const st = this.state.get(id)!;
+    const log = logger.child({ charge_point_id: id });
+    // A charger that reconnects before its old socket timed out: the old one is stale.
+    const previous = st.client;
+    st.client = client;
     st.connected = true;
     st.connectedSinceMs = clock.now();
-    const log = logger.child({ charge_point_id: id });
-    log.info('charger connected');
+    log.info({ replaced: previous !== null }, 'charger connected');
+    if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
+      if (st.client !== client) return;
+      st.client = null;
       st.connected = false;
       log.info({ code }, 'charger disconnected');
     });

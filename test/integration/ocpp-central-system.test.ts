@@ -257,7 +257,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     await cp.close();
   });
 
-  it('/metrics shows the chargers and /healthz their component', async () => {
+  it('/metrics shows the chargers and /healthz their component; a reconnect replaces the older connection', async () => {
     const cp = charger('CP-LIST', { password: OTHER_PASSWORD });
     await cp.connect();
     const metrics = await api('/metrics');
@@ -265,6 +265,15 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     expect(metrics.body).toMatch(/metergate_ocpp_messages_total\{action="StartTransaction",outcome="ok"\} \d+/);
     const health = await api('/healthz');
     expect(JSON.stringify(health.body)).toContain('charge point(s) connected');
-    await cp.close();
+    // The same charger again before its old socket went: the new connection replaces the old one.
+    let oldClosed = false;
+    cp.on('close', () => (oldClosed = true));
+    const again = charger('CP-LIST', { password: OTHER_PASSWORD });
+    await again.connect();
+    await until(() => oldClosed, 'the older connection of CP-LIST closed', 30_000);
+    expect(await again.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
+    expect((await api('/metrics')).body).toMatch(/metergate_ocpp_charger_connected\{charge_point_id="CP-LIST"\} 1/);
+    await again.close();
+    await until(async () => /metergate_ocpp_charger_connected\{charge_point_id="CP-LIST"\} 0/.test((await api('/metrics')).body), 'CP-LIST shown disconnected', 30_000);
   });
 });

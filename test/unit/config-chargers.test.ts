@@ -1,0 +1,64 @@
+// The `ocpp` and `chargers` settings: what the loader refuses, and password_file.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, validateConfig } from '../../src/config/load.js';
+
+const BASE = { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/x' };
+const PASSWORD = '0123456789abcdef';
+
+function problemsOf(raw: Record<string, unknown>): readonly string[] {
+  try {
+    validateConfig({ ...BASE, ...raw }, 'test', {});
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
+
+describe('chargers and ocpp settings', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-chargers-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('defaults: no chargers, ws on 8887 on every address, heartbeat every 300 s', () => {
+    const config = validateConfig(BASE, 'test', {});
+    expect(config.chargers).toEqual([]);
+    expect(config.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeat_interval_s: 300 });
+  });
+
+  it('accepts accept_all and an id-tag list, and reads password_file', () => {
+    const file = join(dir, 'cp2');
+    writeFileSync(file, `${PASSWORD}-file\n`);
+    const config = validateConfig({ ...BASE, chargers: [{ id: 'CP1', password: PASSWORD, auth: 'accept_all' }, { id: 'CP2', password_file: file, auth: { id_tags: ['04A1B2'] } }] }, 'test', {});
+    expect(config.chargers[1]).toMatchObject({ id: 'CP2', password: `${PASSWORD}-file`, auth: { id_tags: ['04A1B2'] } });
+  });
+
+  it('refuses duplicate ids, no password, both password sources, a short password, a bad auth and wss without a certificate', () => {
+    const problems = problemsOf({
+      ocpp: { tls_port: 8888 },
+      chargers: [
+        { id: 'CP1', password: PASSWORD, auth: 'accept_all' },
+        { id: 'CP1', password: PASSWORD, password_file: '/nonexistent', auth: 'accept_all' },
+        { id: 'CP3', auth: 'accept_all' },
+        { id: 'CP4', password: 'short', auth: 'accept_all' },
+        { id: 'CP5', password: PASSWORD, auth: 'accept_some' },
+      ],
+    });
+    expect(problems).toContain('chargers[1].id: "CP1" is used by another charger');
+    expect(problems).toContain('chargers[1].password_file: set either password or password_file, not both');
+    expect(problems.some((p) => p.startsWith('chargers[2].password: a charge point needs a password'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[3].password:'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[4].auth'))).toBe(true);
+    expect(problems).toContain('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
+  });
+
+  it('a password_file that is missing or holds a password of the wrong length is a problem naming it', () => {
+    const short = join(dir, 'short');
+    writeFileSync(short, 'short\n');
+    const problems = problemsOf({ chargers: [{ id: 'CP1', password_file: join(dir, 'missing'), auth: 'accept_all' }, { id: 'CP2', password_file: short, auth: 'accept_all' }] });
+    expect(problems.some((p) => p.startsWith('chargers[0].password_file:') && p.includes('does not exist'))).toBe(true);
+    expect(problems).toContain('chargers[1].password_file: the password must be 16 to 40 characters (OCPP AuthorizationKey)');
+  });
+});
