@@ -167,12 +167,17 @@ export const FAULTS: readonly Fault[] = [
     rig: { faketime: true },
     async run(rig, scale) {
       const holdMs = seconds(scale, 120, 10);
-      return rig.measure('clock stepped -1 h, back, +1 h, back while trusted', async () => {
-        for (const offsetS of [-3600, 0, 3600, 0]) {
-          rig.setClockOffset(offsetS);
-          await sleep(holdMs);
-        }
-      });
+      return rig.measure(
+        'clock stepped -1 h, back, +1 h, back while trusted',
+        async () => {
+          for (const offsetS of [-3600, 0, 3600, 0]) {
+            rig.setClockOffset(offsetS);
+            await sleep(holdMs);
+          }
+        },
+        // What was stamped an hour ahead is quarantined until an operator releases it.
+        { heldStays: true },
+      );
     },
   },
 ];

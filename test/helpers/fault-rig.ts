@@ -62,7 +62,17 @@ export interface FaultRow {
 const GATEWAY: BrokerUser = { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] };
 const CLOUD: BrokerUser = { username: 'cloud', password: 'cloud-secret', acl: ['topic read svc/resources/#'] };
 
-type Key = string; // `${resource_id} ${sampled_at}`
+type Key = string;
+
+export interface MeasureOptions {
+  /** How long to wait after the fault for what was taken to arrive (default 120 s). */
+  readonly settleMs?: number;
+  /**
+   * Held measurements are expected to stay held (quarantined for their timestamp): they are
+   * not waited for. Otherwise (a refusal that was fixed) recovery waits until they arrive.
+   */
+  readonly heldStays?: boolean;
+} // `${resource_id} ${sampled_at}`
 
 export class FaultRig {
   broker!: TlsBroker;
@@ -374,7 +384,8 @@ ${this.options.extraYaml ?? ''}
    * again as far as the outside goes); then waits up to `settleMs` for every reading taken
    * to be delivered, and counts.
    */
-  async measure(fault: string, inject: () => Promise<string | void>, settleMs = 120_000): Promise<FaultRow> {
+  async measure(fault: string, inject: () => Promise<string | void>, opts: MeasureOptions = {}): Promise<FaultRow> {
+    const settleMs = opts.settleMs ?? 120_000;
     this.scanTaken();
     const { keys: before } = this.deliveredKeys();
     const takenBefore = new Set(this.taken);
@@ -390,7 +401,7 @@ ${this.options.extraYaml ?? ''}
       this.scanTaken();
       const { keys } = this.deliveredKeys();
       // Caught up: everything taken until the fault ended has been delivered.
-      const pending = [...this.taken].filter((k) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= endedMs && !keys.has(k) && !this.heldKeys.has(k));
+      const pending = [...this.taken].filter((k) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= endedMs && !keys.has(k) && !(opts.heldStays && this.heldKeys.has(k)));
       if (pending.length === 0) {
         recoverS = (Date.now() - endedMs) / 1000;
         break;

@@ -21,5 +21,7 @@ export function faultTest(name: string, timeoutMs = 300_000): void {
     expect(row.taken, table).toBeGreaterThan(0);
     expect(row.lost, `${table}\n${rig.log().slice(-3000)}`).toBe(0);
     expect(row.recoverS, table).not.toBeNull();
+    // Every fault CI runs ends fixed: nothing may stay held either.
+    expect(row.held, table).toBe(0);
   });
 }
