@@ -2,9 +2,11 @@
 // heartbeats, connector status, transactions, sampled meter values. A transaction is kept
 // in step with its session row (store/sessions.ts, cpo_transaction_id
 // `<chargePointId>-<transactionId>`) in the same SQLite transaction, so nothing is ever
-// half-stored and the session is priced like any other.
+// half-stored and the session is priced like any other. Transaction messages commit
+// durably (synchronous=FULL, as readings do): the charger forgets what we answered, and a
+// transaction id lost to a power cut could be handed out again by AUTOINCREMENT.
 import { ENERGY_REGISTER, registerReadings, type RegisterValue } from '../ocpp/register-readings.js';
-import type { Db } from './db.js';
+import { durableTransaction, type Db } from './db.js';
 import { SessionStore } from './sessions.js';
 
 export interface SampledValueRow {
@@ -143,7 +145,7 @@ export class OcppStore {
    * same transaction id again.
    */
   startTransaction(input: StartInput, nowMs: number): { transaction: TransactionRecord; repeated: boolean } {
-    return this.db.transaction(() => {
+    return durableTransaction(this.db, () => {
       const key = [input.chargePointId, input.connectorId, input.idTag, input.meterStartWh, input.startedAtMs] as const;
       const existing = this.stmts.txByKey.get(...key);
       if (existing) return { transaction: toTx(existing), repeated: true };
@@ -151,7 +153,7 @@ export class OcppStore {
       const tx = toTx(this.stmts.txByKey.get(...key)!);
       this.syncSession(tx, nowMs);
       return { transaction: tx, repeated: false };
-    })();
+    });
   }
 
   transaction(transactionId: number): TransactionRecord | undefined {
@@ -165,13 +167,13 @@ export class OcppStore {
    * transaction was known; values of an unknown transaction are kept without one.
    */
   addMeterValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number): boolean {
-    return this.db.transaction(() => {
+    return durableTransaction(this.db, () => {
       const tx = transactionId === null ? undefined : this.stmts.txById.get(transactionId);
       const own = tx && tx.charge_point_id === chargePointId ? toTx(tx) : undefined;
       for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId: own ? own.transactionId : null, ...v, now: nowMs });
       if (own) this.syncSession(own, nowMs);
       return transactionId === null || own !== undefined;
-    })();
+    });
   }
 
   /**
@@ -180,7 +182,7 @@ export class OcppStore {
    * ended transaction changes nothing.
    */
   stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number): 'stopped' | 'repeated' | 'unknown' {
-    return this.db.transaction(() => {
+    return durableTransaction(this.db, () => {
       const row = this.stmts.txById.get(input.transactionId);
       if (!row || row.charge_point_id !== input.chargePointId) return 'unknown';
       if (row.stopped_at_ms !== null) return 'repeated';
@@ -190,7 +192,7 @@ export class OcppStore {
       this.stmts.stopTx.run(input);
       this.syncSession(toTx(this.stmts.txById.get(input.transactionId)!), nowMs);
       return 'stopped';
-    })();
+    });
   }
 
   /** Transactions not stopped yet, on every charger. */
