@@ -161,6 +161,9 @@ export function buildModules(ctx: AppContext): Module[] {
     return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
   });
   modules.push(forecast);
+  // Charging plans made again when prices arrive (plan.updated); the targets come over HTTP.
+  const replanner = new LazyModule('charging-plans', async () => new (await import('./planning/replan.js')).Replanner(ctx));
+  modules.push(replanner);
   // Day-ahead prices: background backfill, then node-cron sync and repair (prices.updated).
   modules.push(
     new LazyModule('price-sync', async () => {
@@ -189,8 +192,12 @@ export function buildModules(ctx: AppContext): Module[] {
   events.on('meter.state-changed', () => networkScan.check());
   const { deviceMessages } = uplink;
   if (deviceMessages) events.on('network.changed', (content) => deviceMessages.networkScan(content));
-  // Not awaited: a backfill must not wait for forecasts.
-  events.on('prices.updated', () => void forecast.instance?.refresh());
+  // Not awaited: a backfill must not wait for forecasts. Plans are made again at once, on
+  // the new prices (and the forecast stored so far).
+  events.on('prices.updated', (update) => {
+    void forecast.instance?.refresh();
+    replanner.instance?.replan(update.marketArea);
+  });
   events.on('exogenous.updated', () => void forecast.instance?.refresh());
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);

@@ -6,6 +6,7 @@
 // not stop the others or the emitter.
 import type { MeterSample, MeterStatus } from './domain.js';
 import type { Logger } from './log.js';
+import type { Plan } from './planning/plan.js';
 import type { PricesUpdated } from './prices/updates.js';
 import type { NetworkScanContent } from './uplink/messages.js';
 
@@ -29,6 +30,12 @@ export interface Events {
   'prices.updated': PricesUpdated;
   /** Exogenous series (load, wind, solar forecasts) were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
   'exogenous.updated': PricesUpdated & { readonly source: string };
+  /**
+   * A connector's charging plan was made: its target was set over HTTP, or new prices made
+   * it again. http route, replanner (planning/replan.ts) → nobody yet (the OCPP central
+   * system is to apply it with SetChargingProfile).
+   */
+  'plan.updated': { readonly chargePointId: string; readonly connectorId: number; readonly marketArea: string; readonly reason: 'target-set' | 'prices-updated'; readonly plannedAtMs: number; readonly plan: Plan };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
   'clock.trusted': { readonly reason: string };
 }

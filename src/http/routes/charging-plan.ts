@@ -4,10 +4,9 @@
 // on each read from the stored prices and forecast, so it always uses the newest prices.
 // The planning itself is pure (src/planning/); this file only reads, stores and shapes.
 import type { Router } from 'express';
-import { planCharging, type Plan, type Schedule } from '../../planning/plan.js';
-import { planPeriods } from '../../planning/periods.js';
+import type { Plan, Schedule } from '../../planning/plan.js';
+import { TargetPlanner } from '../../planning/target-plan.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
-import { ForecastStore } from '../../store/forecasts.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -20,9 +19,8 @@ export const CHARGING_PLAN_PATH = '/api/v1/chargers/:charge_point_id/connectors/
 
 /** OCPP 1.6 charge point identity as configured (CiString48, URL-safe characters). */
 const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
-const HOUR_MS = 3_600_000;
 /** How far ahead a departure may be: beyond a week there are neither prices nor a forecast. */
-const MAX_AHEAD_MS = 8 * 24 * HOUR_MS;
+const MAX_AHEAD_MS = 8 * 24 * 3_600_000;
 /** Defaults for a charger whose limits the client does not give: 16 A on 3 phases at 230 V, 6 A minimum (IEC 61851). */
 const DEFAULT_CHARGER = { max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 } as const;
 
@@ -88,7 +86,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
   const targets = new ChargingTargetStore(deps.db);
-  const forecasts = new ForecastStore(deps.db);
+  const planner = new TargetPlanner(deps.db, deps.config.forecast.enabled);
   const access = deps.priceAccess;
 
   function connectorOf(params: Record<string, string | string[] | undefined>): { chargePointId: string; connectorId: number } {
@@ -108,21 +106,6 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const unavailable = pricesUnavailable(access, market, { path, unconfiguredWithPrices: true });
     if (unavailable) throw unavailable;
     return market;
-  }
-
-  /** The plan of a stored target at nowMs, from the prices and the forecast stored now. */
-  function planOf(target: ChargingTarget, market: MarketInfo, nowMs: number): Plan {
-    // From an hour back: the period under way started before now.
-    const fromMs = nowMs - HOUR_MS;
-    const forecast = deps.config.forecast.enabled ? forecasts.periods(market.code, fromMs, target.departureMs) : [];
-    return planCharging({
-      nowMs,
-      departureMs: target.departureMs,
-      energyWh: target.energyWh,
-      charger: { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV },
-      site: target.siteLimitA === null ? undefined : { limitA: target.siteLimitA, otherLoadA: target.siteOtherLoadA ?? undefined },
-      periods: planPeriods(access.periods(market.code, fromMs, target.departureMs), forecast),
-    });
   }
 
   router.put(CHARGING_PLAN_PATH, auth, ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
@@ -155,8 +138,10 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     };
     const created = targets.get(chargePointId, connectorId) === undefined;
     targets.put(target);
+    const plan = planner.plan(target, nowMs);
+    deps.events.emit('plan.updated', { chargePointId, connectorId, marketArea: market.code, reason: 'target-set', plannedAtMs: nowMs, plan });
     if (created) res.status(201).location(req.originalUrl);
-    res.set('Cache-Control', 'no-store').json(planView(target, market, planOf(target, market, nowMs), nowMs));
+    res.set('Cache-Control', 'no-store').json(planView(target, market, plan, nowMs));
   });
 
   router.get(CHARGING_PLAN_PATH, auth, (req, res) => {
@@ -165,7 +150,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     if (!target) throw new HttpProblem(404, `no charging target is set for connector ${connectorId} of ${chargePointId}; PUT one first`);
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
-    res.set('Cache-Control', 'no-store').json(planView(target, market, planOf(target, market, nowMs), nowMs));
+    res.set('Cache-Control', 'no-store').json(planView(target, market, planner.plan(target, nowMs), nowMs));
   });
   router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
 }
