@@ -3,40 +3,19 @@
 // re-probed at low priority, so it cannot starve the other meters on its bus: every slot while
 // there is a sign it may answer (it answered part of a poll, garbled answers came back, or its
 // port was missing and may reappear), otherwise on a backoff.
-import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Clock } from '../clock.js';
-import type { Config, MeterProfile } from '../config/types.js';
-import type { EventBus } from '../events.js';
+import { Counter, Histogram } from 'prom-client';
+import type { MeterProfile } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js';
-import type { Module } from '../lifecycle.js';
-import type { Logger } from '../log.js';
-import type { ModuleViews } from '../ops/observability/views.js';
-import type { Liveness, LoopHandle } from '../ops/systemd/liveness.js';
+import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
+import type { LoopHandle } from '../ops/systemd/liveness.js';
 import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
+import type { MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
 import { resolveProfile } from './profiles/index.js';
 import type { Reading } from './sanity.js';
 import { nextSlot } from './slots.js';
-
-export interface MeterPollerDeps {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly clock: Clock;
-  readonly metrics: Registry;
-  /** Gets sample.taken per sane sample, poll.tick-done per slot, meter.state-changed (events.ts). */
-  readonly events: EventBus;
-  /** Watchdog feed: ticked every poll cycle while no poll is stuck (AppContext.liveness). */
-  readonly liveness?: Liveness;
-}
-
-export interface BusScanEntry {
-  readonly bus: string;
-  readonly port: string;
-  readonly unit_ids: number[];
-  readonly devices: Array<{ unit_id: number; profile: string | null }>;
-}
 
 interface MeterRuntime extends MeterBookkeeping {
   readonly profile: MeterProfile;
@@ -58,7 +37,7 @@ interface MeterRuntime extends MeterBookkeeping {
  */
 type MissCause = 'heard' | 'bus' | 'silent';
 
-export class MeterPoller implements Module {
+export class MeterPoller implements MeterSource {
   readonly name = 'modbus';
   readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
   private readonly buses = new Map<string, ModbusBus>();
@@ -77,7 +56,7 @@ export class MeterPoller implements Module {
     reopens: Counter<'bus'>;
   };
 
-  constructor(private readonly deps: MeterPollerDeps) {
+  constructor(private readonly deps: MeterSourceDeps) {
     const registers = [deps.metrics];
     this.m = {
       // Shared with the P1 source (same names and labels): one series per meter whatever its source.
@@ -155,7 +134,7 @@ export class MeterPoller implements Module {
   }
 
   /** What answered on each configured bus (meters currently online), for the network_scan message. */
-  busScan(): BusScanEntry[] {
+  busScan(): BusScanView[] {
     return this.deps.config.buses.map((bus) => {
       const online = this.meters.filter((m) => m.config.bus === bus.name && m.state === 'online').sort((a, b) => a.config.unit_id - b.config.unit_id);
       return {
