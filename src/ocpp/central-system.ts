@@ -15,7 +15,7 @@ import { RPCServer, createRPCError } from 'ocpp-rpc';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { Module } from '../lifecycle.js';
-import type { ComponentHealth, ModuleViews } from '../ops/observability/views.js';
+import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import { OcppStore, chargerSessionId } from '../store/ocpp.js';
 import { authorizeIdTag } from './id-tags.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
@@ -56,6 +56,7 @@ export class CentralSystem implements Module {
 
   readonly views: ModuleViews = {
     health: { chargers: () => this.health() },
+    chargers: () => this.chargerViews(),
   };
 
   constructor(private readonly ctx: AppContext) {
@@ -144,6 +145,18 @@ export class CentralSystem implements Module {
   private health(): ComponentHealth {
     const connected = [...this.state.values()].filter((s) => s.connected).length;
     return { status: 'ok', reason: `${connected} of ${this.chargers.size} charge point(s) connected` };
+  }
+
+  private chargerViews(): ChargerView[] {
+    const store = this.store;
+    if (!store) return [];
+    return [...this.state.entries()].map(([id, st]) => ({
+      chargePointId: id,
+      connected: st.connected,
+      connectedSinceMs: st.connected ? st.connectedSinceMs : null,
+      lastMessageAtMs: st.lastMessageAtMs,
+      ...store.chargePointView(id),
+    }));
   }
 
   private attach(client: ChargerClient): void {

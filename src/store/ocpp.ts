@@ -123,6 +123,17 @@ export class OcppStore {
         'SELECT sampled_at_ms, phase, location, value, unit FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ? ORDER BY sampled_at_ms',
       ),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
+      chargePoint: db.prepare<[string], { vendor: string | null; model: string | null }>('SELECT vendor, model FROM ocpp_charge_points WHERE charge_point_id = ?'),
+      connectors: db.prepare<[string], { connector_id: number; status: string; error_code: string; status_at_ms: number }>(
+        'SELECT connector_id, status, error_code, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? ORDER BY connector_id',
+      ),
+      // The energy so far: the newest connector-total register value (or meterStart) less meterStart.
+      open: db.prepare<[string, string], { transaction_id: number; connector_id: number; started_at_ms: number; energy_wh: number }>(
+        `SELECT t.transaction_id, t.connector_id, t.started_at_ms,
+           coalesce((SELECT CASE v.unit WHEN 'kWh' THEN v.value * 1000 ELSE v.value END FROM ocpp_meter_values v
+                     WHERE v.transaction_id = t.transaction_id AND v.measurand = ? AND v.phase = '' ORDER BY v.sampled_at_ms DESC LIMIT 1), t.meter_start_wh) - t.meter_start_wh AS energy_wh
+         FROM ocpp_transactions t WHERE t.charge_point_id = ? AND t.stopped_at_ms IS NULL ORDER BY t.transaction_id`,
+      ),
     };
   }
 
@@ -193,6 +204,28 @@ export class OcppStore {
       this.syncSession(toTx(this.stmts.txById.get(input.transactionId)!), nowMs);
       return 'stopped';
     });
+  }
+
+  /** What the status page shows of a charge point: its boot info, connector states and open transactions. */
+  chargePointView(chargePointId: string): {
+    vendor: string | null;
+    model: string | null;
+    connectors: Array<{ connectorId: number; status: string; errorCode: string; statusAtMs: number }>;
+    openTransactions: Array<{ transactionId: number; connectorId: number; session: string; startedAtMs: number; energyWh: number }>;
+  } {
+    const cp = this.stmts.chargePoint.get(chargePointId);
+    return {
+      vendor: cp?.vendor ?? null,
+      model: cp?.model ?? null,
+      connectors: this.stmts.connectors.all(chargePointId).map((r) => ({ connectorId: r.connector_id, status: r.status, errorCode: r.error_code, statusAtMs: r.status_at_ms })),
+      openTransactions: this.stmts.open.all(ENERGY_REGISTER, chargePointId).map((r) => ({
+        transactionId: r.transaction_id,
+        connectorId: r.connector_id,
+        session: chargerSessionId(chargePointId, r.transaction_id),
+        startedAtMs: r.started_at_ms,
+        energyWh: r.energy_wh,
+      })),
+    };
   }
 
   /** Transactions not stopped yet, on every charger. */

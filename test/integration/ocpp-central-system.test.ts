@@ -257,7 +257,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     await cp.close();
   });
 
-  it('/metrics shows the chargers and /healthz their component; a reconnect replaces the older connection', async () => {
+  it('/metrics, /healthz and /status.json show the chargers; a reconnect replaces the older connection', async () => {
     const cp = charger('CP-LIST', { password: OTHER_PASSWORD });
     await cp.connect();
     const metrics = await api('/metrics');
@@ -273,6 +273,18 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     await until(() => oldClosed, 'the older connection of CP-LIST closed', 30_000);
     expect(await again.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
     expect((await api('/metrics')).body).toMatch(/metergate_ocpp_charger_connected\{charge_point_id="CP-LIST"\} 1/);
+    // The status page's data: each configured charger, its connectors and open sessions with the energy so far.
+    await again.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Charging' });
+    const tx = (await again.call('StartTransaction', { connectorId: 1, idTag: 'TAG-OK', meterStart: 2000, timestamp: '2025-10-02T10:00:00Z' })) as { transactionId: number };
+    await again.call('MeterValues', { connectorId: 1, transactionId: tx.transactionId, meterValue: [{ timestamp: '2025-10-02T10:10:00Z', sampledValue: [{ value: '3.85', unit: 'kWh' }] }] });
+    const status = await api('/status.json');
+    const list = status.body.chargers.find((c: { charge_point_id: string }) => c.charge_point_id === 'CP-LIST');
+    expect(list).toMatchObject({
+      state: 'connected',
+      connectors: [{ connector_id: 1, status: 'Charging', error_code: 'NoError' }],
+      open_transactions: [{ transaction_id: tx.transactionId, connector_id: 1, session: `CP-LIST-${tx.transactionId}`, started_at: '2025-10-02T10:00:00.000Z', energy_wh: 1850 }],
+    });
+    expect(status.body.chargers.map((c: { charge_point_id: string }) => c.charge_point_id).sort()).toEqual(['CP-LIST', 'CP-OPEN']);
     await again.close();
     await until(async () => /metergate_ocpp_charger_connected\{charge_point_id="CP-LIST"\} 0/.test((await api('/metrics')).body), 'CP-LIST shown disconnected', 30_000);
   });

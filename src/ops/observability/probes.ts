@@ -4,7 +4,7 @@
 // part is not running"), as is a lazily loaded module's before it has started.
 import type { MeterStatus } from '../../domain.js';
 import type { Module } from '../../lifecycle.js';
-import type { BusScanView, ClockView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
+import type { BusScanView, ChargerView, ClockView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
 
 export class Probes {
   private modules: readonly Module[] = [];
@@ -24,6 +24,11 @@ export class Probes {
   get busScan(): (() => readonly BusScanView[]) | null {
     const givers = this.modules.flatMap((m) => (m.views?.busScan ? [m.views.busScan] : []));
     return givers.length === 0 ? null : () => givers.flatMap((view) => view());
+  }
+
+  /** Every configured charge point (the OCPP central system), or null when it is not running. */
+  get chargers(): (() => readonly ChargerView[]) | null {
+    return this.first('chargers');
   }
 
   get uplink(): (() => UplinkView) | null {

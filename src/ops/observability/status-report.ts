@@ -46,6 +46,16 @@ export function buildStatusReport(deps: StatusReportDeps) {
       sampled_at: iso(m.lastSample?.sampledAtMs),
       metrics: (m.lastSample?.metrics ?? []).map((x) => ({ name: x.name, value: x.value, unit: x.unit })),
     })),
+    chargers: (probes.chargers?.() ?? []).map((c) => ({
+      charge_point_id: c.chargePointId,
+      state: c.connected ? 'connected' : 'disconnected',
+      connected_since: iso(c.connectedSinceMs),
+      last_message_at: iso(c.lastMessageAtMs),
+      vendor: c.vendor,
+      model: c.model,
+      connectors: c.connectors.map((k) => ({ connector_id: k.connectorId, status: k.status, error_code: k.errorCode, status_at: iso(k.statusAtMs) })),
+      open_transactions: c.openTransactions.map((t) => ({ transaction_id: t.transactionId, connector_id: t.connectorId, session: t.session, started_at: iso(t.startedAtMs), energy_wh: t.energyWh })),
+    })),
     uplink: uplink
       ? {
           state: uplink.state,

@@ -90,6 +90,18 @@ export interface PriceSeriesView {
   readonly points: readonly PricePoint[];
 }
 
+/** A configured charge point as the OCPP central system sees it now (src/ocpp). */
+export interface ChargerView {
+  readonly chargePointId: string;
+  readonly connected: boolean;
+  readonly connectedSinceMs: number | null;
+  readonly lastMessageAtMs: number | null;
+  readonly vendor: string | null;
+  readonly model: string | null;
+  readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;
+  readonly openTransactions: ReadonlyArray<{ readonly transactionId: number; readonly connectorId: number; readonly session: string; readonly startedAtMs: number; readonly energyWh: number }>;
+}
+
 /**
  * What a module shows of itself (Module.views), each view read when asked: /healthz, /metrics,
  * the status page and the network scan read them through Probes, across every module.
@@ -99,6 +111,8 @@ export interface ModuleViews {
   readonly meters?: () => readonly MeterStatus[];
   /** What answers on each of its buses, for network_scan (meter sources). */
   readonly busScan?: () => readonly BusScanView[];
+  /** Its charge points (the OCPP central system). */
+  readonly chargers?: () => readonly ChargerView[];
   readonly uplink?: () => UplinkView;
   readonly clock?: () => ClockView;
   readonly prices?: () => readonly PriceCoverageView[];

@@ -71,6 +71,29 @@ function renderMeters(meters, nowMs) {
   }
 }
 
+/** Shown only when chargers are configured (the OCPP central system runs). */
+function renderChargers(chargers, nowMs) {
+  document.getElementById('chargers-section').hidden = !chargers || chargers.length === 0;
+  const body = document.querySelector('#chargers tbody');
+  body.replaceChildren();
+  for (const c of chargers || []) {
+    const tr = el('tr', { 'data-charger': c.charge_point_id });
+    const stateCell = el('td');
+    stateCell.append(badge(c.state));
+    const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}`).join(', ');
+    const sessions = c.open_transactions.map((t) => `${t.session} since ${new Date(t.started_at).toLocaleTimeString()}, ${fmt(t.energy_wh / 1000, 2)} kWh`).join('; ');
+    tr.append(
+      el('td', {}, c.charge_point_id),
+      stateCell,
+      el('td', {}, [c.vendor, c.model].filter(Boolean).join(' ') || '—'),
+      el('td', {}, connectors || '—'),
+      el('td', {}, sessions || '—'),
+      el('td', { class: 'muted' }, ago(c.last_message_at, nowMs)),
+    );
+    body.append(tr);
+  }
+}
+
 function renderDl(dl, rows) {
   dl.replaceChildren();
   for (const [k, v] of rows) {
@@ -183,6 +206,7 @@ function render(report) {
   document.getElementById('gateway').textContent = `${report.gateway.id || ''} · v${report.gateway.software_version} · up ${Math.round(report.gateway.uptime_s / 60)} min`;
   document.getElementById('updated').textContent = `updated ${new Date(nowMs).toLocaleTimeString()}`;
   renderMeters(report.meters, nowMs);
+  renderChargers(report.chargers, nowMs);
   renderUplink(report.uplink, report.health.components.broker, nowMs);
   renderHealth(report);
   document.getElementById('charts').replaceChildren(...report.prices.map((r) => priceChart(r, nowMs)));
