@@ -120,6 +120,22 @@ describe.skipIf(!hasSharedData)(`planning on real NL 2025 prices${hasSharedData 
     expect(cases).toBe(60);
   });
 
+  it('mixes hourly and 15-minute periods across the switch (2025-09-30 22:00Z) and still finds the optimum', () => {
+    const charger: ChargerLimits = { maxCurrentA: 8, minCurrentA: 0, phases: 1, voltageV: 230 };
+    const unitWh = (8 * 230 * 900_000) / HOUR;
+    for (const [nowIso, hours, needUnits] of [['2025-09-30T19:30:00Z', 5, 7], ['2025-09-30T20:45:00Z', 4, 10], ['2025-09-30T21:15:00Z', 3, 3]] as const) {
+      const nowMs = Date.parse(nowIso);
+      const departureMs = nowMs + hours * HOUR;
+      const windows = between(nowMs, departureMs);
+      expect(new Set(windows.map((p) => p.durationS))).toEqual(new Set([3600, 900]));
+      const units = windows.map((p) => Math.round((Math.min(p.startMs + p.durationS * 1000, departureMs) - Math.max(p.startMs, nowMs)) / 900_000));
+      const req: PlanRequest = { nowMs, departureMs, energyWh: needUnits * unitWh, charger, periods: windows };
+      const plan = planCharging(req);
+      checkInvariants(req, plan);
+      expect(plan.planned.cost.expected).toBeCloseTo(exhaustiveCost(windows.map((p) => p.pricePerMwh), units, needUnits, unitWh), 9);
+    }
+  });
+
   it('charges at the full current where prices are negative, never past the energy needed (2025-05-11)', () => {
     const d = dayOf('2025-05-11');
     const day = between(d.fromMs, d.toMs);
