@@ -153,12 +153,13 @@ export function buildModules(ctx: AppContext): Module[] {
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
     if (!ctx.config.forecast.enabled) return null;
-    const [{ ForecastService, forecastMarket }, { ForecastStore }, { PriceStore }] = await Promise.all([
+    const [{ ForecastService, forecastMarket }, { ForecastStore }, { PriceStore }, { ExogenousStore }] = await Promise.all([
       import('./forecast/service.js'),
       import('./store/forecasts.js'),
       import('./store/prices.js'),
+      import('./store/exogenous.js'),
     ]);
-    return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), market: forecastMarket });
+    return new ForecastService({ ...ctx, forecasts: new ForecastStore(ctx.db), prices: new PriceStore(ctx.db), exogenous: new ExogenousStore(ctx.db), market: forecastMarket });
   });
   modules.push(forecast);
   // Charging plans made again when prices arrive (plan.updated); the targets come over HTTP.

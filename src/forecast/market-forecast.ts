@@ -6,6 +6,7 @@ import { dayComplete, slotsToPeriods, toDayMatrix, type DayMatrix, type SeriesPo
 import { localDayOf } from './local-days.js';
 import { longestWindow } from './lear.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
+import { chooseExogenous, type PublishedPoint } from './exogenous-availability.js';
 
 export interface ForecastPeriodValue {
   readonly startMs: number;
@@ -24,6 +25,8 @@ export interface MarketForecastResult {
   readonly unforecastDays: readonly number[];
   /** Pass back as `warm` next time: only origins after this one are computed then. */
   readonly state: WarmState;
+  /** Exogenous series the last origin used (empty = price only) and why any were not. */
+  readonly exogenous: { readonly used: readonly string[]; readonly note: string };
 }
 
 /** A forecaster that has stepped through origins up to `origin`, reusable the next day. */
@@ -31,6 +34,8 @@ export interface WarmState {
   readonly forecaster: ConformalForecaster;
   readonly slots: number;
   readonly origin: number;
+  /** The exogenous series it was built with ('' = price only): another set starts cold. */
+  readonly inputs: string;
 }
 
 /** Local days of history the forecaster reads before the origin. */
@@ -48,6 +53,11 @@ export async function computeMarketForecast(args: {
   readonly timeZone: string;
   readonly prices: readonly SeriesPoint[];
   readonly exogenous?: Readonly<Record<string, readonly SeriesPoint[]>>;
+  /**
+   * Stored exogenous series with their fetch times (live): used only as far as they were
+   * known at `nowMs` and cover the target day (exogenous-availability.ts); else price only.
+   */
+  readonly exogenousPublished?: Readonly<Record<string, readonly PublishedPoint[]>>;
   readonly nowMs: number;
   /** Period length of the forecast days (the market's native resolution then). */
   readonly targetIntervalS: number;
@@ -64,12 +74,17 @@ export async function computeMarketForecast(args: {
   const prices = toDayMatrix(timeZone, args.prices, firstDay, lastDay, slots);
   const origin = lastCompleteDay(prices, today + 1);
   if (origin === undefined) return undefined;
-  const exogenous = args.exogenous
-    ? Object.fromEntries(Object.entries(args.exogenous).map(([k, v]) => [k, toDayMatrix(timeZone, v, firstDay, lastDay, slots)]))
+  const choice = args.exogenousPublished
+    ? chooseExogenous({ timeZone, series: args.exogenousPublished, originMs: args.nowMs, targetDay: origin + 1, windowFirstDay: origin - longestWindow(options) + 1, slots })
+    : { inputs: args.exogenous, used: Object.keys(args.exogenous ?? {}), note: args.exogenous ? '' : 'price only' };
+  const chosen = choice.inputs;
+  const exogenous = chosen
+    ? Object.fromEntries(Object.entries(chosen).map(([k, v]) => [k, toDayMatrix(timeZone, v, firstDay, lastDay, slots)]))
     : undefined;
+  const inputs = choice.used.join(',');
   const coldStart = origin - options.calibrationDays - options.horizonDays;
   const warm = args.warm;
-  const reuse = warm !== undefined && warm.slots === slots && warm.origin < origin && warm.origin >= coldStart;
+  const reuse = warm !== undefined && warm.slots === slots && warm.origin < origin && warm.origin >= coldStart && warm.inputs === inputs;
   const forecaster = reuse ? warm.forecaster : new ConformalForecaster({ prices, exogenous }, options);
   if (reuse) forecaster.updateInput({ prices, exogenous });
   const firstOrigin = reuse ? warm.origin + 1 : coldStart;
@@ -106,5 +121,5 @@ export async function computeMarketForecast(args: {
     );
   }
   const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
-  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin } };
+  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin, inputs }, exogenous: { used: choice.used, note: choice.note } };
 }

@@ -14,6 +14,8 @@ import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate, localDayOf } from './local-days.js';
 import { computeMarketForecast, historyDaysNeeded, type WarmState } from './market-forecast.js';
 import type { RollingOptions } from './rolling.js';
+import { EXOGENOUS_SERIES_NAMES, type ExogenousSeriesName } from '../prices/exogenous/series.js';
+import type { PublishedPoint } from './exogenous-availability.js';
 
 const DAY_MS = 86_400_000;
 
@@ -31,6 +33,8 @@ export interface ForecastServiceDeps {
   readonly clock: Clock;
   readonly forecasts: ForecastStore;
   readonly prices: { native(marketArea: string, fromMs: number, toMs: number): PricePeriod[] };
+  /** Stored exogenous series (load, wind, solar forecasts) with fetch times; absent = price only. */
+  readonly exogenous?: { points(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
   market(code: string): ForecastMarket | undefined;
 }
 
@@ -97,6 +101,8 @@ export class ForecastService implements Module {
   private readonly warm = new Map<string, { state: WarmState; fingerprint: string; dropped: readonly number[] }>();
   /** Per region, what its last computation could not forecast (for /healthz). */
   private readonly gaps = new Map<string, ForecastGap>();
+  /** Per region, what its stored forecast was made from (`prices + load, ...` or `prices only: why`). */
+  private readonly inputs = new Map<string, string>();
 
   constructor(private readonly deps: ForecastServiceDeps) {}
 
@@ -150,7 +156,8 @@ export class ForecastService implements Module {
     if (all.length === 0) return { status: 'ok', reason: 'first forecast not computed yet' };
     const idle = all.filter((g) => g.idle);
     if (idle.length === all.length) return { status: 'disabled', reason: idle.map((g) => `${g.region}: ${g.reason}`).join('; ') };
-    return { status: 'ok', reason: `every day of the horizon forecast for ${all.filter((g) => !g.idle).map((g) => g.region).join(', ')}` };
+    const made = all.filter((g) => !g.idle).map((g) => (this.inputs.has(g.region) ? `${g.region} (${this.inputs.get(g.region)})` : g.region));
+    return { status: 'ok', reason: `every day of the horizon forecast for ${made.join(', ')}` };
   }
 
   private noteGap(region: string, days: readonly number[], reason: string, idle = false): void {
@@ -177,11 +184,15 @@ export class ForecastService implements Module {
     const today = localDayOf(market.timeZone, nowMs);
     const startedMs = Date.now();
     try {
-      const history = prices.native(market.code, nowMs - (historyDaysNeeded(options) + 2) * DAY_MS, nowMs + 3 * DAY_MS);
+      const fromMs = nowMs - (historyDaysNeeded(options) + 2) * DAY_MS;
+      const history = prices.native(market.code, fromMs, nowMs + 3 * DAY_MS);
+      const published = this.published(market.code, fromMs, nowMs + 3 * DAY_MS);
       // Unchanged prices and the same origin give the same forecast: keep the stored one.
       // New days advance the kept forecaster by just those origins; a correction of
       // earlier prices (a different fingerprint on the same origin) recomputes from cold.
-      const fingerprint = `${history.length}:${history.reduce((sum, p) => sum + p.pricePerMwh * (1 + (p.startMs % 7)), 0)}`;
+      const exoCount = Object.values(published ?? {}).reduce((n, xs) => n + xs.length, 0);
+      const exoLast = Math.max(0, ...Object.values(published ?? {}).map((xs) => xs[xs.length - 1]?.fetchedAtMs ?? 0));
+      const fingerprint = `${history.length}:${history.reduce((sum, p) => sum + p.pricePerMwh * (1 + (p.startMs % 7)), 0)}:${exoCount}:${exoLast}`;
       const previous = this.warm.get(market.code);
       if (previous && previous.fingerprint === fingerprint && forecasts.latestRun(market.code)) {
         logger.debug({ region }, 'forecast: prices unchanged since the last computation');
@@ -192,6 +203,7 @@ export class ForecastService implements Module {
       const result = await computeMarketForecast({
         timeZone: market.timeZone,
         prices: history.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })),
+        ...(published ? { exogenousPublished: published } : {}),
         nowMs,
         targetIntervalS: market.nativeResolutionS(nowMs + 2 * DAY_MS),
         options,
@@ -211,11 +223,13 @@ export class ForecastService implements Module {
       if (this.stopped) return false;
       this.warm.set(market.code, { state: result.state, fingerprint, dropped: result.unforecastDays });
       this.noteGap(market.code, unforecastDays(today, horizonDays, result.originDay, result.unforecastDays), this.gapReason(today, result.originDay, result.unforecastDays));
+      const inputs = result.exogenous.used.length > 0 ? `prices + ${result.exogenous.used.join(', ')}${result.exogenous.note ? ` (${result.exogenous.note})` : ''}` : `prices only${result.exogenous.note.replace(/^price only/, '')}`;
+      this.inputs.set(market.code, inputs);
       forecasts.replace(
-        { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage },
+        { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage, inputs },
         result.periods,
       );
-      logger.info({ region, originDay: isoDate(result.originDay), periods: result.periods.length, ms: Date.now() - startedMs }, 'forecast stored');
+      logger.info({ region, originDay: isoDate(result.originDay), periods: result.periods.length, inputs, ms: Date.now() - startedMs }, 'forecast stored');
       return true;
     } catch (err) {
       logger.error({ err, region }, 'forecast failed');
@@ -223,6 +237,19 @@ export class ForecastService implements Module {
       this.noteGap(market.code, unforecastDays(today, horizonDays, kept?.state.origin, kept?.dropped), `forecast failed: ${err instanceof Error ? err.message : String(err)}`);
       return false;
     }
+  }
+
+  /** The region's stored exogenous series with fetch times, load first; undefined without a store. */
+  private published(marketArea: string, fromMs: number, toMs: number): Record<string, PublishedPoint[]> | undefined {
+    const store = this.deps.exogenous;
+    if (!store) return undefined;
+    const out: Record<string, PublishedPoint[]> = {};
+    for (const name of EXOGENOUS_SERIES_NAMES) {
+      const points = store.points(marketArea, name, fromMs, toMs);
+      // A series the region does not have (no offshore wind) is simply not offered; load always is.
+      if (points.length > 0 || name === 'load') out[name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
+    }
+    return out;
   }
 
   private gapReason(today: number, origin: number, dropped: readonly number[]): string {

@@ -16,6 +16,8 @@ export interface ForecastRun {
   readonly computedAtMs: number;
   readonly method: string;
   readonly coverage: number;
+  /** What it was made from: `prices + load, solar` or `prices only: <why>` (default `prices only`). */
+  readonly inputs?: string;
 }
 
 interface PeriodRow {
@@ -33,13 +35,13 @@ export class ForecastStore {
     this.stmts = {
       deleteRun: db.prepare<[string]>('DELETE FROM forecast_runs WHERE market_area = ?'),
       deletePeriods: db.prepare<[string]>('DELETE FROM forecasts WHERE market_area = ?'),
-      insertRun: db.prepare<[string, string, number, string, number]>(
-        'INSERT INTO forecast_runs (market_area, origin_day, computed_at_ms, method, coverage) VALUES (?, ?, ?, ?, ?)',
+      insertRun: db.prepare<[string, string, number, string, number, string]>(
+        'INSERT INTO forecast_runs (market_area, origin_day, computed_at_ms, method, coverage, inputs) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       insertPeriod: db.prepare<[string, number, number, number, number, number]>(
         'INSERT INTO forecasts (market_area, start_ms, duration_s, forecast_per_mwh, lower_per_mwh, upper_per_mwh) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      run: db.prepare<[string]>('SELECT market_area, origin_day, computed_at_ms, method, coverage FROM forecast_runs WHERE market_area = ?'),
+      run: db.prepare<[string]>('SELECT market_area, origin_day, computed_at_ms, method, coverage, inputs FROM forecast_runs WHERE market_area = ?'),
       range: db.prepare<[string, number, number]>(
         'SELECT start_ms, duration_s, forecast_per_mwh, lower_per_mwh, upper_per_mwh FROM forecasts WHERE market_area = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms',
       ),
@@ -51,7 +53,7 @@ export class ForecastStore {
     this.db.transaction(() => {
       this.stmts.deleteRun.run(run.marketArea);
       this.stmts.deletePeriods.run(run.marketArea);
-      this.stmts.insertRun.run(run.marketArea, run.originDay, run.computedAtMs, run.method, run.coverage);
+      this.stmts.insertRun.run(run.marketArea, run.originDay, run.computedAtMs, run.method, run.coverage, run.inputs ?? 'prices only');
       for (const p of periods)
         this.stmts.insertPeriod.run(run.marketArea, p.startMs, p.durationS, p.forecastPerMwh, p.lowerPerMwh, p.upperPerMwh);
     })();
@@ -59,9 +61,9 @@ export class ForecastStore {
 
   latestRun(marketArea: string): ForecastRun | undefined {
     const r = this.stmts.run.get(marketArea) as
-      | { market_area: string; origin_day: string; computed_at_ms: number; method: string; coverage: number }
+      | { market_area: string; origin_day: string; computed_at_ms: number; method: string; coverage: number; inputs: string }
       | undefined;
-    return r && { marketArea: r.market_area, originDay: r.origin_day, computedAtMs: r.computed_at_ms, method: r.method, coverage: r.coverage };
+    return r && { marketArea: r.market_area, originDay: r.origin_day, computedAtMs: r.computed_at_ms, method: r.method, coverage: r.coverage, inputs: r.inputs };
   }
 
   /** Forecast periods starting in [fromMs, toMs), oldest first. */

@@ -138,7 +138,7 @@ describe.skipIf(!hasSharedData)(`market_price_forecast around the real missing d
     const health = async () => (await (await fetch(`${gap.http.url}/healthz`)).json()) as any;
     gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-08')) + 10 * 3_600_000;
     expect(await gap.service.computeRegion('NL')).toBe(true);
-    expect((await health()).components.forecast).toEqual({ status: 'ok', reason: 'every day of the horizon forecast for NL' });
+    expect((await health()).components.forecast).toEqual({ status: 'ok', reason: 'every day of the horizon forecast for NL (prices only)' });
     // Two days on without new prices: the forecast from 2025-11-08 reaches 2025-11-15; the
     // horizon of 2025-11-10 runs to 2025-11-17.
     gap.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-10')) + 10 * 3_600_000;
