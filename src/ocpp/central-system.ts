@@ -7,7 +7,7 @@
 // to SQLite (store/ocpp.ts) before it returns, so the answer follows the commit.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
@@ -109,13 +109,13 @@ export class CentralSystem implements Module {
     rpc.on('client', (client: ChargerClient) => this.attach(client));
 
     const { host, port, tls_port: tlsPort } = config.ocpp;
-    const plain = createServer();
+    const plain = createServer(upgradeRequired);
     plain.on('upgrade', rpc.handleUpgrade);
     await listen(plain, port, host);
     this.servers.push(plain);
     if (tlsPort !== undefined && config.http.tls) {
       const tls = config.http.tls;
-      const secure = createTlsServer({ cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8'), minVersion: 'TLSv1.2' });
+      const secure = createTlsServer({ cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8'), minVersion: 'TLSv1.2' }, upgradeRequired);
       secure.on('upgrade', rpc.handleUpgrade);
       secure.on('tlsClientError', (err: NodeJS.ErrnoException) => logger.debug({ code: err.code }, 'OCPP TLS handshake failed'));
       await listen(secure, tlsPort, host);
@@ -257,6 +257,12 @@ export class CentralSystem implements Module {
       return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } };
     });
   }
+}
+
+/** A plain HTTP request (a browser, a port scan) gets an answer instead of hanging until it times out. */
+function upgradeRequired(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket', connection: 'close' });
+  res.end('metergate OCPP 1.6J central system: connect a charger over a websocket (subprotocol ocpp1.6) to this URL with its charge point id as the last path segment\n');
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -110,6 +110,10 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     clients.push(bare);
     await expect(bare.connect()).rejects.toMatchObject({ code: 401 });
     expect(logLines.some((l) => l.includes('unknown charge point id') && l.includes('CP-UNKNOWN'))).toBe(true);
+    // A plain HTTP request is answered, not left hanging.
+    const plain = await fetch(`http://127.0.0.1:${ports.ocpp}/CP-OPEN`);
+    expect(plain.status).toBe(426);
+    expect(await plain.text()).toContain('OCPP 1.6J');
     expect(logLines.join('\n')).not.toContain('wrong-password');
   });
 
