@@ -1,7 +1,7 @@
 // Exogenous series in SQLite (exogenous_series): day-ahead load and wind/solar forecasts
 // per market area, UTC, native resolution, with source and fetch time.
 import type { ExogenousPoint, ExogenousSeriesName } from '../prices/exogenous/series.js';
-import { REQUIRED_SERIES } from '../prices/exogenous/series.js';
+import { EXOGENOUS_SERIES_NAMES, REQUIRED_SERIES } from '../prices/exogenous/series.js';
 import type { Db } from './db.js';
 import type { PriceGap } from './prices.js';
 
@@ -50,6 +50,7 @@ export class ExogenousStore {
       range: db.prepare<[string, string, number, number]>('SELECT * FROM exogenous_series WHERE market_area = ? AND series = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms'),
       spans: db.prepare<[string, string, number, number]>('SELECT start_ms, duration_s FROM exogenous_series WHERE market_area = ? AND series = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms').raw(),
       all: db.prepare<[string, string]>('SELECT start_ms, duration_s FROM exogenous_series WHERE market_area = ? AND series = ? ORDER BY start_ms').raw(),
+      any: db.prepare<[string, string, number, number]>('SELECT 1 FROM exogenous_series WHERE market_area = ? AND series = ? AND start_ms >= ? AND start_ms < ? LIMIT 1').pluck(),
       first: db.prepare<[string, string]>('SELECT min(start_ms) FROM exogenous_series WHERE market_area = ? AND series = ?').pluck(),
       seriesOf: db.prepare<[string]>('SELECT DISTINCT series FROM exogenous_series WHERE market_area = ? ORDER BY series').pluck(),
       sources: db.prepare<[string, string]>('SELECT DISTINCT source FROM exogenous_series WHERE market_area = ? AND series = ? ORDER BY source').pluck(),
@@ -91,8 +92,39 @@ export class ExogenousStore {
     return (this.stmts.first.get(marketArea, REQUIRED_SERIES) as number | null) ?? null;
   }
 
-  /** Holes of the required series (load) in [fromMs, toMs): what the backfill completes. */
-  gapsIn(marketArea: string, fromMs: number, toMs: number, series: ExogenousSeriesName = REQUIRED_SERIES): PriceGap[] {
+  /**
+   * Holes in [fromMs, toMs) the backfill fills: those of the load series, and of every other
+   * series the market has around then (a point in the range or in the five weeks before it),
+   * so tomorrow's wind and solar forecast, published after the load forecast, is fetched
+   * again until it is there, while a zone without offshore wind is not asked for it forever.
+   */
+  gapsIn(marketArea: string, fromMs: number, toMs: number): PriceGap[] {
+    if (toMs <= fromMs) return [];
+    const lookBackMs = 35 * 86_400_000;
+    const blockMs = 31 * 86_400_000;
+    const all: PriceGap[] = [];
+    // Decided per block of a month, so a series that began later (offshore wind in 2023)
+    // does not make the years before it holes for the repair.
+    for (let from = fromMs; from < toMs; from += blockMs) {
+      const to = Math.min(toMs, from + blockMs);
+      for (const series of EXOGENOUS_SERIES_NAMES) {
+        if (series !== REQUIRED_SERIES && !this.stmts.any.get(marketArea, series, from - lookBackMs, to)) continue;
+        all.push(...this.seriesGapsIn(marketArea, series, from, to));
+      }
+    }
+    // The union, as sorted disjoint ranges.
+    all.sort((a, b) => a.fromMs - b.fromMs);
+    const out: PriceGap[] = [];
+    for (const g of all) {
+      const last = out[out.length - 1];
+      if (last && g.fromMs <= last.toMs) out[out.length - 1] = { fromMs: last.fromMs, toMs: Math.max(last.toMs, g.toMs) };
+      else out.push({ ...g });
+    }
+    return out;
+  }
+
+  /** Holes of one series in [fromMs, toMs). */
+  seriesGapsIn(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): PriceGap[] {
     if (toMs <= fromMs) return [];
     const gaps: PriceGap[] = [];
     let cursor = fromMs;

@@ -20,6 +20,9 @@ import { openDatabase } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
 import { PriceFetchProgress } from '../../src/store/price-fetch.js';
 import { buildAcknowledgement } from '../helpers/a44.js';
+import { buildA69 } from '../helpers/gl.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { FakePlatform, paramMs } from '../helpers/entsoe-server.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
@@ -35,15 +38,28 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
   let dir: string;
   let platform: FakePlatform;
   let baseUrl: string;
+  let column: (name: string) => number[];
   const logger = createLogger('silent' as 'info');
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mg-exogenous-sync-'));
     const recorded = readFileSync(sharedData('entsoe/a65-nl-2020-11-19-load-forecast.xml'), 'utf8');
+    // No A69 response is recorded: one is built in the platform's layout from the history
+    // file's real solar and wind forecasts of the same day (hourly there).
+    const day = parsePriceCsv(readFileSync(sharedData('prices/nl-2015-2023h1-entsoe-hourly.csv'), 'utf8'), requireMarket('NL'))
+      .history!.filter((r) => r.startMs >= RECORDED_FROM && r.startMs < RECORDED_FROM + 86_400_000);
+    column = (name) => day.map((r) => r.series[name]!);
+    const a69 = buildA69(NL, [
+      { psrType: 'B16', startMs: RECORDED_FROM, resolution: 'PT60M', values: column('Sol_DA') },
+      { psrType: 'B18', startMs: RECORDED_FROM, resolution: 'PT60M', values: column('Woff_DA') },
+      { psrType: 'B19', startMs: RECORDED_FROM, resolution: 'PT60M', values: column('Won_DA') },
+    ]);
     platform = new FakePlatform((req) => {
       const p = req.params;
-      // The recording answers an A65 request that covers its day; "no data" for anything else.
-      if (p.documentType === 'A65' && p.outBiddingZone_Domain === NL && paramMs(p.periodStart) <= RECORDED_FROM && paramMs(p.periodEnd) > RECORDED_FROM) return { kind: 'xml', body: recorded };
+      const covers = paramMs(p.periodStart) <= RECORDED_FROM && paramMs(p.periodEnd) > RECORDED_FROM;
+      // The recording answers an A65 request that covers its day, the built A69 an A69 one; "no data" for anything else.
+      if (p.documentType === 'A65' && p.outBiddingZone_Domain === NL && covers) return { kind: 'xml', body: recorded };
+      if (p.documentType === 'A69' && p.in_Domain === NL && covers) return { kind: 'xml', body: a69 };
       return { kind: 'xml', body: buildAcknowledgement() };
     });
     baseUrl = await platform.start();
@@ -67,11 +83,17 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       expect(asked[0]).toMatchObject({ processType: 'A01', outBiddingZone_Domain: NL, periodStart: '202011182300', periodEnd: '202011302300', securityToken: TOKEN });
       expect(asked[0].in_Domain).toBeUndefined();
       expect(asked[1]).toMatchObject({ processType: 'A01', in_Domain: NL });
-      expect(first).toMatchObject({ chunks: 2, fetched: 2, incomplete: 1, periods: 96 });
+      expect(first).toMatchObject({ chunks: 2, fetched: 2, incomplete: 1, periods: 96 + 3 * 24 });
 
       const load = store.points('NL', 'load', RECORDED_FROM, RECORDED_FROM + 86_400_000);
       expect(load).toHaveLength(96);
       expect(load[0]).toMatchObject({ durationS: 900, valueMw: 12322, source: 'entsoe-exogenous', fetchedAtMs: NOW });
+      // A69: one series per psrType (B16 solar, B18 offshore, B19 onshore wind), hourly as sent.
+      for (const [series, name] of [['solar', 'Sol_DA'], ['wind_offshore', 'Woff_DA'], ['wind_onshore', 'Won_DA']] as const) {
+        const got = store.points('NL', series, RECORDED_FROM, RECORDED_FROM + 86_400_000);
+        expect(got.map((p) => p.durationS)).toEqual(Array(24).fill(3600));
+        expect(got.map((p) => p.valueMw)).toEqual(column(name));
+      }
       // The month is incomplete (the platform had the 19th only): pending, retried later.
       const [pending] = new PriceFetchProgress(db).pendingOf('NL');
       expect(pending).toMatchObject({ source: 'entsoe-exogenous', attempts: 1, missingS: 11 * 86_400 });
@@ -102,9 +124,12 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       await sync.start();
       await until(() => updates.length > 0, 'exogenous.updated', 30_000);
       await sync.idle();
-      expect(updates[0]).toMatchObject({ marketArea: 'NL', periods: 96, source: 'entsoe-exogenous' });
-      expect(new ExogenousStore(db).coverage('NL')).toEqual([
-        expect.objectContaining({ series: 'load', points: 96, firstStartMs: RECORDED_FROM, gaps: [], sources: ['entsoe-exogenous'] }),
+      expect(updates[0]).toMatchObject({ marketArea: 'NL', periods: 96 + 3 * 24, source: 'entsoe-exogenous' });
+      expect(new ExogenousStore(db).coverage('NL').map((c) => [c.series, c.points, c.firstStartMs, c.gaps.length])).toEqual([
+        ['load', 96, RECORDED_FROM, 0],
+        ['solar', 24, RECORDED_FROM, 0],
+        ['wind_offshore', 24, RECORDED_FROM, 0],
+        ['wind_onshore', 24, RECORDED_FROM, 0],
       ]);
     } finally {
       await sync.stop();
