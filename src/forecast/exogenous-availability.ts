@@ -39,7 +39,7 @@ export function chooseExogenous(args: {
   const inputs: Record<string, SeriesPoint[]> = {};
   const left: string[] = [];
   for (const name of names) {
-    const known = args.series[name].filter((p) => p.fetchedAtMs <= args.originMs);
+    const known = asModelled(args.series[name].filter((p) => p.fetchedAtMs <= args.originMs), args.slots);
     const m = toDayMatrix(args.timeZone, known, args.windowFirstDay, args.targetDay, args.slots);
     if (!dayComplete(m, args.targetDay)) {
       left.push(`no ${name} forecast for ${isoDate(args.targetDay)} fetched by the origin`);
@@ -47,7 +47,8 @@ export function chooseExogenous(args: {
     }
     let covered = 0;
     for (let d = args.windowFirstDay; d < args.targetDay; d++) if (dayComplete(m, d)) covered++;
-    const share = covered / Math.max(1, args.targetDay - args.windowFirstDay);
+    const span = args.targetDay - args.windowFirstDay;
+    const share = span <= 0 ? 1 : covered / span;
     if (share < MIN_HISTORY_SHARE) {
       left.push(`${name} covers ${Math.round(share * 100)} % of the training window (needs ${MIN_HISTORY_SHARE * 100} %)`);
       continue;
@@ -58,4 +59,22 @@ export function chooseExogenous(args: {
   if (!(decisive in inputs)) return { used: [], note: `price only: ${left.join('; ')}` };
   const used = Object.keys(inputs);
   return { inputs, used, note: left.length === 0 ? '' : `left out: ${left.join('; ')}` };
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * For an hourly model, a quarter-hour series is read as the history files hold it (and as
+ * the evaluated figures used it): the first quarter-hour of each hour stands for the hour,
+ * not the hour's mean (../shared/data README). European zones' offsets are whole hours, so
+ * a UTC hour start is a local one. Finer models take the series as published.
+ */
+export function asModelled<P extends SeriesPoint>(points: readonly P[], slots: number): P[] {
+  if (slots !== 24) return [...points];
+  const out: P[] = [];
+  for (const p of points) {
+    if (p.durationS >= 3600) out.push(p);
+    else if (p.startMs % HOUR_MS === 0) out.push({ ...p, durationS: 3600 });
+  }
+  return out;
 }
