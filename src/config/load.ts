@@ -157,6 +157,9 @@ function crossChecks(config: Config): string[] {
       chargerIds.add(charger.id);
     }
     if (charger.password && charger.password_file) problems.push(`chargers[${i}].password_file: set either password or password_file, not both`);
+    for (const [connector, resourceId] of Object.entries(isMapping(charger.connector_meters) ? charger.connector_meters : {})) {
+      if (typeof resourceId === 'string' && !resourceIds.has(resourceId)) problems.push(`chargers[${i}].connector_meters.${connector}: ${resourceId} is not a configured meter (meters[].resource_id)`);
+    }
     if (!charger.password && !charger.password_file) problems.push(`chargers[${i}].password: a charge point needs a password (password or password_file): chargers connect with HTTP basic auth`);
   }
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;

@@ -80,6 +80,8 @@ export interface ChargerConfig {
   readonly password?: string;
   readonly password_file?: string;
   readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
+  /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
+  readonly connector_meters?: Readonly<Record<string, string>>;
 }
 
 export interface Config {

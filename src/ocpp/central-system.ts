@@ -66,7 +66,8 @@ export class CentralSystem implements Module {
   async start(): Promise<void> {
     const { config, logger, db, metrics } = this.ctx;
     const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
-    this.store = new OcppStore(db, marketArea);
+    const chargers = this.chargers;
+    this.store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;

@@ -85,6 +85,8 @@ export class OcppStore {
     private readonly db: Db,
     /** Market whose prices price charger sessions. */
     private readonly marketArea: string,
+    /** The configured meter that measures a connector, whose stored readings then price its sessions (null: the charger's register). */
+    private readonly connectorMeter: (chargePointId: string, connectorId: number) => string | null = () => null,
   ) {
     this.sessions = new SessionStore(db);
     this.stmts = {
@@ -235,7 +237,7 @@ export class OcppStore {
 
   /** The session row follows the transaction: active with its readings so far, completed at StopTransaction. */
   private syncSession(tx: TransactionRecord, nowMs: number): void {
-    const values: RegisterValue[] = this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
+    const values: RegisterValue[] = this.connectorMeter(tx.chargePointId, tx.connectorId) !== null ? [] : this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
       sampledAtMs: r.sampled_at_ms,
       phase: r.phase,
       location: r.location,
@@ -243,6 +245,7 @@ export class OcppStore {
       unit: r.unit,
     }));
     const stopped = tx.stoppedAtMs !== null;
+    const meter = this.connectorMeter(tx.chargePointId, tx.connectorId);
     this.sessions.upsert(
       {
         cpoTransactionId: chargerSessionId(tx.chargePointId, tx.transactionId),
@@ -250,8 +253,8 @@ export class OcppStore {
         status: stopped ? 'completed' : 'active',
         startMs: tx.startedAtMs,
         endMs: tx.stoppedAtMs,
-        resourceId: null,
-        readings: registerReadings(tx, values),
+        resourceId: meter,
+        readings: meter === null ? registerReadings(tx, values) : null,
       },
       nowMs,
     );

@@ -54,6 +54,13 @@ describe('chargers and ocpp settings', () => {
     expect(problems).toContain('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   });
 
+  it('connector_meters must name configured meters and connector ids', () => {
+    const problems = problemsOf({ chargers: [{ id: 'CP1', password: PASSWORD, auth: 'accept_all', connector_meters: { '1': 'no-such-meter', x: 'm' } }] });
+    expect(problems).toContain('chargers[0].connector_meters.1: no-such-meter is not a configured meter (meters[].resource_id)');
+    expect(problems.some((p) => p.startsWith('chargers[0].connector_meters'))).toBe(true);
+    expect(problems.filter((p) => p.startsWith('chargers[0].connector_meters')).length).toBeGreaterThanOrEqual(2);
+  });
+
   it('a password_file that is missing or holds a password of the wrong length is a problem naming it', () => {
     const short = join(dir, 'short');
     writeFileSync(short, 'short\n');
