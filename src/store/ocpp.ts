@@ -184,7 +184,8 @@ export class OcppStore {
       const tx = transactionId === null ? undefined : this.stmts.txById.get(transactionId);
       const own = tx && tx.charge_point_id === chargePointId ? toTx(tx) : undefined;
       for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId: own ? own.transactionId : null, ...v, now: nowMs });
-      if (own) this.syncSession(own, nowMs);
+      // Only the energy register moves the session's readings.
+      if (own && values.some((v) => v.measurand === ENERGY_REGISTER)) this.syncSession(own, nowMs);
       return transactionId === null || own !== undefined;
     });
   }
