@@ -34,6 +34,8 @@ interface ChargerState {
   client: ChargerClient | null;
   connectedSinceMs: number | null;
   lastMessageAtMs: number | null;
+  /** How far ahead of the gateway's clock the charger's last timestamp ahead was (ms), or null while none was. */
+  clockAheadMs: number | null;
 }
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
@@ -68,7 +70,7 @@ export class CentralSystem implements Module {
     const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
     const chargers = this.chargers;
     this.store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
-    for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null });
+    for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;
     new Gauge({
@@ -78,6 +80,15 @@ export class CentralSystem implements Module {
       registers: [metrics],
       collect() {
         for (const [id, s] of state) this.set({ charge_point_id: id }, s.connected ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'metergate_ocpp_charger_clock_ahead_seconds',
+      help: 'How far ahead of the gateway clock a charge point stamped its last message ahead (0: none ahead beyond clock.step_tolerance_s)',
+      labelNames: ['charge_point_id'] as const,
+      registers: [metrics],
+      collect() {
+        for (const [id, s] of state) this.set({ charge_point_id: id }, s.clockAheadMs === null ? 0 : Math.round(s.clockAheadMs / 1000));
       },
     });
     const store = this.store;
@@ -156,6 +167,7 @@ export class CentralSystem implements Module {
       connected: st.connected,
       connectedSinceMs: st.connected ? st.connectedSinceMs : null,
       lastMessageAtMs: st.lastMessageAtMs,
+      clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
       ...store.chargePointView(id),
     }));
   }
@@ -205,6 +217,22 @@ export class CentralSystem implements Module {
     };
 
     const nowIso = () => new Date(clock.now()).toISOString();
+    // A charger stamps what it measured; a message may be late (queued while offline) but
+    // never from the future. A timestamp ahead of the gateway's clock by more than
+    // clock.step_tolerance_s means the charger's clock is off: its sessions would be priced
+    // at the wrong periods. Said once per change, shown on the status page and /metrics;
+    // the answers to Heartbeat and BootNotification carry the gateway's time to set it by.
+    const toleranceMs = (this.ctx.config.clock?.step_tolerance_s ?? 60) * 1000;
+    const checkClock = (stampedMs: number, what: string) => {
+      const aheadMs = stampedMs - clock.now();
+      if (aheadMs > toleranceMs) {
+        if (st.clockAheadMs === null) log.warn({ ahead_s: Math.round(aheadMs / 1000), message: what }, 'charger clock ahead of the gateway clock: its timestamps (and sessions) are off until it sets its clock');
+        st.clockAheadMs = aheadMs;
+      } else if (st.clockAheadMs !== null && aheadMs > -toleranceMs) {
+        log.info({ message: what }, 'charger clock back in step with the gateway clock');
+        st.clockAheadMs = null;
+      }
+    };
 
     on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
@@ -219,7 +247,9 @@ export class CentralSystem implements Module {
 
     on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }) => {
       const nowMs = clock.now();
-      store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs: p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs }, nowMs);
+      const atMs = p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs;
+      if (p.timestamp) checkClock(atMs, 'StatusNotification');
+      store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
       return {};
     });
 
@@ -227,8 +257,10 @@ export class CentralSystem implements Module {
 
     on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
       const status = authorizeIdTag(charger.auth, p.idTag);
+      const startedAtMs = timestampMs(p.timestamp, 'timestamp');
+      checkClock(startedAtMs, 'StartTransaction');
       const { transaction, repeated } = store.startTransaction(
-        { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs: timestampMs(p.timestamp, 'timestamp'), reservationId: p.reservationId ?? null, idTagStatus: status },
+        { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs, reservationId: p.reservationId ?? null, idTagStatus: status },
         clock.now(),
       );
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
@@ -237,6 +269,7 @@ export class CentralSystem implements Module {
 
     on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
       const rows = sampledValueRows(p.meterValue, 'meterValue');
+      if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues');
       const known = store.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
       return {};
@@ -244,6 +277,7 @@ export class CentralSystem implements Module {
 
     on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
+      checkClock(timestampMs(p.timestamp, 'timestamp'), 'StopTransaction');
       const outcome = store.stopTransaction(
         { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs: timestampMs(p.timestamp, 'timestamp'), reason: p.reason ?? null, idTag: p.idTag ?? null },
         rows,

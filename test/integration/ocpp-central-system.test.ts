@@ -261,6 +261,26 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     await cp.close();
   });
 
+  it('a charger whose clock is ahead is said, shown and counted; its transaction is still stored; back in step when it sets its clock', async () => {
+    const cp = charger('CP-OPEN');
+    await cp.connect();
+    const ahead = new Date(Date.now() + 2 * 3_600_000).toISOString();
+    const tx = (await cp.call('StartTransaction', { connectorId: 4, idTag: 'T', meterStart: 0, timestamp: ahead })) as { transactionId: number };
+    expect(count('SELECT count(*) FROM ocpp_transactions WHERE transaction_id = ?', tx.transactionId)).toBe(1);
+    await until(() => logLines.some((l) => l.includes('charger clock ahead of the gateway clock') && l.includes('CP-OPEN')), 'the clock warning', 30_000);
+    const status = await api('/status.json');
+    const open = status.body.chargers.find((c: { charge_point_id: string }) => c.charge_point_id === 'CP-OPEN');
+    expect(open.clock_ahead_s).toBeGreaterThan(7100);
+    expect(open.clock_ahead_s).toBeLessThan(7300);
+    expect((await api('/metrics')).body).toMatch(/metergate_ocpp_charger_clock_ahead_seconds\{charge_point_id="CP-OPEN"\} 7[12]\d\d/);
+    // The charger takes the time from our Heartbeat answer and stamps the present again.
+    const { currentTime } = (await cp.call('Heartbeat', {})) as { currentTime: string };
+    await cp.call('StatusNotification', { connectorId: 4, errorCode: 'NoError', status: 'Available', timestamp: currentTime });
+    const after = (await api('/status.json')).body.chargers.find((c: { charge_point_id: string }) => c.charge_point_id === 'CP-OPEN');
+    expect(after.clock_ahead_s).toBeNull();
+    await cp.close();
+  });
+
   it('/metrics, /healthz and /status.json show the chargers; a reconnect replaces the older connection', async () => {
     const cp = charger('CP-LIST', { password: OTHER_PASSWORD });
     await cp.connect();

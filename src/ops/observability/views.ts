@@ -96,6 +96,8 @@ export interface ChargerView {
   readonly connected: boolean;
   readonly connectedSinceMs: number | null;
   readonly lastMessageAtMs: number | null;
+  /** The charger's clock is ahead of the gateway's by this much (s), or null while it is not (beyond clock.step_tolerance_s). */
+  readonly clockAheadS: number | null;
   readonly vendor: string | null;
   readonly model: string | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;
