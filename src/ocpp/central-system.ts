@@ -24,7 +24,7 @@ import { sampledValueRows, type MeterValue } from './sampled-values.js';
 interface ChargerClient {
   readonly identity: string;
   handle(method: string, handler: (call: { params: unknown; messageId: string }) => unknown): void;
-  on(event: string, listener: (...args: any[]) => void): void;
+  on(event: string, listener: (...args: never[]) => void): void;
   close(opts?: { code?: number; reason?: string; force?: boolean }): Promise<unknown>;
 }
 
@@ -201,11 +201,12 @@ export class CentralSystem implements Module {
       log.warn({ message_id: messageId, action: method, err: { message: error.message } }, 'OCPP call failed schema validation; answered with CallError');
     });
 
-    const on = (action: string, handler: (params: any) => unknown) => {
+    // ocpp-rpc has checked params against the action's OCPP 1.6 schema before this runs (strict mode).
+    const on = <P>(action: string, handler: (params: P) => unknown) => {
       client.handle(action, ({ params }) => {
         st.lastMessageAtMs = clock.now();
         try {
-          const result = handler(params);
+          const result = handler(params as P);
           this.messages!.inc({ action, outcome: 'ok' });
           return result;
         } catch (err) {
