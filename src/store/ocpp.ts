@@ -77,6 +77,17 @@ const toTx = (r: TxRow): TransactionRecord => ({
 /** The session id a charger transaction is priced under (GET /api/v1/cdrs/:id). */
 export const chargerSessionId = (chargePointId: string, transactionId: number): string => `${chargePointId}-${transactionId}`;
 
+/**
+ * Whether a session id is a charger transaction's (`<chargePointId>-<transactionId>` of a
+ * stored transaction): such a session is the central system's to write, not a PUT's.
+ */
+export function isChargerSession(db: Db, cpoTransactionId: string): boolean {
+  const m = /^(.+)-(\d{1,15})$/.exec(cpoTransactionId);
+  if (!m) return false;
+  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ocpp_transactions'").get() !== undefined;
+  return hasTable && db.prepare('SELECT 1 FROM ocpp_transactions WHERE transaction_id = ? AND charge_point_id = ?').get(Number(m[2]), m[1]) !== undefined;
+}
+
 export class OcppStore {
   private readonly stmts;
   private readonly sessions: SessionStore;

@@ -84,15 +84,17 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     return client;
   }
 
-  function api(path: string): Promise<{ status: number; body: any }> {
+  function api(path: string, opts: { method?: string; token?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
     return new Promise((resolve, reject) => {
-      const req = request(`https://localhost:${ports.http}${path}`, { ca, headers: { authorization: `Token ${cdrsToken}` } }, (res) => {
+      const headers: Record<string, string> = { authorization: `Token ${opts.token ?? cdrsToken}` };
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      const req = request(`https://localhost:${ports.http}${path}`, { ca, method: opts.method ?? 'GET', headers }, (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text }));
       });
       req.on('error', reject);
-      req.end();
+      req.end(opts.body === undefined ? undefined : JSON.stringify(opts.body));
     });
   }
 
@@ -193,6 +195,15 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     cdr = await api(`/api/v1/cdrs/${id}`);
     expect(cdr.status, JSON.stringify(cdr.body)).toBe(200);
     expect(cdr.body).toMatchObject({ currency: 'EUR', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z', total_cost: { excl_vat: 1.0307 } });
+    // The session is the central system's: a PUT cannot overwrite it.
+    const cpo = new TokenStore(daemon.ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: Date.now() }).token;
+    const put = await api(`/api/v1/sessions/${id}`, {
+      method: 'PUT',
+      token: cpo,
+      body: { power_market: { market_area_code: 'NL', sub_modality: 'DayAhead' }, status: 'completed', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T21:45:00Z', meter_readings: [{ reading_kwh: 0, timestamp: '2025-09-30T21:30:00Z' }, { reading_kwh: 1, timestamp: '2025-09-30T21:45:00Z' }] },
+    });
+    expect(put.status).toBe(409);
+    expect(put.body.detail).toContain('charger transaction');
     // A stop repeated after a lost answer changes nothing.
     await cp.call('StopTransaction', { transactionId: started.transactionId, meterStop: 12000, timestamp: '2025-09-30T22:30:00Z' });
     expect((await api(`/api/v1/cdrs/${id}`)).body.total_cost).toEqual({ excl_vat: 1.0307 });

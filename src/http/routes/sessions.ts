@@ -1,5 +1,6 @@
 // PUT /api/v1/sessions/:cpo_transaction_id: session ingest from a charge-point operator.
 import type { Router } from 'express';
+import { isChargerSession } from '../../store/ocpp.js';
 import type { SessionRecord, SessionStatus } from '../../store/sessions.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -78,6 +79,12 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
     // Readings outside start..end are accepted and not billed; a completed session needs some that bill its window.
     if (readings && input.status === 'completed') ownReadingsInWindow(readings, startMs as number, endMs as number);
 
+    // A charger's transaction (docs/chargers.md) is written by the central system alone.
+    if (isChargerSession(deps.db, id)) {
+      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is a charger transaction the gateway holds over OCPP; it is completed by the charger's StopTransaction, not by a PUT`, {
+        errors: [{ path: 'cpo_transaction_id', message: 'names a charger transaction (<chargePointId>-<transactionId>)' }],
+      });
+    }
     const existing = deps.sessions.get(id);
     if (existing?.status === 'completed' && input.status === 'active') {
       throw new HttpProblem(409, `session "${id.slice(0, 100)}" is completed and cannot go back to active`, { errors: [{ path: 'status', message: 'must stay completed' }] });
