@@ -87,12 +87,12 @@ export function registerForecastCommands(program: Command): void {
         const seconds = (Date.now() - started) / 1000;
         const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? ', with exogenous inputs' : ', price only'}`;
         process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
-        process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays)}\n`);
+        process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays, result.methods)}\n`);
         mkdirSync(opts.out, { recursive: true });
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, options, origins: result.origins, seconds, horizons: result.rows }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

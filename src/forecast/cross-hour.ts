@@ -113,8 +113,8 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
   const { z, lastKnownDay, windowDays } = input;
   const zh = hourlyRows(z);
   const exoH = input.exo.map(hourlyRows);
-  const mean7 = trailingMeans(zh, 7);
-  const mean28 = trailingMeans(zh, 28);
+  const mean7 = trailingMeans(zh, 7, input.imputedDays);
+  const mean28 = trailingMeans(zh, 28, input.imputedDays);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
   for (let h = 1; h <= input.horizonDays; h++) {

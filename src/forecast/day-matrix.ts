@@ -124,22 +124,34 @@ export function slotsToPeriods(
   });
 }
 
-/** Trailing means of each slot over `days` days, by running sums (features read them per row). */
-export function trailingMeans(z: DayMatrix, days: number): DayMatrix {
+/**
+ * Trailing means of each slot over the known days of a span of `days` days ending on the
+ * row's day (running sums; features read them per row). Days in `skipDays` (imputed from
+ * a neighbour) count as unknown, so a stand-in day does not weigh its source twice. A span
+ * with fewer than half its days known is missing history and reads NaN; one missing day
+ * must not switch the model off for the span's length (issue 15).
+ */
+export function trailingMeans(z: DayMatrix, days: number, skipDays?: ReadonlySet<number>): DayMatrix {
   const out = new Float64Array(z.values.length).fill(NaN);
+  const minKnown = Math.ceil(days / 2);
+  const at = (r: number, s: number): number => (skipDays?.has(z.firstDay + r) ? NaN : z.values[r * z.slots + s]);
   for (let s = 0; s < z.slots; s++) {
     let sum = 0;
-    let unknown = 0;
+    let known = 0;
     for (let r = 0; r < z.days; r++) {
-      const v = z.values[r * z.slots + s];
-      if (Number.isNaN(v)) unknown++;
-      else sum += v;
-      if (r >= days) {
-        const old = z.values[(r - days) * z.slots + s];
-        if (Number.isNaN(old)) unknown--;
-        else sum -= old;
+      const v = at(r, s);
+      if (!Number.isNaN(v)) {
+        sum += v;
+        known++;
       }
-      if (r >= days - 1 && unknown === 0) out[r * z.slots + s] = sum / days;
+      if (r >= days) {
+        const old = at(r - days, s);
+        if (!Number.isNaN(old)) {
+          sum -= old;
+          known--;
+        }
+      }
+      if (r >= days - 1 && known >= minKnown) out[r * z.slots + s] = known === days ? sum / days : sum / known;
     }
   }
   return { firstDay: z.firstDay, days: z.days, slots: z.slots, values: out };

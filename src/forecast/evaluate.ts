@@ -27,9 +27,18 @@ export interface HorizonRow extends HorizonScore {
   readonly weeklyExcluded: number;
 }
 
+/** Day forecasts of one horizon whose target day is scored: by the model, or by the naive fallback. */
+export interface MethodCount {
+  readonly horizon: number;
+  readonly model: number;
+  readonly fallback: number;
+}
+
 export interface Evaluation {
   readonly rows: HorizonRow[];
   readonly origins: number;
+  /** Per horizon, how many day forecasts came from the model and how many from the fallback. */
+  readonly methods: MethodCount[];
   /** Day-ahead (horizon 1) forecast against actual, for the plot. */
   readonly dayAhead: { readonly day: string; readonly slot: number; readonly actual: number; readonly forecast: number; readonly lower: number; readonly upper: number }[];
 }
@@ -49,12 +58,16 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const weekly: { horizon: number; actual: number; naive: number; forecast: number }[] = [];
   const dayAhead: Evaluation['dayAhead'] = [];
   let origins = 0;
+  const model = new Array<number>(options.horizonDays).fill(0);
+  const fallback = new Array<number>(options.horizonDays).fill(0);
   for (let o = firstOrigin; o <= lastOrigin; o++) {
     onOrigin?.(o, o - firstOrigin + 1, lastOrigin - firstOrigin + 1);
     const out = forecaster.advance(o);
     if (o >= fromDay - options.horizonDays) origins++;
     for (const d of out) {
       if (d.day < fromDay || d.day > toDay) continue;
+      if (d.method === 'lear') model[d.horizon - 1]++;
+      else fallback[d.horizon - 1]++;
       for (let s = 0; s < slots; s++) {
         const actual = valueAt(prices, d.day, s);
         if (Number.isNaN(actual)) continue;
@@ -72,11 +85,12 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     const den = w.reduce((a, p) => a + Math.abs(p.actual - p.naive), 0);
     return { ...r, rmaeWeekly: num / den, weeklyExcluded: scored.length - w.length };
   });
-  return { rows, origins, dayAhead };
+  const methods = model.map((m, i) => ({ horizon: i + 1, model: m, fallback: fallback[i] }));
+  return { rows, origins, methods, dayAhead };
 }
 
-/** The printed table, one line per horizon day, and what was left out of it. */
-export function formatEvaluationTable(rows: readonly HorizonRow[], horizonDays = rows.length): string {
+/** The printed table, one line per horizon day, what was left out of it and, given `methods`, the model's share. */
+export function formatEvaluationTable(rows: readonly HorizonRow[], horizonDays = rows.length, methods?: readonly MethodCount[]): string {
   const head = '| day | n | MAE | sMAPE % | naive MAE | rMAE | rMAE vs week-ago | 80 % coverage | mean width |';
   const sep = '|---|---|---|---|---|---|---|---|---|';
   const lines = rows.map(
@@ -90,6 +104,15 @@ export function formatEvaluationTable(rows: readonly HorizonRow[], horizonDays =
     `excluded: ${excluded} point(s) with a known price whose forecast, bound or naive was not a number${excluded > 0 ? ` (${rows.filter((r) => r.excluded > 0).map((r) => `D+${r.horizon} ${r.excluded}`).join(', ')})` : ''}`,
     ...(weekly > 0 ? [`rMAE vs week-ago also leaves out ${weekly} point(s) whose price a week earlier is unknown`] : []),
     ...(missing.length > 0 ? [`no point left to score for ${missing.map((h) => `D+${h}`).join(', ')}`] : []),
+    ...(methods ? [formatMethods(methods)] : []),
   ];
   return [head, sep, ...lines, '', ...notes].join('\n');
+}
+
+/** "model forecasts: D+1 28/28, ...": day forecasts from the model out of all, per horizon. */
+export function formatMethods(methods: readonly MethodCount[]): string {
+  const total = methods.reduce((a, m) => a + m.model + m.fallback, 0);
+  const modelTotal = methods.reduce((a, m) => a + m.model, 0);
+  const share = total > 0 ? ((100 * modelTotal) / total).toFixed(1) : '-';
+  return `model forecasts (not the naive fallback): ${methods.map((m) => `D+${m.horizon} ${m.model}/${m.model + m.fallback}`).join(', ')} (${share} %)`;
 }

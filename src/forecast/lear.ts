@@ -139,7 +139,7 @@ interface FeatureContext {
   readonly stats: Float64Array;
   readonly exo: readonly { z: DayMatrix; dailyMean: Float64Array }[];
   readonly useExogenous: boolean;
-  /** Per day and slot, the slot's mean over that day and the 6 (27) days before (NaN if one is unknown). */
+  /** Per day and slot, the slot's mean over the known days of that day and the 6 (27) before (day-matrix.ts trailingMeans). */
   readonly mean7: DayMatrix;
   readonly mean28: DayMatrix;
 }
@@ -326,8 +326,8 @@ function sameSlotForecasts(
   const stats = dailyStats(z);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
-  const mean7 = trailingMeans(z, 7);
-  const mean28 = trailingMeans(z, 28);
+  const mean7 = trailingMeans(z, 7, imputed);
+  const mean28 = trailingMeans(z, 28, imputed);
 
   for (let h = 1; h <= horizonDays; h++) {
     const target = lastKnownDay + h;

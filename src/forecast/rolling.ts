@@ -146,8 +146,10 @@ export class ConformalForecaster {
         const fd = f.days[p.horizon - 1];
         if (!fd) continue;
         for (let s = 0; s < fd.values.length; s++) {
-          const actual = valueAt(input.prices, fd.day, s);
-          if (!Number.isNaN(actual)) scores.push((actual - fd.values[s]) / f.scale);
+          // Only finite errors calibrate: a NaN does not sort, and one in the set turned
+          // every later bound NaN (issue 15).
+          const score = (valueAt(input.prices, fd.day, s) - fd.values[s]) / f.scale;
+          if (Number.isFinite(score)) scores.push(score);
         }
       }
       scores.sort((a, b) => a - b);

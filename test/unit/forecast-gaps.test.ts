@@ -2,11 +2,12 @@
 // is not in nl-2025-quarterhour-local-utc.csv (see ../shared/data/README.md).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { dayComplete, fillUnknownDays, toDayMatrix, valueAt } from '../../src/forecast/day-matrix.js';
+import { dayComplete, fillUnknownDays, toDayMatrix, trailingMeans, valueAt } from '../../src/forecast/day-matrix.js';
 import { evaluateRolling, formatEvaluationTable } from '../../src/forecast/evaluate.js';
 import { forecastLear } from '../../src/forecast/lear.js';
 import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
 import { mae, scoreByHorizon, type ScoredPoint } from '../../src/forecast/metrics.js';
+import { ConformalForecaster } from '../../src/forecast/rolling.js';
 import { unforecastDays } from '../../src/forecast/service.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
@@ -41,6 +42,48 @@ describeWithSharedData('forecasts around the missing day 2025-11-07 (real NL 202
     expect(fillUnknownDays(early, gap, 7).filled).toEqual([gap]);
     // The original is untouched.
     expect(Number.isNaN(valueAt(prices, gap, 0))).toBe(true);
+  });
+
+  it('trailing means: over the known days of the span, imputed days left out, NaN only with less than half known', () => {
+    const mean7 = trailingMeans(prices, 7);
+    const mean28 = trailingMeans(prices, 28);
+    for (const s of [0, 8, 19]) {
+      // The span of gap + 3 holds the missing day: the mean of the six known ones.
+      const known = [-3, -2, -1, 1, 2, 3].map((k) => valueAt(prices, gap + k, s));
+      expect(valueAt(mean7, gap + 3, s)).toBeCloseTo(known.reduce((a, v) => a + v, 0) / 6, 9);
+      // A complete span: the plain mean of its seven days.
+      const week = [1, 2, 3, 4, 5, 6, 7].map((k) => valueAt(prices, gap + k, s));
+      expect(valueAt(mean7, gap + 7, s)).toBeCloseTo(week.reduce((a, v) => a + v, 0) / 7, 9);
+      expect(Number.isFinite(valueAt(mean28, gap + 27, s))).toBe(true);
+    }
+    // A day filled from its neighbour counts as unknown when named: the same six days.
+    const { matrix, filled } = fillUnknownDays(prices, gap + 3);
+    expect(valueAt(trailingMeans(matrix, 7, new Set(filled)), gap + 3, 5)).toBeCloseTo(valueAt(mean7, gap + 3, 5), 9);
+    // Before the data start: fewer than half the days of the span known reads NaN.
+    const early7 = trailingMeans(toDayMatrix(nl.timeZone, points, first - 10, first + 10, 24), 7);
+    expect(Number.isNaN(valueAt(early7, first + 2, 0))).toBe(true);
+    const four = [0, 1, 2, 3].map((k) => valueAt(prices, first + k, 0));
+    expect(valueAt(early7, first + 3, 0)).toBeCloseTo(four.reduce((a, v) => a + v, 0) / 4, 9);
+  });
+
+  it('nothing non-finite enters the calibration set: origins before the data start forecast NaN, later bounds stay numbers', () => {
+    // Origins five days before the first price: no known day, so those forecasts are NaN,
+    // and their errors on the first days of 2025 are NaN too. Before, they were sorted into
+    // the calibration set (a NaN does not sort) and every bound of D+7 went NaN.
+    const early = toDayMatrix(nl.timeZone, points.filter((p) => p.startMs < localMidnightMs(nl.timeZone, first + 30)), first - 40, first + 30, 24);
+    const forecaster = new ConformalForecaster({ prices: early }, options);
+    let checked = 0;
+    for (let o = first - 5; o <= first + 20; o++) {
+      for (const d of forecaster.advance(o)) {
+        if (o < first) continue;
+        for (let s = 0; s < 24; s++) {
+          expect(Number.isFinite(d.forecast[s]), `origin ${o - first}, D+${d.horizon}`).toBe(true);
+          expect(Number.isFinite(d.lower[s]) && Number.isFinite(d.upper[s]), `bounds, origin ${o - first}, D+${d.horizon}`).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBe(21 * 7 * 24);
   });
 
   it('a missing origin day: seven finite days from the model (before: D+7 NaN, every day naive)', () => {
