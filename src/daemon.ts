@@ -146,9 +146,8 @@ export function buildModules(ctx: AppContext): Module[] {
   if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
   // OCPP 1.6J central system for the configured chargers (docs/chargers.md); ocpp-rpc and
   // its schemas are loaded only when a charger is configured.
-  if (ctx.config.chargers.length > 0) {
-    modules.push(new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx)));
-  }
+  const centralSystem = ctx.config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx)) : null;
+  if (centralSystem) modules.push(centralSystem);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
@@ -200,6 +199,8 @@ export function buildModules(ctx: AppContext): Module[] {
     replanner.instance?.replan(update.marketArea);
   });
   events.on('exogenous.updated', () => void forecast.instance?.refresh());
+  // A new plan goes to the connector's charger as a charging profile (when it is connected).
+  if (centralSystem) events.on('plan.updated', (plan) => centralSystem.instance?.applyPlan(plan));
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);
   return modules;

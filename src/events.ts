@@ -32,8 +32,8 @@ export interface Events {
   'exogenous.updated': PricesUpdated & { readonly source: string };
   /**
    * A connector's charging plan was made: its target was set over HTTP, or new prices made
-   * it again. http route, replanner (planning/replan.ts) → nobody yet (the OCPP central
-   * system is to apply it with SetChargingProfile).
+   * it again. http route, replanner (planning/replan.ts) → OCPP central system (sends it to
+   * the charger with SetChargingProfile).
    */
   'plan.updated': { readonly chargePointId: string; readonly connectorId: number; readonly marketArea: string; readonly reason: 'target-set' | 'prices-updated'; readonly plannedAtMs: number; readonly plan: Plan };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */

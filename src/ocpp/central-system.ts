@@ -14,9 +14,15 @@ import { Counter, Gauge } from 'prom-client';
 import { RPCServer, createRPCError } from 'ocpp-rpc';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
+import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
+import { TargetPlanner } from '../planning/target-plan.js';
+import type { Plan } from '../planning/plan.js';
+import { ChargingProfileStore } from '../store/charging-profiles.js';
+import { ChargingTargetStore } from '../store/charging-targets.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import { OcppStore, chargerSessionId } from '../store/ocpp.js';
+import { chargingProfileRequest } from './charging-profile.js';
 import { authorizeIdTag } from './id-tags.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
 
@@ -24,6 +30,7 @@ import { sampledValueRows, type MeterValue } from './sampled-values.js';
 interface ChargerClient {
   readonly identity: string;
   handle(method: string, handler: (call: { params: unknown; messageId: string }) => unknown): void;
+  call(method: string, params: unknown, opts?: { callTimeoutMs?: number }): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): void;
   close(opts?: { code?: number; reason?: string; force?: boolean }): Promise<unknown>;
 }
@@ -52,6 +59,7 @@ export class CentralSystem implements Module {
   private rpc?: RPCServer;
   private readonly servers: Server[] = [];
   private store?: OcppStore;
+  private profiles?: ChargingProfileStore;
   private readonly chargers: Map<string, ChargerConfig>;
   private readonly state = new Map<string, ChargerState>();
   private messages?: Counter<'action' | 'outcome'>;
@@ -70,6 +78,7 @@ export class CentralSystem implements Module {
     const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
     const chargers = this.chargers;
     this.store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
+    this.profiles = new ChargingProfileStore(db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;
@@ -172,6 +181,78 @@ export class CentralSystem implements Module {
     }));
   }
 
+  /**
+   * Sends a connector's new plan to its charger (plan.updated, wired in daemon.ts). A charger
+   * that is not connected gets it when it boots again or starts a transaction there.
+   */
+  applyPlan(e: Events['plan.updated']): void {
+    const st = this.state.get(e.chargePointId);
+    if (!st?.client) {
+      this.ctx.logger.debug({ charge_point_id: e.chargePointId, connector_id: e.connectorId, configured: st !== undefined }, 'charging plan not sent: charger not connected');
+      return;
+    }
+    const target = new ChargingTargetStore(this.ctx.db).get(e.chargePointId, e.connectorId);
+    if (!target) return;
+    void this.sendProfile(st.client, e.connectorId, e.plan, e.plannedAtMs, target.departureMs);
+  }
+
+  /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
+  private applyStoredTargets(client: ChargerClient, connectorId: number | null): void {
+    const nowMs = this.ctx.clock.now();
+    const planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled);
+    const targets = new ChargingTargetStore(this.ctx.db).upcoming(nowMs).filter((t) => t.chargePointId === client.identity && (connectorId === null || t.connectorId === connectorId));
+    for (const target of targets) {
+      let plan: Plan;
+      try {
+        plan = planner.plan(target, nowMs);
+      } catch (err) {
+        this.ctx.logger.error({ err, charge_point_id: target.chargePointId, connector_id: target.connectorId }, 'charging plan failed');
+        continue;
+      }
+      void this.sendProfile(client, target.connectorId, plan, nowMs, target.departureMs);
+    }
+  }
+
+  /**
+   * SetChargingProfile for the plan: TxProfile for the connector's open transaction, else
+   * TxDefaultProfile. The answer (or why none came) is stored for the plan's GET. ocpp-rpc
+   * sends one call at a time per charger, so answers are stored in the order sent.
+   */
+  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, departureMs: number): Promise<void> {
+    const { clock, logger } = this.ctx;
+    const id = client.identity;
+    const open = this.store!.chargePointView(id).openTransactions.filter((t) => t.connectorId === connectorId);
+    const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
+    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs });
+    const sentAtMs = clock.now();
+    let status: string;
+    let error: string | null = null;
+    try {
+      const answer = (await client.call('SetChargingProfile', request)) as { status: string };
+      status = answer.status;
+    } catch (err) {
+      status = 'error';
+      error = (err as Error).message.slice(0, 500);
+    }
+    const profile = request.csChargingProfiles;
+    this.profiles!.put({
+      chargePointId: id,
+      connectorId,
+      purpose: profile.chargingProfilePurpose,
+      transactionId,
+      chargingProfileId: profile.chargingProfileId,
+      plannedAtMs,
+      sentAtMs,
+      status,
+      error,
+      periods: profile.chargingSchedule.chargingSchedulePeriod.length,
+      requestJson: JSON.stringify(request),
+    });
+    const fields = { charge_point_id: id, connector_id: connectorId, purpose: profile.chargingProfilePurpose, transaction_id: transactionId, periods: profile.chargingSchedule.chargingSchedulePeriod.length, status, err: error === null ? undefined : { message: error } };
+    if (status === 'Accepted') logger.info(fields, 'charging profile sent');
+    else logger.warn(fields, 'charging profile not taken by the charger');
+  }
+
   private attach(client: ChargerClient): void {
     const { logger, clock } = this.ctx;
     const id = client.identity;
@@ -238,6 +319,8 @@ export class CentralSystem implements Module {
     on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
       log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
+      // After the answer: a charger that (re)boots gets the plans of its upcoming targets.
+      setImmediate(() => this.applyStoredTargets(client, null));
       return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
     });
 
@@ -265,6 +348,8 @@ export class CentralSystem implements Module {
         clock.now(),
       );
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
+      // After the answer (the charger needs the transactionId): the plan as a TxProfile for it.
+      if (transaction.idTagStatus === 'Accepted') setImmediate(() => this.applyStoredTargets(client, p.connectorId));
       return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
     });
 

@@ -6,6 +6,7 @@
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { TargetPlanner } from '../../planning/target-plan.js';
+import { ChargingProfileStore, type SentChargingProfile } from '../../store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -82,10 +83,24 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan,
   };
 }
 
+/** What the charger was sent for the plan and what it answered (the OCPP central system stores it). */
+function profileView(p: SentChargingProfile): Record<string, unknown> {
+  return {
+    purpose: p.purpose,
+    transaction_id: p.transactionId,
+    planned_at: formatUtc(p.plannedAtMs),
+    sent_at: formatUtc(p.sentAtMs),
+    status: p.status,
+    error: p.error,
+    periods: p.periods,
+  };
+}
+
 export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
   const targets = new ChargingTargetStore(deps.db);
+  const profiles = new ChargingProfileStore(deps.db);
   const planner = new TargetPlanner(deps.db, deps.config.forecast.enabled);
   const access = deps.priceAccess;
 
@@ -150,7 +165,8 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     if (!target) throw new HttpProblem(404, `no charging target is set for connector ${connectorId} of ${chargePointId}; PUT one first`);
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
-    res.set('Cache-Control', 'no-store').json(planView(target, market, planner.plan(target, nowMs), nowMs));
+    const sent = profiles.get(chargePointId, connectorId);
+    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs), charger_profile: sent ? profileView(sent) : null });
   });
   router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
 }
