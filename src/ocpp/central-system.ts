@@ -248,6 +248,17 @@ export class CentralSystem implements Module {
       periods: profile.chargingSchedule.chargingSchedulePeriod.length,
       requestJson: JSON.stringify(request),
     });
+    // The session ran under this plan only if the charger took it.
+    if (transactionId !== null && status === 'Accepted') {
+      this.profiles!.putTransactionPlan({
+        transactionId,
+        plannedAtMs,
+        energyNeededWh: plan.energyNeededWh,
+        plannedEnergyWh: plan.planned.energyWh,
+        expectedCost: plan.planned.cost.expected,
+        immediateCost: plan.immediate.cost.expected,
+      });
+    }
     const fields = { charge_point_id: id, connector_id: connectorId, purpose: profile.chargingProfilePurpose, transaction_id: transactionId, periods: profile.chargingSchedule.chargingSchedulePeriod.length, status, err: error === null ? undefined : { message: error } };
     if (status === 'Accepted') logger.info(fields, 'charging profile sent');
     else logger.warn(fields, 'charging profile not taken by the charger');

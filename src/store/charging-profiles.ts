@@ -31,6 +31,22 @@ interface Row {
   request_json: string;
 }
 
+/** A charger transaction that ran under a plan its charger accepted (migration 121). */
+export interface TransactionPlan {
+  readonly transactionId: number;
+  readonly plannedAtMs: number;
+  readonly energyNeededWh: number;
+  readonly plannedEnergyWh: number;
+  readonly expectedCost: number;
+  readonly immediateCost: number;
+}
+
+export interface PlannedSession extends TransactionPlan {
+  readonly connectorId: number;
+  readonly startedAtMs: number;
+  readonly stoppedAtMs: number | null;
+}
+
 export class ChargingProfileStore {
   private readonly stmts;
 
@@ -41,6 +57,14 @@ export class ChargingProfileStore {
          VALUES (@charge_point_id, @connector_id, @purpose, @transaction_id, @charging_profile_id, @planned_at_ms, @sent_at_ms, @status, @error, @periods, @request_json)`,
       ),
       get: db.prepare<[string, number], Row>('SELECT * FROM ocpp_charging_profiles WHERE charge_point_id = ? AND connector_id = ?'),
+      putTxPlan: db.prepare(
+        `INSERT OR REPLACE INTO ocpp_transaction_plans (transaction_id, planned_at_ms, energy_needed_wh, planned_energy_wh, expected_cost, immediate_cost)
+         VALUES (@transactionId, @plannedAtMs, @energyNeededWh, @plannedEnergyWh, @expectedCost, @immediateCost)`,
+      ),
+      planned: db.prepare<[string, number, number], { transaction_id: number; connector_id: number; started_at_ms: number; stopped_at_ms: number | null; planned_at_ms: number; energy_needed_wh: number; planned_energy_wh: number; expected_cost: number; immediate_cost: number }>(
+        `SELECT p.*, t.connector_id, t.started_at_ms, t.stopped_at_ms FROM ocpp_transaction_plans p JOIN ocpp_transactions t USING (transaction_id)
+         WHERE t.charge_point_id = ? AND t.connector_id = ? ORDER BY t.transaction_id DESC LIMIT ?`,
+      ),
     };
   }
 
@@ -76,5 +100,25 @@ export class ChargingProfileStore {
       periods: r.periods,
       requestJson: r.request_json,
     };
+  }
+
+  /** The transaction ran under this plan (the last one its charger accepted replaces an earlier one). */
+  putTransactionPlan(p: TransactionPlan): void {
+    this.stmts.putTxPlan.run(p);
+  }
+
+  /** The connector's transactions that ran under a plan, newest first. */
+  plannedSessions(chargePointId: string, connectorId: number, limit: number): PlannedSession[] {
+    return this.stmts.planned.all(chargePointId, connectorId, limit).map((r) => ({
+      transactionId: r.transaction_id,
+      connectorId: r.connector_id,
+      startedAtMs: r.started_at_ms,
+      stoppedAtMs: r.stopped_at_ms,
+      plannedAtMs: r.planned_at_ms,
+      energyNeededWh: r.energy_needed_wh,
+      plannedEnergyWh: r.planned_energy_wh,
+      expectedCost: r.expected_cost,
+      immediateCost: r.immediate_cost,
+    }));
   }
 }

@@ -71,6 +71,8 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
   const publishedUntilMs = at('2025-11-12T23:00:00Z');
   const received: Profile[] = [];
   let answer: 'Accepted' | 'Rejected' = 'Accepted';
+  let transactionId = 0;
+  let planAtStart: any;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-profile-'));
@@ -170,6 +172,8 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     expect(profile.csChargingProfiles).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId: start.transactionId });
     const got = await api('GET', PLAN);
     expectProfileMatchesPlan(profile, got.body);
+    transactionId = start.transactionId;
+    planAtStart = got.body;
     await until(async () => (await api('GET', PLAN)).body.charger_profile?.purpose === 'TxProfile', 'the TxProfile answer stored', 20_000);
     expect((await api('GET', PLAN)).body.charger_profile).toMatchObject({ transaction_id: start.transactionId, status: 'Accepted' });
   });
@@ -190,5 +194,26 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     expectProfileMatchesPlan(profile, after);
     expect(profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod).not.toEqual(received[1]!.csChargingProfiles.chargingSchedule.chargingSchedulePeriod);
     await until(async () => (await api('GET', PLAN)).body.charger_profile?.status === 'Rejected', 'the Rejected answer stored', 20_000);
+  });
+
+  it('a completed session that ran under an accepted plan shows its expected and immediate cost', async () => {
+    nowMs = at('2025-11-13T07:00:00Z');
+    await charger!.call('StopTransaction', { transactionId, meterStop: 31_000, timestamp: new Date(nowMs).toISOString() });
+    const got = await api('GET', PLAN);
+    // The plan sent after the new prices was Rejected: the session ran under the one accepted at its start.
+    expect(got.body.planned_sessions).toHaveLength(1);
+    expect(got.body.planned_sessions[0]).toMatchObject({
+      cpo_transaction_id: `CP-PLAN-${transactionId}`,
+      status: 'completed',
+      start_date_time: '2025-11-12T12:05:00Z',
+      end_date_time: '2025-11-13T07:00:00Z',
+      planned_at: planAtStart.planned_at,
+      energy_needed_wh: 30_000,
+      cdr: `/api/v1/cdrs/CP-PLAN-${transactionId}`,
+    });
+    expect(got.body.planned_sessions[0].planned_energy_wh).toBeCloseTo(planAtStart.planned.energy_wh, 1);
+    expect(got.body.planned_sessions[0].expected_cost).toBeCloseTo(planAtStart.planned.cost.expected, 4);
+    expect(got.body.planned_sessions[0].immediate_cost).toBeCloseTo(planAtStart.immediate.cost.expected, 4);
+    expect(got.body.planned_sessions[0].expected_cost).toBeLessThan(got.body.planned_sessions[0].immediate_cost);
   });
 });

@@ -6,7 +6,8 @@
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { TargetPlanner } from '../../planning/target-plan.js';
-import { ChargingProfileStore, type SentChargingProfile } from '../../store/charging-profiles.js';
+import { chargerSessionId } from '../../store/ocpp.js';
+import { ChargingProfileStore, type PlannedSession, type SentChargingProfile } from '../../store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -96,6 +97,26 @@ function profileView(p: SentChargingProfile): Record<string, unknown> {
   };
 }
 
+/** How many of the connector's planned sessions a GET lists (newest first). */
+const PLANNED_SESSIONS_SHOWN = 10;
+
+/** A charger session that ran under a plan: what the plan expected against charging immediately; its price is its CDR. */
+function plannedSessionView(chargePointId: string, p: PlannedSession): Record<string, unknown> {
+  const session = chargerSessionId(chargePointId, p.transactionId);
+  return {
+    cpo_transaction_id: session,
+    status: p.stoppedAtMs === null ? 'active' : 'completed',
+    start_date_time: formatUtc(p.startedAtMs),
+    end_date_time: p.stoppedAtMs === null ? null : formatUtc(p.stoppedAtMs),
+    planned_at: formatUtc(p.plannedAtMs),
+    energy_needed_wh: round(p.energyNeededWh, 1),
+    planned_energy_wh: round(p.plannedEnergyWh, 1),
+    expected_cost: round(p.expectedCost, 4),
+    immediate_cost: round(p.immediateCost, 4),
+    cdr: `/api/v1/cdrs/${encodeURIComponent(session)}`,
+  };
+}
+
 export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
@@ -166,7 +187,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
     const sent = profiles.get(chargePointId, connectorId);
-    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs), charger_profile: sent ? profileView(sent) : null });
+    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs), charger_profile: sent ? profileView(sent) : null, planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)) });
   });
   router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
 }
