@@ -277,6 +277,10 @@ export class CentralSystem implements Module {
     st.connected = true;
     st.connectedSinceMs = clock.now();
     log.info({ replaced: previous !== null }, 'charger connected');
+    // A charger that booted before and only reconnects (many do not send BootNotification
+    // again) gets its plans now; one that boots gets them after its BootNotification.
+    const booted = store.chargePointView(id).vendor !== null;
+    if (booted) setImmediate(() => st.client === client && this.applyStoredTargets(client, null));
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
       if (st.client !== client) return;

@@ -73,10 +73,21 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
   let answer: 'Accepted' | 'Rejected' = 'Accepted';
   let transactionId = 0;
   let planAtStart: any;
+  let ocppPort = 0;
+
+  async function connectCharger(): Promise<RPCClient> {
+    const client = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-PLAN', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
+    client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+      received.push(params as Profile);
+      return { status: answer };
+    });
+    await client.connect();
+    return client;
+  }
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-profile-'));
-    const ocppPort = await freePort();
+    ocppPort = await freePort();
     httpPort = await freePort();
     const config = validateConfig(
       {
@@ -98,12 +109,7 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs }).token;
     daemon = new Daemon(ctx);
     await daemon.start();
-    charger = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-PLAN', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
-    charger.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-      received.push(params as Profile);
-      return { status: answer };
-    });
-    await charger.connect();
+    charger = await connectCharger();
     await charger.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
   }, 60_000);
 
@@ -194,13 +200,31 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     expectProfileMatchesPlan(profile, after);
     expect(profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod).not.toEqual(received[1]!.csChargingProfiles.chargingSchedule.chargingSchedulePeriod);
     await until(async () => (await api('GET', PLAN)).body.charger_profile?.status === 'Rejected', 'the Rejected answer stored', 20_000);
+    // A rejected plan is not what the session runs under: it keeps the one accepted at its start.
+    const sessions = (await api('GET', PLAN)).body.planned_sessions;
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0].planned_at).toBe(planAtStart.planned_at);
+    expect(sessions[0].expected_cost).toBeCloseTo(planAtStart.planned.cost.expected, 4);
+  });
+
+  it('a charger that reconnects without BootNotification gets its TxProfile again', async () => {
+    answer = 'Accepted';
+    nowMs = at('2025-11-12T13:00:00Z');
+    await charger!.close();
+    charger = await connectCharger();
+    await until(() => received.length === 4, 'a SetChargingProfile after the reconnect', 20_000);
+    expect(received[3]!.csChargingProfiles).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId });
+    const got = await api('GET', PLAN);
+    expectProfileMatchesPlan(received[3]!, got.body);
+    await until(async () => (await api('GET', PLAN)).body.charger_profile?.status === 'Accepted', 'the Accepted answer stored', 20_000);
+    planAtStart = got.body;
   });
 
   it('a completed session that ran under an accepted plan shows its expected and immediate cost', async () => {
     nowMs = at('2025-11-13T07:00:00Z');
     await charger!.call('StopTransaction', { transactionId, meterStop: 31_000, timestamp: new Date(nowMs).toISOString() });
     const got = await api('GET', PLAN);
-    // The plan sent after the new prices was Rejected: the session ran under the one accepted at its start.
+    // The last plan the charger accepted (after the reconnect) is the one the session ran under.
     expect(got.body.planned_sessions).toHaveLength(1);
     expect(got.body.planned_sessions[0]).toMatchObject({
       cpo_transaction_id: `CP-PLAN-${transactionId}`,
