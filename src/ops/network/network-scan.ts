@@ -73,13 +73,8 @@ export class NetworkScanWatcher implements Module {
   readonly name = 'network-scan';
   private timer: NodeJS.Timeout | undefined;
   private lastKey: string | null = null;
-  private last: NetworkScanContent | null = null;
 
   constructor(private readonly deps: NetworkScanWatcherDeps) {}
-
-  current(): NetworkScanContent {
-    return this.last ?? this.compute();
-  }
 
   async start(): Promise<void> {
     this.check();
@@ -103,7 +98,6 @@ export class NetworkScanWatcher implements Module {
     if (key === this.lastKey) return false;
     const first = this.lastKey === null;
     this.lastKey = key;
-    this.last = content;
     this.deps.logger.info(
       { interfaces: content.interfaces.map((i) => i.name), buses: content.modbus.map((b) => `${b.bus}:${b.unit_ids.join(',') || '-'}`) },
       first ? 'network scan' : 'network scan changed',
