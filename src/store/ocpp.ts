@@ -249,7 +249,9 @@ export class OcppStore {
 
   /** The session row follows the transaction: active with its readings so far, completed at StopTransaction. */
   private syncSession(tx: TransactionRecord, nowMs: number): void {
-    const values: RegisterValue[] = this.connectorMeter(tx.chargePointId, tx.connectorId) !== null ? [] : this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
+    const meter = this.connectorMeter(tx.chargePointId, tx.connectorId);
+    // A connector priced from its configured meter needs none of the charger's register values.
+    const values: RegisterValue[] = meter !== null ? [] : this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
       sampledAtMs: r.sampled_at_ms,
       phase: r.phase,
       location: r.location,
@@ -257,7 +259,6 @@ export class OcppStore {
       unit: r.unit,
     }));
     const stopped = tx.stoppedAtMs !== null;
-    const meter = this.connectorMeter(tx.chargePointId, tx.connectorId);
     this.sessions.upsert(
       {
         cpoTransactionId: chargerSessionId(tx.chargePointId, tx.transactionId),
