@@ -9,13 +9,13 @@ import type { MeterSample, MeterState, MeterStatus, Metric } from '../domain.js'
 import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
 import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
+import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { BusUnavailableError, ModbusBus, ModbusExceptionError, ModbusGarbledError, type BusResult } from './bus.js';
 import { decodeValue } from './decode.js';
 import { planReads, selectRegisters, type PlannedRead } from './planner.js';
 import { resolveProfile } from './profiles/index.js';
 import type { Reading } from './sanity.js';
-import { nextSlot } from './slots.js';
 
 interface MeterRuntime extends MeterBookkeeping {
   readonly profile: MeterProfile;
@@ -42,11 +42,9 @@ export class MeterPoller implements MeterSource {
   readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
   private readonly buses = new Map<string, ModbusBus>();
   private readonly meters: MeterRuntime[] = [];
-  private tickTimer: NodeJS.Timeout | null = null;
+  private slotTimer: SlotTimer | null = null;
   /** Ticks run so far; offline backoff is counted in ticks, so wall-clock steps cannot stretch it. */
   private tickCount = 0;
-  /** The poll slot the last timer fired for (see slots.ts). */
-  private polledSlot: number | null = null;
   private running = false;
   private readonly inFlight = new Set<Promise<void>>();
   private loop: LoopHandle | null = null;
@@ -112,7 +110,8 @@ export class MeterPoller implements MeterSource {
     await Promise.all([...this.buses.values()].filter((b) => used.has(b.name)).map((b) => b.open()));
     this.running = true;
     this.loop = this.deps.liveness?.register('modbus-poll', this.stallLimitMs() + config.poll.interval_ms) ?? null;
-    this.scheduleTick();
+    this.slotTimer = new SlotTimer(this.deps.clock, config.poll.interval_ms, () => this.tick());
+    this.slotTimer.start();
     logger.info(
       { meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.config.bus, unit_id: m.config.unit_id, requests: m.plan.length })) },
       'modbus polling started',
@@ -123,8 +122,8 @@ export class MeterPoller implements MeterSource {
     this.running = false;
     this.loop?.unregister();
     this.loop = null;
-    if (this.tickTimer) clearTimeout(this.tickTimer);
-    this.tickTimer = null;
+    this.slotTimer?.stop();
+    this.slotTimer = null;
     await Promise.all([...this.buses.values()].map((b) => b.close()));
     await Promise.allSettled([...this.inFlight]);
   }
@@ -144,16 +143,6 @@ export class MeterPoller implements MeterSource {
         devices: online.map((m) => ({ unit_id: m.config.unit_id, profile: m.config.profile })),
       };
     });
-  }
-
-  private scheduleTick(): void {
-    if (!this.running) return;
-    const { slot, delayMs } = nextSlot(this.deps.clock.now(), this.deps.config.poll.interval_ms, this.polledSlot);
-    this.tickTimer = setTimeout(() => {
-      this.polledSlot = slot;
-      this.tick();
-      this.scheduleTick();
-    }, delayMs);
   }
 
   /** A poll running longer than this is stuck (every request is bounded by timeout and backstop). */

@@ -7,10 +7,10 @@ import { Counter, Gauge } from 'prom-client';
 import type { BusConfig } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
 import type { Reading } from '../modbus/sanity.js';
-import { nextSlot } from '../modbus/slots.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
 import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
 import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
+import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
 import { TelegramFramer } from './framer.js';
@@ -45,9 +45,7 @@ export class P1Source implements MeterSource {
   readonly name = 'p1';
   readonly views = { meters: () => this.statuses(), busScan: () => this.busScan() } satisfies ModuleViews;
   private readonly meters: P1Meter[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private polledSlot: number | null = null;
-  private running = false;
+  private slotTimer: SlotTimer | null = null;
   private loop: LoopHandle | null = null;
   private readonly m: MeterMetrics & {
     telegrams: Counter<'bus' | 'outcome'>;
@@ -89,18 +87,17 @@ export class P1Source implements MeterSource {
       this.meters.push(meter);
     }
     for (const meter of this.meters) meter.connection.open();
-    this.running = true;
     this.loop = this.deps.liveness?.register('p1-poll', 3 * config.poll.interval_ms) ?? null;
-    this.schedule();
+    this.slotTimer = new SlotTimer(this.deps.clock, config.poll.interval_ms, () => this.tick());
+    this.slotTimer.start();
     logger.info({ meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.bus.name, address: m.connection.address, line: p1Line(m.bus) })) }, 'P1 reading started');
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.loop?.unregister();
     this.loop = null;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.slotTimer?.stop();
+    this.slotTimer = null;
     await Promise.all(this.meters.map((m) => m.connection.close()));
   }
 
@@ -179,16 +176,6 @@ export class P1Source implements MeterSource {
       { resource_id, meter_time: new Date(reading.meterTimeMs).toISOString(), gateway_time: new Date(receivedAtMs).toISOString(), offset_s: Math.round(offsetMs / 1000) },
       "the P1 meter's clock disagrees with the gateway's (check NTP; readings keep the gateway's time)",
     );
-  }
-
-  private schedule(): void {
-    if (!this.running) return;
-    const { slot, delayMs } = nextSlot(this.deps.clock.now(), this.deps.config.poll.interval_ms, this.polledSlot);
-    this.timer = setTimeout(() => {
-      this.polledSlot = slot;
-      this.tick();
-      this.schedule();
-    }, delayMs);
   }
 
   private tick(): void {

@@ -27,7 +27,7 @@ class BlueprintSource implements MeterSource {
   constructor(private readonly deps: MeterSourceDeps) {}
 
   async start(): Promise<void> {
-    // Open the buses in deps.config.buses; every poll.interval_ms slot (modbus/slots.ts nextSlot):
+    // Open the buses in deps.config.buses; every poll.interval_ms slot (sources/slot-timer.ts SlotTimer):
     // read each meter, deps.events.emit('sample.taken', sample) for each good reading, then
     // deps.events.emit('poll.tick-done', { source: this.name }). A meter changing
     // unknown/online/offline: deps.events.emit('meter.state-changed', { source: this.name, statuses: this.statuses() }).
