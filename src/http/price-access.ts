@@ -21,7 +21,6 @@ export interface MarketInfo {
 export interface PriceAccess {
   market(code: string): MarketInfo | undefined;
   knownMarkets(): readonly string[];
-  hasPrices(marketArea: string): boolean;
   /** End of the last stored period, or null without prices. */
   lastEndMs(marketArea: string): number | null;
   /** Whether the gateway fetches this market's prices (config prices.regions). */
@@ -45,7 +44,6 @@ export function createPriceAccess(db: Db, configuredRegions: readonly string[], 
       return m ? infos.get(m.code) : undefined;
     },
     knownMarkets: () => MARKETS.map((m) => m.code),
-    hasPrices: (area) => store.hasPrices(area),
     lastEndMs: (area) => store.lastEndMs(area),
     isConfigured: (area) => configured.includes(area.toUpperCase()),
     configuredMarkets: () => configured,
