@@ -126,30 +126,36 @@ export class ExogenousStore {
   /** Holes of one series in [fromMs, toMs). */
   seriesGapsIn(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): PriceGap[] {
     if (toMs <= fromMs) return [];
-    const gaps: PriceGap[] = [];
-    let cursor = fromMs;
-    for (const [startMs, durationS] of this.stmts.spans.iterate(marketArea, series, fromMs, toMs) as Iterable<[number, number]>) {
-      if (startMs > cursor) gaps.push({ fromMs: cursor, toMs: startMs });
-      cursor = Math.max(cursor, startMs + durationS * 1000);
-    }
-    if (cursor < toMs) gaps.push({ fromMs: cursor, toMs });
-    return gaps;
+    return walk(this.stmts.spans.iterate(marketArea, series, fromMs, toMs) as Iterable<[number, number]>, fromMs, toMs).gaps;
   }
 
   /** Per stored series of a market: points, first and last, holes, sources. */
   coverage(marketArea: string): ExogenousSeriesCoverage[] {
-    return (this.stmts.seriesOf.all(marketArea) as string[]).map((series) => {
-      let points = 0;
-      let firstStartMs: number | null = null;
-      let prevEnd: number | null = null;
-      const gaps: PriceGap[] = [];
-      for (const [startMs, durationS] of this.stmts.all.iterate(marketArea, series) as Iterable<[number, number]>) {
-        points++;
-        if (firstStartMs === null) firstStartMs = startMs;
-        if (prevEnd !== null && startMs > prevEnd) gaps.push({ fromMs: prevEnd, toMs: startMs });
-        prevEnd = Math.max(prevEnd ?? 0, startMs + durationS * 1000);
-      }
-      return { series, points, firstStartMs, lastEndMs: prevEnd, gaps, sources: this.stmts.sources.all(marketArea, series) as string[] };
-    });
+    return (this.stmts.seriesOf.all(marketArea) as string[]).map((series) => ({
+      series,
+      ...walk(this.stmts.all.iterate(marketArea, series) as Iterable<[number, number]>),
+      sources: this.stmts.sources.all(marketArea, series) as string[],
+    }));
   }
+}
+
+/**
+ * One pass over time-ordered `[startMs, durationS]` spans: their count, first start, last end
+ * and the holes between them, also before the first and after the last within [fromMs, toMs)
+ * when given (the backfill's holes; coverage has only those between).
+ */
+function walk(spans: Iterable<[number, number]>, fromMs?: number, toMs?: number): { points: number; firstStartMs: number | null; lastEndMs: number | null; gaps: PriceGap[] } {
+  let points = 0;
+  let firstStartMs: number | null = null;
+  let cursor: number | null = fromMs ?? null;
+  const gaps: PriceGap[] = [];
+  for (const [startMs, durationS] of spans) {
+    points++;
+    firstStartMs ??= startMs;
+    const endMs = startMs + durationS * 1000;
+    if (cursor !== null && startMs > cursor) gaps.push({ fromMs: cursor, toMs: startMs });
+    cursor = cursor === null ? endMs : Math.max(cursor, endMs);
+  }
+  if (cursor !== null && toMs !== undefined && cursor < toMs) gaps.push({ fromMs: cursor, toMs });
+  return { points, firstStartMs, lastEndMs: cursor, gaps };
 }
