@@ -2,11 +2,10 @@
 // (0x80 unspecified, 0x83 implementation specific, 0x97 quota exceeded): TLS with a test
 // CA, CONNACK to anyone, and each PUBLISH answered with the code the script returns. It
 // records what it accepted (code < 0x80), in the order it accepted it. mqtt-packet is
-// mqtt.js's own packet codec (a dependency of mqtt).
-import { mkdtempSync, rmSync } from 'node:fs';
+// mqtt.js's own packet codec, declared as a devDependency at the version mqtt locks.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { createServer, type TLSSocket } from 'node:tls';
 import mqttPacket, { type IPublishPacket, type Packet } from 'mqtt-packet';
 import { makeCertificates } from './mosquitto.js';
