@@ -378,9 +378,10 @@ export class CentralSystem implements Module {
 
     on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
-      checkClock(timestampMs(p.timestamp, 'timestamp'), 'StopTransaction');
+      const stoppedAtMs = timestampMs(p.timestamp, 'timestamp');
+      checkClock(stoppedAtMs, 'StopTransaction');
       const outcome = store.stopTransaction(
-        { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs: timestampMs(p.timestamp, 'timestamp'), reason: p.reason ?? null, idTag: p.idTag ?? null },
+        { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs, reason: p.reason ?? null, idTag: p.idTag ?? null },
         rows,
         clock.now(),
       );
