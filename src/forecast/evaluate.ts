@@ -110,7 +110,7 @@ export function formatEvaluationTable(rows: readonly HorizonRow[], horizonDays =
 }
 
 /** "model forecasts: D+1 28/28, ...": day forecasts from the model out of all, per horizon. */
-export function formatMethods(methods: readonly MethodCount[]): string {
+function formatMethods(methods: readonly MethodCount[]): string {
   const total = methods.reduce((a, m) => a + m.model + m.fallback, 0);
   const modelTotal = methods.reduce((a, m) => a + m.model, 0);
   const share = total > 0 ? ((100 * modelTotal) / total).toFixed(1) : '-';

@@ -21,7 +21,7 @@ export interface ExogenousChoice {
 }
 
 /** Share of the training window's days a series must cover to be used. */
-export const MIN_HISTORY_SHARE = 0.8;
+const MIN_HISTORY_SHARE = 0.8;
 
 export function chooseExogenous(args: {
   readonly timeZone: string;
@@ -69,7 +69,7 @@ const HOUR_MS = 3_600_000;
  * not the hour's mean (../shared/data README). European zones' offsets are whole hours, so
  * a UTC hour start is a local one. Finer models take the series as published.
  */
-export function asModelled<P extends SeriesPoint>(points: readonly P[], slots: number): P[] {
+function asModelled<P extends SeriesPoint>(points: readonly P[], slots: number): P[] {
   if (slots !== 24) return [...points];
   const out: P[] = [];
   for (const p of points) {

@@ -229,7 +229,7 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
 }
 
 /** Longest run of missing days read as their nearest known day; a longer run is missing history. */
-export const MAX_FILLED_RUN_DAYS = 7;
+const MAX_FILLED_RUN_DAYS = 7;
 
 /** The longest calibration window of the options (days of history the model reads, before lags). */
 export function longestWindow(options: LearOptions): number {

@@ -94,8 +94,8 @@ export interface RepairSummary {
 
 const HOUR_MS = 3_600_000;
 /** First retry of an incomplete chunk an hour later, doubling per attempt, at most weekly. */
-export const RETRY_BASE_MS = HOUR_MS;
-export const RETRY_MAX_MS = 7 * 24 * HOUR_MS;
+const RETRY_BASE_MS = HOUR_MS;
+const RETRY_MAX_MS = 7 * 24 * HOUR_MS;
 
 /** How long after its `attempts`-th incomplete fetch a chunk is tried again. */
 export function retryDelayMs(attempts: number): number {

@@ -87,7 +87,7 @@ function describeRun(run: MergeRun, currency: string): string {
 }
 
 /** What the import did to prices already stored: one heading per outcome, then its runs. */
-export function formatMerge(m: PriceMergeReport, currency: string): string[] {
+function formatMerge(m: PriceMergeReport, currency: string): string[] {
   const c = m.counts;
   const lines = [`  ${c.filled} new, ${c.unchanged} unchanged, ${c.corrected} corrected, ${c.refined} refining coarser ones, ${c.replaced} replaced, ${c['kept-finer'] + c['kept-better-source'] + c['kept-partial'] + c['kept-misaligned']} not stored`];
   for (const [outcome, what] of Object.entries(WHAT) as Array<[MergeOutcome, string]>) {

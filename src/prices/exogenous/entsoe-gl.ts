@@ -10,7 +10,7 @@ import { acknowledgement, decodePeriod, EntsoeDocumentError, parseEntsoeXml, tex
 import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
 
 /** psrType of an A69 series -> our series name; other production types are not kept. */
-export const PSR_SERIES: Readonly<Record<string, ExogenousSeriesName>> = { B16: 'solar', B18: 'wind_offshore', B19: 'wind_onshore' };
+const PSR_SERIES: Readonly<Record<string, ExogenousSeriesName>> = { B16: 'solar', B18: 'wind_offshore', B19: 'wind_onshore' };
 
 export type GlResult =
   | { readonly kind: 'points'; readonly points: ExogenousPoint[]; readonly ignoredPsrTypes: readonly string[] }
