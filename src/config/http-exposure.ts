@@ -1,8 +1,8 @@
 // Who can reach the HTTP API, and whether tokens would cross a network in clear text.
 // Checked once at config load (so `config check` and `run` refuse the same configs).
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
+import { readConfigFile } from './files.js';
 import type { Config } from './types.js';
 
 /** An IP address of this machine's loopback interface (127.0.0.0/8, ::1, v4-mapped 127.x). */
@@ -19,17 +19,6 @@ export function isLoopbackAddress(address: string): boolean {
  */
 export function isLoopbackHost(host: string): boolean {
   return host.toLowerCase() === 'localhost' || isLoopbackAddress(host);
-}
-
-function readable(path: string, setting: string, problems: string[]): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not readable by this user (make it root:metergate 0640; run checks with sudo)' : `cannot be read (${code ?? 'error'})`;
-    problems.push(`${setting}: ${path} ${why}`);
-    return undefined;
-  }
 }
 
 const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -50,8 +39,8 @@ export function httpExposureProblems(http: Config['http'] | undefined): string[]
     );
   }
   if (isMapping(http.tls) && typeof http.tls.cert_file === 'string' && typeof http.tls.key_file === 'string') {
-    const cert = readable(http.tls.cert_file, 'http.tls.cert_file', problems);
-    const key = readable(http.tls.key_file, 'http.tls.key_file', problems);
+    const cert = readConfigFile(http.tls.cert_file, 'http.tls.cert_file', problems);
+    const key = readConfigFile(http.tls.key_file, 'http.tls.key_file', problems);
     if (cert !== undefined && key !== undefined) {
       try {
         createSecureContext({ cert, key });

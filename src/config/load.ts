@@ -9,6 +9,7 @@ import { httpExposureProblems } from './http-exposure.js';
 import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
+import { readConfigFile } from './files.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -168,19 +169,7 @@ function crossChecks(config: Config): string[] {
 }
 
 function readSecretFile(path: string, setting: string, problems: string[], hint: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? `does not exist (${hint})`
-        : code === 'EACCES'
-          ? 'is not readable by this user (make it root:metergate 0640; run checks with sudo)'
-          : `cannot be read (${code ?? 'error'})`;
-    problems.push(`${setting}: ${path} ${why}`);
-    return undefined;
-  }
+  return readConfigFile(path, setting, problems, hint)?.trim();
 }
 
 /**
