@@ -40,9 +40,7 @@ export function heldStatements(db: Db) {
     releaseClock: db.prepare(`INSERT OR IGNORE INTO outbox (${COLUMNS}) SELECT ${COLUMNS} FROM outbox_held WHERE reason = 'clock'`),
     deleteClock: db.prepare("DELETE FROM outbox_held WHERE reason = 'clock'"),
     refusedTopics: db.prepare<[], { topic: string; code: number | null }>("SELECT topic, MAX(reason_code) AS code FROM outbox_held WHERE reason = 'refused' GROUP BY topic"),
-    summary: db.prepare<[], { reason: HoldReason; topic: string; code: number | null; n: number; since: number }>(
-      'SELECT reason, topic, reason_code AS code, COUNT(*) AS n, MIN(held_at_ms) AS since FROM outbox_held GROUP BY reason, topic, reason_code ORDER BY MIN(id)',
-    ),
+    summary: summaryStatement(db),
     takeRetry: db.prepare<[], { include_clock: number }>('DELETE FROM outbox_retry_requests RETURNING include_clock'),
   };
 }
@@ -54,10 +52,23 @@ export function requestRetry(db: Db, nowMs: number, includeClock: boolean): void
 
 /** The held messages by reason, topic and code, read from a database the daemon may be using (doctor, CLI). */
 export function readHeldGroups(db: Db): HeldGroup[] {
-  return heldStatements(db)
-    .summary.all()
-    .map((r) => ({ reason: r.reason, topic: r.topic, reasonCode: r.code, count: r.n, sinceMs: r.since }));
+  return summaryStatement(db).all().map(toHeldGroup);
 }
+
+interface SummaryRow {
+  reason: HoldReason;
+  topic: string;
+  code: number | null;
+  n: number;
+  since: number;
+}
+
+const summaryStatement = (db: Db) =>
+  db.prepare<[], SummaryRow>(
+    'SELECT reason, topic, reason_code AS code, COUNT(*) AS n, MIN(held_at_ms) AS since FROM outbox_held GROUP BY reason, topic, reason_code ORDER BY MIN(id)',
+  );
+
+export const toHeldGroup = (r: SummaryRow): HeldGroup => ({ reason: r.reason, topic: r.topic, reasonCode: r.code, count: r.n, sinceMs: r.since });
 
 /** MQTT 5 reason codes a PUBACK may carry, in words (OASIS MQTT 5.0, 3.4.2.1). */
 export const PUBACK_REASONS: Readonly<Record<number, string>> = {

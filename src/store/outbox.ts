@@ -4,7 +4,7 @@
 // a whole: the publisher pages through it by id.
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
-import { heldStatements, type HeldGroup, type HoldReason } from './outbox-held.js';
+import { heldStatements, toHeldGroup, type HeldGroup, type HoldReason } from './outbox-held.js';
 
 export interface OutboxMessage {
   readonly topic: string;
@@ -378,7 +378,7 @@ export class Outbox {
 
   /** Held messages by reason, topic and code (cached until something moves). */
   heldGroups(): readonly HeldGroup[] {
-    this.heldGroupsCache ??= this.held.summary.all().map((r) => ({ reason: r.reason, topic: r.topic, reasonCode: r.code, count: r.n, sinceMs: r.since }));
+    this.heldGroupsCache ??= this.held.summary.all().map(toHeldGroup);
     return this.heldGroupsCache;
   }
 
