@@ -14,13 +14,25 @@ export interface DaemonProcess {
   stop(): Promise<number | null>;
 }
 
-export async function startDaemon(configPath: string): Promise<DaemonProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', configPath], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface DaemonOptions {
+  /** The daemon's environment (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Told every chunk the daemon writes to stdout or stderr, as it comes. */
+  readonly onOutput?: (chunk: string) => void;
+  readonly startTimeoutMs?: number;
+}
+
+export async function startDaemon(configPath: string, opts: DaemonOptions = {}): Promise<DaemonProcess> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', '--config', configPath], { cwd: root, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  proc.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const onData = (d: Buffer) => {
+    output += d.toString();
+    opts.onOutput?.(d.toString());
+  };
+  proc.stdout?.on('data', onData);
+  proc.stderr?.on('data', onData);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const until = Date.now() + 30_000;
+  const until = Date.now() + (opts.startTimeoutMs ?? 30_000);
   while (!output.includes('metergate started')) {
     if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${output}`);
     if (Date.now() > until) {

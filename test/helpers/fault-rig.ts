@@ -5,7 +5,7 @@
 // small tmpfs and under libfaketime; a persistent subscriber that sees what the cloud sees.
 // It counts, per fault, readings taken (stored in SQLite, or seen at the broker), delivered,
 // lost and duplicated, and how long delivery took to catch up after the fault ended.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,9 +13,12 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { freePort, startTlsBroker, type BrokerUser, type TlsBroker } from './mosquitto.js';
 import { startScriptedBroker, type ScriptedBroker } from './scripted-broker.js';
+import { startDaemon, type DaemonProcess } from './daemon-process.js';
 import { startSim, type SimProcess } from './sim-process.js';
 import { removeDir, startPtyPair, startTappedLine, type PtyPair, type TappedLine } from './socat.js';
 import { subscribe, type TestSubscriber } from './subscriber.js';
+import { until } from './wait.js';
+import { libfaketimePath } from './peers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,7 +28,6 @@ export const NOISY_METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 /** The meter whose adapter can be unplugged. */
 export const PLUGGABLE_METER = '1c7a3b5f-2d4e-4f60-9b0c-1d2e3f4a5b6c';
 
-export const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((p) => existsSync(p));
 
 export interface RigOptions {
   readonly pollIntervalMs?: number;
@@ -62,6 +64,7 @@ export interface FaultRow {
 const GATEWAY: BrokerUser = { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] };
 const CLOUD: BrokerUser = { username: 'cloud', password: 'cloud-secret', acl: ['topic read svc/resources/#'] };
 
+/** `${resource_id} ${sampled_at}` */
 type Key = string;
 
 export interface MeasureOptions {
@@ -72,7 +75,7 @@ export interface MeasureOptions {
    * not waited for. Otherwise (a refusal that was fixed) recovery waits until they arrive.
    */
   readonly heldStays?: boolean;
-} // `${resource_id} ${sampled_at}`
+}
 
 export class FaultRig {
   broker!: TlsBroker;
@@ -81,8 +84,9 @@ export class FaultRig {
   noisyLine!: TappedLine;
   plug!: PtyPair;
   readonly sims: SimProcess[] = [];
-  daemon: ChildProcess | null = null;
-  private daemonLog = '';
+  daemon: DaemonProcess | null = null;
+  /** Output of daemons killed before the current one. */
+  private readonly previousLogs: string[] = [];
   readonly dir: string;
   readonly dataDir: string;
   readonly configPath: string;
@@ -180,31 +184,18 @@ ${this.options.extraYaml ?? ''}
   async startDaemon(): Promise<void> {
     const env: NodeJS.ProcessEnv = { ...process.env };
     if (this.options.faketime) {
-      if (!LIBFAKETIME) throw new Error('libfaketime is missing (bash scripts/install-test-deps)');
-      Object.assign(env, { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: this.clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' });
+      const preload = libfaketimePath();
+      if (!preload) throw new Error('libfaketime is missing (bash scripts/install-test-deps)');
+      Object.assign(env, { LD_PRELOAD: preload, FAKETIME_TIMESTAMP_FILE: this.clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' });
     }
-    const proc = spawn(process.execPath, ['--import', 'tsx', resolve(root, 'src/cli.ts'), 'run', '--config', this.configPath], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.daemon = proc;
-    let started = false;
-    const onData = (d: Buffer) => {
-      this.daemonLog += d.toString();
-      this.readSampleLines(d.toString());
-      if (this.daemonLog.length > 2_000_000) this.daemonLog = this.daemonLog.slice(-1_000_000);
-      if (!started && this.daemonLog.includes('metergate started')) started = true;
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    await this.until(() => started || proc.exitCode !== null, 'the daemon to start', 60_000);
-    if (!started) throw new Error(`daemon exited ${proc.exitCode}: ${this.daemonLog.slice(-2000)}`);
+    this.daemon = await startDaemon(this.configPath, { env, onOutput: (chunk) => this.readSampleLines(chunk), startTimeoutMs: 60_000 });
   }
 
   async kill9(): Promise<void> {
-    const p = this.daemon;
+    if (!this.daemon) return;
+    this.previousLogs.push(this.daemon.output());
+    await this.daemon.kill9();
     this.daemon = null;
-    if (!p || p.exitCode !== null || p.signalCode !== null) return;
-    const gone = new Promise((r) => p.once('exit', r));
-    p.kill('SIGKILL');
-    await gone;
     // Samples read from the meter but not yet committed die with the process, as the
     // register values do in a power cut: counted apart, not as taken.
     const killedAtMs = Date.now();
@@ -215,6 +206,16 @@ ${this.options.extraYaml ?? ''}
         this.taken.delete(key);
       }
     }
+  }
+
+  async stopDaemon(): Promise<void> {
+    await this.daemon?.stop();
+    this.daemon = null;
+  }
+
+  /** What every daemon of this rig wrote, oldest first. */
+  log(): string {
+    return [...this.previousLogs, this.daemon?.output() ?? ''].join('');
   }
 
   /** The poller's debug line for each sample it hands on: what the daemon took. */
@@ -244,21 +245,6 @@ ${this.options.extraYaml ?? ''}
     if (this.taken.has(key) || this.inFlightAtKill.has(key)) return;
     this.taken.add(key);
     this.takenAtMs.set(key, Date.now());
-  }
-
-  async stopDaemon(): Promise<void> {
-    const p = this.daemon;
-    this.daemon = null;
-    if (!p || p.exitCode !== null || p.signalCode !== null) return;
-    const gone = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    const timer = setTimeout(() => p.kill('SIGKILL'), 15_000);
-    await gone;
-    clearTimeout(timer);
-  }
-
-  log(): string {
-    return this.daemonLog;
   }
 
   /** Unplugs the pluggable meter's adapter: its device node vanishes. */
@@ -428,11 +414,12 @@ ${this.options.extraYaml ?? ''}
     return { fault, taken, delivered, lost: taken - delivered - held, held, missedSlots, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
   }
 
+  /** until() from wait.ts, with the end of the daemon's log in the error. */
   async until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${this.daemonLog.slice(-1500)}`);
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      await until(check, what, timeoutMs, 100);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${this.log().slice(-1500)}`);
     }
   }
 

@@ -27,3 +27,12 @@ const runs = (command: string, args: string[]) => spawnSync(command, args).statu
 
 export const hasSocat = peer('socat', runs('socat', ['-V']));
 export const isRoot = peer('root', process.getuid?.() === 0, 'run the tests as root, as CI does');
+
+// Looked up when a test file asks (not when peers.ts loads), so a file that needs socat
+// does not warn about a missing browser.
+/** libfaketime's preload library, or undefined. */
+export const libfaketimePath = (): string | undefined =>
+  peerPath('libfaketime', ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1']);
+/** Debian's Chromium, or undefined. */
+export const chromiumPath = (): string | undefined => peerPath('chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser']);
+export const systemdAnalyzeFound = (): boolean => peer('systemd-analyze', runs('systemd-analyze', ['--version']));

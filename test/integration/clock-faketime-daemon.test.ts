@@ -16,10 +16,9 @@ import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 import { until as waitUntil } from '../helpers/wait.js';
-import { hasSocat } from '../helpers/peers.js';
-import { peer, peerPath } from '../helpers/peers.js';
+import { hasSocat, libfaketimePath, peer } from '../helpers/peers.js';
 
-const LIBFAKETIME = peerPath('libfaketime', ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1']);
+const LIBFAKETIME = libfaketimePath();
 // With clock.trust auto the daemon trusts a stepped clock once NTP says synchronized or,
 // where NTP status is unknown (containers), once it ran stable_for_s without steps. A host
 // whose NTP reports "unsynchronized" would keep it waiting: no verdict possible there.

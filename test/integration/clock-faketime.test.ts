@@ -5,9 +5,9 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { BUILD_DATE_MS } from '../../src/version.js';
-import { peerPath } from '../helpers/peers.js';
+import { libfaketimePath } from '../helpers/peers.js';
 
-const LIBFAKETIME = peerPath('libfaketime', ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1']);
+const LIBFAKETIME = libfaketimePath();
 if (!LIBFAKETIME) console.warn('libfaketime not found (Debian package faketime, see scripts/install-test-deps): skipping the faked-clock test');
 
 type Line = { tick?: number; held?: number; trusted?: boolean; released?: string; sampledAtMs: number; nowMs: number };

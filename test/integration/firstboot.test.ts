@@ -7,11 +7,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isRoot, peer } from '../helpers/peers.js';
+import { isRoot, systemdAnalyzeFound } from '../helpers/peers.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const METERGATE_GID = 996;
-const hasSystemdAnalyze = peer('systemd-analyze', spawnSync('systemd-analyze', ['--version']).status === 0);
+const hasSystemdAnalyze = systemdAnalyzeFound();
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2Vy\n-----END CERTIFICATE-----\n';
 
 /** A root as the package leaves it: the metergate group, /etc/metergate with the example config. */

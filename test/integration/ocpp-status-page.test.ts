@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { CentralSystem } from '../../src/ocpp/central-system.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
-import { peerPath } from '../helpers/peers.js';
+import { chromiumPath } from '../helpers/peers.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
-const CHROMIUM = peerPath('chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser']);
+const CHROMIUM = chromiumPath();
 const PASSWORD = 'status-page-key-0123456';
 
 describe.skipIf(!CHROMIUM)('status page: chargers', () => {

@@ -23,9 +23,9 @@ import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
 import { ORG } from '../helpers/poller-harness.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
-import { hasSocat, peerPath } from '../helpers/peers.js';
+import { chromiumPath, hasSocat } from '../helpers/peers.js';
 
-const CHROMIUM = peerPath('chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser']);
+const CHROMIUM = chromiumPath();
 const skip = !CHROMIUM || !hasSocat || !hasSharedData;
 
 // 10:30 in Amsterdam on a day of the real 2025 file: today's prices are published,

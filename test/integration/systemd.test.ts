@@ -5,10 +5,10 @@ import { Liveness } from '../../src/ops/systemd/liveness.js';
 import { SystemdNotifier } from '../../src/ops/systemd/systemd-notify.js';
 import { SystemdWatchdog } from '../../src/ops/systemd/watchdog.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
-import { peer } from '../helpers/peers.js';
+import { systemdAnalyzeFound } from '../helpers/peers.js';
 
 const UNIT = 'systemd/metergate.service';
-const hasSystemdAnalyze = peer('systemd-analyze', spawnSync('systemd-analyze', ['--version']).status === 0);
+const hasSystemdAnalyze = systemdAnalyzeFound();
 if (!hasSystemdNotify || !hasPython3) console.warn('systemd-notify or python3 not found: skipping sd_notify protocol tests');
 
 const silent = createLogger('silent');

@@ -9,10 +9,10 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRoot, peer } from '../helpers/peers.js';
+import { isRoot, systemdAnalyzeFound } from '../helpers/peers.js';
 import { debPath, hasDeb, VERSION } from './deb.js';
 
-const hasSystemdAnalyze = peer('systemd-analyze', spawnSync('systemd-analyze', ['--version']).status === 0);
+const hasSystemdAnalyze = systemdAnalyzeFound();
 const ready = [hasDeb('amd64'), isRoot, hasSystemdAnalyze].every(Boolean);
 const NEWER = `${VERSION}+upgrade1`;
 const PROBE_MIGRATION = 997;
