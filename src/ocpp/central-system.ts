@@ -60,6 +60,8 @@ export class CentralSystem implements Module {
   private readonly servers: Server[] = [];
   private store?: OcppStore;
   private profiles?: ChargingProfileStore;
+  private targets?: ChargingTargetStore;
+  private planner?: TargetPlanner;
   private readonly chargers: Map<string, ChargerConfig>;
   private readonly state = new Map<string, ChargerState>();
   private messages?: Counter<'action' | 'outcome'>;
@@ -79,6 +81,8 @@ export class CentralSystem implements Module {
     const chargers = this.chargers;
     this.store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
     this.profiles = new ChargingProfileStore(db);
+    this.targets = new ChargingTargetStore(db);
+    this.planner = new TargetPlanner(db, config.forecast.enabled);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;
@@ -191,7 +195,7 @@ export class CentralSystem implements Module {
       this.ctx.logger.debug({ charge_point_id: e.chargePointId, connector_id: e.connectorId, configured: st !== undefined }, 'charging plan not sent: charger not connected');
       return;
     }
-    const target = new ChargingTargetStore(this.ctx.db).get(e.chargePointId, e.connectorId);
+    const target = this.targets!.get(e.chargePointId, e.connectorId);
     if (!target) return;
     void this.sendProfile(st.client, e.connectorId, e.plan, e.plannedAtMs, target.departureMs);
   }
@@ -199,8 +203,8 @@ export class CentralSystem implements Module {
   /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
   private applyStoredTargets(client: ChargerClient, connectorId: number | null): void {
     const nowMs = this.ctx.clock.now();
-    const planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled);
-    const targets = new ChargingTargetStore(this.ctx.db).upcoming(nowMs).filter((t) => t.chargePointId === client.identity && (connectorId === null || t.connectorId === connectorId));
+    const planner = this.planner!;
+    const targets = this.targets!.upcoming(nowMs).filter((t) => t.chargePointId === client.identity && (connectorId === null || t.connectorId === connectorId));
     for (const target of targets) {
       let plan: Plan;
       try {
