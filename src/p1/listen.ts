@@ -94,14 +94,3 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
     connection.open();
   });
 }
-
-/** Tries DSMR 4+ (115200 8N1) first, then DSMR 2.2/3.0 (9600 7E1); the first whole telegram wins. */
-export async function detectP1(opts: Omit<ListenOptions, 'line'>): Promise<ListenResult[]> {
-  const results: ListenResult[] = [];
-  for (const line of ['115200 8N1', '9600 7E1'] as const) {
-    const result = await listenForTelegram({ ...opts, line });
-    results.push(result);
-    if (result.telegram || result.unavailable) break;
-  }
-  return results;
-}
