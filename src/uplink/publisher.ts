@@ -144,7 +144,7 @@ export class OutboxPublisher implements Module {
   private refusalAttempt = 0;
   private pauseTimer: NodeJS.Timeout | null = null;
   private pausedUntilMs: number | null = null;
-  private lastTransient: { reasonCode: number; atMs: number } | null = null;
+  private lastTransientCode: number | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
   private probeTimerAt = 0;
   /** After a pause or a retry the oldest row goes alone until the broker takes one. */
@@ -269,8 +269,8 @@ export class OutboxPublisher implements Module {
           : `${g.count} message(s) for ${g.topic} quarantined: stamped ahead of the trusted clock after a clock step`,
       );
     }
-    if (this.pausedUntilMs !== null && this.lastTransient) {
-      parts.push(`broker refusing for now (${describeReasonCode(this.lastTransient.reasonCode)}), sending again in ${Math.max(0, Math.round((this.pausedUntilMs - performance.now()) / 1000))} s`);
+    if (this.pausedUntilMs !== null && this.lastTransientCode !== null) {
+      parts.push(`broker refusing for now (${describeReasonCode(this.lastTransientCode)}), sending again in ${Math.max(0, Math.round((this.pausedUntilMs - performance.now()) / 1000))} s`);
     }
     return parts.length > 0 ? parts.join('; ') : null;
   }
@@ -555,7 +555,7 @@ export class OutboxPublisher implements Module {
   /** Any other code: the row stays in the outbox; sending pauses with jittered backoff, then starts again from the oldest row. */
   private refusedForNow(row: OutboxRow, reasonCode: number): void {
     this.counters.refused.inc({ reason_code: String(reasonCode), outcome: 'retried' });
-    this.lastTransient = { reasonCode, atMs: this.deps.clock.now() };
+    this.lastTransientCode = reasonCode;
     if (this.pauseTimer) return; // already pausing; the rewind at its end sends this row again
     const mq = this.deps.config.mqtt!;
     const delayMs = reconnectDelayMs({ minMs: mq.reconnect_min_ms, maxMs: mq.reconnect_max_ms }, this.refusalAttempt, (this.deps.random ?? Math.random)());
