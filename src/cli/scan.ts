@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
 import { listenForTelegram } from '../p1/listen.js';
-import { p1ConfigSnippet, p1Summary, type P1Target } from '../p1/snippet.js';
+import { p1ConfigSnippet, p1LineReport, p1Summary, type P1Target } from '../p1/snippet.js';
 import { bestResult, configSnippet, parseUnitIds, scan, ScanPortError, type ScanSettings } from '../modbus/scan.js';
 
 interface ScanCliOptions {
@@ -173,8 +173,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   }
   const results = first.telegram ? [first] : [first, await listenForTelegram({ ...base, line: '9600 7E1' })];
   for (const r of results) {
-    const dropped = Object.entries(r.drops).map(([reason, n]) => `${n} ${reason}`).join(', ');
-    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${r.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''})`}\n`);
+    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${p1LineReport(r)})`}\n`);
   }
   const found = results.find((r) => r.telegram);
   if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

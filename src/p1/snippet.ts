@@ -17,6 +17,12 @@ export function p1Summary(result: ListenResult): string {
   return `${version} smart meter ${t.identity.meterId ?? '(no meter id)'} (${t.identity.vendor} ${t.identity.model}) at ${result.line}, ${t.crcChecked ? 'CRC checked' : 'no CRC (DSMR 2.2/3.0)'}`;
 }
 
+/** What came instead of a whole telegram: `812 bytes; dropped: 2 crc, 1 truncated`. */
+export function p1LineReport(result: ListenResult): string {
+  const dropped = Object.entries(result.drops).map(([reason, n]) => `${n} ${reason}`).join(', ');
+  return `${result.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''}`;
+}
+
 export function p1ConfigSnippet(result: ListenResult, target: P1Target, resourceId: string, name = 'p1-1'): string {
   const t = result.telegram;
   if (!t) return '# no P1 meter found\n';

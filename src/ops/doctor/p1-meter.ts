@@ -6,7 +6,7 @@ import { createLogger } from '../../log.js';
 import { listenForTelegram } from '../../p1/listen.js';
 import { p1Line } from '../../p1/line-settings.js';
 import { P1_MAX_POWER_W } from '../../p1/p1-source.js';
-import { p1Summary } from '../../p1/snippet.js';
+import { p1LineReport, p1Summary } from '../../p1/snippet.js';
 import { fail, pass, warn, type CheckResult, type DoctorEnv } from './types.js';
 
 /** Longer than a DSMR 4 meter's 10 s between telegrams. */
@@ -51,10 +51,9 @@ export async function checkP1Meter(
     return problem ? fail(name, `${where} sends to the running daemon, but ${problem}`, 'check which meter this P1 port belongs to') : pass(name, `${where} sends to the running daemon: ${judge.format(values)}`);
   }
   if (!heard.telegram) {
-    const dropped = Object.entries(heard.drops).map(([reason, n]) => `${n} ${reason}`).join(', ');
     return fail(
       name,
-      `${where}: no whole telegram in ${LISTEN_MS / 1000} s at ${heard.line} (${heard.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''})`,
+      `${where}: no whole telegram in ${LISTEN_MS / 1000} s at ${heard.line} (${p1LineReport(heard)})`,
       heard.bytes === 0
         ? 'check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)'
         : `check buses[${busIndex}].line (DSMR 2.2/3.0: 9600 7E1; 4+: 115200 8N1; \`metergate scan --p1 --port ${endpoint}\` tries both); dropped telegrams mean bit errors on the cable`,
