@@ -163,7 +163,7 @@ export const metersCheck: DoctorCheck = {
       const meters = config.meters.filter((m) => m.bus === busConfig.name);
       if (meters.length === 0) continue;
       if (busConfig.type === 'p1' || busConfig.type === 'p1-tcp') {
-        for (const meter of meters) results.push(await checkP1Meter(busConfig, busIndex, meter, env, { name: meterCheckName(meter), implausibility, format }, daemonMeters));
+        for (const meter of meters) results.push(await checkP1Meter(busConfig, busIndex, meter, { name: meterCheckName(meter), implausibility, format }, daemonMeters));
         continue;
       }
       const bus = new ModbusBus({ bus: busConfig, logger, reopenInitialMs: 0 });

@@ -7,7 +7,7 @@ import { listenForTelegram } from '../../p1/listen.js';
 import { p1Line } from '../../p1/line-settings.js';
 import { P1_MAX_POWER_W } from '../../p1/p1-source.js';
 import { p1LineReport, p1Summary } from '../../p1/snippet.js';
-import { fail, pass, warn, type CheckResult, type DoctorEnv } from './types.js';
+import { fail, pass, warn, type CheckResult } from './types.js';
 
 /** Longer than a DSMR 4 meter's 10 s between telegrams. */
 const LISTEN_MS = 11_500;
@@ -23,7 +23,6 @@ export async function checkP1Meter(
   bus: BusConfig,
   busIndex: number,
   meter: MeterConfig,
-  env: DoctorEnv,
   judge: { name: string; implausibility: (values: Readonly<Record<string, number>>, maxPowerW: number) => string | null; format: (values: Readonly<Record<string, number>>) => string },
   daemonMeters: () => Promise<readonly DaemonMeterView[] | null>,
 ): Promise<CheckResult> {
