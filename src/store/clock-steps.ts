@@ -2,6 +2,7 @@
 // lives on the reading (readings.clock_suspect), so whoever reads readings can tell; the
 // steps table keeps what happened, and flags readings stored later inside a step's window.
 import type { Db } from './db.js';
+import { prepareResourceAfter } from './readings.js';
 
 export interface ClockStep {
   readonly detectedAtMs: number;
@@ -33,8 +34,7 @@ export class ClockStepStore {
   constructor(private readonly db: Db) {
     this.stmts = {
       insert: db.prepare('INSERT INTO clock_steps (detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms) VALUES (?, ?, ?, ?)'),
-      // Skip-scan over the primary key (resource_id, sampled_at_ms): one seek per resource.
-      nextResource: db.prepare<[string], string>('SELECT resource_id FROM readings WHERE resource_id > ? ORDER BY resource_id LIMIT 1').pluck(),
+      nextResource: prepareResourceAfter(db),
       flag: db.prepare('UPDATE readings SET clock_suspect = 1 WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 0'),
       latest: db.prepare<[], { detected_at_ms: number; step_ms: number; suspect_from_ms: number; suspect_to_ms: number }>(
         'SELECT detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms FROM clock_steps ORDER BY id DESC LIMIT 1',

@@ -1,5 +1,6 @@
 // The readings table: every accepted meter sample, kept for session pricing and history.
 import type { MeterSample, Metric } from '../domain.js';
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 
 /** One stored reading, in the domain's words. */
@@ -31,6 +32,14 @@ interface Row {
 
 const metricValue = (metrics: readonly Metric[], name: string): number | null => metrics.find((m) => m.name === name)?.value ?? null;
 
+/**
+ * The first resource id after the given one ('' for the first), by a skip-scan over the
+ * primary key (resource_id, sampled_at_ms): one seek per resource, never a table scan.
+ */
+export function prepareResourceAfter(db: Db): Statement<[string], string> {
+  return db.prepare<[string], string>('SELECT resource_id FROM readings WHERE resource_id > ? ORDER BY resource_id LIMIT 1').pluck();
+}
+
 export class ReadingsStore {
   private readonly stmts;
 
@@ -47,7 +56,7 @@ export class ReadingsStore {
       latest: db.prepare<[string], Row>('SELECT * FROM readings WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT 1'),
       // The retention purge goes resource by resource through the primary key
       // (resource_id, sampled_at_ms), in bounded steps: never a scan of the whole table.
-      resourceAfter: db.prepare<[string], string>('SELECT resource_id FROM readings WHERE resource_id > ? ORDER BY resource_id LIMIT 1').pluck(),
+      resourceAfter: prepareResourceAfter(db),
       // Readings inside a session that is priced from this meter (PUT with resource_id), and
       // those within the edge gap beyond it (its edges are interpolated from them), are its
       // evidence: kept past the retention, or its CDR could no longer be computed.
