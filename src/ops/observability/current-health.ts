@@ -14,8 +14,17 @@ export interface CurrentHealthDeps {
   readonly clock: { now(): number };
 }
 
-export function currentHealth(deps: CurrentHealthDeps): Health {
-  const p = deps.probes;
+/** One read of every module view, each guarded: what /healthz and /status.json judge and show. */
+export interface ViewSnapshot {
+  readonly meters: ReturnType<NonNullable<Probes['meters']>> | null;
+  readonly uplink: ReturnType<NonNullable<Probes['uplink']>> | null;
+  readonly clock: ReturnType<NonNullable<Probes['clock']>> | null;
+  readonly prices: ReturnType<NonNullable<Probes['prices']>> | null;
+  /** Health contributed by modules, plus a degraded entry for each view that threw. */
+  readonly contributed: Record<string, ComponentHealth>;
+}
+
+export function readViews(p: Probes): ViewSnapshot {
   // A view that throws (a database error under outbox.stats()) makes its component
   // degraded with the error, instead of taking /healthz down with it.
   const unreadable: Record<string, ComponentHealth> = {};
@@ -37,16 +46,25 @@ export function currentHealth(deps: CurrentHealthDeps): Health {
     const c = read(name, contributor);
     if (c) contributed[name] = c;
   }
+  return { meters, uplink, clock, prices, contributed: { ...contributed, ...unreadable } };
+}
+
+/** Health judged from views already read (so a caller that also shows them reads them once). */
+export function healthOf(views: ViewSnapshot, deps: Omit<CurrentHealthDeps, 'probes'>): Health {
   return assessHealth({
     nowMs: deps.clock.now(),
     liveness: deps.liveness.check(),
-    meters,
-    uplink,
-    clock,
-    prices,
+    meters: views.meters,
+    uplink: views.uplink,
+    clock: views.clock,
+    prices: views.prices,
     maxOutboxAgeMs: MAX_OUTBOX_AGE_MS,
-    contributed: { ...contributed, ...unreadable },
+    contributed: views.contributed,
   });
+}
+
+export function currentHealth(deps: CurrentHealthDeps): Health {
+  return healthOf(readViews(deps.probes), deps);
 }
 
 /** Liveness alone: reads no module view (no database), so it answers while the process works. */

@@ -2,7 +2,7 @@
 // live view, in the same snake_case words as the rest of the gateway's JSON.
 import type { Config } from '../../config/types.js';
 import { VERSION } from '../../version.js';
-import { currentHealth } from './current-health.js';
+import { healthOf, readViews } from './current-health.js';
 import type { Health } from './health.js';
 import type { Liveness } from '../systemd/liveness.js';
 import type { Probes } from './probes.js';
@@ -20,11 +20,10 @@ const iso = (ms: number | null | undefined) => (ms === null || ms === undefined 
 export function buildStatusReport(deps: StatusReportDeps) {
   const { probes, config } = deps;
   const now = deps.clock.now();
-  const meters = probes.meters?.() ?? null;
-  const uplink = probes.uplink?.() ?? null;
-  const clock = probes.clock?.() ?? null;
-  const coverage = probes.prices?.() ?? null;
-  const health: Health = currentHealth(deps);
+  // One read of each view serves both the health verdict and what the page shows.
+  const views = readViews(probes);
+  const { meters, uplink, clock, prices: coverage } = views;
+  const health: Health = healthOf(views, deps);
   return {
     generated_at: iso(now),
     gateway: {
