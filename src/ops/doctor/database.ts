@@ -1,7 +1,7 @@
 // doctor: the SQLite database passes a quick integrity check.
-import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';
+import { withReadOnlyDb } from './read-only-db.js';
 import { errorCode, errorMessage, fail, pass, warn, type DoctorCheck } from './types.js';
 
 const RECOVER_FIX = (path: string) =>
@@ -18,31 +18,28 @@ export const databaseCheck: DoctorCheck = {
   async run(env) {
     const path = databasePath(env.config!.data_dir);
     if (!existsSync(path)) return [warn('database', `${path} does not exist yet (created when the daemon first starts)`, 'sudo systemctl start metergate')];
-    let db: Database.Database | undefined;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
-      db.pragma('busy_timeout = 5000');
-      const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
-      const problems = rows.map((r) => r.quick_check.replace(/\s+/g, ' ').trim()).filter((r) => r !== 'ok');
-      if (problems.length > 0) {
-        return [
-          fail(
-            'database',
-            `${path}: corrupt, quick_check found ${problems.length} problem(s): ${problems.slice(0, 3).join('; ')}`,
-            RECOVER_FIX(path),
-          ),
-        ];
-      }
-      const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]));
-      const outbox = tables.has('outbox') ? (db.prepare('SELECT COUNT(*) FROM outbox').pluck().get() as number) : 0;
-      const version = tables.has('schema_migrations') ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
-      return [pass('database', `${path}: quick_check ok, schema ${version ?? 'none'}, ${outbox} message(s) waiting in the outbox`)];
+      return await withReadOnlyDb(path, ({ db }) => {
+        const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
+        const problems = rows.map((r) => r.quick_check.replace(/\s+/g, ' ').trim()).filter((r) => r !== 'ok');
+        if (problems.length > 0) {
+          return [
+            fail(
+              'database',
+              `${path}: corrupt, quick_check found ${problems.length} problem(s): ${problems.slice(0, 3).join('; ')}`,
+              RECOVER_FIX(path),
+            ),
+          ];
+        }
+        const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]));
+        const outbox = tables.has('outbox') ? (db.prepare('SELECT COUNT(*) FROM outbox').pluck().get() as number) : 0;
+        const version = tables.has('schema_migrations') ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
+        return [pass('database', `${path}: quick_check ok, schema ${version ?? 'none'}, ${outbox} message(s) waiting in the outbox`)];
+      });
     } catch (err) {
       const code = errorCode(err);
       if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return [fail('database', `${path}: corrupt (${errorMessage(err)})`, RECOVER_FIX(path))];
       return [fail('database', `${path}: ${errorMessage(err)}`, `check ownership (\`sudo chown -R metergate: ${env.config!.data_dir}\`) and that the file is a metergate database`)];
-    } finally {
-      db?.close();
     }
   },
 };

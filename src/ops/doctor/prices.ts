@@ -1,7 +1,7 @@
 // doctor: prices cover now (and tomorrow, from the afternoon on) in every region.
-import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { databasePath } from '../../store/db.js';
+import { withReadOnlyDb } from './read-only-db.js';
 import { fail, pass, warn, type CheckResult, type DoctorCheck } from './types.js';
 
 const HOUR_MS = 3_600_000;
@@ -19,9 +19,8 @@ export const pricesCheck: DoctorCheck = {
     if (config.prices.source === 'none' || config.prices.regions.length === 0) return [pass('prices', 'price sync disabled (prices.source: none)')];
     const path = databasePath(config.data_dir);
     if (!existsSync(path)) return config.prices.regions.map((r) => warn(`prices ${r}`, 'no database yet: prices are fetched after the first start', 'sudo systemctl start metergate'));
-    const db = new Database(path, { readonly: true, fileMustExist: true });
-    try {
-      const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'prices'").pluck().get();
+    return withReadOnlyDb(path, ({ db, hasTable: tableExists }) => {
+      const hasTable = tableExists('prices');
       const now = env.now();
       return config.prices.regions.map((region): CheckResult => {
         const name = `prices ${region}`;
@@ -38,8 +37,6 @@ export const pricesCheck: DoctorCheck = {
         if (utcHour >= 15 && lastEnd < endOfTomorrowish) return warn(name, `prices until ${until}; tomorrow's are not in yet`, fix);
         return pass(name, `prices until ${until}`);
       });
-    } finally {
-      db.close();
-    }
+    });
   },
 };
