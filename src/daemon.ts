@@ -148,6 +148,9 @@ export function buildModules(ctx: AppContext): Module[] {
   // its schemas are loaded only when a charger is configured.
   const centralSystem = ctx.config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx)) : null;
   if (centralSystem) modules.push(centralSystem);
+  // Follows each charging session against its plan and plans the rest again when it falls behind.
+  const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx)) : null;
+  if (planFollower) modules.push(planFollower);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
@@ -201,6 +204,11 @@ export function buildModules(ctx: AppContext): Module[] {
   events.on('exogenous.updated', () => void forecast.instance?.refresh());
   // A new plan goes to the connector's charger as a charging profile (when it is connected).
   if (centralSystem) events.on('plan.updated', (plan) => centralSystem.instance?.applyPlan(plan));
+  // What a charger measures and says of its connectors: is its session keeping up with the plan?
+  if (planFollower) {
+    events.on('charger.energy-measured', (e) => planFollower.instance?.energyMeasured(e));
+    events.on('charger.connector-status', (e) => planFollower.instance?.connectorStatus(e));
+  }
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);
   return modules;

@@ -35,7 +35,19 @@ export interface Events {
    * it again. http route, replanner (planning/replan.ts) → OCPP central system (sends it to
    * the charger with SetChargingProfile).
    */
-  'plan.updated': { readonly chargePointId: string; readonly connectorId: number; readonly marketArea: string; readonly reason: 'target-set' | 'prices-updated'; readonly plannedAtMs: number; readonly plan: Plan };
+  'plan.updated': {
+    readonly chargePointId: string;
+    readonly connectorId: number;
+    readonly marketArea: string;
+    /** behind-plan, charger-available: the plan follower (ocpp/plan-follower.ts) planned the rest again. */
+    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available';
+    readonly plannedAtMs: number;
+    readonly plan: Plan;
+  };
+  /** A charger's energy register values for an open transaction were stored (MeterValues). OCPP central system → plan follower. */
+  'charger.energy-measured': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number };
+  /** A charger reported a connector's status (StatusNotification, stored). OCPP central system → plan follower. */
+  'charger.connector-status': { readonly chargePointId: string; readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly atMs: number };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
   'clock.trusted': { readonly reason: string };
 }

@@ -24,6 +24,7 @@ import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observabi
 import { OcppStore, chargerSessionId } from '../store/ocpp.js';
 import { chargingProfileRequest } from './charging-profile.js';
 import { authorizeIdTag } from './id-tags.js';
+import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
 
 /** What an ocpp-rpc server-side client is to us (its typings are loose). */
@@ -353,6 +354,7 @@ export class CentralSystem implements Module {
       const atMs = p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs;
       if (p.timestamp) checkClock(atMs, 'StatusNotification');
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
+      this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs });
       return {};
     });
 
@@ -377,6 +379,7 @@ export class CentralSystem implements Module {
       if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues');
       const known = store.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
+      else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId: p.transactionId });
       return {};
     });
 

@@ -4,6 +4,7 @@
 // the plan was made to departure; TxProfile for a running transaction, else TxDefaultProfile
 // (the charger uses it for the next transaction on that connector).
 import type { Plan } from '../planning/plan.js';
+import type { ScheduleSegment } from '../planning/progress.js';
 
 export type ChargingProfilePurpose = 'TxProfile' | 'TxDefaultProfile';
 
@@ -24,7 +25,7 @@ export interface SetChargingProfileRequest {
     readonly chargingSchedule: {
       readonly duration: number;
       readonly startSchedule: string;
-      readonly chargingRateUnit: 'A';
+      readonly chargingRateUnit: 'A' | 'W';
       readonly chargingSchedulePeriod: readonly ChargingSchedulePeriod[];
     };
   };
@@ -82,4 +83,20 @@ export function chargingProfileRequest(
       },
     },
   };
+}
+
+/**
+ * The power a sent schedule allows, as segments from startSchedule to its end: what the
+ * charger may deliver, which the plan follower (plan-follower.ts) compares the delivered
+ * energy against. A limit in A is per phase (limit × phases × voltage).
+ */
+export function scheduleSegments(request: SetChargingProfileRequest, charger: { readonly phases: number; readonly voltageV: number }): ScheduleSegment[] {
+  const schedule = request.csChargingProfiles.chargingSchedule;
+  const startMs = Date.parse(schedule.startSchedule);
+  const periods = schedule.chargingSchedulePeriod;
+  return periods.map((p, i) => ({
+    startMs: startMs + p.startPeriod * 1000,
+    endMs: startMs + (periods[i + 1]?.startPeriod ?? schedule.duration) * 1000,
+    powerW: schedule.chargingRateUnit === 'W' ? p.limit : p.limit * charger.phases * charger.voltageV,
+  }));
 }

@@ -1,6 +1,10 @@
 // The plan of a stored charging target, from the prices and the forecast stored now: the
-// one place that reads the stores for planning (the HTTP route and the replanning service
-// share it). The planning itself stays pure (plan.ts, periods.ts).
+// one place that reads the stores for planning (the HTTP route, the replanning service and
+// the OCPP central system share it). The planning itself stays pure (plan.ts, periods.ts).
+// The energy needed counts from when the target was set (or its transaction started, if
+// later): what the connector's open transaction delivered since then is already in the car,
+// so the plan is for the rest.
+import { ChargingProgressStore } from '../store/charging-progress.js';
 import type { ChargingTarget } from '../store/charging-targets.js';
 import type { Db } from '../store/db.js';
 import { ForecastStore } from '../store/forecasts.js';
@@ -14,6 +18,7 @@ const LOOKBACK_MS = 3_600_000;
 export class TargetPlanner {
   private readonly prices: PriceStore;
   private readonly forecasts: ForecastStore;
+  private readonly progress: ChargingProgressStore;
 
   constructor(
     db: Db,
@@ -21,6 +26,12 @@ export class TargetPlanner {
   ) {
     this.prices = new PriceStore(db);
     this.forecasts = new ForecastStore(db);
+    this.progress = new ChargingProgressStore(db);
+  }
+
+  /** Energy the connector's open transaction delivered towards the target (0 without one). */
+  deliveredWh(target: ChargingTarget): number {
+    return this.progress.delivery(target.chargePointId, target.connectorId, target.updatedAtMs)?.deliveredWh ?? 0;
   }
 
   plan(target: ChargingTarget, nowMs: number): Plan {
@@ -29,7 +40,7 @@ export class TargetPlanner {
     return planCharging({
       nowMs,
       departureMs: target.departureMs,
-      energyWh: target.energyWh,
+      energyWh: Math.max(0, target.energyWh - this.deliveredWh(target)),
       charger: { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV },
       site: target.siteLimitA === null ? undefined : { limitA: target.siteLimitA, otherLoadA: target.siteOtherLoadA ?? undefined },
       periods: planPeriods(this.prices.native(target.marketArea, fromMs, target.departureMs), forecast),

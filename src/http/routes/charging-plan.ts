@@ -43,7 +43,7 @@ function costView(s: Schedule) {
   return { expected: round(s.cost.expected, 4), lower: round(s.cost.lower, 4), upper: round(s.cost.upper, 4) };
 }
 
-export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan, nowMs: number): Record<string, unknown> {
+export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan, nowMs: number, deliveredWh: number): Record<string, unknown> {
   return {
     charge_point_id: target.chargePointId,
     connector_id: target.connectorId,
@@ -52,6 +52,7 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan,
     planned_at: formatUtc(nowMs),
     departure_time: formatUtc(target.departureMs),
     energy_needed_wh: round(plan.energyNeededWh, 1),
+    energy_delivered_wh: round(deliveredWh, 1),
     charger: { max_current_a: target.maxCurrentA, min_current_a: target.minCurrentA, phases: target.phases, voltage_v: target.voltageV },
     site: target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA },
     allowed_current_a: round(plan.allowedCurrentA, 2),
@@ -177,7 +178,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const plan = planner.plan(target, nowMs);
     deps.events.emit('plan.updated', { chargePointId, connectorId, marketArea: market.code, reason: 'target-set', plannedAtMs: nowMs, plan });
     if (created) res.status(201).location(req.originalUrl);
-    res.set('Cache-Control', 'no-store').json(planView(target, market, plan, nowMs));
+    res.set('Cache-Control', 'no-store').json(planView(target, market, plan, nowMs, 0));
   });
 
   router.get(CHARGING_PLAN_PATH, auth, (req, res) => {
@@ -187,7 +188,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
     const sent = profiles.get(chargePointId, connectorId);
-    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs), charger_profile: sent ? profileView(sent) : null, planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)) });
+    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs, planner.deliveredWh(target)), charger_profile: sent ? profileView(sent) : null, planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)) });
   });
   router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
 }

@@ -1,0 +1,128 @@
+// Follows each connector's plan against what its charger measures (docs/planning.md
+// "Following the plan"). On the bus (wired in daemon.ts): charger.energy-measured (the
+// central system stored Energy.Active.Import.Register values of an open transaction) and
+// charger.connector-status. When the session has fallen so far behind the schedule its
+// charger accepted that the rest of that schedule cannot deliver the remaining energy by
+// departure (planning/progress.ts, pure), the rest is planned again from now and told as
+// plan.updated (reason behind-plan), which the central system sends as SetChargingProfile.
+// A connector that comes back from Unavailable or Faulted is checked at once (reason
+// charger-available): the time it was off is time the plan counted on.
+import type { AppContext } from '../context.js';
+import type { Events } from '../events.js';
+import type { Module } from '../lifecycle.js';
+import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progress } from '../planning/progress.js';
+import { TargetPlanner } from '../planning/target-plan.js';
+import { ChargingProfileStore } from '../store/charging-profiles.js';
+import { ChargingProgressStore } from '../store/charging-progress.js';
+import { ChargingTargetStore } from '../store/charging-targets.js';
+import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
+
+/** A connector in one of these cannot charge; back in one of CHARGEABLE it can again. */
+const OFF = new Set(['Unavailable', 'Faulted']);
+const CHARGEABLE = new Set(['Available', 'Preparing', 'Charging', 'SuspendedEV', 'SuspendedEVSE']);
+
+type Reason = 'behind-plan' | 'charger-available';
+
+export class PlanFollower implements Module {
+  readonly name = 'plan-follower';
+  private targets?: ChargingTargetStore;
+  private profiles?: ChargingProfileStore;
+  private progress?: ChargingProgressStore;
+  private planner?: TargetPlanner;
+  /** Each connector's last status (by the charger's time), to see it come back. */
+  private readonly statuses = new Map<string, { status: string; atMs: number }>();
+  /** When each connector was last planned again here: the answer to a new profile takes a while to be stored. */
+  private readonly replannedAtMs = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config'>,
+    private readonly rule: FollowRule = FOLLOW_RULE,
+  ) {}
+
+  async start(): Promise<void> {
+    const { db, config } = this.ctx;
+    this.targets = new ChargingTargetStore(db);
+    this.profiles = new ChargingProfileStore(db);
+    this.progress = new ChargingProgressStore(db);
+    this.planner = new TargetPlanner(db, config.forecast.enabled);
+  }
+
+  async stop(): Promise<void> {}
+
+  energyMeasured(e: Events['charger.energy-measured']): void {
+    this.follow(e.chargePointId, e.connectorId, 'behind-plan');
+  }
+
+  connectorStatus(e: Events['charger.connector-status']): void {
+    const key = `${e.chargePointId}\u0000${e.connectorId}`;
+    const previous = this.statuses.get(key);
+    // A late StatusNotification (older than the one known) says nothing about now.
+    if (previous && previous.atMs > e.atMs) return;
+    this.statuses.set(key, { status: e.status, atMs: e.atMs });
+    if (!previous || !OFF.has(previous.status) || !CHARGEABLE.has(e.status)) return;
+    // Connector 0 is the whole charger: every connector of it was off.
+    const connectors = e.connectorId === 0 ? this.targets!.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
+    for (const connectorId of connectors) this.follow(e.chargePointId, connectorId, 'charger-available');
+  }
+
+  /** Compares the connector's open transaction with the schedule its charger accepted; plans the rest again when behind. */
+  private follow(chargePointId: string, connectorId: number, reason: Reason): Progress | null {
+    const { clock, logger, events } = this.ctx;
+    const nowMs = clock.now();
+    const target = this.targets!.get(chargePointId, connectorId);
+    if (!target || target.departureMs <= nowMs) return null;
+    const sent = this.profiles!.get(chargePointId, connectorId);
+    // Only a schedule the charger took for this transaction is one to follow.
+    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
+    const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs);
+    if (!delivery || delivery.transactionId !== sent.transactionId) return null;
+    const key = `${chargePointId}\u0000${connectorId}`;
+    const lastReplanMs = this.replannedAtMs.get(key) ?? -Infinity;
+    const countFromMs = Math.max(target.updatedAtMs, delivery.startedAtMs);
+    const startWh = registerAtWh(delivery.readings, countFromMs)!;
+    const request = JSON.parse(sent.requestJson) as SetChargingProfileRequest;
+    const progress = followProgress(
+      {
+        plannedAtMs: sent.plannedAtMs,
+        segments: scheduleSegments(request, target),
+        departureMs: target.departureMs,
+        energyNeededWh: target.energyWh,
+        deliveredAtPlanWh: Math.max(0, registerAtWh(delivery.readings, Math.max(sent.plannedAtMs, countFromMs))! - startWh),
+        deliveredWh: delivery.deliveredWh,
+        // Back from being off: nothing was delivered since the last reading, so it holds until now.
+        measuredAtMs: reason === 'charger-available' ? Math.max(nowMs, delivery.measuredAtMs) : delivery.measuredAtMs,
+        nowMs,
+        ignoreInterval: reason === 'charger-available',
+      },
+      this.rule,
+    );
+    const fields = {
+      charge_point_id: chargePointId,
+      connector_id: connectorId,
+      transaction_id: delivery.transactionId,
+      expected_wh: Math.round(progress.expectedWh),
+      delivered_wh: Math.round(progress.deliveredWh),
+      remaining_wh: Math.round(progress.remainingWh),
+      rest_planned_wh: Math.round(progress.restPlannedWh),
+      threshold_wh: Math.round(progress.thresholdWh),
+      reason,
+    };
+    // The plan sent last may not be answered yet: the interval also runs from our own last replan.
+    const tooSoon = reason !== 'charger-available' && nowMs - lastReplanMs < this.rule.minReplanIntervalMs;
+    if (progress.verdict !== 'replan' || tooSoon) {
+      if (progress.verdict === 'replan' || progress.verdict === 'behind-wait') logger.debug(fields, 'charging session behind its plan; within the minimum interval, not planned again yet');
+      return progress;
+    }
+    let plan;
+    try {
+      plan = this.planner!.plan(target, nowMs);
+    } catch (err) {
+      logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'charging plan failed');
+      return progress;
+    }
+    this.replannedAtMs.set(key, nowMs);
+    logger.info({ ...fields, planned_wh: Math.round(plan.planned.energyWh), meets_target: plan.meetsTarget }, 'charging session behind its plan: the rest planned again');
+    events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason, plannedAtMs: nowMs, plan });
+    return progress;
+  }
+}

@@ -1,0 +1,172 @@
+// A running gateway with chargers configured, on REAL NL day-ahead prices, and a charger
+// simulated by ocpp-rpc's RPCClient in strict mode (it validates every call the gateway
+// sends against the official OCPP 1.6 schema and answers a CallError to one that fails).
+// The gateway's clock is the test's (`gw.nowMs`); the charger records every
+// SetChargingProfile, ClearChargingProfile and GetConfiguration it receives.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, Daemon } from '../../src/daemon.js';
+import type { PricePeriod } from '../../src/domain.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { PriceStore } from '../../src/store/prices.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import { expectDocumented } from './openapi.js';
+import { sharedData } from './shared-data.js';
+
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+export const CHARGER_PASSWORD = 'charger-secret-0123456789';
+
+export interface SentProfile {
+  connectorId: number;
+  csChargingProfiles: {
+    chargingProfileId: number;
+    transactionId?: number;
+    stackLevel: number;
+    chargingProfilePurpose: string;
+    chargingProfileKind: string;
+    validTo?: string;
+    chargingSchedule: { duration: number; startSchedule: string; chargingRateUnit: 'A' | 'W'; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
+  };
+}
+
+/** The limit the profile sets at a second from its schedule start. */
+export function limitAt(profile: SentProfile, secondFromStart: number): number {
+  let limit = NaN;
+  for (const p of profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod) if (p.startPeriod <= secondFromStart) limit = p.limit;
+  return limit;
+}
+
+/** Energy (Wh) the profile lets a charger take between two instants (default: all of it); A is per phase at 230 V × phases. */
+export function profileEnergyWh(profile: SentProfile, opts: { fromMs?: number; toMs?: number; phases?: number; voltageV?: number } = {}): number {
+  const { chargingSchedulePeriod: periods, duration, startSchedule, chargingRateUnit } = profile.csChargingProfiles.chargingSchedule;
+  const startMs = Date.parse(startSchedule);
+  const perLimit = chargingRateUnit === 'W' ? 1 : (opts.phases ?? 3) * (opts.voltageV ?? 230);
+  let wh = 0;
+  periods.forEach((p, i) => {
+    const fromMs = Math.max(startMs + p.startPeriod * 1000, opts.fromMs ?? -Infinity);
+    const toMs = Math.min(startMs + (periods[i + 1]?.startPeriod ?? duration) * 1000, opts.toMs ?? Infinity);
+    if (toMs > fromMs) wh += (p.limit * perLimit * (toMs - fromMs)) / 3_600_000;
+  });
+  return wh;
+}
+
+export interface SimulatedCharger {
+  client: RPCClient;
+  profiles: SentProfile[];
+  clears: Array<Record<string, unknown>>;
+  configurationRequests: Array<Record<string, unknown>>;
+}
+
+export interface PlanGateway {
+  daemon: Daemon;
+  /** The gateway's clock; set it to move time. */
+  nowMs: number;
+  ocppPort: number;
+  httpPort: number;
+  /** Every real NL price period of 2025 (quarter-hours from 2025-10-01). */
+  prices: PricePeriod[];
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /**
+   * A strict charger connected as `identity`, answering SetChargingProfile with `answer()`,
+   * ClearChargingProfile Accepted and GetConfiguration with `rateUnits` (the value of
+   * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it).
+   */
+  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string }): Promise<SimulatedCharger>;
+  close(): Promise<void>;
+}
+
+/** Starts a gateway (Daemon with its real modules) with the chargers given and the NL prices of [pricesFromMs, pricesToMs) stored. */
+export async function startPlanGateway(opts: {
+  startMs: number;
+  pricesFromMs: number;
+  pricesToMs: number;
+  chargers: Array<Record<string, unknown>>;
+  ocpp?: Record<string, unknown>;
+}): Promise<PlanGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-plan-gw-'));
+  const ocppPort = await freePort();
+  const httpPort = await freePort();
+  const config = validateConfig(
+    {
+      organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+      data_dir: join(dir, 'data'),
+      log_level: 'fatal',
+      http: { host: '127.0.0.1', port: httpPort },
+      prices: { regions: ['NL'], source: 'none' },
+      forecast: { enabled: false },
+      ocpp: { host: '127.0.0.1', port: ocppPort, ...opts.ocpp },
+      chargers: opts.chargers.map((c) => ({ password: CHARGER_PASSWORD, auth: 'accept_all', ...c })),
+    },
+    'test',
+    {},
+  );
+  const prices = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
+  const clients: RPCClient[] = [];
+  const gw: PlanGateway = {
+    daemon: undefined as unknown as Daemon,
+    nowMs: opts.startMs,
+    ocppPort,
+    httpPort,
+    prices,
+    async api(method, path, body) {
+      const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
+        method,
+        headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      const json = text === '' ? null : JSON.parse(text);
+      expectDocumented(method, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan', res, json);
+      return { status: res.status, body: json };
+    },
+    async connect(identity, o = {}) {
+      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+      const charger: SimulatedCharger = { client, profiles: [], clears: [], configurationRequests: [] };
+      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+        charger.profiles.push(params as SentProfile);
+        return { status: o.answer?.() ?? 'Accepted' };
+      });
+      client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
+        charger.clears.push(params as Record<string, unknown>);
+        return { status: 'Accepted' };
+      });
+      client.handle('GetConfiguration', async ({ params }: { params?: unknown }) => {
+        charger.configurationRequests.push(params as Record<string, unknown>);
+        const key = 'ChargingScheduleAllowedChargingRateUnit';
+        return o.rateUnits === undefined ? { unknownKey: [key] } : { configurationKey: [{ key, readonly: true, value: o.rateUnits }] };
+      });
+      await client.connect();
+      clients.push(client);
+      return charger;
+    },
+    async close() {
+      for (const c of clients) await c.close({ force: true }).catch(() => undefined);
+      await gw.daemon?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now: () => gw.nowMs } });
+  new PriceStore(ctx.db).upsert(
+    prices.filter((p) => p.startMs >= opts.pricesFromMs && p.startMs < opts.pricesToMs),
+    { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 },
+  );
+  const token = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: opts.startMs }).token;
+  gw.daemon = new Daemon(ctx);
+  await gw.daemon.start();
+  return gw;
+}
+
+/** A MeterValues call with the energy register (Wh) at a time. */
+export function energyMeterValues(connectorId: number, transactionId: number, atMs: number, registerWh: number): Record<string, unknown> {
+  return {
+    connectorId,
+    transactionId,
+    meterValue: [{ timestamp: new Date(atMs).toISOString(), sampledValue: [{ value: registerWh.toFixed(0), measurand: 'Energy.Active.Import.Register', unit: 'Wh', context: 'Sample.Periodic' }] }],
+  };
+}
