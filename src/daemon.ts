@@ -208,7 +208,10 @@ export function buildModules(ctx: AppContext): Module[] {
   if (planFollower) {
     events.on('charger.energy-measured', (e) => planFollower.instance?.energyMeasured(e));
     events.on('charger.connector-status', (e) => planFollower.instance?.connectorStatus(e));
+    events.on('charger.transaction-stopped', (e) => planFollower.instance?.transactionStopped(e));
   }
+  // A target deleted or ended: the profiles set for it are cleared from the charger.
+  if (centralSystem) events.on('plan.cleared', (e) => centralSystem.instance?.clearPlan(e));
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);
   return modules;

@@ -44,6 +44,14 @@ export interface Events {
     readonly plannedAtMs: number;
     readonly plan: Plan;
   };
+  /**
+   * The profiles the gateway set on a connector are to be cleared: its target was deleted
+   * over HTTP, or the transaction it was for stopped. http route, plan follower → OCPP
+   * central system (ClearChargingProfile).
+   */
+  'plan.cleared': { readonly chargePointId: string; readonly connectorId: number; readonly reason: 'target-deleted' | 'transaction-stopped'; readonly atMs: number };
+  /** A charger transaction stopped (StopTransaction, stored). OCPP central system → plan follower (ends the connector's target). */
+  'charger.transaction-stopped': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number; readonly stoppedAtMs: number };
   /** A charger's energy register values for an open transaction were stored (MeterValues). OCPP central system → plan follower. */
   'charger.energy-measured': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number };
   /** A charger reported a connector's status (StatusNotification, stored). OCPP central system → plan follower. */

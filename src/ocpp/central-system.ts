@@ -24,6 +24,7 @@ import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observabi
 import { OcppStore, chargerSessionId } from '../store/ocpp.js';
 import { chargingProfileRequest } from './charging-profile.js';
 import { authorizeIdTag } from './id-tags.js';
+import { requestClears, sendPendingClears } from './profile-clears.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
 
@@ -201,8 +202,22 @@ export class CentralSystem implements Module {
     void this.sendProfile(st.client, e.connectorId, e.plan, e.plannedAtMs, target.departureMs);
   }
 
+  /**
+   * Clears the profiles the gateway set on the connector (plan.cleared, wired in daemon.ts):
+   * stored as pending, sent after the current message is answered, or when the charger
+   * next connects (profile-clears.ts).
+   */
+  clearPlan(e: Events['plan.cleared']): void {
+    if (!this.chargers.has(e.chargePointId)) return;
+    requestClears(this.profiles!, e);
+    const client = this.state.get(e.chargePointId)?.client;
+    if (client) setImmediate(() => void sendPendingClears(client, this.profiles!, () => this.ctx.clock.now(), this.ctx.logger));
+  }
+
   /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
   private applyStoredTargets(client: ChargerClient, connectorId: number | null): void {
+    // Clears that waited for the charger go first (same profile ids as a new plan's).
+    void sendPendingClears(client, this.profiles!, () => this.ctx.clock.now(), this.ctx.logger);
     const nowMs = this.ctx.clock.now();
     const planner = this.planner!;
     const targets = this.targets!.upcoming(nowMs).filter((t) => t.chargePointId === client.identity && (connectorId === null || t.connectorId === connectorId));
@@ -397,6 +412,8 @@ export class CentralSystem implements Module {
         log.warn({ transaction_id: p.transactionId }, 'StopTransaction for a transaction this charger does not have; nothing stored');
       } else {
         log.info({ transaction_id: p.transactionId, repeated: outcome === 'repeated', session: chargerSessionId(id, p.transactionId) }, 'transaction stopped');
+        const tx = outcome === 'stopped' ? store.transaction(p.transactionId) : undefined;
+        if (tx) this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs });
       }
       return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } };
     });

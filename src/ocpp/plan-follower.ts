@@ -6,7 +6,9 @@
 // departure (planning/progress.ts, pure), the rest is planned again from now and told as
 // plan.updated (reason behind-plan), which the central system sends as SetChargingProfile.
 // A connector that comes back from Unavailable or Faulted is checked at once (reason
-// charger-available): the time it was off is time the plan counted on.
+// charger-available): the time it was off is time the plan counted on. When the
+// transaction stops (charger.transaction-stopped) the connector's target has ended and the
+// profiles set for it are cleared (plan.cleared).
 import type { AppContext } from '../context.js';
 import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
@@ -63,6 +65,17 @@ export class PlanFollower implements Module {
     // Connector 0 is the whole charger: every connector of it was off.
     const connectors = e.connectorId === 0 ? this.targets!.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
     for (const connectorId of connectors) this.follow(e.chargePointId, connectorId, 'charger-available');
+  }
+
+  /**
+   * The transaction a target was for stopped: the target has ended (planned no more) and
+   * the profiles set for it are cleared from the charger (plan.cleared).
+   */
+  transactionStopped(e: Events['charger.transaction-stopped']): void {
+    if (!this.targets!.end(e.chargePointId, e.connectorId, e.stoppedAtMs)) return;
+    this.replannedAtMs.delete(`${e.chargePointId}\u0000${e.connectorId}`);
+    this.ctx.logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId }, 'charging target ended with its transaction; its charging profiles are cleared');
+    this.ctx.events.emit('plan.cleared', { chargePointId: e.chargePointId, connectorId: e.connectorId, reason: 'transaction-stopped', atMs: this.ctx.clock.now() });
   }
 
   /** Compares the connector's open transaction with the schedule its charger accepted; plans the rest again when behind. */

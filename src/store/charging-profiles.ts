@@ -1,5 +1,6 @@
 // The last charging profile sent for each connector's plan and the charger's answer
-// (migration 120): written by the OCPP central system, read by the plan's GET.
+// (migration 120), and the clears of the profiles the gateway set (migration 132):
+// written by the OCPP central system, read by the plan's GET.
 import type { Db } from './db.js';
 
 export interface SentChargingProfile {
@@ -47,6 +48,42 @@ export interface PlannedSession extends TransactionPlan {
   readonly stoppedAtMs: number | null;
 }
 
+/** A ClearChargingProfile for a profile id the gateway used on a connector, and the charger's answer. */
+export interface ProfileClear {
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly chargingProfileId: number;
+  readonly reason: 'target-deleted' | 'transaction-stopped';
+  readonly requestedAtMs: number;
+  /** null while pending (the charger was not connected). */
+  readonly sentAtMs: number | null;
+  /** pending, Accepted, Unknown, or error (no answer). */
+  readonly status: string;
+  readonly error: string | null;
+}
+
+interface ClearRow {
+  charge_point_id: string;
+  connector_id: number;
+  charging_profile_id: number;
+  reason: ProfileClear['reason'];
+  requested_at_ms: number;
+  sent_at_ms: number | null;
+  status: string;
+  error: string | null;
+}
+
+const toClear = (r: ClearRow): ProfileClear => ({
+  chargePointId: r.charge_point_id,
+  connectorId: r.connector_id,
+  chargingProfileId: r.charging_profile_id,
+  reason: r.reason,
+  requestedAtMs: r.requested_at_ms,
+  sentAtMs: r.sent_at_ms,
+  status: r.status,
+  error: r.error,
+});
+
 export class ChargingProfileStore {
   private readonly stmts;
 
@@ -65,6 +102,12 @@ export class ChargingProfileStore {
         `SELECT p.*, t.connector_id, t.started_at_ms, t.stopped_at_ms FROM ocpp_transaction_plans p JOIN ocpp_transactions t USING (transaction_id)
          WHERE t.charge_point_id = ? AND t.connector_id = ? ORDER BY t.transaction_id DESC LIMIT ?`,
       ),
+      putClear: db.prepare(
+        `INSERT OR REPLACE INTO ocpp_profile_clears (charge_point_id, connector_id, charging_profile_id, reason, requested_at_ms, sent_at_ms, status, error)
+         VALUES (@chargePointId, @connectorId, @chargingProfileId, @reason, @requestedAtMs, @sentAtMs, @status, @error)`,
+      ),
+      pendingClears: db.prepare<[string], ClearRow>("SELECT * FROM ocpp_profile_clears WHERE charge_point_id = ? AND status = 'pending' ORDER BY connector_id, charging_profile_id"),
+      clears: db.prepare<[string, number], ClearRow>('SELECT * FROM ocpp_profile_clears WHERE charge_point_id = ? AND connector_id = ? ORDER BY charging_profile_id'),
     };
   }
 
@@ -120,5 +163,19 @@ export class ChargingProfileStore {
       expectedCost: r.expected_cost,
       immediateCost: r.immediate_cost,
     }));
+  }
+
+  putClear(c: ProfileClear): void {
+    this.stmts.putClear.run(c);
+  }
+
+  /** Clears not sent yet (the charger was not connected), to send when it connects. */
+  pendingClears(chargePointId: string): ProfileClear[] {
+    return this.stmts.pendingClears.all(chargePointId).map(toClear);
+  }
+
+  /** The connector's clears, by profile id. */
+  clears(chargePointId: string, connectorId: number): ProfileClear[] {
+    return this.stmts.clears.all(chargePointId, connectorId).map(toClear);
   }
 }

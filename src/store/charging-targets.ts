@@ -1,5 +1,6 @@
 // What clients asked each connector to charge (migration 100): one row per connector,
-// replaced by each new request, kept across restarts.
+// replaced by each new request, kept across restarts. A target ends when the transaction
+// on its connector stops (migration 131): it is planned no more until a new request.
 import type { Db } from './db.js';
 
 export interface ChargingTarget {
@@ -15,6 +16,8 @@ export interface ChargingTarget {
   readonly siteLimitA: number | null;
   readonly siteOtherLoadA: number | null;
   readonly updatedAtMs: number;
+  /** When the transaction it was for stopped; null while it is in force. */
+  readonly endedAtMs?: number | null;
 }
 
 interface Row {
@@ -30,6 +33,7 @@ interface Row {
   site_limit_a: number | null;
   site_other_load_a: number | null;
   updated_at_ms: number;
+  ended_at_ms: number | null;
 }
 
 const toTarget = (r: Row): ChargingTarget => ({
@@ -45,6 +49,7 @@ const toTarget = (r: Row): ChargingTarget => ({
   siteLimitA: r.site_limit_a,
   siteOtherLoadA: r.site_other_load_a,
   updatedAtMs: r.updated_at_ms,
+  endedAtMs: r.ended_at_ms,
 });
 
 export class ChargingTargetStore {
@@ -57,10 +62,12 @@ export class ChargingTargetStore {
          VALUES (@charge_point_id, @connector_id, @market_area, @departure_ms, @energy_wh, @max_current_a, @min_current_a, @phases, @voltage_v, @site_limit_a, @site_other_load_a, @updated_at_ms)
          ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET market_area = excluded.market_area, departure_ms = excluded.departure_ms, energy_wh = excluded.energy_wh,
            max_current_a = excluded.max_current_a, min_current_a = excluded.min_current_a, phases = excluded.phases, voltage_v = excluded.voltage_v,
-           site_limit_a = excluded.site_limit_a, site_other_load_a = excluded.site_other_load_a, updated_at_ms = excluded.updated_at_ms`,
+           site_limit_a = excluded.site_limit_a, site_other_load_a = excluded.site_other_load_a, updated_at_ms = excluded.updated_at_ms, ended_at_ms = NULL`,
       ),
       get: db.prepare<[string, number], Row>('SELECT * FROM charging_targets WHERE charge_point_id = ? AND connector_id = ?'),
-      upcoming: db.prepare<[number], Row>('SELECT * FROM charging_targets WHERE departure_ms > ? ORDER BY charge_point_id, connector_id'),
+      upcoming: db.prepare<[number], Row>('SELECT * FROM charging_targets WHERE departure_ms > ? AND ended_at_ms IS NULL ORDER BY charge_point_id, connector_id'),
+      delete: db.prepare<[string, number]>('DELETE FROM charging_targets WHERE charge_point_id = ? AND connector_id = ?'),
+      end: db.prepare<[number, string, number, number]>('UPDATE charging_targets SET ended_at_ms = ? WHERE charge_point_id = ? AND connector_id = ? AND ended_at_ms IS NULL AND updated_at_ms <= ?'),
     };
   }
 
@@ -87,7 +94,17 @@ export class ChargingTargetStore {
     return row ? toTarget(row) : undefined;
   }
 
-  /** Targets whose departure is after nowMs: the ones worth planning again. */
+  /** Removes the connector's target; false when there was none. */
+  delete(chargePointId: string, connectorId: number): boolean {
+    return this.stmts.delete.run(chargePointId, connectorId).changes > 0;
+  }
+
+  /** Ends the connector's target in force that was set before endedAtMs; false when there was none. */
+  end(chargePointId: string, connectorId: number, endedAtMs: number): boolean {
+    return this.stmts.end.run(endedAtMs, chargePointId, connectorId, endedAtMs).changes > 0;
+  }
+
+  /** Targets in force whose departure is after nowMs: the ones worth planning again. */
   upcoming(nowMs: number): ChargingTarget[] {
     return this.stmts.upcoming.all(nowMs).map(toTarget);
   }

@@ -1,13 +1,13 @@
-// PUT/GET /api/v1/chargers/:charge_point_id/connectors/:connector_id/plan: a client sets
-// the departure time and the energy needed for a connector and reads the cheapest plan
-// (docs/planning.md). The target is stored (it survives a restart); the plan is computed
+// PUT/GET/DELETE /api/v1/chargers/:charge_point_id/connectors/:connector_id/plan: a client
+// sets the departure time and the energy needed for a connector, reads the cheapest plan
+// (docs/planning.md) and removes the target. The target is stored (it survives a restart); the plan is computed
 // on each read from the stored prices and forecast, so it always uses the newest prices.
 // The planning itself is pure (src/planning/); this file only reads, stores and shapes.
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { TargetPlanner } from '../../planning/target-plan.js';
 import { chargerSessionId } from '../../store/ocpp.js';
-import { ChargingProfileStore, type PlannedSession, type SentChargingProfile } from '../../store/charging-profiles.js';
+import { ChargingProfileStore, type PlannedSession, type ProfileClear, type SentChargingProfile } from '../../store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -95,6 +95,18 @@ function profileView(p: SentChargingProfile): Record<string, unknown> {
     status: p.status,
     error: p.error,
     periods: p.periods,
+  };
+}
+
+/** A ClearChargingProfile the gateway sent (or will send) for a profile it set, and the answer. */
+function clearView(c: ProfileClear): Record<string, unknown> {
+  return {
+    charging_profile_id: c.chargingProfileId,
+    reason: c.reason,
+    requested_at: formatUtc(c.requestedAtMs),
+    sent_at: c.sentAtMs === null ? null : formatUtc(c.sentAtMs),
+    status: c.status,
+    error: c.error,
   };
 }
 
@@ -188,7 +200,21 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
     const sent = profiles.get(chargePointId, connectorId);
-    res.set('Cache-Control', 'no-store').json({ ...planView(target, market, planner.plan(target, nowMs), nowMs, planner.deliveredWh(target)), charger_profile: sent ? profileView(sent) : null, planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)) });
+    res.set('Cache-Control', 'no-store').json({
+      ...planView(target, market, planner.plan(target, nowMs), nowMs, planner.deliveredWh(target)),
+      ended_at: target.endedAtMs == null ? null : formatUtc(target.endedAtMs),
+      charger_profile: sent ? profileView(sent) : null,
+      charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
+      planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)),
+    });
   });
-  router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT']));
+  // The target is removed and the profiles the gateway set for it are cleared from the
+  // charger (the central system sends ClearChargingProfile), so it is not left throttled.
+  router.delete(CHARGING_PLAN_PATH, auth, (req, res) => {
+    const { chargePointId, connectorId } = connectorOf(req.params);
+    if (!targets.delete(chargePointId, connectorId)) throw new HttpProblem(404, `no charging target is set for connector ${connectorId} of ${chargePointId}`);
+    deps.events.emit('plan.cleared', { chargePointId, connectorId, reason: 'target-deleted', atMs: deps.clock.now() });
+    res.status(204).end();
+  });
+  router.all(CHARGING_PLAN_PATH, methodNotAllowed(['GET', 'PUT', 'DELETE']));
 }

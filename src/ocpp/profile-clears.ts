@@ -1,0 +1,58 @@
+// Clearing the charging profiles the gateway set on a connector (docs/chargers.md "Clearing
+// profiles"), so a charger is not left throttled by a plan nobody wants any more: its target
+// was deleted, or the transaction it was for stopped. Each profile id the gateway uses on
+// the connector (TxDefaultProfile and TxProfile, charging-profile.ts chargingProfileIdOf)
+// gets a ClearChargingProfile by that id; a charger that does not hold it answers Unknown.
+// Requests are stored first (pending) and sent when the charger is connected, now or when
+// it next connects; each answer is stored as SetChargingProfile answers are.
+import type { Logger } from '../log.js';
+import type { ChargingProfileStore, ProfileClear } from '../store/charging-profiles.js';
+import { chargingProfileIdOf } from './charging-profile.js';
+
+/** What sending needs of an ocpp-rpc client. */
+export interface CallingClient {
+  readonly identity: string;
+  call(method: string, params: unknown): Promise<unknown>;
+}
+
+/** Stores a pending clear of every profile id the gateway uses on the connector. */
+export function requestClears(store: ChargingProfileStore, where: { chargePointId: string; connectorId: number; reason: ProfileClear['reason']; atMs: number }): void {
+  for (const purpose of ['TxProfile', 'TxDefaultProfile'] as const) {
+    store.putClear({
+      chargePointId: where.chargePointId,
+      connectorId: where.connectorId,
+      chargingProfileId: chargingProfileIdOf(where.connectorId, purpose),
+      reason: where.reason,
+      requestedAtMs: where.atMs,
+      sentAtMs: null,
+      status: 'pending',
+      error: null,
+    });
+  }
+}
+
+/**
+ * Sends the charger's pending clears. All calls are issued before the first answer is
+ * awaited: ocpp-rpc sends one call at a time in the order issued, so a plan sent after
+ * this (possibly under the same profile id) is set after the clear, not removed by it.
+ */
+export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, nowMs: () => number, logger: Logger): Promise<void> {
+  const pending = store.pendingClears(client.identity);
+  await Promise.all(
+    pending.map(async (clear) => {
+      const sentAtMs = nowMs();
+      let status: string;
+      let error: string | null = null;
+      try {
+        status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId })) as { status: string }).status;
+      } catch (err) {
+        status = 'error';
+        error = (err as Error).message.slice(0, 500);
+      }
+      store.putClear({ ...clear, sentAtMs, status, error });
+      const fields = { charge_point_id: clear.chargePointId, connector_id: clear.connectorId, charging_profile_id: clear.chargingProfileId, reason: clear.reason, status, err: error === null ? undefined : { message: error } };
+      if (status === 'error') logger.warn(fields, 'charging profile clear not answered by the charger');
+      else logger.info(fields, 'charging profile cleared');
+    }),
+  );
+}
