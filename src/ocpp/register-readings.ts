@@ -28,26 +28,59 @@ export interface TransactionEnds {
 
 const toKwh = (value: number, unit: string): number => (unit === 'kWh' ? value : value / 1000);
 
+/** A reading rounded as sessions keep them (to a millionth of a kWh). */
+export const roundKwh = (kwh: number): number => Math.round(kwh * 1e6) / 1e6;
+
 /**
- * One reading per instant, oldest first. At an instant the connector total (no phase) is
- * used; a charger that sends only per-phase registers has them summed. Values measured
- * elsewhere than the outlet (an EV's or the grid side) are not the connector's energy.
- * meterStart and meterStop are readings of the same register at the transaction's edges.
+ * The register at one instant from the values sampled then (kWh), or null when none of
+ * them is the connector's energy. The connector total (no phase) is used; a charger that
+ * sends only per-phase registers has them summed. Values measured elsewhere than the
+ * outlet (an EV's or the grid side) are not the connector's energy.
  */
-export function registerReadings(ends: TransactionEnds, values: readonly RegisterValue[]): EnergyReading[] {
-  const totals = new Map<number, number>();
-  const phaseSums = new Map<number, number>();
+export function registerAtInstant(values: readonly Pick<RegisterValue, 'phase' | 'location' | 'value' | 'unit'>[]): number | null {
+  let total: number | null = null;
+  let phaseSum: number | null = null;
   for (const v of values) {
     if (v.location !== '' && v.location !== 'Outlet') continue;
     if (v.unit !== 'Wh' && v.unit !== 'kWh') continue;
     const kwh = toKwh(v.value, v.unit);
-    if (v.phase === '') totals.set(v.sampledAtMs, kwh);
-    else if (/^L[123]$/.test(v.phase)) phaseSums.set(v.sampledAtMs, (phaseSums.get(v.sampledAtMs) ?? 0) + kwh);
+    if (v.phase === '') total = kwh;
+    else if (/^L[123]$/.test(v.phase)) phaseSum = (phaseSum ?? 0) + kwh;
   }
-  const byTime = new Map<number, number>(phaseSums);
-  for (const [t, kwh] of totals) byTime.set(t, kwh);
-  // The edges are the charger's own statement of the register at start and stop.
-  byTime.set(ends.startedAtMs, ends.meterStartWh / 1000);
-  if (ends.stoppedAtMs !== null && ends.meterStopWh !== null) byTime.set(ends.stoppedAtMs, ends.meterStopWh / 1000);
-  return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([timestampMs, energyKwh]) => ({ timestampMs, energyKwh: Math.round(energyKwh * 1e6) / 1e6 }));
+  const kwh = total ?? phaseSum;
+  return kwh === null ? null : roundKwh(kwh);
+}
+
+/** The instant is one of the transaction's edges, where meterStart/meterStop are the reading. */
+export function isEdge(ends: TransactionEnds, atMs: number): boolean {
+  return atMs === ends.startedAtMs || (ends.stoppedAtMs !== null && ends.meterStopWh !== null && atMs === ends.stoppedAtMs);
+}
+
+/**
+ * One reading per instant, oldest first (registerAtInstant at each), with meterStart and
+ * meterStop, readings of the same register at the transaction's edges, winning there.
+ * The store keeps the same list incrementally (store/ocpp.ts); this is the rule whole.
+ */
+export function registerReadings(ends: TransactionEnds, values: readonly RegisterValue[]): EnergyReading[] {
+  const atInstant = new Map<number, RegisterValue[]>();
+  for (const v of values) {
+    const list = atInstant.get(v.sampledAtMs);
+    if (list) list.push(v);
+    else atInstant.set(v.sampledAtMs, [v]);
+  }
+  const byTime = new Map<number, number>();
+  for (const [t, list] of atInstant) {
+    if (isEdge(ends, t)) continue;
+    const kwh = registerAtInstant(list);
+    if (kwh !== null) byTime.set(t, kwh);
+  }
+  for (const edge of edgeReadings(ends)) byTime.set(edge.timestampMs, edge.energyKwh);
+  return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([timestampMs, energyKwh]) => ({ timestampMs, energyKwh }));
+}
+
+/** meterStart at the start and, once stopped, meterStop at the stop. */
+export function edgeReadings(ends: TransactionEnds): EnergyReading[] {
+  const out: EnergyReading[] = [{ timestampMs: ends.startedAtMs, energyKwh: roundKwh(ends.meterStartWh / 1000) }];
+  if (ends.stoppedAtMs !== null && ends.meterStopWh !== null) out.push({ timestampMs: ends.stoppedAtMs, energyKwh: roundKwh(ends.meterStopWh / 1000) });
+  return out;
 }

@@ -5,7 +5,7 @@
 // half-stored and the session is priced like any other. Transaction messages commit
 // durably (synchronous=FULL, as readings do): the charger forgets what we answered, and a
 // transaction id lost to a power cut could be handed out again by AUTOINCREMENT.
-import { ENERGY_REGISTER, registerReadings, type RegisterValue } from '../ocpp/register-readings.js';
+import { ENERGY_REGISTER, edgeReadings, isEdge, registerAtInstant } from '../ocpp/register-readings.js';
 import { durableTransaction, type Db } from './db.js';
 import { SessionStore } from './sessions.js';
 
@@ -132,8 +132,9 @@ export class OcppStore {
         `INSERT OR IGNORE INTO ocpp_meter_values (charge_point_id, connector_id, transaction_id, sampled_at_ms, measurand, phase, location, context, value, unit, received_at_ms)
          VALUES (@chargePointId, @connectorId, @transactionId, @sampledAtMs, @measurand, @phase, @location, @context, @value, @unit, @now)`,
       ),
-      register: db.prepare<[number, string], { sampled_at_ms: number; phase: string; location: string; value: number; unit: string }>(
-        'SELECT sampled_at_ms, phase, location, value, unit FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ? ORDER BY sampled_at_ms',
+      // The register values of one instant (index ocpp_meter_values_tx): a message costs the same at any point of a session.
+      registerAt: db.prepare<[number, string, number], { phase: string; location: string; value: number; unit: string }>(
+        'SELECT phase, location, value, unit FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ? AND sampled_at_ms = ? ORDER BY rowid',
       ),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
       chargePoint: db.prepare<[string], { vendor: string | null; model: string | null }>('SELECT vendor, model FROM ocpp_charge_points WHERE charge_point_id = ?'),
@@ -195,18 +196,18 @@ export class OcppStore {
       const tx = transactionId === null ? undefined : this.stmts.txById.get(transactionId);
       const own = tx && tx.charge_point_id === chargePointId ? toTx(tx) : undefined;
       for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId: own ? own.transactionId : null, ...v, now: nowMs });
-      // Only the energy register moves the session's readings.
-      if (own && values.some((v) => v.measurand === ENERGY_REGISTER)) this.syncSession(own, nowMs);
+      if (own) this.appendRegister(own, values, nowMs);
       return transactionId === null || own !== undefined;
     });
   }
 
   /**
-   * Ends the transaction (with its transactionData values) and completes its session.
+   * Ends the transaction (with its transactionData values) and completes its session;
+   * `onStopped` runs inside the same SQLite transaction (what else the stop records).
    * `unknown`: no such transaction of this charger, nothing stored. A repeated stop of an
    * ended transaction changes nothing.
    */
-  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number): 'stopped' | 'repeated' | 'unknown' {
+  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number, onStopped?: (tx: TransactionRecord) => void): 'stopped' | 'repeated' | 'unknown' {
     return durableTransaction(this.db, () => {
       const row = this.stmts.txById.get(input.transactionId);
       if (!row || row.charge_point_id !== input.chargePointId) return 'unknown';
@@ -215,7 +216,10 @@ export class OcppStore {
         this.stmts.insertValue.run({ chargePointId: input.chargePointId, connectorId: row.connector_id, transactionId: row.transaction_id, ...v, now: nowMs });
       }
       this.stmts.stopTx.run(input);
-      this.syncSession(toTx(this.stmts.txById.get(input.transactionId)!), nowMs);
+      const stopped = toTx(this.stmts.txById.get(input.transactionId)!);
+      this.appendRegister(stopped, transactionData, nowMs);
+      this.syncSession(stopped, nowMs);
+      onStopped?.(stopped);
       return 'stopped';
     });
   }
@@ -247,29 +251,41 @@ export class OcppStore {
     return this.stmts.openCount.get()!.n;
   }
 
-  /** The session row follows the transaction: active with its readings so far, completed at StopTransaction. */
+  /**
+   * The session row follows the transaction: active, completed at StopTransaction. Its
+   * readings are kept in session_readings, one row per instant (appendRegister), or, for a
+   * connector measured by a configured meter, are that meter's stored readings.
+   */
   private syncSession(tx: TransactionRecord, nowMs: number): void {
     const meter = this.connectorMeter(tx.chargePointId, tx.connectorId);
-    // A connector priced from its configured meter needs none of the charger's register values.
-    const values: RegisterValue[] = meter !== null ? [] : this.stmts.register.all(tx.transactionId, ENERGY_REGISTER).map((r) => ({
-      sampledAtMs: r.sampled_at_ms,
-      phase: r.phase,
-      location: r.location,
-      value: r.value,
-      unit: r.unit,
-    }));
+    const session = chargerSessionId(tx.chargePointId, tx.transactionId);
     const stopped = tx.stoppedAtMs !== null;
-    this.sessions.upsert(
-      {
-        cpoTransactionId: chargerSessionId(tx.chargePointId, tx.transactionId),
-        marketArea: this.marketArea,
-        status: stopped ? 'completed' : 'active',
-        startMs: tx.startedAtMs,
-        endMs: tx.stoppedAtMs,
-        resourceId: meter,
-        readings: meter === null ? registerReadings(tx, values) : null,
-      },
+    const { outcome } = this.sessions.upsert(
+      { cpoTransactionId: session, marketArea: this.marketArea, status: stopped ? 'completed' : 'active', startMs: tx.startedAtMs, endMs: tx.stoppedAtMs, resourceId: meter, readings: null },
       nowMs,
     );
+    if (meter !== null) return;
+    // meterStart and meterStop are the register at the edges, whatever values were sampled there.
+    let changed = false;
+    for (const edge of edgeReadings(tx)) changed = this.sessions.appendReading(session, edge) || changed;
+    if (changed && outcome === 'unchanged') this.sessions.touch(session, nowMs);
+  }
+
+  /**
+   * The session's reading at each instant the message sent register values for, from all
+   * values stored at that instant (so a late or repeated message lands or changes nothing):
+   * the work is per message, not per session length.
+   */
+  private appendRegister(tx: TransactionRecord, values: readonly SampledValueRow[], nowMs: number): void {
+    if (this.connectorMeter(tx.chargePointId, tx.connectorId) !== null) return;
+    const session = chargerSessionId(tx.chargePointId, tx.transactionId);
+    const instants = new Set(values.filter((v) => v.measurand === ENERGY_REGISTER).map((v) => v.sampledAtMs));
+    let changed = false;
+    for (const atMs of instants) {
+      if (isEdge(tx, atMs)) continue;
+      const energyKwh = registerAtInstant(this.stmts.registerAt.all(tx.transactionId, ENERGY_REGISTER, atMs));
+      if (energyKwh !== null) changed = this.sessions.appendReading(session, { timestampMs: atMs, energyKwh }) || changed;
+    }
+    if (changed) this.sessions.touch(session, nowMs);
   }
 }

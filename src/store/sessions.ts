@@ -17,7 +17,10 @@ export interface SessionInput {
   /** Nanoseconds below the millisecond of start and end as sent (0..999999); none is 0. */
   readonly startSubMsNs?: number;
   readonly endSubMsNs?: number;
-  /** Exactly one of resourceId and readings is set. */
+  /**
+   * At most one of resourceId and readings is set. Neither: the session's readings are
+   * appended one at a time (appendReading, session_readings: a charger session's).
+   */
   readonly resourceId: string | null;
   readonly readings: readonly EnergyReading[] | null;
 }
@@ -78,7 +81,8 @@ function contentHash(s: SessionInput, json: string | null): string {
     .digest('hex');
 }
 
-function toRecord(row: Row, withReadings: boolean): SessionRecord {
+/** `appended`: the session's rows of session_readings, when it keeps its readings there and they were asked for. */
+function toRecord(row: Row, withReadings: boolean, appended: readonly EnergyReading[] | null = null): SessionRecord {
   const parsed = withReadings && row.readings_json !== null ? (JSON.parse(row.readings_json) as Array<[number, number]>) : null;
   return {
     cpoTransactionId: row.cpo_transaction_id,
@@ -90,7 +94,7 @@ function toRecord(row: Row, withReadings: boolean): SessionRecord {
     startSubMsNs: row.start_sub_ms_ns,
     endSubMsNs: row.end_sub_ms_ns,
     resourceId: row.resource_id,
-    readings: parsed ? parsed.map(([t, e]) => ({ timestampMs: t, energyKwh: e })) : null,
+    readings: appended ?? (parsed ? parsed.map(([t, e]) => ({ timestampMs: t, energyKwh: e })) : null),
     readingCount: row.reading_count,
     createdAtMs: row.created_at_ms,
     updatedAtMs: row.updated_at_ms,
@@ -105,7 +109,22 @@ export class SessionStore {
 
   constructor(private readonly db: Db) {
     this.stmts = {
-      get: db.prepare<[string], Row>('SELECT *, json_array_length(readings_json) AS reading_count FROM sessions WHERE cpo_transaction_id = ?'),
+      get: db.prepare<[string], Row>(
+        `SELECT *, CASE WHEN readings_json IS NOT NULL THEN json_array_length(readings_json)
+                        WHEN resource_id IS NULL THEN (SELECT count(*) FROM session_readings r WHERE r.cpo_transaction_id = sessions.cpo_transaction_id) END AS reading_count
+         FROM sessions WHERE cpo_transaction_id = ?`,
+      ),
+      appended: db.prepare<[string], { sampled_at_ms: number; energy_kwh: number }>('SELECT sampled_at_ms, energy_kwh FROM session_readings WHERE cpo_transaction_id = ? ORDER BY sampled_at_ms'),
+      // Only a new instant or a different value counts as a change.
+      append: db.prepare(
+        `INSERT INTO session_readings (cpo_transaction_id, sampled_at_ms, energy_kwh) VALUES (?, ?, ?)
+         ON CONFLICT (cpo_transaction_id, sampled_at_ms) DO UPDATE SET energy_kwh = excluded.energy_kwh WHERE energy_kwh <> excluded.energy_kwh`,
+      ),
+      // As an update of the content: the price goes, last_updated moves (never backwards).
+      touch: db.prepare(
+        `UPDATE sessions SET updated_at_ms = @now, last_updated_ms = max(@now, last_updated_ms), total_cost_excl_vat = NULL, currency = NULL
+         WHERE cpo_transaction_id = @id`,
+      ),
       insert: db.prepare(
         `INSERT INTO sessions (cpo_transaction_id, cdr_id, market_area, status, start_ms, end_ms, start_sub_ms_ns, end_sub_ms_ns, resource_id, readings_json, content_sha256, created_at_ms, updated_at_ms, last_updated_ms)
          VALUES (@id, @cdr, @market, @status, @start, @end, @startSubMsNs, @endSubMsNs, @resource, @readings, @hash, @now, @now, @now)`,
@@ -136,7 +155,25 @@ export class SessionStore {
   /** The session, with its readings when `withReadings`. */
   get(cpoTransactionId: string, withReadings = false): SessionRecord | undefined {
     const row = this.stmts.get.get(cpoTransactionId);
-    return row ? toRecord(row, withReadings) : undefined;
+    if (!row) return undefined;
+    const appended = withReadings && row.readings_json === null && row.resource_id === null
+      ? this.stmts.appended.all(cpoTransactionId).map((r) => ({ timestampMs: r.sampled_at_ms, energyKwh: r.energy_kwh }))
+      : null;
+    return toRecord(row, withReadings, appended);
+  }
+
+  /**
+   * Sets the session's reading at one instant (a session stored with neither readings nor
+   * resource_id). Returns whether it changed anything: a new instant or another value.
+   * The caller touches the session once per message (touch) when something changed.
+   */
+  appendReading(cpoTransactionId: string, reading: EnergyReading): boolean {
+    return this.stmts.append.run(cpoTransactionId, reading.timestampMs, reading.energyKwh).changes > 0;
+  }
+
+  /** The session's readings changed: its stored price goes and last_updated moves, as an upsert with new content does. */
+  touch(cpoTransactionId: string, nowMs: number): void {
+    this.stmts.touch.run({ id: cpoTransactionId, now: nowMs });
   }
 
   /** Idempotent: the same content again changes nothing (not even last_updated). */
