@@ -10,6 +10,7 @@ import { httpMetrics } from './metrics.js';
 import type { HttpDeps, RouteDeps, RouteRegistrar } from './deps.js';
 import { createPriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
+import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketPriceForecastRoutes } from './routes/market-price-forecast.js';
@@ -26,6 +27,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerSessionRoutes,
   registerMarketPriceForecastRoutes,
   registerChargingPlanRoutes,
+  registerChargerTransactionRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,
 ];

@@ -27,6 +27,7 @@ import { authorizeIdTag } from './id-tags.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
+import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
 
 /** What an ocpp-rpc server-side client is to us (its typings are loose). */
 interface ChargerClient {
@@ -64,6 +65,7 @@ export class CentralSystem implements Module {
   private profiles?: ChargingProfileStore;
   private targets?: ChargingTargetStore;
   private planner?: TargetPlanner;
+  private outcomes?: SessionOutcomeRecorder;
   private readonly chargers: Map<string, ChargerConfig>;
   private readonly state = new Map<string, ChargerState>();
   private messages?: Counter<'action' | 'outcome'>;
@@ -85,6 +87,8 @@ export class CentralSystem implements Module {
     this.profiles = new ChargingProfileStore(db);
     this.targets = new ChargingTargetStore(db);
     this.planner = new TargetPlanner(db, config.forecast.enabled);
+    this.outcomes = new SessionOutcomeRecorder(db, config);
+    registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
     const state = this.state;
@@ -184,6 +188,7 @@ export class CentralSystem implements Module {
       lastMessageAtMs: st.lastMessageAtMs,
       clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
       ...store.chargePointView(id),
+      lastSession: this.outcomes!.lastOfCharger(id),
     }));
   }
 
@@ -402,10 +407,13 @@ export class CentralSystem implements Module {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
       const stoppedAtMs = timestampMs(p.timestamp, 'timestamp');
       checkClock(stoppedAtMs, 'StopTransaction');
+      const nowMs = clock.now();
+      // What the session came to is committed with the stop (ocpp/session-outcomes.ts).
       const outcome = store.stopTransaction(
         { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs, reason: p.reason ?? null, idTag: p.idTag ?? null },
         rows,
-        clock.now(),
+        nowMs,
+        (tx) => this.outcomes!.record(tx, nowMs),
       );
       if (outcome === 'unknown') {
         // Answered so the charger drops it from its queue; nothing is stored.

@@ -32,3 +32,6 @@ export function allowedCurrentA(charger: ChargerLimits, site?: SiteLimit): numbe
 export function powerAtW(charger: ChargerLimits, currentA: number): number {
   return currentA * charger.voltageV * charger.phases;
 }
+
+/** A charger whose limits nobody gave: 16 A on 3 phases at 230 V, 6 A minimum (IEC 61851). */
+export const DEFAULT_CHARGER_LIMITS: ChargerLimits = { maxCurrentA: 16, minCurrentA: 6, phases: 3, voltageV: 230 };

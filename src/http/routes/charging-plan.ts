@@ -5,6 +5,7 @@
 // The planning itself is pure (src/planning/); this file only reads, stores and shapes.
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
+import { DEFAULT_CHARGER_LIMITS } from '../../planning/limits.js';
 import { TargetPlanner } from '../../planning/target-plan.js';
 import { chargerSessionId } from '../../store/ocpp.js';
 import { ChargingProfileStore, type PlannedSession, type ProfileClear, type SentChargingProfile } from '../../store/charging-profiles.js';
@@ -23,8 +24,8 @@ export const CHARGING_PLAN_PATH = '/api/v1/chargers/:charge_point_id/connectors/
 const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
 /** How far ahead a departure may be: beyond a week there are neither prices nor a forecast. */
 const MAX_AHEAD_MS = 8 * 24 * 3_600_000;
-/** Defaults for a charger whose limits the client does not give: 16 A on 3 phases at 230 V, 6 A minimum (IEC 61851). */
-const DEFAULT_CHARGER = { max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 } as const;
+/** Defaults for a charger whose limits the client does not give (planning/limits.ts). */
+const DEFAULT_CHARGER = { max_current_a: DEFAULT_CHARGER_LIMITS.maxCurrentA, min_current_a: DEFAULT_CHARGER_LIMITS.minCurrentA, phases: DEFAULT_CHARGER_LIMITS.phases, voltage_v: DEFAULT_CHARGER_LIMITS.voltageV };
 
 interface TargetRequest {
   departure_time: string;

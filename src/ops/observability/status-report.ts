@@ -55,6 +55,18 @@ export function buildStatusReport(deps: StatusReportDeps) {
       model: c.model,
       connectors: c.connectors.map((k) => ({ connector_id: k.connectorId, status: k.status, error_code: k.errorCode, status_at: iso(k.statusAtMs) })),
       open_transactions: c.openTransactions.map((t) => ({ transaction_id: t.transactionId, connector_id: t.connectorId, session: t.session, started_at: iso(t.startedAtMs), energy_wh: t.energyWh })),
+      last_session: c.lastSession
+        ? {
+            session: c.lastSession.session,
+            planned: c.lastSession.planned,
+            energy_wh: c.lastSession.energyWh,
+            currency: c.lastSession.currency,
+            actual_cost: c.lastSession.actualCost,
+            immediate_cost: c.lastSession.immediateCost,
+            saving: c.lastSession.actualCost === null || c.lastSession.immediateCost === null ? null : Math.round((c.lastSession.immediateCost - c.lastSession.actualCost) * 10_000) / 10_000,
+            unpriced_reason: c.lastSession.unpricedReason,
+          }
+        : null,
     })),
     uplink: uplink
       ? {

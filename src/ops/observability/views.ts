@@ -102,6 +102,16 @@ export interface ChargerView {
   readonly model: string | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;
   readonly openTransactions: ReadonlyArray<{ readonly transactionId: number; readonly connectorId: number; readonly session: string; readonly startedAtMs: number; readonly energyWh: number }>;
+  /** What its most recently completed session came to (ocpp/session-outcomes.ts), or null before any. */
+  readonly lastSession?: {
+    readonly session: string;
+    readonly planned: boolean;
+    readonly energyWh: number | null;
+    readonly currency: string | null;
+    readonly actualCost: number | null;
+    readonly immediateCost: number | null;
+    readonly unpricedReason: string | null;
+  } | null;
 }
 
 /**

@@ -89,10 +89,20 @@ function renderChargers(chargers, nowMs) {
       el('td', {}, [c.vendor, c.model].filter(Boolean).join(' ') || '—'),
       el('td', {}, connectors || '—'),
       el('td', {}, sessions || '—'),
+      el('td', { class: 'last-session' }, lastSession(c.last_session)),
       el('td', { class: 'muted' }, ago(c.last_message_at, nowMs)),
     );
     body.append(tr);
   }
+}
+
+/** The charger's last completed session: energy, what it cost, and against charging immediately. */
+function lastSession(s) {
+  if (!s) return '—';
+  const head = `${s.session}${s.planned ? ' (planned)' : ''}`;
+  if (s.actual_cost === null) return `${head}: not priced yet (${s.unpriced_reason})`;
+  const money = (v) => `${fmt(v, 2)} ${s.currency}`;
+  return `${head}: ${fmt(s.energy_wh / 1000, 2)} kWh, ${money(s.actual_cost)}; immediately ${money(s.immediate_cost)}, saved ${money(s.saving)}`;
 }
 
 function renderDl(dl, rows) {
