@@ -208,6 +208,7 @@ export function buildModules(ctx: AppContext): Module[] {
   if (planFollower) {
     events.on('charger.energy-measured', (e) => planFollower.instance?.energyMeasured(e));
     events.on('charger.connector-status', (e) => planFollower.instance?.connectorStatus(e));
+    events.on('charger.transaction-started', (e) => planFollower.instance?.transactionStarted(e));
     events.on('charger.transaction-stopped', (e) => planFollower.instance?.transactionStopped(e));
   }
   // A target deleted or ended: the profiles set for it are cleared from the charger.

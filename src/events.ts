@@ -50,6 +50,8 @@ export interface Events {
    * central system (ClearChargingProfile).
    */
   'plan.cleared': { readonly chargePointId: string; readonly connectorId: number; readonly reason: 'target-deleted' | 'transaction-stopped'; readonly atMs: number };
+  /** A charger transaction started with an accepted id tag (StartTransaction, stored). OCPP central system → plan follower (a connector's default target). */
+  'charger.transaction-started': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number; readonly startedAtMs: number };
   /** A charger transaction stopped (StopTransaction, stored). OCPP central system → plan follower (ends the connector's target). */
   'charger.transaction-stopped': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number; readonly stoppedAtMs: number };
   /** A charger's energy register values for an open transaction were stored (MeterValues). OCPP central system → plan follower. */

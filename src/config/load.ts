@@ -162,6 +162,17 @@ function crossChecks(config: Config): string[] {
       if (typeof resourceId === 'string' && !resourceIds.has(resourceId)) problems.push(`chargers[${i}].connector_meters.${connector}: ${resourceId} is not a configured meter (meters[].resource_id)`);
     }
     if (!charger.password && !charger.password_file) problems.push(`chargers[${i}].password: a charge point needs a password (password or password_file): chargers connect with HTTP basic auth`);
+    const connectorIds = new Set<number>();
+    for (const [connector, j] of entries<NonNullable<Config['chargers'][number]['connectors']>[number]>(charger.connectors)) {
+      const path = `chargers[${i}].connectors[${j}]`;
+      if (typeof connector.connector_id === 'number') {
+        if (connectorIds.has(connector.connector_id)) problems.push(`${path}.connector_id: connector ${connector.connector_id} is listed twice`);
+        connectorIds.add(connector.connector_id);
+      }
+      if (typeof connector.min_current_a === 'number' && typeof connector.max_current_a === 'number' && connector.min_current_a > connector.max_current_a) {
+        problems.push(`${path}.min_current_a: ${connector.min_current_a} A is above max_current_a (${connector.max_current_a} A)`);
+      }
+    }
   }
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
   if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');

@@ -74,6 +74,20 @@ export interface MqttConfig {
 }
 
 /** A charge point allowed to connect over OCPP 1.6J (docs/chargers.md). */
+/** A connector's limits and default target (docs/chargers.md "Default targets"). */
+export interface ConnectorConfig {
+  readonly connector_id: number;
+  readonly max_current_a: number;
+  readonly min_current_a: number;
+  readonly phases: 1 | 3;
+  readonly voltage_v: number;
+  readonly default_target?: {
+    /** HH:MM in the market's time zone. */
+    readonly departure_local_time: string;
+    readonly energy_wh: number;
+  };
+}
+
 export interface ChargerConfig {
   readonly id: string;
   /** Set from password_file by the loader when only the file is given. */
@@ -82,6 +96,7 @@ export interface ChargerConfig {
   readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
   /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
   readonly connector_meters?: Readonly<Record<string, string>>;
+  readonly connectors?: readonly ConnectorConfig[];
 }
 
 export interface Config {

@@ -389,8 +389,12 @@ export class CentralSystem implements Module {
         clock.now(),
       );
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
-      // After the answer (the charger needs the transactionId): the plan as a TxProfile for it.
-      if (transaction.idTagStatus === 'Accepted') setImmediate(() => this.applyStoredTargets(client, p.connectorId));
+      // After the answer (the charger needs the transactionId): the plan as a TxProfile for it
+      // (the connector's default target is stored first, when it applies).
+      if (transaction.idTagStatus === 'Accepted') {
+        this.ctx.events.emit('charger.transaction-started', { chargePointId: id, connectorId: p.connectorId, transactionId: transaction.transactionId, startedAtMs: transaction.startedAtMs });
+        setImmediate(() => this.applyStoredTargets(client, p.connectorId));
+      }
       return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
     });
 

@@ -12,8 +12,10 @@
 import type { AppContext } from '../context.js';
 import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
+import { defaultTarget } from '../planning/default-target.js';
 import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progress } from '../planning/progress.js';
 import { TargetPlanner } from '../planning/target-plan.js';
+import { requireMarket } from '../prices/markets.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingProgressStore } from '../store/charging-progress.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
@@ -65,6 +67,30 @@ export class PlanFollower implements Module {
     // Connector 0 is the whole charger: every connector of it was off.
     const connectors = e.connectorId === 0 ? this.targets!.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
     for (const connectorId of connectors) this.follow(e.chargePointId, connectorId, 'charger-available');
+  }
+
+  /**
+   * A transaction started: a connector with a configured default target and no target in
+   * force (none, ended, or past its departure) gets the default one (planning/default-target.ts),
+   * stored before the central system plans the connector for the new transaction.
+   */
+  transactionStarted(e: Events['charger.transaction-started']): void {
+    const { config, clock, logger } = this.ctx;
+    const connector = config.chargers.find((c) => c.id === e.chargePointId)?.connectors?.find((c) => c.connector_id === e.connectorId);
+    if (!connector?.default_target) return;
+    const nowMs = clock.now();
+    const existing = this.targets!.get(e.chargePointId, e.connectorId);
+    if (existing && existing.endedAtMs == null && existing.departureMs > nowMs) return;
+    const target = defaultTarget(e.chargePointId, connector, requireMarket(config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL'), e.startedAtMs);
+    if (!target || target.departureMs <= nowMs) return;
+    // Without a single price to plan on, the plan would hold the car at 0 A: leave it unmanaged.
+    const plan = this.planner!.plan(target, nowMs);
+    if (plan.planned.energyWh === 0 && plan.shortfallReason === 'prices-end-before-departure') {
+      logger.warn({ charge_point_id: e.chargePointId, connector_id: e.connectorId, market_area: target.marketArea }, 'default charging target not applied: no stored prices before its departure');
+      return;
+    }
+    this.targets!.put(target);
+    logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId, departure: new Date(target.departureMs).toISOString(), energy_wh: target.energyWh }, 'default charging target applied');
   }
 
   /**

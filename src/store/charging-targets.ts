@@ -18,6 +18,8 @@ export interface ChargingTarget {
   readonly updatedAtMs: number;
   /** When the transaction it was for stopped; null while it is in force. */
   readonly endedAtMs?: number | null;
+  /** A client's (PUT …/plan; the default when absent) or the connector's configured default target (migration 133). */
+  readonly source?: 'client' | 'default';
 }
 
 interface Row {
@@ -34,6 +36,7 @@ interface Row {
   site_other_load_a: number | null;
   updated_at_ms: number;
   ended_at_ms: number | null;
+  source: 'client' | 'default';
 }
 
 const toTarget = (r: Row): ChargingTarget => ({
@@ -50,6 +53,7 @@ const toTarget = (r: Row): ChargingTarget => ({
   siteOtherLoadA: r.site_other_load_a,
   updatedAtMs: r.updated_at_ms,
   endedAtMs: r.ended_at_ms,
+  source: r.source,
 });
 
 export class ChargingTargetStore {
@@ -58,11 +62,11 @@ export class ChargingTargetStore {
   constructor(db: Db) {
     this.stmts = {
       upsert: db.prepare(
-        `INSERT INTO charging_targets (charge_point_id, connector_id, market_area, departure_ms, energy_wh, max_current_a, min_current_a, phases, voltage_v, site_limit_a, site_other_load_a, updated_at_ms)
-         VALUES (@charge_point_id, @connector_id, @market_area, @departure_ms, @energy_wh, @max_current_a, @min_current_a, @phases, @voltage_v, @site_limit_a, @site_other_load_a, @updated_at_ms)
+        `INSERT INTO charging_targets (charge_point_id, connector_id, market_area, departure_ms, energy_wh, max_current_a, min_current_a, phases, voltage_v, site_limit_a, site_other_load_a, updated_at_ms, source)
+         VALUES (@charge_point_id, @connector_id, @market_area, @departure_ms, @energy_wh, @max_current_a, @min_current_a, @phases, @voltage_v, @site_limit_a, @site_other_load_a, @updated_at_ms, @source)
          ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET market_area = excluded.market_area, departure_ms = excluded.departure_ms, energy_wh = excluded.energy_wh,
            max_current_a = excluded.max_current_a, min_current_a = excluded.min_current_a, phases = excluded.phases, voltage_v = excluded.voltage_v,
-           site_limit_a = excluded.site_limit_a, site_other_load_a = excluded.site_other_load_a, updated_at_ms = excluded.updated_at_ms, ended_at_ms = NULL`,
+           site_limit_a = excluded.site_limit_a, site_other_load_a = excluded.site_other_load_a, updated_at_ms = excluded.updated_at_ms, ended_at_ms = NULL, source = excluded.source`,
       ),
       get: db.prepare<[string, number], Row>('SELECT * FROM charging_targets WHERE charge_point_id = ? AND connector_id = ?'),
       upcoming: db.prepare<[number], Row>('SELECT * FROM charging_targets WHERE departure_ms > ? AND ended_at_ms IS NULL ORDER BY charge_point_id, connector_id'),
@@ -86,6 +90,7 @@ export class ChargingTargetStore {
       site_limit_a: t.siteLimitA,
       site_other_load_a: t.siteOtherLoadA,
       updated_at_ms: t.updatedAtMs,
+      source: t.source ?? 'client',
     });
   }
 

@@ -54,6 +54,31 @@ describe('chargers and ocpp settings', () => {
     expect(problems).toContain('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   });
 
+  it('connectors: defaults for the limits, and every problem listed with its path', () => {
+    const config = validateConfig({ ...BASE, chargers: [{ id: 'CP1', password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, default_target: { departure_local_time: '07:00', energy_wh: 20_000 } }] }] }, 'test', {});
+    expect(config.chargers[0]!.connectors).toEqual([{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230, default_target: { departure_local_time: '07:00', energy_wh: 20_000 } }]);
+    const problems = problemsOf({
+      chargers: [
+        {
+          id: 'CP1',
+          password: PASSWORD,
+          auth: 'accept_all',
+          connectors: [
+            { connector_id: 1, min_current_a: 10, max_current_a: 8 },
+            { connector_id: 1, default_target: { departure_local_time: '7:00', energy_wh: 0 } },
+            { connector_id: 2, phases: 2, default_target: { energy_wh: 1000 } },
+          ],
+        },
+      ],
+    });
+    expect(problems).toContain('chargers[0].connectors[0].min_current_a: 10 A is above max_current_a (8 A)');
+    expect(problems).toContain('chargers[0].connectors[1].connector_id: connector 1 is listed twice');
+    expect(problems.some((p) => p.startsWith('chargers[0].connectors[1].default_target.departure_local_time'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[0].connectors[1].default_target.energy_wh'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[0].connectors[2].phases'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[0].connectors[2].default_target') && p.includes('departure_local_time'))).toBe(true);
+  });
+
   it('connector_meters must name configured meters and connector ids', () => {
     const problems = problemsOf({ chargers: [{ id: 'CP1', password: PASSWORD, auth: 'accept_all', connector_meters: { '1': 'no-such-meter', x: 'm' } }] });
     expect(problems).toContain('chargers[0].connector_meters.1: no-such-meter is not a configured meter (meters[].resource_id)');

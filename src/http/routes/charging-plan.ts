@@ -48,6 +48,7 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan,
   return {
     charge_point_id: target.chargePointId,
     connector_id: target.connectorId,
+    source: target.source ?? 'client',
     market_area_code: market.code,
     currency_code: market.currency,
     planned_at: formatUtc(nowMs),
