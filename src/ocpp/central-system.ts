@@ -19,10 +19,12 @@ import type { Module } from '../lifecycle.js';
 import { TargetPlanner } from '../planning/target-plan.js';
 import type { Plan } from '../planning/plan.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
-import { ChargingTargetStore } from '../store/charging-targets.js';
+import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
+import { OcppConfigurationStore } from '../store/ocpp-configuration.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import { OcppStore, chargerSessionId } from '../store/ocpp.js';
-import { chargingProfileRequest } from './charging-profile.js';
+import { chargingProfileRequest, chargingRateUnitFor } from './charging-profile.js';
+import { RATE_UNIT_KEY, readChargingRateUnit } from './charger-configuration.js';
 import { authorizeIdTag } from './id-tags.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { ENERGY_REGISTER } from './register-readings.js';
@@ -65,6 +67,7 @@ export class CentralSystem implements Module {
   private profiles?: ChargingProfileStore;
   private targets?: ChargingTargetStore;
   private planner?: TargetPlanner;
+  private configuration?: OcppConfigurationStore;
   private outcomes?: SessionOutcomeRecorder;
   private readonly chargers: Map<string, ChargerConfig>;
   private readonly state = new Map<string, ChargerState>();
@@ -87,6 +90,7 @@ export class CentralSystem implements Module {
     this.profiles = new ChargingProfileStore(db);
     this.targets = new ChargingTargetStore(db);
     this.planner = new TargetPlanner(db, config.forecast.enabled);
+    this.configuration = new OcppConfigurationStore(db);
     this.outcomes = new SessionOutcomeRecorder(db, config);
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
@@ -204,7 +208,7 @@ export class CentralSystem implements Module {
     }
     const target = this.targets!.get(e.chargePointId, e.connectorId);
     if (!target) return;
-    void this.sendProfile(st.client, e.connectorId, e.plan, e.plannedAtMs, target.departureMs);
+    void this.sendProfile(st.client, e.connectorId, e.plan, e.plannedAtMs, target);
   }
 
   /**
@@ -217,6 +221,10 @@ export class CentralSystem implements Module {
     requestClears(this.profiles!, e);
     const client = this.state.get(e.chargePointId)?.client;
     if (client) setImmediate(() => void sendPendingClears(client, this.profiles!, () => this.ctx.clock.now(), this.ctx.logger));
+  }
+
+  private readConfiguration(client: ChargerClient): Promise<void> {
+    return readChargingRateUnit(client, this.configuration!, () => this.ctx.clock.now(), this.ctx.logger);
   }
 
   /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
@@ -234,7 +242,7 @@ export class CentralSystem implements Module {
         this.ctx.logger.error({ err, charge_point_id: target.chargePointId, connector_id: target.connectorId }, 'charging plan failed');
         continue;
       }
-      void this.sendProfile(client, target.connectorId, plan, nowMs, target.departureMs);
+      void this.sendProfile(client, target.connectorId, plan, nowMs, target);
     }
   }
 
@@ -243,12 +251,14 @@ export class CentralSystem implements Module {
    * TxDefaultProfile. The answer (or why none came) is stored for the plan's GET. ocpp-rpc
    * sends one call at a time per charger, so answers are stored in the order sent.
    */
-  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, departureMs: number): Promise<void> {
+  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget): Promise<void> {
     const { clock, logger } = this.ctx;
     const id = client.identity;
     const open = this.store!.chargePointView(id).openTransactions.filter((t) => t.connectorId === connectorId);
     const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
-    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs });
+    // In W only for a charger that declared it takes only W (charger-configuration.ts).
+    const rateUnit = chargingRateUnitFor(this.configuration!.get(id, RATE_UNIT_KEY)?.value);
+    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit, charger: target });
     const sentAtMs = clock.now();
     let status: string;
     let error: string | null = null;
@@ -305,7 +315,14 @@ export class CentralSystem implements Module {
     // A charger that booted before and only reconnects (many do not send BootNotification
     // again) gets its plans now; one that boots gets them after its BootNotification.
     const booted = store.chargePointView(id).vendor !== null;
-    if (booted) setImmediate(() => st.client === client && this.applyStoredTargets(client, null));
+    // Its allowed charging rate unit is read first when it never was.
+    if (booted) {
+      setImmediate(() => {
+        if (st.client !== client) return;
+        const read = this.configuration!.get(id, RATE_UNIT_KEY) ? Promise.resolve() : this.readConfiguration(client);
+        void read.then(() => st.client === client && this.applyStoredTargets(client, null));
+      });
+    }
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
       if (st.client !== client) return;
@@ -360,7 +377,8 @@ export class CentralSystem implements Module {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
       log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
       // After the answer: a charger that (re)boots gets the plans of its upcoming targets.
-      setImmediate(() => this.applyStoredTargets(client, null));
+      // Its allowed charging rate unit first: the profiles are built in it.
+      setImmediate(() => void this.readConfiguration(client).then(() => this.applyStoredTargets(client, null)));
       return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
     });
 

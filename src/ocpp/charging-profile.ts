@@ -1,6 +1,7 @@
 // A charging plan as an OCPP 1.6 SetChargingProfile request (docs/chargers.md, "Applying
 // plans"). Pure: a plan and where it goes in, the request out. One chargingSchedulePeriod
-// per planned slot at its current (A), 0 A where the plan does not charge, from the time
+// per planned slot at its current (A; or its power in W for a charger that takes only W),
+// 0 where the plan does not charge, from the time
 // the plan was made to departure; TxProfile for a running transaction, else TxDefaultProfile
 // (the charger uses it for the next transaction on that connector).
 import type { Plan } from '../planning/plan.js';
@@ -32,20 +33,51 @@ export interface SetChargingProfileRequest {
 }
 
 /**
- * The limit sent for a planned current: rounded down to half an ampere. Never above the
- * plan (which keeps the charger's and the site's limits). Halves because the OCPP schema
- * says multipleOf 0.1 and ocpp-rpc's ajv checks it as `limit / 0.1` being an integer in
- * floating point, which most tenths (11.4, 0.3) fail while whole and half amperes pass.
+ * The limit sent for a planned current: rounded down to a tenth of an ampere, the
+ * precision OCPP 1.6 allows (`limit` has `multipleOf: 0.1` in the schema), never above the
+ * plan (which keeps the charger's and the site's limits). Tenths pass ocpp-rpc's strict
+ * check: Ajv's own multipleOf tests `limit / 0.1` for integrality in binary floating point,
+ * which refuses most tenths (11.4 / 0.1 = 113.99999999999999; mikuso/ocpp-rpc#50), but
+ * ocpp-rpc 2.2.1 (lib/validator.js) replaces that keyword with one that accepts a quotient
+ * within 1e-6 of an integer. test/unit/charging-profile.test.ts checks every tenth from 0
+ * to 80 A against the library's own OCPP 1.6 validator.
  */
-export const limitForCurrentA = (currentA: number): number => Math.floor(currentA * 2 + 1e-9) / 2;
+export const limitForCurrentA = (currentA: number): number => Math.floor(currentA * 10 + 1e-9) / 10;
+
+/** The limit sent in W (a charger that takes only W schedules): the planned power rounded down to a whole watt. */
+export const limitForPowerW = (powerW: number): number => Math.floor(powerW + 1e-9);
+
+/**
+ * The unit to build a charger's schedules in, from its ChargingScheduleAllowedChargingRateUnit
+ * (a comma-separated list of "Current" and "Power"; some chargers write "A" and "W"): W only
+ * when it declares Power and not Current; A otherwise, also when it did not say (unknown
+ * key, never read): A is what every OCPP 1.6 smart-charging charger must support.
+ */
+export function chargingRateUnitFor(declared: string | null | undefined): 'A' | 'W' {
+  const units = new Set((declared ?? '').split(',').map((u) => u.trim().toLowerCase()));
+  const power = units.has('power') || units.has('w');
+  const current = units.has('current') || units.has('a');
+  return power && !current ? 'W' : 'A';
+}
 
 /** The profile id per connector and purpose: a new plan replaces the connector's previous profile of that purpose. */
 export const chargingProfileIdOf = (connectorId: number, purpose: ChargingProfilePurpose): number => connectorId * 10 + (purpose === 'TxProfile' ? 2 : 1);
 
 export function chargingProfileRequest(
   plan: Plan,
-  where: { readonly connectorId: number; readonly transactionId: number | null; readonly plannedAtMs: number; readonly departureMs: number },
+  where: {
+    readonly connectorId: number;
+    readonly transactionId: number | null;
+    readonly plannedAtMs: number;
+    readonly departureMs: number;
+    /** A (default) or W; in W a planned current is sent as current × phases × voltage. */
+    readonly rateUnit?: 'A' | 'W';
+    readonly charger?: { readonly phases: number; readonly voltageV: number };
+  },
 ): SetChargingProfileRequest {
+  const rateUnit = where.rateUnit ?? 'A';
+  if (rateUnit === 'W' && !where.charger) throw new RangeError('a schedule in W needs the charger phases and voltage');
+  const limitFor = (currentA: number) => (rateUnit === 'W' ? limitForPowerW(currentA * where.charger!.phases * where.charger!.voltageV) : limitForCurrentA(currentA));
   // Whole seconds: startSchedule is sent to the second, periods count seconds from it.
   const startMs = Math.floor(where.plannedAtMs / 1000) * 1000;
   const secondsFromStart = (ms: number) => Math.max(0, Math.round((ms - startMs) / 1000));
@@ -59,7 +91,7 @@ export function chargingProfileRequest(
   for (const slot of [...plan.planned.slots].sort((a, b) => a.startMs - b.startMs)) {
     const fromS = secondsFromStart(slot.startMs);
     if (fromS > cursorS || periods.length === 0) add(cursorS, 0);
-    add(fromS, limitForCurrentA(slot.currentA));
+    add(fromS, limitFor(slot.currentA));
     cursorS = secondsFromStart(slot.endMs);
   }
   const durationS = Math.max(1, Math.ceil((where.departureMs - startMs) / 1000));
@@ -78,7 +110,7 @@ export function chargingProfileRequest(
       chargingSchedule: {
         duration: durationS,
         startSchedule: new Date(startMs).toISOString(),
-        chargingRateUnit: 'A',
+        chargingRateUnit: rateUnit,
         chargingSchedulePeriod: periods,
       },
     },

@@ -132,7 +132,7 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
 
   const PLAN = '/api/v1/chargers/CP-PLAN/connectors/1/plan';
 
-  /** The profile must allow, at each planned period, the plan's current rounded down to half an ampere, and 0 A elsewhere. */
+  /** The profile must allow, at each planned period, the plan's current rounded down to a tenth of an ampere, and 0 A elsewhere. */
   function expectProfileMatchesPlan(profile: Profile, plan: { planned_at: string; departure_time: string; planned: { energy_wh: number; periods: PlanPeriodView[] } }) {
     const schedule = profile.csChargingProfiles.chargingSchedule;
     expect(schedule.chargingRateUnit).toBe('A');
@@ -143,12 +143,12 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     for (const period of plan.planned.periods) {
       const fromS = (Date.parse(period.start) - startMs) / 1000;
       const toS = (Date.parse(period.end) - startMs) / 1000;
-      const expected = Math.floor(period.current_a * 2) / 2;
+      const expected = Math.floor(period.current_a * 10 + 1e-9) / 10;
       expect(limitAt(profile, fromS), `limit at ${period.start}`).toBe(expected);
       expect(limitAt(profile, toS - 1), `limit just before ${period.end}`).toBe(expected);
     }
     // Outside the planned periods nothing is charged: the schedule's energy is the plan's,
-    // less only what rounding down to half an ampere takes off.
+    // less only what rounding down to a tenth of an ampere takes off.
     const energyWh = scheduleEnergyWh(profile);
     expect(energyWh).toBeLessThanOrEqual(plan.planned.energy_wh + 1);
     expect(energyWh).toBeGreaterThan(plan.planned.energy_wh * 0.95);
