@@ -106,7 +106,8 @@ export class ChargingProfileStore {
         `INSERT OR REPLACE INTO ocpp_profile_clears (charge_point_id, connector_id, charging_profile_id, reason, requested_at_ms, sent_at_ms, status, error)
          VALUES (@chargePointId, @connectorId, @chargingProfileId, @reason, @requestedAtMs, @sentAtMs, @status, @error)`,
       ),
-      pendingClears: db.prepare<[string], ClearRow>("SELECT * FROM ocpp_profile_clears WHERE charge_point_id = ? AND status = 'pending' ORDER BY connector_id, charging_profile_id"),
+      // A clear that got no answer (the charger went away mid-call) is sent again.
+      pendingClears: db.prepare<[string], ClearRow>("SELECT * FROM ocpp_profile_clears WHERE charge_point_id = ? AND status IN ('pending', 'error') ORDER BY connector_id, charging_profile_id"),
       clears: db.prepare<[string, number], ClearRow>('SELECT * FROM ocpp_profile_clears WHERE charge_point_id = ? AND connector_id = ? ORDER BY charging_profile_id'),
     };
   }
@@ -169,7 +170,7 @@ export class ChargingProfileStore {
     this.stmts.putClear.run(c);
   }
 
-  /** Clears not sent yet (the charger was not connected), to send when it connects. */
+  /** Clears not sent yet (the charger was not connected) or not answered, to send when it connects. */
   pendingClears(chargePointId: string): ProfileClear[] {
     return this.stmts.pendingClears.all(chargePointId).map(toClear);
   }

@@ -78,6 +78,8 @@ export interface PlanGateway {
    * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it).
    */
   connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string }): Promise<SimulatedCharger>;
+  /** Whether the gateway sees the charger connected now (its /metrics gauge). */
+  connected(identity: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -144,6 +146,10 @@ export async function startPlanGateway(opts: {
       await client.connect();
       clients.push(client);
       return charger;
+    },
+    async connected(identity) {
+      const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+      return new RegExp(`metergate_ocpp_charger_connected\\{charge_point_id="${identity}"\\} 1`).test(text);
     },
     async close() {
       for (const c of clients) await c.close({ force: true }).catch(() => undefined);
