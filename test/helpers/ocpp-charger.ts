@@ -75,9 +75,10 @@ export interface PlanGateway {
   /**
    * A strict charger connected as `identity`, answering SetChargingProfile with `answer()`,
    * ClearChargingProfile Accepted and GetConfiguration with `rateUnits` (the value of
-   * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it).
+   * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it). The
+   * profiles it receives go to `profiles` when given (to count over reconnects).
    */
-  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string }): Promise<SimulatedCharger>;
+  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string; profiles?: SentProfile[] }): Promise<SimulatedCharger>;
   /** Whether the gateway sees the charger connected now (its /metrics gauge). */
   connected(identity: string): Promise<boolean>;
   close(): Promise<void>;
@@ -129,7 +130,7 @@ export async function startPlanGateway(opts: {
     },
     async connect(identity, o = {}) {
       const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: SimulatedCharger = { client, profiles: [], clears: [], configurationRequests: [] };
+      const charger: SimulatedCharger = { client, profiles: o.profiles ?? [], clears: [], configurationRequests: [] };
       client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
         charger.profiles.push(params as SentProfile);
         return { status: o.answer?.() ?? 'Accepted' };

@@ -4,40 +4,13 @@
 // that does not pass is answered with a CallError, which the gateway stores as 'error').
 // Real NL day-ahead prices: on 2025-11-12 at 12:00Z the prices up to 23:00Z are stored;
 // the next day's come later (prices.updated, as the price sync emits it).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
-import { createContext, Daemon } from '../../src/daemon.js';
-import type { PricePeriod } from '../../src/domain.js';
-import { freePort } from '../../src/free-port.js';
-import { createLogger } from '../../src/log.js';
-import { requireMarket } from '../../src/prices/markets.js';
-import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { PriceStore } from '../../src/store/prices.js';
-import { TokenStore } from '../../src/store/tokens.js';
-import { expectDocumented } from '../helpers/openapi.js';
-import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile as Profile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
 
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
-const clientOptions = (o: Partial<ClientOptions>) => o as ClientOptions;
-
-const PASSWORD = 'charger-secret-0123456789';
 const at = (iso: string) => Date.parse(iso);
-
-interface Profile {
-  connectorId: number;
-  csChargingProfiles: {
-    chargingProfileId: number;
-    transactionId?: number;
-    chargingProfilePurpose: string;
-    chargingProfileKind: string;
-    chargingSchedule: { duration: number; startSchedule: string; chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
-  };
-}
 
 interface PlanPeriodView {
   start: string;
@@ -46,89 +19,29 @@ interface PlanPeriodView {
   energy_wh: number;
 }
 
-/** What the charger is allowed at each second from the schedule start, per the profile. */
-function limitAt(profile: Profile, secondFromStart: number): number {
-  const periods = profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod;
-  let limit = NaN;
-  for (const p of periods) if (p.startPeriod <= secondFromStart) limit = p.limit;
-  return limit;
-}
-
-/** Energy (Wh) the schedule lets a three-phase 230 V charger take. */
-function scheduleEnergyWh(profile: Profile): number {
-  const { chargingSchedulePeriod: periods, duration } = profile.csChargingProfiles.chargingSchedule;
-  return periods.reduce((sum, p, i) => sum + (p.limit * 3 * 230 * ((periods[i + 1]?.startPeriod ?? duration) - p.startPeriod)) / 3600, 0);
-}
-
 describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfile${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
-  let dir: string;
-  let daemon: Daemon;
-  let httpPort: number;
-  let cpoToken: string;
-  let native: PricePeriod[];
-  let charger: RPCClient | undefined;
-  let nowMs = at('2025-11-12T12:00:00Z');
+  let gw: PlanGateway;
+  let cp: SimulatedCharger;
   const publishedUntilMs = at('2025-11-12T23:00:00Z');
+  /** Every profile the charger received, over its reconnects. */
   const received: Profile[] = [];
   let answer: 'Accepted' | 'Rejected' = 'Accepted';
   let transactionId = 0;
   let planAtStart: any;
-  let ocppPort = 0;
 
-  async function connectCharger(): Promise<RPCClient> {
-    const client = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-PLAN', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
-    client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-      received.push(params as Profile);
-      return { status: answer };
-    });
-    await client.connect();
-    return client;
-  }
+  const connectCharger = () => gw.connect('CP-PLAN', { answer: () => answer, profiles: received });
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-profile-'));
-    ocppPort = await freePort();
-    httpPort = await freePort();
-    const config = validateConfig(
-      {
-        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        data_dir: join(dir, 'data'),
-        log_level: 'fatal',
-        http: { host: '127.0.0.1', port: httpPort },
-        prices: { regions: ['NL'], source: 'none' },
-        forecast: { enabled: false },
-        ocpp: { host: '127.0.0.1', port: ocppPort },
-        chargers: [{ id: 'CP-PLAN', password: PASSWORD, auth: 'accept_all' }],
-      },
-      'test',
-      {},
-    );
-    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now: () => nowMs } });
-    native = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
-    new PriceStore(ctx.db).upsert(native.filter((p) => p.startMs < publishedUntilMs), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
-    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs }).token;
-    daemon = new Daemon(ctx);
-    await daemon.start();
-    charger = await connectCharger();
-    await charger.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+    gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: publishedUntilMs, chargers: [{ id: 'CP-PLAN' }] });
+    cp = await connectCharger();
+    await cp.client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
   }, 60_000);
 
   afterAll(async () => {
-    await charger?.close({ force: true }).catch(() => undefined);
-    await daemon?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await gw?.close();
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
-      method,
-      headers: { authorization: `Token ${cpoToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = await res.json();
-    expectDocumented(method, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan', res, json);
-    return { status: res.status, body: json };
-  }
+  const api = (method: string, path: string, body?: unknown) => gw.api(method, path, body);
 
   const PLAN = '/api/v1/chargers/CP-PLAN/connectors/1/plan';
 
@@ -149,7 +62,7 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     }
     // Outside the planned periods nothing is charged: the schedule's energy is the plan's,
     // less only what rounding down to a tenth of an ampere takes off.
-    const energyWh = scheduleEnergyWh(profile);
+    const energyWh = profileEnergyWh(profile);
     expect(energyWh).toBeLessThanOrEqual(plan.planned.energy_wh + 1);
     expect(energyWh).toBeGreaterThan(plan.planned.energy_wh * 0.95);
   }
@@ -171,8 +84,8 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
   });
 
   it('sends a TxProfile for the transaction started on the connector', async () => {
-    nowMs = at('2025-11-12T12:05:00Z');
-    const start = (await charger!.call('StartTransaction', { connectorId: 1, idTag: 'TAG-1', meterStart: 1000, timestamp: new Date(nowMs).toISOString() })) as { transactionId: number };
+    gw.nowMs = at('2025-11-12T12:05:00Z');
+    const start = (await cp.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-1', meterStart: 1000, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number };
     await until(() => received.length === 2, 'a SetChargingProfile after StartTransaction', 20_000);
     const profile = received[1]!;
     expect(profile.csChargingProfiles).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId: start.transactionId });
@@ -189,9 +102,9 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     // Before the next day's prices only the evening is plannable.
     expect(before.planned.periods.every((p: PlanPeriodView) => Date.parse(p.start) < publishedUntilMs)).toBe(true);
     answer = 'Rejected';
-    const tomorrow = native.filter((p) => p.startMs >= publishedUntilMs && p.startMs < publishedUntilMs + 86_400_000);
-    new PriceStore(daemon.ctx.db).upsert(tomorrow, { source: 'entsoe', fetchedAtMs: nowMs });
-    daemon.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: publishedUntilMs, toMs: publishedUntilMs + 86_400_000, periods: tomorrow.length });
+    const tomorrow = gw.prices.filter((p) => p.startMs >= publishedUntilMs && p.startMs < publishedUntilMs + 86_400_000);
+    new PriceStore(gw.daemon.ctx.db).upsert(tomorrow, { source: 'entsoe', fetchedAtMs: gw.nowMs });
+    gw.daemon.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: publishedUntilMs, toMs: publishedUntilMs + 86_400_000, periods: tomorrow.length });
     await until(() => received.length === 3, 'a SetChargingProfile after prices.updated', 20_000);
     const profile = received[2]!;
     expect(profile.csChargingProfiles.chargingProfilePurpose).toBe('TxProfile');
@@ -209,9 +122,9 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
 
   it('a charger that reconnects without BootNotification gets its TxProfile again', async () => {
     answer = 'Accepted';
-    nowMs = at('2025-11-12T13:00:00Z');
-    await charger!.close();
-    charger = await connectCharger();
+    gw.nowMs = at('2025-11-12T13:00:00Z');
+    await cp.client.close();
+    cp = await connectCharger();
     await until(() => received.length === 4, 'a SetChargingProfile after the reconnect', 20_000);
     expect(received[3]!.csChargingProfiles).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId });
     const got = await api('GET', PLAN);
@@ -221,8 +134,8 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
   });
 
   it('a completed session that ran under an accepted plan shows its expected and immediate cost', async () => {
-    nowMs = at('2025-11-13T07:00:00Z');
-    await charger!.call('StopTransaction', { transactionId, meterStop: 31_000, timestamp: new Date(nowMs).toISOString() });
+    gw.nowMs = at('2025-11-13T07:00:00Z');
+    await cp.client.call('StopTransaction', { transactionId, meterStop: 31_000, timestamp: new Date(gw.nowMs).toISOString() });
     const got = await api('GET', PLAN);
     // The last plan the charger accepted (after the reconnect) is the one the session ran under.
     expect(got.body.planned_sessions).toHaveLength(1);
