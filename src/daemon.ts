@@ -29,6 +29,7 @@ import { DeviceMessages } from './uplink/device-messages.js';
 import { OutboxPublisher } from './uplink/publisher.js';
 import { MeasurementRecorder } from './uplink/recorder.js';
 import { BUILD_DATE_MS } from './version.js';
+import { SiteMeter } from './site/site-meter.js';
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
   const logger = overrides.logger ?? createLogger(config.log_level);
@@ -133,6 +134,9 @@ export function buildModules(ctx: AppContext): Module[] {
     );
   }
   modules.push(networkScan);
+  // The site meter (config site.meter), followed for charging plans: its latest reading is the site's other load.
+  const siteMeter = ctx.config.site.meter !== undefined ? new SiteMeter(ctx) : null;
+  if (siteMeter) modules.push(siteMeter);
   // Prices, forecasts, price views and the HTTP API are imported when their module starts
   // and only when configured: a feature that is off costs no resident memory (its code,
   // and the time-zone data the price calendar touches at load).
@@ -190,6 +194,7 @@ export function buildModules(ctx: AppContext): Module[] {
   // has finished it (one durable transaction per slot).
   const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
   events.on('sample.taken', (sample) => clockGuard.submit(sample));
+  if (siteMeter) events.on('sample.taken', (sample) => siteMeter.sampleTaken(sample));
   events.on('sample.released', (sample) => uplink.recorder.recordInTick(sample));
   events.on('poll.tick-done', ({ source }) => ticks.done(source));
   events.on('meter.state-changed', () => networkScan.check());

@@ -174,6 +174,8 @@ function crossChecks(config: Config): string[] {
       }
     }
   }
+  const site = isMapping(config.site) ? config.site : undefined;
+  if (typeof site?.meter === 'string' && !resourceIds.has(site.meter)) problems.push(`site.meter: ${site.meter} is not a configured meter (meters[].resource_id)`);
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
   if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   return problems;

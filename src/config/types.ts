@@ -99,6 +99,16 @@ export interface ChargerConfig {
   readonly connectors?: readonly ConnectorConfig[];
 }
 
+/** The site's grid connection, for charging plans (docs/planning.md). */
+export interface SiteConfig {
+  readonly limit_a?: number;
+  /** resource_id of the configured meter measuring the site's connection. */
+  readonly meter?: string;
+  readonly meter_includes_chargers: boolean;
+  readonly max_reading_age_s: number;
+  readonly voltage_v: number;
+}
+
 export interface Config {
   readonly organization_id: string;
   readonly gateway_id?: string;
@@ -141,6 +151,7 @@ export interface Config {
     readonly market_area?: string;
   };
   readonly chargers: readonly ChargerConfig[];
+  readonly site: SiteConfig;
   readonly sessions?: {
     /** Default: 3 x poll.interval_ms (see http/session-pricing.ts maxEdgeGapMs). */
     readonly max_edge_gap_ms?: number;

@@ -17,6 +17,7 @@ import type { ChargerConfig } from '../config/types.js';
 import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
 import { TargetPlanner } from '../planning/target-plan.js';
+import { siteContext } from '../planning/site-context.js';
 import type { Plan } from '../planning/plan.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
@@ -89,7 +90,7 @@ export class CentralSystem implements Module {
     this.store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
     this.profiles = new ChargingProfileStore(db);
     this.targets = new ChargingTargetStore(db);
-    this.planner = new TargetPlanner(db, config.forecast.enabled);
+    this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
     this.configuration = new OcppConfigurationStore(db);
     this.outcomes = new SessionOutcomeRecorder(db, config);
     registerOutcomeMetrics(metrics, db);

@@ -16,6 +16,7 @@ import { defaultTarget } from '../planning/default-target.js';
 import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progress } from '../planning/progress.js';
 import { TargetPlanner } from '../planning/target-plan.js';
 import { requireMarket } from '../prices/markets.js';
+import { siteContext } from '../planning/site-context.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingProgressStore } from '../store/charging-progress.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
@@ -39,7 +40,7 @@ export class PlanFollower implements Module {
   private readonly replannedAtMs = new Map<string, number>();
 
   constructor(
-    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config'>,
+    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>,
     private readonly rule: FollowRule = FOLLOW_RULE,
   ) {}
 
@@ -48,7 +49,7 @@ export class PlanFollower implements Module {
     this.targets = new ChargingTargetStore(db);
     this.profiles = new ChargingProfileStore(db);
     this.progress = new ChargingProgressStore(db);
-    this.planner = new TargetPlanner(db, config.forecast.enabled);
+    this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
   }
 
   async stop(): Promise<void> {}

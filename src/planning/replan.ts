@@ -6,11 +6,12 @@ import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
 import { TargetPlanner } from './target-plan.js';
+import { siteContext } from './site-context.js';
 
 export class Replanner implements Module {
   readonly name = 'charging-plans';
 
-  constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config'>) {}
+  constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>) {}
 
   async start(): Promise<void> {}
 
@@ -19,7 +20,7 @@ export class Replanner implements Module {
   /** Plans every upcoming target of the market again; returns how many. */
   replan(marketArea: string): number {
     const nowMs = this.ctx.clock.now();
-    const planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled);
+    const planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled, siteContext(this.ctx));
     const targets = new ChargingTargetStore(this.ctx.db).upcoming(nowMs).filter((t) => t.marketArea === marketArea);
     for (const target of targets) {
       let plan;

@@ -6,7 +6,9 @@
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { DEFAULT_CHARGER_LIMITS } from '../../planning/limits.js';
-import { TargetPlanner } from '../../planning/target-plan.js';
+import type { SiteLoad } from '../../planning/site-load.js';
+import { TargetPlanner, type TargetPlan } from '../../planning/target-plan.js';
+import { siteContext } from '../../planning/site-context.js';
 import { chargerSessionId } from '../../store/ocpp.js';
 import { ChargingProfileStore, type PlannedSession, type ProfileClear, type SentChargingProfile } from '../../store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
@@ -44,7 +46,22 @@ function costView(s: Schedule) {
   return { expected: round(s.cost.expected, 4), lower: round(s.cost.lower, 4), upper: round(s.cost.upper, 4) };
 }
 
-export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan, nowMs: number, deliveredWh: number): Record<string, unknown> {
+/** How the site meter's reading became the plan's other load (planning/site-load.ts). */
+function siteMeterView(m: SiteLoad): Record<string, unknown> {
+  return {
+    resource_id: m.resourceId,
+    state: m.state,
+    assumed: m.state !== 'measured',
+    sampled_at: m.sampledAtMs === null ? null : formatUtc(m.sampledAtMs),
+    meter_load_a: m.meterLoadA,
+    own_draw_a: m.ownDrawA,
+    per_phase: m.perPhase,
+    other_load_a: m.otherLoadA,
+    note: m.note,
+  };
+}
+
+export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan & { readonly site?: TargetPlan['site'] }, nowMs: number, deliveredWh: number): Record<string, unknown> {
   return {
     charge_point_id: target.chargePointId,
     connector_id: target.connectorId,
@@ -56,7 +73,8 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan,
     energy_needed_wh: round(plan.energyNeededWh, 1),
     energy_delivered_wh: round(deliveredWh, 1),
     charger: { max_current_a: target.maxCurrentA, min_current_a: target.minCurrentA, phases: target.phases, voltage_v: target.voltageV },
-    site: target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA },
+    site: plan.site === undefined ? (target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA }) : plan.site === null ? null : { limit_a: plan.site.limitA, other_load_a: plan.site.otherLoadA },
+    site_meter: plan.site?.meter ? siteMeterView(plan.site.meter) : null,
     allowed_current_a: round(plan.allowedCurrentA, 2),
     allowed_power_w: round(plan.allowedPowerW, 1),
     meets_target: plan.meetsTarget,
@@ -137,7 +155,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
   const validate = schemaValidator('ChargingTargetRequest');
   const targets = new ChargingTargetStore(deps.db);
   const profiles = new ChargingProfileStore(deps.db);
-  const planner = new TargetPlanner(deps.db, deps.config.forecast.enabled);
+  const planner = new TargetPlanner(deps.db, deps.config.forecast.enabled, siteContext(deps));
   const access = deps.priceAccess;
 
   function connectorOf(params: Record<string, string | string[] | undefined>): { chargePointId: string; connectorId: number } {

@@ -4,6 +4,7 @@
 // part is not running"), as is a lazily loaded module's before it has started.
 import type { MeterStatus } from '../../domain.js';
 import type { Module } from '../../lifecycle.js';
+import type { SiteMeterReading } from '../../planning/site-load.js';
 import type { BusScanView, ChargerView, ClockView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
 
 export class Probes {
@@ -45,6 +46,11 @@ export class Probes {
 
   get priceSeries(): ((region: string, nowMs: number) => PriceSeriesView | null) | null {
     return this.first('priceSeries');
+  }
+
+  /** The site meter's latest reading, or null when no site meter is followed. */
+  get siteMeter(): (() => SiteMeterReading | null) | null {
+    return this.first('siteMeter');
   }
 
   /** Components of /healthz the modules judge themselves (e.g. `store`, `forecast`), by name. */

@@ -1,5 +1,6 @@
 // The views modules give of themselves (plain data) for /healthz, /metrics, the status page
 // and the network scan; health.ts, status-report.ts and metrics.ts read only these.
+import type { SiteMeterReading } from '../../planning/site-load.js';
 import type { MeterStatus } from '../../domain.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'down';
@@ -130,6 +131,8 @@ export interface ModuleViews {
   readonly prices?: () => readonly PriceCoverageView[];
   /** Prices (actual, else forecast with its band) for the status chart: today and tomorrow in the market's time zone. */
   readonly priceSeries?: (region: string, nowMs: number) => PriceSeriesView | null;
+  /** The site meter's latest reading (site/site-meter.ts), which charging plans take the site's other load from. */
+  readonly siteMeter?: () => SiteMeterReading | null;
   /** Components of /healthz it judges itself, by name (e.g. `store`), combined by the one rule in health.ts. */
   readonly health?: Readonly<Record<string, HealthContributor>>;
 }

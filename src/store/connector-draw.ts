@@ -1,0 +1,60 @@
+// What a connector draws now, from its charger's latest measured Current.Import (or
+// Power.Active.Import) of its open transaction (ocpp_meter_values, migration 090): taken off
+// the site meter's reading when the site meter measures the chargers too (planning/site-load.ts).
+import type { ConnectorDraw } from '../planning/site-load.js';
+import type { Db } from './db.js';
+
+interface ValueRow {
+  sampled_at_ms: number;
+  measurand: string;
+  phase: string;
+  value: number;
+  unit: string;
+}
+
+const PHASES = ['L1', 'L2', 'L3'] as const;
+
+export class ConnectorDrawStore {
+  private readonly stmts;
+
+  constructor(db: Db) {
+    this.stmts = {
+      // The newest instant with a current or power value of the connector's open transaction, then its values (index ocpp_meter_values_tx).
+      latest: db.prepare<[string, number], ValueRow>(
+        `WITH tx AS (SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id DESC LIMIT 1),
+              newest AS (SELECT max(v.sampled_at_ms) AS at FROM ocpp_meter_values v, tx
+                         WHERE v.transaction_id = tx.transaction_id AND v.measurand IN ('Current.Import', 'Power.Active.Import') AND v.location IN ('', 'Outlet'))
+         SELECT v.sampled_at_ms, v.measurand, v.phase, v.value, v.unit FROM ocpp_meter_values v, tx, newest
+         WHERE v.transaction_id = tx.transaction_id AND v.sampled_at_ms = newest.at AND v.measurand IN ('Current.Import', 'Power.Active.Import') AND v.location IN ('', 'Outlet')`,
+      ),
+    };
+  }
+
+  /**
+   * Current per phase the connector draws, or null without an open transaction or values.
+   * Current.Import wins over power; a value without a phase is taken as each used phase's;
+   * power is turned into current at `voltageV` (a total over `phases`).
+   */
+  latest(chargePointId: string, connectorId: number, phases: number, voltageV: number): ConnectorDraw | null {
+    const rows = this.stmts.latest.all(chargePointId, connectorId);
+    if (rows.length === 0) return null;
+    const used = phases >= 3 ? 3 : 1;
+    const fromRows = (measurand: string, toA: (r: ValueRow, perPhase: boolean) => number): [number, number, number] | null => {
+      const of = rows.filter((r) => r.measurand === measurand);
+      if (of.length === 0) return null;
+      const byPhase = PHASES.map((p) => of.find((r) => r.phase === p || r.phase === `${p}-N`));
+      if (byPhase.some((r) => r !== undefined)) return byPhase.map((r) => (r ? toA(r, true) : 0)) as [number, number, number];
+      const total = of.find((r) => r.phase === '');
+      if (!total) return null;
+      const a = toA(total, false);
+      return [a, used === 3 ? a : 0, used === 3 ? a : 0];
+    };
+    const currents =
+      fromRows('Current.Import', (r) => r.value) ??
+      fromRows('Power.Active.Import', (r, perPhase) => {
+        const w = r.unit === 'kW' ? r.value * 1000 : r.value;
+        return perPhase ? w / voltageV : w / (used * voltageV);
+      });
+    return currents ? { sampledAtMs: rows[0].sampled_at_ms, currentsA: currents } : null;
+  }
+}

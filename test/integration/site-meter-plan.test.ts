@@ -1,0 +1,156 @@
+// The site limit counts the site meter's other load (issue 13 point 3): a running gateway
+// (Daemon with its real modules) polls the Modbus simulator (an SDM630 with per-phase
+// currents) over a socat pty pair; config site.meter names that meter, so every plan takes
+// the meter's latest reading (followed on the event bus) as the other load, less the
+// connector's own draw that a strict ocpp-rpc charger reports (Current.Import per phase).
+// When the meter stops answering, its reading goes stale and the plan falls back to the
+// charger's minimum current and says so. Real NL prices of 2025-05-11; the gateway's clock
+// runs from 2025-05-11 06:20Z at real speed (the poller's timers are real).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, Daemon } from '../../src/daemon.js';
+import type { MeterSample } from '../../src/domain.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import { expectDocumented } from '../helpers/openapi.js';
+import { loadNl2025Prices } from '../helpers/real-prices.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { until } from '../helpers/wait.js';
+
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const PASSWORD = 'charger-secret-0123456789';
+const PLAN_PATH = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
+const MAX_AGE_S = 4;
+/** resource_ids are UUIDs (the contract's). */
+const SITE_METER = 'b3a0f6d2-5c1e-4f7a-9d2b-8e4c6a1f0e55';
+
+describe.skipIf(!hasSharedData)(`plans take the site meter's reading as the other load${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let dir: string;
+  let pair: PtyPair;
+  let sim: SimProcess;
+  let daemon: Daemon;
+  let httpPort: number;
+  let cpoToken: string;
+  let charger: RPCClient | undefined;
+  const samples: MeterSample[] = [];
+  // The gateway's clock: 2025-05-11 06:20Z when the test starts, advancing in real time.
+  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
+  const now = () => Date.now() - offsetMs;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-site-meter-'));
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1']);
+    httpPort = await freePort();
+    const ocppPort = await freePort();
+    const config = validateConfig(
+      {
+        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+        data_dir: join(dir, 'data'),
+        log_level: 'fatal',
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
+        meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
+        site: { meter: SITE_METER, limit_a: 25, meter_includes_chargers: true, max_reading_age_s: MAX_AGE_S },
+        clock: { trust: 'system' },
+        http: { host: '127.0.0.1', port: httpPort },
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { enabled: false },
+        ocpp: { host: '127.0.0.1', port: ocppPort },
+        chargers: [{ id: 'CP-SITE', password: PASSWORD, auth: 'accept_all' }],
+      },
+      'test',
+      {},
+    );
+    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now } });
+    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
+    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: now() }).token;
+    // What the poller told the bus, to check the plan against the very reading it used.
+    ctx.events.on('sample.taken', (s) => void samples.push(s));
+    daemon = new Daemon(ctx);
+    await daemon.start();
+    charger = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-SITE', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+    charger.handle('SetChargingProfile', async () => ({ status: 'Accepted' }));
+    await charger.connect();
+    await charger.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await charger?.close({ force: true }).catch(() => undefined);
+    await daemon?.stop();
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function plan(method: 'GET' | 'PUT', body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v1/chargers/CP-SITE/connectors/1/plan`, {
+      method,
+      headers: { authorization: `Token ${cpoToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    expectDocumented(method, PLAN_PATH, res, json);
+    return { status: res.status, body: json };
+  }
+
+  const ofSite = () => samples.filter((s) => s.resourceId === SITE_METER);
+  const current = (s: MeterSample, phase: number) => s.metrics.find((m) => m.name === `current_l${phase}`)!.value;
+  const round2 = (v: number) => Math.round(v * 100) / 100;
+
+  it('plans on the site meter\'s latest per-phase currents less the connector\'s own draw', { timeout: 120_000 }, async () => {
+    await until(() => ofSite().length >= 2, 'two polls of the site meter');
+    const put = await plan('PUT', { departure_time: '2025-05-11T16:00:00Z', energy_wh: 30_000 });
+    expect(put.status).toBe(201);
+    // The client sent no site: the configured limit (25 A) applies, less what the meter measures.
+    const { transactionId } = (await charger!.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date(now()).toISOString() })) as { transactionId: number };
+    const drawA = [0.5, 0.25, 0.25];
+    await charger!.call('MeterValues', {
+      connectorId: 1,
+      transactionId,
+      meterValue: [{ timestamp: new Date(now()).toISOString(), sampledValue: drawA.map((a, i) => ({ value: String(a), measurand: 'Current.Import', unit: 'A', phase: `L${i + 1}` })) }],
+    });
+    const got = await plan('GET');
+    expect(got.status).toBe(200);
+    const m = got.body.site_meter;
+    expect(m).toMatchObject({ resource_id: SITE_METER, state: 'measured', assumed: false, per_phase: 'currents', own_draw_a: drawA, note: null });
+    // The reading used is one the poller put on the bus, and the other load follows from it.
+    const used = ofSite().find((s) => new Date(s.sampledAtMs).toISOString().replace('.000Z', 'Z') === m.sampled_at || new Date(s.sampledAtMs).toISOString() === m.sampled_at);
+    expect(used, `sample at ${m.sampled_at} among ${ofSite().length} of the site meter`).toBeDefined();
+    const meterA = [1, 2, 3].map((p) => current(used!, p));
+    expect(m.meter_load_a).toEqual(meterA.map(round2));
+    const other = round2(Math.max(0, ...meterA.map((a, i) => a - drawA[i])));
+    expect(m.other_load_a).toBe(other);
+    expect(other).toBeGreaterThan(0);
+    expect(got.body.site).toEqual({ limit_a: 25, other_load_a: other });
+    expect(got.body.allowed_current_a).toBeCloseTo(Math.min(16, 25 - other), 2);
+  });
+
+  it('a client that says more other load than measured is believed (never less)', { timeout: 60_000 }, async () => {
+    await plan('PUT', { departure_time: '2025-05-11T16:00:00Z', energy_wh: 30_000, site: { limit_a: 32, other_load_a: 20 } });
+    const got = await plan('GET');
+    expect(got.body.site_meter.state).toBe('measured');
+    expect(got.body.site).toEqual({ limit_a: 32, other_load_a: 20 });
+    expect(got.body.allowed_current_a).toBe(12);
+  });
+
+  it('when the meter stops answering its reading goes stale: the plan takes the minimum current and says so', { timeout: 120_000 }, async () => {
+    await plan('PUT', { departure_time: '2025-05-11T16:00:00Z', energy_wh: 30_000 });
+    await sim.kill();
+    const lastMs = Math.max(...ofSite().map((s) => s.sampledAtMs));
+    await until(() => now() > lastMs + MAX_AGE_S * 1000 + 500, 'the last reading to age past site.max_reading_age_s');
+    const got = await plan('GET');
+    expect(got.body.site_meter).toMatchObject({ state: 'stale', assumed: true, meter_load_a: null, other_load_a: 19 });
+    expect(got.body.site_meter.note).toMatch(new RegExp(`site meter ${SITE_METER} was last read \\d+ s ago \\(more than ${MAX_AGE_S} s\\)`));
+    expect(got.body.allowed_current_a).toBe(6);
+    expect(got.body.site).toEqual({ limit_a: 25, other_load_a: 19 });
+  });
+});

@@ -1,0 +1,29 @@
+// The `site` settings: defaults, and a site meter that must be a configured meter.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, validateConfig } from '../../src/config/load.js';
+
+const BASE = { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/x' };
+const METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
+const WITH_METER = { buses: [{ name: 'rs485', type: 'rtu', port: '/dev/ttyUSB0' }], meters: [{ resource_id: METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }] };
+
+function problemsOf(raw: Record<string, unknown>): readonly string[] {
+  try {
+    validateConfig({ ...BASE, ...raw }, 'test', {});
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
+
+describe('site settings', () => {
+  it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s', () => {
+    expect(validateConfig(BASE, 'test', {}).site).toEqual({ meter_includes_chargers: true, max_reading_age_s: 60, voltage_v: 230 });
+    expect(validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25 } }, 'test', {}).site).toMatchObject({ meter: METER, limit_a: 25 });
+  });
+
+  it('refuses a site meter that is not a configured meter, and a limit that is not positive', () => {
+    expect(problemsOf({ ...WITH_METER, site: { meter: '9b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b' } })).toContain('site.meter: 9b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b is not a configured meter (meters[].resource_id)');
+    expect(problemsOf({ site: { limit_a: 0 } }).join('\n')).toMatch(/site\.limit_a/);
+  });
+});
