@@ -33,7 +33,7 @@ export class SessionOutcomeRecorder {
 
   constructor(
     private readonly db: Db,
-    config: Pick<Config, 'poll' | 'sessions'>,
+    private readonly config: Pick<Config, 'poll' | 'sessions' | 'chargers'>,
   ) {
     this.outcomes = new SessionOutcomeStore(db);
     this.sessions = new SessionStore(db);
@@ -87,10 +87,11 @@ export class SessionOutcomeRecorder {
 
   /**
    * The connector's maximum allowed power: its charging target's limits (the charger's
-   * maximum current, lowered by the site limit) when it has one, else the default charger
-   * (16 A on 3 phases at 230 V, as a plan without charger limits assumes).
+   * maximum current, lowered by the site limit) when it has one, else the connector's
+   * configured limits (chargers[].connectors), else the default charger (16 A on 3 phases
+   * at 230 V, as a plan without charger limits assumes).
    */
-  private maxPower(tx: TransactionRecord): { maxPowerW: number; source: 'charging-target' | 'default' } {
+  private maxPower(tx: TransactionRecord): { maxPowerW: number; source: 'charging-target' | 'connector-config' | 'default' } {
     const target = this.targets.get(tx.chargePointId, tx.connectorId);
     if (target) {
       const limits = { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV };
@@ -99,6 +100,8 @@ export class SessionOutcomeRecorder {
       const currentA = allowedCurrentA(limits, site) || limits.maxCurrentA;
       return { maxPowerW: powerAtW(limits, currentA), source: 'charging-target' };
     }
+    const connector = this.config.chargers.find((c) => c.id === tx.chargePointId)?.connectors?.find((c) => c.connector_id === tx.connectorId);
+    if (connector) return { maxPowerW: connector.max_current_a * connector.phases * connector.voltage_v, source: 'connector-config' };
     return { maxPowerW: powerAtW(DEFAULT_CHARGER_LIMITS, DEFAULT_CHARGER_LIMITS.maxCurrentA), source: 'default' };
   }
 

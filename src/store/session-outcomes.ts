@@ -12,7 +12,7 @@ export interface SessionOutcome {
   readonly actualCost: number | null;
   readonly immediateCost: number | null;
   readonly immediateMaxPowerW: number;
-  readonly immediatePowerSource: 'charging-target' | 'default';
+  readonly immediatePowerSource: 'charging-target' | 'connector-config' | 'default';
   readonly immediateEndMs: number | null;
   readonly unpricedReason: string | null;
   readonly planned: boolean;
@@ -39,7 +39,7 @@ interface Row {
   actual_cost: number | null;
   immediate_cost: number | null;
   immediate_max_power_w: number;
-  immediate_power_source: 'charging-target' | 'default';
+  immediate_power_source: 'charging-target' | 'connector-config' | 'default';
   immediate_end_ms: number | null;
   unpriced_reason: string | null;
   planned: number;
