@@ -114,7 +114,7 @@ export class PlanFollower implements Module {
     const sent = this.profiles!.get(chargePointId, connectorId);
     // Only a schedule the charger took for this transaction is one to follow.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
-    const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs);
+    const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs, [sent.plannedAtMs]);
     if (!delivery || delivery.transactionId !== sent.transactionId) return null;
     const key = `${chargePointId}\u0000${connectorId}`;
     const lastReplanMs = this.replannedAtMs.get(key) ?? -Infinity;
