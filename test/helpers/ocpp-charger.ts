@@ -71,7 +71,8 @@ export interface PlanGateway {
   httpPort: number;
   /** Every real NL price period of 2025 (quarter-hours from 2025-10-01). */
   prices: PricePeriod[];
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** A request with the cpo token, its answer checked against openapi.json under `pathTemplate` (default: the plan's path). */
+  api(method: string, path: string, body?: unknown, pathTemplate?: string): Promise<{ status: number; body: any }>;
   /**
    * A strict charger connected as `identity`, answering SetChargingProfile with `answer()`,
    * ClearChargingProfile Accepted and GetConfiguration with `rateUnits` (the value of
@@ -117,7 +118,7 @@ export async function startPlanGateway(opts: {
     ocppPort,
     httpPort,
     prices,
-    async api(method, path, body) {
+    async api(method, path, body, pathTemplate = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan') {
       const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
         method,
         headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -125,7 +126,7 @@ export async function startPlanGateway(opts: {
       });
       const text = await res.text();
       const json = text === '' ? null : JSON.parse(text);
-      expectDocumented(method, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan', res, json);
+      expectDocumented(method, pathTemplate, res, json);
       return { status: res.status, body: json };
     },
     async connect(identity, o = {}) {

@@ -7,139 +7,89 @@
 // charging the same energy immediately from plug-in, and the plan; read on
 // GET /api/v1/chargers/{cp}/transactions/{id} (validated against openapi.json), the status
 // page and /metrics.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
-import { createContext, Daemon } from '../../src/daemon.js';
-import type { PricePeriod } from '../../src/domain.js';
-import { freePort } from '../../src/free-port.js';
-import { createLogger } from '../../src/log.js';
-import { requireMarket } from '../../src/prices/markets.js';
-import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { TokenStore } from '../../src/store/tokens.js';
+import { startPlanGateway, type PlanGateway, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
-import { loadNl2025Prices } from '../helpers/real-prices.js';
-import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
 
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
-const clientOptions = (o: Partial<ClientOptions>) => o as ClientOptions;
-
-const PASSWORD = 'charger-secret-0123456789';
 const at = (iso: string) => Date.parse(iso);
-const HOUR = 3_600_000;
 const TX_PATH = '/api/v1/chargers/{charge_point_id}/transactions/{transaction_id}';
 
 describe.skipIf(!hasSharedData)(`a completed charger session records its cost against charging immediately${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
-  let dir: string;
-  let daemon: Daemon;
-  let httpPort: number;
-  let cpoToken: string;
+  let gw: PlanGateway;
+  let cp: SimulatedCharger;
   let cdrsToken: string;
   let hourly: Map<number, number>;
-  let charger: RPCClient | undefined;
-  let nowMs = at('2025-05-11T06:20:00Z');
-  const accepted: string[] = [];
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-outcome-'));
-    const ocppPort = await freePort();
-    httpPort = await freePort();
-    const config = validateConfig(
-      {
-        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        data_dir: join(dir, 'data'),
-        log_level: 'fatal',
-        http: { host: '127.0.0.1', port: httpPort },
-        prices: { regions: ['NL'], source: 'none' },
-        forecast: { enabled: false },
-        ocpp: { host: '127.0.0.1', port: ocppPort },
-        chargers: [{ id: 'CP-OUT', password: PASSWORD, auth: 'accept_all' }],
-      },
-      'test',
-      {},
-    );
-    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now: () => nowMs } });
-    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
+    gw = await startPlanGateway({ startMs: at('2025-05-11T06:20:00Z'), pricesFromMs: at('2025-05-11T00:00:00Z'), pricesToMs: at('2025-05-12T00:00:00Z'), chargers: [{ id: 'CP-OUT' }] });
     // The expected costs below are worked out from the CSV itself, not from the gateway's store.
-    const periods: PricePeriod[] = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
-    hourly = new Map(periods.filter((p) => p.startMs >= at('2025-05-11T00:00:00Z') && p.startMs < at('2025-05-12T00:00:00Z')).map((p) => [p.startMs, p.pricePerMwh]));
+    hourly = new Map(gw.prices.filter((p) => p.startMs >= at('2025-05-11T00:00:00Z') && p.startMs < at('2025-05-12T00:00:00Z')).map((p) => [p.startMs, p.pricePerMwh]));
     expect(hourly.size).toBe(24);
-    const tokens = new TokenStore(ctx.db);
-    cpoToken = tokens.create({ name: 'test-cpo', type: 'cpo', nowMs }).token;
-    cdrsToken = tokens.create({ name: 'test-cdrs', type: 'cdrs', nowMs }).token;
-    daemon = new Daemon(ctx);
-    await daemon.start();
-    charger = new RPCClient(clientOptions({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-OUT', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false }));
-    charger.handle('SetChargingProfile', async ({ params }: { params?: any }) => {
-      accepted.push(params.csChargingProfiles.chargingProfilePurpose);
-      return { status: 'Accepted' };
-    });
-    await charger.connect();
-    await charger.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Double' });
+    cdrsToken = new TokenStore(gw.daemon.ctx.db).create({ name: 'test-cdrs', type: 'cdrs', nowMs: gw.nowMs }).token;
+    cp = await gw.connect('CP-OUT');
+    await cp.client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Double' });
   }, 60_000);
 
   afterAll(async () => {
-    await charger?.close({ force: true }).catch(() => undefined);
-    await daemon?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await gw?.close();
   });
 
-  async function get(path: string, token = cpoToken, template = TX_PATH): Promise<{ status: number; body: any }> {
-    const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, { headers: { authorization: `Token ${token}` } });
-    const body = (res.headers.get('content-type') ?? '').includes('json') ? await res.json() : await res.text();
-    if (template) expectDocumented('GET', template, res, body);
+  const charger = () => cp.client;
+
+  /** The transaction endpoint with the cpo token (checked against openapi.json). */
+  const transaction = (id: number | string, chargePointId = 'CP-OUT') => gw.api('GET', `/api/v1/chargers/${chargePointId}/transactions/${id}`, undefined, TX_PATH);
+
+  /** Any other GET with a given token, its answer checked against openapi.json under `template`. */
+  async function get(path: string, token: string, template: string): Promise<{ status: number; body: any }> {
+    const res = await fetch(`http://127.0.0.1:${gw.httpPort}${path}`, { headers: { authorization: `Token ${token}` } });
+    const body = await res.json();
+    expectDocumented('GET', template, res, body);
     return { status: res.status, body };
   }
 
   /** EUR for kWh per UTC hour start, at the CSV's prices (EUR/MWh), rounded as a CDR is. */
   const cost = (kwhByHour: Array<[string, number]>) => Math.round(kwhByHour.reduce((sum, [hour, kwh]) => sum + (kwh * hourly.get(at(hour))!) / 1000, 0) * 10_000) / 10_000;
 
-  const count = (sql: string, ...args: unknown[]) => daemon.ctx.db.prepare(sql).pluck().get(...args) as number;
+  const count = (sql: string, ...args: unknown[]) => gw.daemon.ctx.db.prepare(sql).pluck().get(...args) as number;
 
   let planned = 0;
   let unplanned = 0;
 
   it('both sessions start at 06:20Z; the one with a target runs under the plan its charger accepted', async () => {
-    const put = await fetch(`http://127.0.0.1:${httpPort}/api/v1/chargers/CP-OUT/connectors/1/plan`, {
-      method: 'PUT',
-      headers: { authorization: `Token ${cpoToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ departure_time: '2025-05-11T16:00:00Z', energy_wh: 30_000 }),
-    });
+    const put = await gw.api('PUT', '/api/v1/chargers/CP-OUT/connectors/1/plan', { departure_time: '2025-05-11T16:00:00Z', energy_wh: 30_000 });
     expect(put.status).toBe(201);
-    const plan = (await put.json()) as any;
-    expect(plan.planned.cost.expected).toBeCloseTo(-9.7625, 4);
-    const start = (connectorId: number, meterStart: number) => charger!.call('StartTransaction', { connectorId, idTag: 'TAG', meterStart, timestamp: '2025-05-11T06:20:00Z' }) as Promise<{ transactionId: number }>;
+    expect(put.body.planned.cost.expected).toBeCloseTo(-9.7625, 4);
+    const start = (connectorId: number, meterStart: number) => charger().call('StartTransaction', { connectorId, idTag: 'TAG', meterStart, timestamp: '2025-05-11T06:20:00Z' }) as Promise<{ transactionId: number }>;
     planned = (await start(1, 0)).transactionId;
     unplanned = (await start(2, 5000)).transactionId;
     await until(() => count('SELECT count(*) FROM ocpp_transaction_plans WHERE transaction_id = ?', planned) === 1, 'the TxProfile accepted for the planned transaction');
-    expect(accepted).toContain('TxProfile');
+    expect(cp.profiles.map((p) => p.csChargingProfiles.chargingProfilePurpose)).toContain('TxProfile');
     // While active: the transaction, no outcome yet.
-    const active = await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`);
+    const active = await transaction(planned);
     expect(active.status).toBe(200);
     expect(active.body).toMatchObject({ status: 'active', connector_id: 1, end_date_time: null, outcome: null, cdr: `/api/v1/cdrs/CP-OUT-${planned}` });
   });
 
   it('the unplanned session: 3.6 kW from 06:20Z to 12:00Z against 11.04 kW (the default 16 A x 3 x 230 V) from plug-in', async () => {
-    nowMs = at('2025-05-11T12:00:30Z');
+    gw.nowMs = at('2025-05-11T12:00:30Z');
     // Register values on the hour: 2.4 kWh by 07:00, then 3.6 kWh each hour.
     const hours = ['07', '08', '09', '10', '11'];
-    await charger!.call('MeterValues', {
+    await charger().call('MeterValues', {
       connectorId: 2,
       transactionId: unplanned,
       meterValue: hours.map((h, i) => ({ timestamp: `2025-05-11T${h}:00:00Z`, sampledValue: [{ value: String(5000 + 2400 + i * 3600), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] })),
     });
-    expect(await charger!.call('StopTransaction', { transactionId: unplanned, meterStop: 5000 + 20_400, timestamp: '2025-05-11T12:00:00Z', reason: 'EVDisconnected' })).toEqual({});
+    expect(await charger().call('StopTransaction', { transactionId: unplanned, meterStop: 5000 + 20_400, timestamp: '2025-05-11T12:00:00Z', reason: 'EVDisconnected' })).toEqual({});
     // Committed with the stop: there before anything reads it.
     expect(count('SELECT count(*) FROM ocpp_session_outcomes WHERE transaction_id = ?', unplanned)).toBe(1);
 
     const actual = cost([['2025-05-11T06:00:00Z', 2.4], ['2025-05-11T07:00:00Z', 3.6], ['2025-05-11T08:00:00Z', 3.6], ['2025-05-11T09:00:00Z', 3.6], ['2025-05-11T10:00:00Z', 3.6], ['2025-05-11T11:00:00Z', 3.6]]);
     // 20.4 kWh at 11.04 kW from 06:20Z: 7.36 kWh to 07:00, 11.04 kWh 07:00-08:00, the last 2.0 kWh after 08:00 (until 08:10:52.174Z).
     const immediate = cost([['2025-05-11T06:00:00Z', 7.36], ['2025-05-11T07:00:00Z', 11.04], ['2025-05-11T08:00:00Z', 2.0]]);
-    const r = await get(`/api/v1/chargers/CP-OUT/transactions/${unplanned}`);
+    const r = await transaction(unplanned);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'completed', connector_id: 2, meter_start_wh: 5000, meter_stop_wh: 25_400, end_date_time: '2025-05-11T12:00:00Z' });
     const o = r.body.outcome;
@@ -152,8 +102,8 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
   });
 
   it('the planned session charged as planned (10:00-13:00Z): its cost, charging immediately and the plan, recorded with the stop', async () => {
-    nowMs = at('2025-05-11T16:00:20Z');
-    await charger!.call('MeterValues', {
+    gw.nowMs = at('2025-05-11T16:00:20Z');
+    await charger().call('MeterValues', {
       connectorId: 1,
       transactionId: planned,
       meterValue: [
@@ -163,13 +113,13 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
         ['13', 30_000],
       ].map(([h, wh]) => ({ timestamp: `2025-05-11T${h}:00:00Z`, sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] })),
     });
-    expect(await charger!.call('StopTransaction', { transactionId: planned, meterStop: 30_000, timestamp: '2025-05-11T16:00:00Z', idTag: 'TAG', reason: 'EVDisconnected' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    expect(await charger().call('StopTransaction', { transactionId: planned, meterStop: 30_000, timestamp: '2025-05-11T16:00:00Z', idTag: 'TAG', reason: 'EVDisconnected' })).toEqual({ idTagInfo: { status: 'Accepted' } });
     // 11.04 kWh at -319.12, 11.04 at -350.00 and 7.92 at -299.93 EUR/MWh: -9.7625 EUR (docs/planning.md).
     const actual = cost([['2025-05-11T10:00:00Z', 11.04], ['2025-05-11T11:00:00Z', 11.04], ['2025-05-11T12:00:00Z', 7.92]]);
     expect(actual).toBe(-9.7625);
     // Charging immediately: 30 kWh at 11.04 kW from 06:20Z, done at 09:03:02.609Z: -0.1349 EUR.
     const immediate = cost([['2025-05-11T06:00:00Z', 7.36], ['2025-05-11T07:00:00Z', 11.04], ['2025-05-11T08:00:00Z', 11.04], ['2025-05-11T09:00:00Z', 0.56]]);
-    const r = await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`);
+    const r = await transaction(planned);
     const o = r.body.outcome;
     expect(o).toMatchObject({ energy_wh: 30_000, actual_cost: actual, planned: true, immediate: { max_power_w: 11_040, power_source: 'charging-target', end_date_time: '2025-05-11T09:03:02.609Z' } });
     expect(o.immediate_cost).toBeCloseTo(immediate, 3);
@@ -182,19 +132,19 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(Object.keys(cdr.body).sort()).toEqual(['currency', 'end_date_time', 'id', 'last_updated', 'start_date_time', 'total_cost']);
 
     // A repeated StopTransaction changes nothing.
-    const before = daemon.ctx.db.prepare('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?').get(planned);
-    nowMs += 60_000;
-    await charger!.call('StopTransaction', { transactionId: planned, meterStop: 30_000, timestamp: '2025-05-11T16:00:00Z' });
-    expect(daemon.ctx.db.prepare('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?').get(planned)).toEqual(before);
+    const before = gw.daemon.ctx.db.prepare('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?').get(planned);
+    gw.nowMs += 60_000;
+    await charger().call('StopTransaction', { transactionId: planned, meterStop: 30_000, timestamp: '2025-05-11T16:00:00Z' });
+    expect(gw.daemon.ctx.db.prepare('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?').get(planned)).toEqual(before);
   });
 
   it('shows the last session on the status page and the sums in /metrics', async () => {
-    const status = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as any;
+    const status = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
     const cp = status.chargers.find((c: any) => c.charge_point_id === 'CP-OUT');
     expect(cp.last_session).toMatchObject({ session: `CP-OUT-${planned}`, planned: true, energy_wh: 30_000, currency: 'EUR', actual_cost: -9.7625 });
     expect(cp.last_session.saving).toBeCloseTo(9.6276, 3);
-    const unplannedOutcome = (await get(`/api/v1/chargers/CP-OUT/transactions/${unplanned}`)).body.outcome;
-    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const unplannedOutcome = (await transaction(unplanned)).body.outcome;
+    const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
     const value = (re: RegExp) => Number(re.exec(metrics)?.[1]);
     expect(value(/metergate_ocpp_completed_sessions\{planned="true",currency="EUR"\} (\S+)/)).toBe(1);
     expect(value(/metergate_ocpp_completed_sessions\{planned="false",currency="EUR"\} (\S+)/)).toBe(1);
@@ -204,14 +154,14 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
   });
 
   it('answers problem+json: 404 for another charger or an unknown transaction, 422 for a bad id, 401/403 without a cpo token', async () => {
-    const unknown = await get('/api/v1/chargers/CP-OUT/transactions/999999');
+    const unknown = await transaction(999999);
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail).toContain('no transaction 999999');
-    expect((await get(`/api/v1/chargers/CP-OTHER/transactions/${planned}`)).status).toBe(404);
-    const bad = await get('/api/v1/chargers/CP-OUT/transactions/abc');
+    expect((await transaction(planned, 'CP-OTHER')).status).toBe(404);
+    const bad = await transaction('abc');
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].path).toBe('transaction_id');
-    expect((await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`, cdrsToken)).status).toBe(403);
-    expect((await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`, 'nope')).status).toBe(401);
+    expect((await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`, cdrsToken, TX_PATH)).status).toBe(403);
+    expect((await get(`/api/v1/chargers/CP-OUT/transactions/${planned}`, 'nope', TX_PATH)).status).toBe(401);
   });
 });
