@@ -8,6 +8,7 @@
 // GET /api/v1/chargers/{cp}/transactions/{id} (validated against openapi.json), the status
 // page and /metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PriceStore } from '../../src/store/prices.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startPlanGateway, type PlanGateway, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
@@ -151,6 +152,27 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(value(/metergate_ocpp_session_cost\{planned="true",currency="EUR",kind="actual"\} (\S+)/)).toBe(-9.7625);
     expect(value(/metergate_ocpp_session_savings\{planned="true",currency="EUR"\} (\S+)/)).toBeCloseTo(9.6276, 3);
     expect(value(/metergate_ocpp_session_savings\{planned="false",currency="EUR"\} (\S+)/)).toBeCloseTo(unplannedOutcome.saving, 4);
+  });
+
+  it('a session whose prices are not stored at the stop is recorded without costs, saying why, and priced on a later read once they are', async () => {
+    gw.nowMs = at('2025-05-12T01:00:30Z');
+    const { transactionId } = (await charger().call('StartTransaction', { connectorId: 3, idTag: 'TAG', meterStart: 0, timestamp: '2025-05-12T00:00:00Z' })) as { transactionId: number };
+    await charger().call('StopTransaction', { transactionId, meterStop: 7000, timestamp: '2025-05-12T01:00:00Z' });
+    const before = (await transaction(transactionId)).body.outcome;
+    expect(before).toMatchObject({ priced_at: null, actual_cost: null, immediate_cost: null, saving: null, energy_wh: null, planned: false });
+    expect(before.unpriced_reason).toBe('no NL day-ahead price stored from 2025-05-12T00:00:00Z');
+    // The prices of 2025-05-12 arrive (as a price sync stores them).
+    new PriceStore(gw.daemon.ctx.db).upsert(
+      gw.prices.filter((p) => p.startMs >= at('2025-05-12T00:00:00Z') && p.startMs < at('2025-05-13T00:00:00Z')),
+      { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 },
+    );
+    const price00 = gw.prices.find((p) => p.startMs === at('2025-05-12T00:00:00Z'))!.pricePerMwh;
+    const after = (await transaction(transactionId)).body.outcome;
+    // 7 kWh within the 00:00 hour, as the session and (at 11.04 kW, done 00:38Z) charging immediately.
+    expect(after).toMatchObject({ priced_at: '2025-05-12T01:00:30Z', energy_wh: 7000, unpriced_reason: null, actual_cost: Math.round(7 * price00 * 10) / 10_000 });
+    expect(after.immediate_cost).toBeCloseTo(after.actual_cost, 4);
+    // Stored once priced: a later read gives the same record.
+    expect(count('SELECT priced_at_ms FROM ocpp_session_outcomes WHERE transaction_id = ?', transactionId)).toBe(at('2025-05-12T01:00:30Z'));
   });
 
   it('answers problem+json: 404 for another charger or an unknown transaction, 422 for a bad id, 401/403 without a cpo token', async () => {
