@@ -1,10 +1,17 @@
 // Quick comparison of forecaster variants on point accuracy: forecasts from every `step`-th
 // origin in [from, to] (10:00 local, only data known then), rMAE per horizon day against the
 // standard naive. No bounds: coverage needs consecutive origins (metergate forecast eval).
-// Run: npx tsx scripts/bench/forecast-variants.ts DB FROM TO STEP [--region NL] [--interval 900] [--exo CSV] [--only a,b]
+// Run: npx tsx scripts/bench/forecast-variants.ts DB FROM TO STEP [--region NL] [--interval 900] [--exo CSV]
+//        [--neighbour CSV --neighbour-region DE-LU] [--only a,b]
+// With --exo, a variant reads the file's Load_DA, Sol_DA, Won_DA, Woff_DA (or the series it
+// names in `exo`: also Gen_SC, the day-ahead generation forecast, and derived ones); with
+// --neighbour, a coupled zone's history file adds its day-ahead series as `nb:Load_DA` etc.
+// (zero load and all-zero days missing, as `prices import --exogenous` reads them).
 import { readFileSync } from 'node:fs';
-import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
+import { toDayMatrix, valueAt, type DayMatrix, type SeriesPoint } from '../../src/forecast/day-matrix.js';
 import { exogenousSeries } from '../../src/forecast/exogenous.js';
+import { exogenousFromHistory } from '../../src/prices/exogenous/csv.js';
+import { HISTORY_COLUMNS } from '../../src/prices/exogenous/series.js';
 import { forecastLear, longestWindow, type LearOptions } from '../../src/forecast/lear.js';
 import { PenaltyCache } from '../../src/forecast/penalty-cache.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../../src/forecast/local-days.js';
@@ -21,12 +28,17 @@ const flag = (name: string) => {
 };
 const slots = flag('--interval') === '900' ? 96 : 24;
 const exoPath = flag('--exo');
+const neighbourPath = flag('--neighbour');
 const only = flag('--only')?.split(',');
 const step = Number(stepRaw);
 const nl = requireMarket(flag('--region') ?? 'NL');
-const base: LearOptions = { horizonDays: 7, trainingWindowDays: 364, transform: 'asinh' };
+type Variant = LearOptions & { readonly exo?: readonly string[] };
+const base: Variant = { horizonDays: 7, trainingWindowDays: 364, transform: 'asinh' };
 const epf = [56, 84, 364, 728];
-const variants: Record<string, LearOptions> = {
+const adopted: Variant = { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, windows: epf, ensembleWithExogenousOnly: true };
+const own = ['Load_DA', 'Sol_DA', 'Won_DA', 'Woff_DA'];
+const nb = ['nb:Load_DA', 'nb:Sol_DA', 'nb:Won_DA'];
+const variants: Record<string, Variant> = {
   base,
   both1: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1 },
   ens4: { ...base, windows: epf },
@@ -38,6 +50,24 @@ const variants: Record<string, LearOptions> = {
   both1e4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, windows: epf, ensembleWithExogenousOnly: true },
   both1c4: { ...base, members: ['same-slot', 'cross-hour'], crossHourDays: 1, crossHourWindows: epf },
   both4: { ...base, members: ['same-slot', 'cross-hour'], windows: epf },
+  // Exogenous inputs (adopted model, D+1 only): which series.
+  nbAll: { ...adopted, exo: [...own, ...nb] },
+  nbLoad: { ...adopted, exo: [...own, 'nb:Load_DA'] },
+  nbWind: { ...adopted, exo: [...own, 'nb:Won_DA'] },
+  nbLW: { ...adopted, exo: [...own, 'nb:Load_DA', 'nb:Won_DA'] },
+  nbRes: { ...adopted, exo: [...own, 'nb:residual'] },
+  gen: { ...adopted, exo: [...own, 'Gen_SC'] },
+  imp: { ...adopted, exo: [...own, 'import'] },
+  nbGen: { ...adopted, exo: [...own, ...nb, 'Gen_SC'] },
+  nbImp: { ...adopted, exo: [...own, ...nb, 'import'] },
+  res: { ...adopted, exo: ['Load_DA', 'residual'] },
+  resAll: { ...adopted, exo: ['Load_DA', 'Sol_DA', 'Won_DA', 'residual'] },
+  resNb: { ...adopted, exo: [...own, 'residual', 'nb:residual'] },
+  resNbAll: { ...adopted, exo: [...own, 'residual', ...nb] },
+  resNbLW: { ...adopted, exo: [...own, 'residual', 'nb:Load_DA', 'nb:Won_DA', 'nb:residual'] },
+  resW: { ...adopted, exo: ['Load_DA', 'Won_DA', 'residual'] },
+  w5: { ...adopted, windows: [56, 84, 182, 364, 728] },
+  med4: { ...adopted, combine: 'median' },
 };
 const chosen = Object.entries(variants).filter(([k]) => !only || only.includes(k));
 const fromDay = dayFromIso(from);
@@ -48,12 +78,44 @@ const points: SeriesPoint[] = new PriceStore(db)
   .native(nl.code, localMidnightMs(nl.timeZone, first), localMidnightMs(nl.timeZone, toDay + 1))
   .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
 const prices = toDayMatrix(nl.timeZone, points, first, toDay, slots);
-const exogenous = exoPath
-  ? Object.fromEntries(
-      Object.entries(exogenousSeries(parsePriceCsv(readFileSync(exoPath, 'utf8'), nl).history ?? [])).map(([k, v]) => [k, toDayMatrix(nl.timeZone, v, first, toDay, slots)]),
-    )
-  : undefined;
+const allExo: Record<string, DayMatrix> = {};
+if (exoPath) {
+  const own = exogenousSeries(parsePriceCsv(readFileSync(exoPath, 'utf8'), nl).history ?? [], ['Load_DA', 'Sol_DA', 'Won_DA', 'Woff_DA', 'Gen_SC']);
+  for (const [k, v] of Object.entries(own)) allExo[k] = toDayMatrix(nl.timeZone, v, first, toDay, slots);
+}
+if (neighbourPath) {
+  const nbMarket = requireMarket(flag('--neighbour-region') ?? 'DE-LU');
+  const { points } = exogenousFromHistory(parsePriceCsv(readFileSync(neighbourPath, 'utf8'), nbMarket).history ?? [], nbMarket.code, nbMarket.timeZone);
+  for (const [name, column] of Object.entries(HISTORY_COLUMNS)) {
+    const v = points.filter((p) => p.series === name).map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw }));
+    if (v.length > 0) allExo[`nb:${column}`] = toDayMatrix(nl.timeZone, v, first, toDay, slots);
+  }
+}
+// Derived series: expected import (load minus the generation forecast) and residual load.
+const combined = (terms: readonly [string, number][]): DayMatrix | undefined => {
+  if (!terms.every(([k]) => allExo[k])) return undefined;
+  const m0 = allExo[terms[0][0]];
+  const values = new Float64Array(m0.values.length);
+  for (let i = 0; i < values.length; i++) values[i] = terms.reduce((a, [k, c]) => a + c * allExo[k].values[i], 0);
+  return { ...m0, values };
+};
+for (const [name, terms] of Object.entries({
+  import: [['Load_DA', 1], ['Gen_SC', -1]],
+  residual: [['Load_DA', 1], ['Sol_DA', -1], ['Won_DA', -1], ...(allExo.Woff_DA ? [['Woff_DA', -1] as [string, number]] : [])],
+  'nb:residual': [['nb:Load_DA', 1], ['nb:Sol_DA', -1], ['nb:Won_DA', -1]],
+} as Record<string, [string, number][]>)) {
+  const m = combined(terms);
+  if (m) allExo[name] = m;
+}
+const exogenousOf = (v: Variant): Record<string, DayMatrix> | undefined => {
+  if (!exoPath) return undefined;
+  const names = v.exo ?? own.filter((k) => allExo[k]);
+  const missing = names.filter((k) => !allExo[k]);
+  if (missing.length > 0) throw new Error(`no series ${missing.join(', ')} (give --exo / --neighbour)`);
+  return Object.fromEntries(names.map((k) => [k, allExo[k]]));
+};
 for (const [name, opts] of chosen) {
+  const exogenous = exogenousOf(opts);
   const err = new Float64Array(7);
   const nai = new Float64Array(7);
   // Day-ahead errors per calendar year of the target day.

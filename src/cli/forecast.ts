@@ -10,11 +10,11 @@ import { dayFromIso, isoDate, localMidnightMs } from '../forecast/local-days.js'
 import { historyDaysNeeded } from '../forecast/market-forecast.js';
 import { rollingOptions } from '../forecast/service.js';
 import { forecastPlotSvg } from '../forecast/svg-plot.js';
-import { marketByCode } from '../prices/markets.js';
+import { marketByCode, type Market } from '../prices/markets.js';
 import { databasePath, openDatabase } from '../store/db.js';
 import { PriceStore } from '../store/prices.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
-import { exogenousSeries } from '../forecast/exogenous.js';
+import { exogenousFromHistory } from '../prices/exogenous/csv.js';
 import { parsePriceCsv } from '../prices/sources/csv.js';
 
 interface EvalOptions {
@@ -23,6 +23,7 @@ interface EvalOptions {
   to: string;
   interval: string;
   exogenous?: string;
+  neighbourExogenous: string[];
   config: string;
   db?: string;
   out: string;
@@ -39,6 +40,12 @@ export function registerForecastCommands(program: Command): void {
     .requiredOption('--to <date>', 'last target day scored (YYYY-MM-DD)')
     .option('--interval <s>', 'period length evaluated: 3600 or 900', '3600')
     .option('--exogenous <csv>', 'ENTSO-E history file whose day-ahead load, solar and wind forecasts (Load_DA, Sol_DA, Won_DA, Woff_DA) are used as inputs')
+    .option(
+      '--neighbour-exogenous <region=csv>',
+      "a coupled neighbour's ENTSO-E history file (e.g. DE-LU=../shared/data/prices/de-lu-2018-2023h1-entsoe-hourly.csv) whose day-ahead load, solar and wind forecasts are inputs too (repeatable; with --exogenous)",
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--window-days <n>', 'training window (default: config forecast.training_window_days)')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'SQLite database to read instead of the configured one')
@@ -69,10 +76,28 @@ export function registerForecastCommands(program: Command): void {
           .native(market.code, historyFrom, historyTo)
           .map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
         if (prices.length === 0) fail(`no prices stored for ${market.code}; import them first (metergate prices import)`);
-        // Exogenous series are not kept in the store (the gateway fetches none live); the
-        // history file is read through the project's CSV importer.
-        const exogenous = opts.exogenous ? exogenousSeries(parsePriceCsv(readFileSync(opts.exogenous, 'utf8'), market).history ?? []) : undefined;
-        if (exogenous && Object.keys(exogenous).length === 0) fail(`${opts.exogenous} has no Load_DA, Sol_DA, Won_DA or Woff_DA column`);
+        // The history files are read through the project's CSV importer, with the rules of
+        // `prices import --exogenous` (a zero load or an all-zero day is missing) and the
+        // names the live service gives the stored series ('load', 'DE-LU load', ...).
+        const historySeries = (file: string, area: Market, prefix: string): Record<string, SeriesPoint[]> => {
+          const { points } = exogenousFromHistory(parsePriceCsv(readFileSync(file, 'utf8'), area).history ?? [], area.code, area.timeZone);
+          const out: Record<string, SeriesPoint[]> = {};
+          for (const p of points) (out[prefix + p.series] ??= []).push({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw });
+          if (Object.keys(out).length === 0) fail(`${file} has no Load_DA, Sol_DA, Won_DA or Woff_DA column with values`);
+          return out;
+        };
+        if (opts.neighbourExogenous.length > 0 && !opts.exogenous) fail('--neighbour-exogenous needs --exogenous (the region\'s own series)');
+        const exogenous = opts.exogenous
+          ? Object.assign(
+              historySeries(opts.exogenous, market, ''),
+              ...opts.neighbourExogenous.map((arg) => {
+                const [code, file] = arg.split(/=(.*)/s);
+                const area = marketByCode(code);
+                if (!area || !file) fail(`--neighbour-exogenous ${arg}: expected REGION=FILE with a known market area`);
+                return historySeries(file, area, `${area.code} `);
+              }),
+            )
+          : undefined;
         const started = Date.now();
         let lastReport = 0;
         const result = evaluateRolling(
@@ -85,14 +110,14 @@ export function registerForecastCommands(program: Command): void {
           },
         );
         const seconds = (Date.now() - started) / 1000;
-        const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? ', with exogenous inputs' : ', price only'}`;
+        const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? `, with exogenous inputs${opts.neighbourExogenous.length > 0 ? ' and its neighbours\'' : ''}` : ', price only'}`;
         process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
         process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays, result.methods)}\n`);
         mkdirSync(opts.out, { recursive: true });
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

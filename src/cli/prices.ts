@@ -5,7 +5,7 @@ import { ExogenousStore } from '../store/exogenous.js';
 import { formatImportResult, importPriceFile } from '../prices/import.js';
 import { CsvImportError } from '../prices/sources/csv.js';
 import { formatCoverage } from '../prices/status.js';
-import { marketByCode } from '../prices/markets.js';
+import { marketByCode, withExogenousNeighbours } from '../prices/markets.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
 import { createLogger } from '../log.js';
 import { Backfill } from '../prices/backfill.js';
@@ -139,8 +139,10 @@ function registerFetchCommands(prices: Command): void {
         if (opts.exogenous !== false) {
           for (const provider of exogenousProviderTypes().build({ config, logger })) {
             const exo = new Backfill<ExogenousPoint>({ db, store: new ExogenousStore(db), source: provider, what: 'exogenous', logger, now: () => Date.now(), progress: progressFor(logger) });
-            await exo.run({ regions, fromDate, signal: abort.signal });
-            if (opts.repair) await exo.repair(regions, fromDate, abort.signal);
+            // With the coupled neighbours' series the forecaster reads (markets.json exogenous_neighbours).
+            const exoRegions = withExogenousNeighbours(regions);
+            await exo.run({ regions: exoRegions, fromDate, signal: abort.signal });
+            if (opts.repair) await exo.repair(exoRegions, fromDate, abort.signal);
           }
         }
       } catch (err) {

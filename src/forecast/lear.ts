@@ -7,6 +7,7 @@ import { fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-m
 import { dayOfWeek } from './local-days.js';
 import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
 import { forecastCrossHour } from './cross-hour.js';
+import { withResidualLoad } from './exogenous.js';
 import type { PenaltyCache } from './penalty-cache.js';
 
 export type PriceTransform = 'asinh' | 'none';
@@ -35,6 +36,8 @@ export interface LearOptions {
   readonly ensembleWithExogenousOnly?: boolean;
   /** Horizon days the cross-hour member forecasts (default all); later days use the other members. */
   readonly crossHourDays?: number;
+  /** Add each zone's residual load (load minus its solar and wind forecasts) to the exogenous series (exogenous.ts). */
+  readonly residualLoad?: boolean;
 }
 
 /**
@@ -249,10 +252,11 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
   const { matrix: known, filled } = fillUnknownDays(prices, lastKnownDay, MAX_FILLED_RUN_DAYS);
   const imputed = new Set(filled);
   const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
+  const exogenous = origin.exogenous && options.residualLoad ? withResidualLoad(origin.exogenous) : origin.exogenous;
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
   for (const w of [...new Set([...windows, ...(members.includes('cross-hour') ? crossWindows : [])])]) {
-    const hasExogenous = Object.keys(origin.exogenous ?? {}).length > 0;
+    const hasExogenous = Object.keys(exogenous ?? {}).length > 0;
     const days =
       w === options.trainingWindowDays || !options.ensembleWithExogenousOnly
         ? options.horizonDays
@@ -276,7 +280,7 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
         if (v > zMax) zMax = v;
       }
     }
-    const exoScaled = Object.values(origin.exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    const exoScaled = Object.values(exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
       const zs =

@@ -25,6 +25,8 @@ export interface ForecastMarket {
   readonly timeZone: string;
   /** Native day-ahead period length at an instant (3600, or 900 after the 15-minute switch). */
   nativeResolutionS(atMs: number): number;
+  /** Coupled zones whose exogenous series the forecaster reads too (markets.json exogenous_neighbours). */
+  readonly exogenousNeighbours?: readonly string[];
 }
 
 export interface ForecastServiceDeps {
@@ -41,7 +43,7 @@ export interface ForecastServiceDeps {
 /** The registry's market as the forecaster sees it. */
 export function forecastMarket(code: string): ForecastMarket | undefined {
   const m = marketByCode(code);
-  return m && { code: m.code, timeZone: m.timeZone, nativeResolutionS: (atMs) => nativeResolutionS(m, atMs) };
+  return m && { code: m.code, timeZone: m.timeZone, nativeResolutionS: (atMs) => nativeResolutionS(m, atMs), ...(m.exogenousNeighbours ? { exogenousNeighbours: m.exogenousNeighbours } : {}) };
 }
 
 /** The forecaster's method settings from the configuration (methods, not tuned constants). */
@@ -58,6 +60,8 @@ export function rollingOptions(config: Config): RollingOptions {
     crossHourDays: 1,
     windows: [56, 84, config.forecast.training_window_days, 2 * config.forecast.training_window_days],
     ensembleWithExogenousOnly: true,
+    // With exogenous inputs, each zone's residual load (load minus its wind and solar) too.
+    residualLoad: true,
     calibrationDays: 56,
     coverage: config.forecast.interval,
     scaling: 'recent-variation',
@@ -186,7 +190,7 @@ export class ForecastService implements Module {
     try {
       const fromMs = nowMs - (historyDaysNeeded(options) + 2) * DAY_MS;
       const history = prices.native(market.code, fromMs, nowMs + 3 * DAY_MS);
-      const published = this.published(market.code, fromMs, nowMs + 3 * DAY_MS);
+      const published = this.published(market, fromMs, nowMs + 3 * DAY_MS);
       // Unchanged prices and the same origin give the same forecast: keep the stored one.
       // New days advance the kept forecaster by just those origins; a correction of
       // earlier prices (a different fingerprint on the same origin) recomputes from cold.
@@ -239,16 +243,20 @@ export class ForecastService implements Module {
     }
   }
 
-  /** The region's stored exogenous series with fetch times, load first; undefined without a store. */
-  private published(marketArea: string, fromMs: number, toMs: number): Record<string, PublishedPoint[]> | undefined {
+  /**
+   * The region's stored exogenous series with fetch times, load first, then its coupled
+   * neighbours' (`DE-LU load`, ...); undefined without a store.
+   */
+  private published(market: ForecastMarket, fromMs: number, toMs: number): Record<string, PublishedPoint[]> | undefined {
     const store = this.deps.exogenous;
     if (!store) return undefined;
     const out: Record<string, PublishedPoint[]> = {};
-    for (const name of EXOGENOUS_SERIES_NAMES) {
-      const points = store.points(marketArea, name, fromMs, toMs);
-      // A series the region does not have (no offshore wind) is simply not offered; load always is.
-      if (points.length > 0 || name === 'load') out[name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
-    }
+    for (const [area, prefix] of [[market.code, ''], ...(market.exogenousNeighbours ?? []).map((n) => [n, `${n} `])] as const)
+      for (const name of EXOGENOUS_SERIES_NAMES) {
+        const points = store.points(area, name, fromMs, toMs);
+        // A series the zone does not have (no offshore wind) is simply not offered; the region's load always is.
+        if (points.length > 0 || (name === 'load' && prefix === '')) out[prefix + name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
+      }
     return out;
   }
 

@@ -16,6 +16,7 @@ interface MarketJson {
   resolution_s: Array<{ from: string | null; seconds: number }>;
   entsoe_sequence?: Array<{ from: string | null; position: number }>;
   until?: string;
+  exogenous_neighbours?: string[];
 }
 
 /** A value that holds from a local delivery date on (`fromMs` = UTC start of that local day). */
@@ -44,6 +45,12 @@ export interface Market {
    * publishes another auction for the zone (EXAA in DE-LU and AT); absent = one series.
    */
   readonly entsoeSequence?: readonly Dated<number>[];
+  /**
+   * Coupled neighbour zones whose day-ahead load, solar and wind forecasts the forecaster
+   * also reads for this market (a small zone's price follows its neighbours' renewables);
+   * the exogenous sync fetches them with the market's own.
+   */
+  readonly exogenousNeighbours?: readonly string[];
 }
 
 function dated<T>(timeZone: string, from: string | null, value: T): Dated<T> {
@@ -71,12 +78,15 @@ function load(): Market[] {
       resolutionS: m.resolution_s.map((r) => dated(m.time_zone, r.from, r.seconds)),
       ...(m.until ? { untilDate: m.until } : {}),
       ...(m.entsoe_sequence ? { entsoeSequence: m.entsoe_sequence.map((e) => dated(m.time_zone, e.from, e.position)) } : {}),
+      ...(m.exogenous_neighbours ? { exogenousNeighbours: Object.freeze([...m.exogenous_neighbours]) } : {}),
     }),
   );
 }
 
 export const MARKETS: readonly Market[] = Object.freeze(load());
 const byCode = new Map(MARKETS.map((m) => [m.code.toUpperCase(), m]));
+for (const m of MARKETS)
+  for (const n of m.exogenousNeighbours ?? []) if (!byCode.has(n.toUpperCase()) || n === m.code) throw new Error(`markets.json: ${m.code}'s exogenous neighbour "${n}" is not another market area of the registry`);
 
 /** The market with this code (case-insensitive), or undefined. */
 export function marketByCode(code: string): Market | undefined {
@@ -88,6 +98,16 @@ export function requireMarket(code: string): Market {
   const m = marketByCode(code);
   if (!m) throw new RangeError(`unknown market area "${code}" (known: ${MARKETS.map((x) => x.code).join(', ')})`);
   return m;
+}
+
+/** The regions and their exogenous neighbours (registry), each once: the market areas whose exogenous series are synced. */
+export function withExogenousNeighbours(regions: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const r of regions) {
+    const m = requireMarket(r);
+    for (const code of [m.code, ...(m.exogenousNeighbours ?? [])]) if (!out.includes(code)) out.push(code);
+  }
+  return out;
 }
 
 function valueAt<T>(history: readonly Dated<T>[], atMs: number): T {

@@ -12,7 +12,7 @@ import { PriceStore } from '../store/prices.js';
 import { Backfill, type PriceFetcher } from './backfill.js';
 import { LogProgress } from './progress.js';
 import { EntsoeSource } from './sources/entsoe.js';
-import { requireMarket } from './markets.js';
+import { requireMarket, withExogenousNeighbours } from './markets.js';
 import type { ExogenousSource } from './exogenous/registry.js';
 import type { ExogenousPoint } from './exogenous/series.js';
 import { ExogenousStore } from '../store/exogenous.js';
@@ -85,11 +85,13 @@ export class PriceSync implements Module {
     this.abort = new AbortController();
     const backfill = this.backfillFor(source);
     const exogenous = (this.deps.exogenous ?? []).map((s) => this.exogenousBackfillFor(s));
+    // The forecaster also reads the coupled neighbours' series (markets.json exogenous_neighbours).
+    const exogenousRegions = withExogenousNeighbours(config.prices.regions);
     const opts = { timezone: SCHEDULE_TIME_ZONE, noOverlap: true };
     // Each job is queued per source, so a failing exogenous provider never holds up prices.
     const sync = () => {
       void this.enqueue('sync', () => this.syncNow(backfill));
-      for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b));
+      for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b, exogenousRegions));
     };
     this.tasks = [
       cron.schedule(config.prices.sync_cron, sync, { ...opts, name: 'prices-sync' }),
@@ -97,7 +99,7 @@ export class PriceSync implements Module {
         config.prices.repair_cron,
         () => {
           void this.enqueue('repair', () => this.repairNow(backfill));
-          for (const b of exogenous) void this.enqueue('exogenous repair', () => this.repairNow(b));
+          for (const b of exogenous) void this.enqueue('exogenous repair', () => this.repairNow(b, exogenousRegions));
         },
         { ...opts, name: 'prices-repair' },
       ),
@@ -164,13 +166,13 @@ export class PriceSync implements Module {
   }
 
   /** Backfill through tomorrow: cheap once history is complete (recorded chunks are skipped). */
-  private syncNow<P>(backfill: Backfill<P>) {
+  private syncNow<P>(backfill: Backfill<P>, regions: readonly string[] = this.deps.config.prices.regions) {
     const { config } = this.deps;
-    return backfill.run({ regions: config.prices.regions, fromDate: config.prices.backfill_from, signal: this.abort.signal });
+    return backfill.run({ regions, fromDate: config.prices.backfill_from, signal: this.abort.signal });
   }
 
-  private repairNow<P>(backfill: Backfill<P>) {
+  private repairNow<P>(backfill: Backfill<P>, regions: readonly string[] = this.deps.config.prices.regions) {
     const { config } = this.deps;
-    return backfill.repair(config.prices.regions, config.prices.backfill_from, this.abort.signal);
+    return backfill.repair(regions, config.prices.backfill_from, this.abort.signal);
   }
 }

@@ -120,6 +120,7 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
     const providers = exogenousProviderTypes().build({ config, logger });
     expect(providers.map((p) => p.name)).toEqual(['entsoe-exogenous']);
     const sync = new PriceSync({ config, logger, db, clock: { now: () => NOW }, events: bus, exogenous: providers });
+    const before = platform.requests.length;
     try {
       await sync.start();
       await until(() => updates.length > 0, 'exogenous.updated', 30_000);
@@ -131,6 +132,11 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
         ['wind_offshore', 24, RECORDED_FROM, 0],
         ['wind_onshore', 24, RECORDED_FROM, 0],
       ]);
+      // NL's coupled neighbour (markets.json exogenous_neighbours): DE-LU's load and wind/solar forecasts are asked for too, prices are not.
+      const asked = platform.requests.slice(before).map((r) => r.params);
+      expect(asked.filter((p) => p.documentType === 'A65' && p.outBiddingZone_Domain === '10Y1001A1001A82H')).toHaveLength(2);
+      expect(asked.filter((p) => p.documentType === 'A69' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(2);
+      expect(asked.filter((p) => p.documentType === 'A44' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(0);
     } finally {
       await sync.stop();
       db.close();

@@ -20,6 +20,7 @@ import { PriceStore } from '../../src/store/prices.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
 const NL = requireMarket('NL');
+const DE = requireMarket('DE-LU');
 const TODAY = '2022-06-15';
 /** 10:00 local: today's prices known, tomorrow's not; tomorrow's load forecast is out. */
 const NOW = localMidnightMs(NL.timeZone, dayFromIso(TODAY)) + 10 * 3_600_000;
@@ -30,18 +31,20 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
   let dir: string;
   const dbs: Db[] = [];
   let parsed: ReturnType<typeof parsePriceCsv>;
+  let deLu: ReturnType<typeof parsePriceCsv>;
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'mg-forecast-exo-'));
     parsed = parsePriceCsv(readFileSync(sharedData('prices/nl-2015-2023h1-entsoe-hourly.csv'), 'utf8'), NL);
+    deLu = parsePriceCsv(readFileSync(sharedData('prices/de-lu-2018-2023h1-entsoe-hourly.csv'), 'utf8'), DE);
   });
   afterAll(() => {
     for (const db of dbs) db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A gateway at NOW whose store has the prices through today and the series through tomorrow, tomorrow's fetched at `tomorrowFetchedAtMs`. */
-  function gateway(name: string, tomorrowFetchedAtMs: number) {
+  /** A gateway at NOW whose store has the prices through today and the series through tomorrow, tomorrow's fetched at `tomorrowFetchedAtMs` (and, given, DE-LU's at `neighbourTomorrowFetchedAtMs`). */
+  function gateway(name: string, tomorrowFetchedAtMs: number, neighbourTomorrowFetchedAtMs?: number) {
     const db = openDatabase(join(dir, `${name}.db`));
     dbs.push(db);
     const from = NOW - 400 * 86_400_000;
@@ -50,6 +53,12 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     const exogenous = new ExogenousStore(db);
     exogenous.merge(points.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     exogenous.merge(points.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: tomorrowFetchedAtMs });
+    if (neighbourTomorrowFetchedAtMs !== undefined) {
+      // NL's coupled neighbour (markets.json exogenous_neighbours), stored under its own area as the sync does.
+      const de = exogenousFromHistory(deLu.history!.filter((r) => r.startMs >= from && r.startMs < TOMORROW_END), 'DE-LU', DE.timeZone).points;
+      exogenous.merge(de.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+      exogenous.merge(de.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: neighbourTomorrowFetchedAtMs });
+    }
     const config = validateConfig(
       { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: dir, prices: { regions: ['NL'], source: 'none' }, forecast: { training_window_days: 56, horizon_days: 2 } },
       'test',
@@ -86,4 +95,20 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     expect(b).toHaveLength(24);
     expect(a).not.toEqual(b);
   }, 180_000);
+
+  it("adds the coupled neighbour's (DE-LU) load, solar and wind when they were fetched by the origin, and leaves them out, naming them, when not", async () => {
+    const both = gateway('neighbour', NOW - 60_000, NOW - 60_000);
+    expect(await both.service.computeRegion('NL')).toBe(true);
+    expect(both.forecasts.latestRun('NL')!.inputs).toBe('prices + load, solar, wind_onshore, wind_offshore, DE-LU load, DE-LU solar, DE-LU wind_onshore');
+    const late = gateway('neighbour-late', NOW - 60_000, NOW + 60_000);
+    expect(await late.service.computeRegion('NL')).toBe(true);
+    expect(late.forecasts.latestRun('NL')!.inputs).toBe(
+      'prices + load, solar, wind_onshore, wind_offshore (left out: no DE-LU load forecast for 2022-06-16 fetched by the origin; no DE-LU solar forecast for 2022-06-16 fetched by the origin; no DE-LU wind_onshore forecast for 2022-06-16 fetched by the origin)',
+    );
+    const a = both.forecasts.periods('NL', TOMORROW_START, TOMORROW_END).map((p) => p.forecastPerMwh);
+    const b = late.forecasts.periods('NL', TOMORROW_START, TOMORROW_END).map((p) => p.forecastPerMwh);
+    expect(a).toHaveLength(24);
+    expect(a.every(Number.isFinite)).toBe(true);
+    expect(a).not.toEqual(b);
+  }, 240_000);
 });

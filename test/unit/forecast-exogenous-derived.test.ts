@@ -1,0 +1,63 @@
+// The forecaster's derived exogenous input and its neighbours, on the real history files:
+// each zone's residual load is its load forecast minus its solar and wind forecasts, hour
+// by hour; the registry names NL's coupled neighbour whose series are synced with NL's.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
+import { withResidualLoad } from '../../src/forecast/exogenous.js';
+import { dayFromIso } from '../../src/forecast/local-days.js';
+import { exogenousFromHistory } from '../../src/prices/exogenous/csv.js';
+import { requireMarket, withExogenousNeighbours } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
+
+const NL = requireMarket('NL');
+const DE = requireMarket('DE-LU');
+const DAY = dayFromIso('2020-11-19');
+
+function matrices(file: string, area: typeof NL, prefix: string) {
+  const { points } = exogenousFromHistory(parsePriceCsv(readFileSync(sharedData(file), 'utf8'), area).history ?? [], area.code, area.timeZone);
+  const series: Record<string, SeriesPoint[]> = {};
+  for (const p of points) (series[prefix + p.series] ??= []).push({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw });
+  return Object.fromEntries(Object.entries(series).map(([k, v]) => [k, toDayMatrix(NL.timeZone, v, DAY - 1, DAY + 1, 24)]));
+}
+
+describeWithSharedData('residual load of the region and of its neighbour (nl-2015-2023h1, de-lu-2018-2023h1 history files)', () => {
+  const nl = matrices('prices/nl-2015-2023h1-entsoe-hourly.csv', NL, '');
+  const de = matrices('prices/de-lu-2018-2023h1-entsoe-hourly.csv', DE, 'DE-LU ');
+  const out = withResidualLoad({ ...nl, ...de });
+
+  it('NL 2020-11-19 00:00: Load_DA 12322 minus its solar, onshore and offshore wind forecasts', () => {
+    // The file's row `11/19/2020 0:00`: Load_DA 12322 (also the first quarter-hour of the real A65 response).
+    expect(valueAt(nl.load, DAY, 0)).toBe(12322);
+    const expected = 12322 - valueAt(nl.solar, DAY, 0) - valueAt(nl.wind_onshore, DAY, 0) - valueAt(nl.wind_offshore, DAY, 0);
+    expect(valueAt(out.residual_load, DAY, 0)).toBe(expected);
+    expect(expected).toBeLessThan(12322);
+  });
+
+  it('DE-LU (no offshore column in the file) gets its own residual load from its load, solar and onshore wind, under its prefix', () => {
+    expect(Object.keys(out).sort()).toEqual(
+      ['load', 'solar', 'wind_onshore', 'wind_offshore', 'residual_load', 'DE-LU load', 'DE-LU solar', 'DE-LU wind_onshore', 'DE-LU residual_load'].sort(),
+    );
+    for (let s = 0; s < 24; s++) {
+      const expected = valueAt(de['DE-LU load'], DAY, s) - valueAt(de['DE-LU solar'], DAY, s) - valueAt(de['DE-LU wind_onshore'], DAY, s);
+      expect(valueAt(out['DE-LU residual_load'], DAY, s)).toBe(expected);
+      expect(Number.isFinite(expected)).toBe(true);
+    }
+  });
+
+  it('the inputs are left as they were', () => {
+    expect(out.load).toBe(nl.load);
+    expect(Object.keys(withResidualLoad({ load: nl.load }))).toEqual(['load']);
+  });
+});
+
+describe('exogenous neighbours (markets.json)', () => {
+  it("NL's series are synced with DE-LU's; DE-LU has none of its own; each zone once", () => {
+    expect(NL.exogenousNeighbours).toEqual(['DE-LU']);
+    expect(DE.exogenousNeighbours).toBeUndefined();
+    expect(withExogenousNeighbours(['NL'])).toEqual(['NL', 'DE-LU']);
+    expect(withExogenousNeighbours(['DE-LU', 'NL', 'BE'])).toEqual(['DE-LU', 'NL', 'BE']);
+    expect(() => withExogenousNeighbours(['XX'])).toThrow(/unknown market area "XX"/);
+  });
+});
