@@ -2,6 +2,9 @@
 //   npx tsx scripts/bench/forecast-cost.ts          (builds first; needs ../shared/data)
 //   PROFILE=/tmp/prof npx tsx scripts/bench/forecast-cost.ts   (also writes --cpu-prof
 //   profiles of the cold forecasts into that folder)
+//   DIST=.tmp/dist-before npx tsx scripts/bench/forecast-cost.ts   (measures another build,
+//   e.g. a copy of dist/ from before a change, in the checkout so node_modules resolves,
+//   without building: compare CPU and the forecast digests)
 //
 // Each case is a scratch SQLite file filled with the project's CSV importer (prices and,
 // from the NL history file, the Load_DA, Sol_DA, Won_DA, Woff_DA columns, as
@@ -35,7 +38,8 @@ const DATA = resolve(repoRoot, '../shared/data/prices');
 const HISTORY_FILE = 'nl-2015-2023h1-entsoe-hourly.csv';
 const TARGET = { coldCpuS: 30, ownMemoryMb: 100, warmS: 2 };
 
-buildDist();
+const DIST = process.env.DIST ? resolve(process.env.DIST) : join(repoRoot, 'dist');
+if (!process.env.DIST) buildDist();
 const { openDatabase } = await fromDist<typeof import('../../src/store/db.js')>('store/db.js');
 const { PriceStore } = await fromDist<typeof import('../../src/store/prices.js')>('store/prices.js');
 const { ExogenousStore } = await fromDist<typeof import('../../src/store/exogenous.js')>('store/exogenous.js');
@@ -59,6 +63,7 @@ const { localDayOf } = await imp('forecast/local-days.js');
 const { historyDaysNeeded } = await imp('forecast/market-forecast.js');
 const { ForecastService, forecastMarket, rollingOptions } = await imp('forecast/service.js');
 const { EXOGENOUS_SERIES_NAMES } = await imp('prices/exogenous/series.js');
+const { createHash } = await import('node:crypto');
 const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused', prices: { regions: ['NL'] } }, 'bench', {});
 const db = openDatabase(dbPath);
 let nowMs = c.nowMs;
@@ -95,7 +100,9 @@ if (mode === 'baseline') {
   const run = async (call) => {
     const ok = await call();
     const latest = forecasts.latestRun('NL');
-    return { ok, originDay: latest?.originDay, inputs: latest?.inputs, method: latest?.method, health: service.health().reason };
+    // A digest of the stored forecast: a change meant to make it cheaper must leave it as it was.
+    const digest = createHash('sha256').update(JSON.stringify(forecasts.periods('NL', 0, Number.MAX_SAFE_INTEGER))).digest('hex').slice(0, 12);
+    return { ok, originDay: latest?.originDay, inputs: latest?.inputs, method: latest?.method, health: service.health().reason, digest };
   };
   if (mode === 'cold') result = await measure(() => run(() => service.computeRegion('NL')));
   else {
@@ -116,7 +123,7 @@ interface Measured {
   seconds: number;
   cpuSeconds: number;
   peakRssMb: number;
-  out: { ok?: boolean; originDay?: string; inputs?: string; method?: string; health?: string; periods?: number; historyPoints?: number; seriesPoints?: number };
+  out: { ok?: boolean; digest?: string; originDay?: string; inputs?: string; method?: string; health?: string; periods?: number; historyPoints?: number; seriesPoints?: number };
 }
 
 interface Case {
@@ -164,7 +171,7 @@ function measure(mode: 'baseline' | 'cold' | 'warm', dbPath: string, c: Record<s
   const copy = `${dbPath}.${mode}.${c.exogenous ? 'exo' : 'price'}.db`;
   copyFileSync(dbPath, copy);
   const profile = process.env.PROFILE && profileName ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`, `--cpu-prof-name=${profileName}.cpuprofile`] : [];
-  const r = spawnSync('node', [...shippedNodeFlags(), ...profile, '--input-type=module', '-e', CHILD, mode, copy, JSON.stringify(c), join(repoRoot, 'dist')], {
+  const r = spawnSync('node', [...shippedNodeFlags(), ...profile, '--input-type=module', '-e', CHILD, mode, copy, JSON.stringify(c), DIST], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -193,7 +200,7 @@ const failures: string[] = [];
 const f1 = (x: number) => x.toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
 try {
-  console.log(`load average ${f1(loadavg()[0])} on ${cpus().length} CPUs; node ${process.version} ${shippedNodeFlags().join(' ')}; each line a fresh process`);
+  console.log(`${DIST}: load average ${f1(loadavg()[0])} on ${cpus().length} CPUs; node ${process.version} ${shippedNodeFlags().join(' ')}; each line a fresh process`);
   for (const c of cases) {
     const { dbPath, nowMs, next, held } = prepare(dir, c);
     console.log(`\n${c.label}: clock ${iso(nowMs)} (11:00 local), store: prices ${iso(held.prices.firstStartMs ?? 0)} .. ${iso(held.prices.lastEndMs ?? 0)}, series points ${JSON.stringify(held.series)}, all fetched by 10:15 local`);
@@ -225,7 +232,7 @@ try {
       const own = m.peakRssMb - base.peakRssMb;
       console.log(
         `  ${what}: ${f2(m.seconds)} s wall, ${f2(m.cpuSeconds)} s CPU (x${f1(m.cpuSeconds / base.cpuSeconds)} the baseline's CPU, x${f1(m.seconds / base.seconds)} its wall), ` +
-          `peak RSS ${f1(m.peakRssMb)} MB (own +${f1(own)} MB) | origin ${m.out.originDay}, ${m.out.method}, inputs: ${m.out.inputs}`,
+          `peak RSS ${f1(m.peakRssMb)} MB (own +${f1(own)} MB) | origin ${m.out.originDay}, ${m.out.method}, inputs: ${m.out.inputs}, forecast digest ${m.out.digest}`,
       );
     }
     const [coldWhat, cold, coldExo] = rows[0];
