@@ -63,6 +63,8 @@ const variants: Record<string, Variant> = {
   res: { ...adopted, exo: ['Load_DA', 'residual'] },
   resAll: { ...adopted, exo: ['Load_DA', 'Sol_DA', 'Won_DA', 'residual'] },
   resNb: { ...adopted, exo: [...own, 'residual', 'nb:residual'] },
+  resNbImp: { ...adopted, exo: [...own, 'residual', 'nb:residual', 'import'] },
+  resNbGen: { ...adopted, exo: [...own, 'residual', 'nb:residual', 'Gen_SC'] },
   resNbAll: { ...adopted, exo: [...own, 'residual', ...nb] },
   resNbLW: { ...adopted, exo: [...own, 'residual', 'nb:Load_DA', 'nb:Won_DA', 'nb:residual'] },
   resW: { ...adopted, exo: ['Load_DA', 'Won_DA', 'residual'] },

@@ -42,7 +42,6 @@ const RENEWABLE_NAMES = ['solar', 'wind_onshore', 'wind_offshore', 'Sol_DA', 'Wo
  */
 export function withResidualLoad(series: Readonly<Record<string, DayMatrix>>): Record<string, DayMatrix> {
   const out: Record<string, DayMatrix> = { ...series };
-  const replaced: string[] = [];
   for (const [name, load] of Object.entries(series)) {
     const base = LOAD_NAMES.find((n) => name.endsWith(n));
     if (!base) continue;
@@ -54,8 +53,11 @@ export function withResidualLoad(series: Readonly<Record<string, DayMatrix>>): R
     const values = Float64Array.from(load.values);
     for (const p of parts) for (let i = 0; i < values.length; i++) values[i] -= p.values[i];
     out[`${prefix}residual_load`] = { firstDay: load.firstDay, days: load.days, slots: load.slots, values };
-    if (prefix !== '') replaced.push(name, ...RENEWABLE_NAMES.map((n) => prefix + n));
   }
-  for (const name of replaced) delete out[name];
+  // A neighbour's components go (without its load, the neighbour goes whole).
+  for (const name of Object.keys(series)) {
+    const base = [...LOAD_NAMES, ...RENEWABLE_NAMES].find((n) => name.endsWith(n));
+    if (base && name.length > base.length) delete out[name];
+  }
   return out;
 }

@@ -47,6 +47,8 @@ describeWithSharedData('residual load of the region and of its neighbour (nl-201
   it('the inputs are left as they were', () => {
     expect(out.load).toBe(nl.load);
     expect(Object.keys(withResidualLoad({ load: nl.load }))).toEqual(['load']);
+    // A neighbour whose load forecast is missing is left out whole.
+    expect(Object.keys(withResidualLoad({ load: nl.load, 'DE-LU solar': de['DE-LU solar'], 'DE-LU wind_onshore': de['DE-LU wind_onshore'] }))).toEqual(['load']);
   });
 });
 
