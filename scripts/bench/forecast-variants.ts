@@ -2,7 +2,8 @@
 // origin in [from, to] (10:00 local, only data known then), rMAE per horizon day against the
 // standard naive. No bounds: coverage needs consecutive origins (metergate forecast eval).
 // Run: npx tsx scripts/bench/forecast-variants.ts DB FROM TO STEP [--region NL] [--interval 900] [--exo CSV]
-//        [--neighbour CSV --neighbour-region DE-LU] [--only a,b]
+//        [--neighbour CSV --neighbour-region DE-LU] [--only a,b] [--recursive]
+// [--recursive]: each variant's recursive forecast too (its day-ahead model fed its own forecasts, recursive.ts).
 // With --exo, a variant reads the file's Load_DA, Sol_DA, Won_DA, Woff_DA (or the series it
 // names in `exo`: also Gen_SC, the day-ahead generation forecast, and derived ones); with
 // --neighbour, a coupled zone's history file adds its day-ahead series as `nb:Load_DA` etc.
@@ -12,7 +13,7 @@ import { toDayMatrix, valueAt, type DayMatrix, type SeriesPoint } from '../../sr
 import { exogenousSeries } from '../../src/forecast/exogenous.js';
 import { exogenousFromHistory } from '../../src/prices/exogenous/csv.js';
 import { HISTORY_COLUMNS } from '../../src/prices/exogenous/series.js';
-import { forecastLear, longestWindow, type LearOptions } from '../../src/forecast/lear.js';
+import { forecastLearPaths, longestWindow, type LearOptions } from '../../src/forecast/lear.js';
 import { PenaltyCache } from '../../src/forecast/penalty-cache.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../../src/forecast/local-days.js';
 import { naiveLagDays } from '../../src/forecast/metrics.js';
@@ -30,6 +31,7 @@ const slots = flag('--interval') === '900' ? 96 : 24;
 const exoPath = flag('--exo');
 const neighbourPath = flag('--neighbour');
 const only = flag('--only')?.split(',');
+const withRecursive = rest.includes('--recursive');
 const step = Number(stepRaw);
 const nl = requireMarket(flag('--region') ?? 'NL');
 type Variant = LearOptions & { readonly exo?: readonly string[] };
@@ -119,6 +121,7 @@ const exogenousOf = (v: Variant): Record<string, DayMatrix> | undefined => {
 for (const [name, opts] of chosen) {
   const exogenous = exogenousOf(opts);
   const err = new Float64Array(7);
+  const recErr = new Float64Array(7);
   const nai = new Float64Array(7);
   // Day-ahead errors per calendar year of the target day.
   const years = new Map<string, { e: number; n: number }>();
@@ -127,14 +130,16 @@ for (const [name, opts] of chosen) {
   let origins = 0;
   for (let o = fromDay - 1; o < toDay; o += step) {
     origins++;
-    const out = forecastLear({ prices, exogenous, lastKnownDay: o, exogenousKnownThrough: o + 1 }, opts, cache);
-    for (const d of out) {
+    const paths = forecastLearPaths({ prices, exogenous, lastKnownDay: o, exogenousKnownThrough: o + 1 }, opts, cache, withRecursive);
+    for (const d of paths.direct) {
+      const rec = paths.recursive?.[d.horizon - 1] ?? d.values;
       if (d.day > toDay) continue;
       for (let s = 0; s < slots; s++) {
         const a = valueAt(prices, d.day, s);
         const nv = valueAt(prices, d.day - naiveLagDays(d.day), s);
         if (Number.isNaN(a) || Number.isNaN(nv)) continue;
         err[d.horizon - 1] += Math.abs(a - d.values[s]);
+        recErr[d.horizon - 1] += Math.abs(a - rec[s]);
         nai[d.horizon - 1] += Math.abs(a - nv);
         if (d.horizon === 1) {
           const y = isoDate(d.day).slice(0, 4);
@@ -148,6 +153,7 @@ for (const [name, opts] of chosen) {
   }
   const secs = (performance.now() - started) / 1000;
   console.log(`${name.padEnd(9)} ${Array.from(err, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}  (${origins} origins, ${(secs / origins).toFixed(2)} s/origin)`);
+  if (withRecursive) console.log(`${`${name} rec`.padEnd(9)} ${Array.from(recErr, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}`);
   if (years.size > 1) console.log(`  D+1 by year: ${[...years].map(([y, a]) => `${y} ${(a.e / a.n).toFixed(3)}`).join(", ")}`);
 }
 db.close();

@@ -110,6 +110,23 @@ function layout(z: DayMatrix, zh: DayMatrix, mean7: DayMatrix, mean28: DayMatrix
  * slots per horizon), or undefined for a horizon without enough complete training days.
  */
 export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCache): (Float64Array | undefined)[] {
+  return forecastCrossHourModels(input, penalties).forecasts;
+}
+
+/**
+ * A horizon's slot models fitted at an origin, applicable to a matrix extended past the
+ * origin (recursive.ts feeds the day-ahead model its own forecasts).
+ */
+export interface FittedDayModel {
+  /** Transformed-scale forecast of `target` from `z` (days before it known or forecast); undefined if a feature is unknown. */
+  predict(z: DayMatrix, target: number): Float64Array | undefined;
+}
+
+/**
+ * forecastCrossHour, and the day-ahead fit as a FittedDayModel when it is price only (the
+ * recursive forecast applies it to days whose exogenous inputs are not published).
+ */
+export function forecastCrossHourModels(input: CrossHourInput, penalties?: PenaltyCache): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
   const { z, lastKnownDay, windowDays } = input;
   const zh = hourlyRows(z);
   const exoH = input.exo.map(hourlyRows);
@@ -117,9 +134,11 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
   const mean28 = trailingMeans(zh, 28, input.imputedDays);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
+  let dayAhead: FittedDayModel | undefined;
   for (let h = 1; h <= input.horizonDays; h++) {
     const target = lastKnownDay + h;
-    const lay = layout(z, zh, mean7, mean28, exoH, h, exoH.length > 0 && target <= input.exogenousKnownThrough);
+    const useExo = exoH.length > 0 && target <= input.exogenousKnownThrough;
+    const lay = layout(z, zh, mean7, mean28, exoH, h, useExo);
     const p = lay.p;
     const row = new Float64Array(p);
     const x = new Float64Array(windowDays * p);
@@ -139,6 +158,7 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
     const at = design.project(row);
     const values = new Float64Array(slots);
     const ys = new Float64Array(n);
+    const fits: ReturnType<SharedRidgeDesign['fit']>[] = [];
     // As in the same-slot model, the penalty is chosen by leave-one-out at the first slot
     // of each hour and reused for its other quarter-hours (and, with a cache, for four weeks).
     const slotsPerHour = Math.max(1, Math.round(slots / 24));
@@ -149,13 +169,27 @@ export function forecastCrossHour(input: CrossHourInput, penalties?: PenaltyCach
       if (s % slotsPerHour === 0) {
         const key = `cross:${windowDays}:${h}:${s / slotsPerHour}:${p}`;
         const cached = penalties?.get(key, lastKnownDay);
-        fit = design.fitPredict(ys, at, cached);
+        fit = design.fit(ys, cached);
         if (cached === undefined) penalties?.set(key, lastKnownDay, fit.relativePenalty);
-      } else fit = design.fitPredict(ys, at, penalty);
+      } else fit = design.fit(ys, penalty);
       penalty = fit.relativePenalty;
-      values[s] = fit.value;
+      values[s] = fit.predict(at);
+      if (h === 1 && !useExo) fits.push(fit);
     }
     out.push(values);
+    if (h === 1 && !useExo) {
+      const imputed = input.imputedDays;
+      dayAhead = {
+        predict(zNext, t) {
+          const zhNext = hourlyRows(zNext);
+          const lay1 = layout(zNext, zhNext, trailingMeans(zhNext, 7, imputed), trailingMeans(zhNext, 28, imputed), [], 1, false);
+          const r1 = new Float64Array(lay1.p);
+          if (lay1.p !== p || !lay1.fill(t, r1)) return undefined;
+          const at1 = design.project(r1);
+          return Float64Array.from(fits, (f) => f.predict(at1));
+        },
+      };
+    }
   }
-  return out;
+  return { forecasts: out, dayAhead };
 }

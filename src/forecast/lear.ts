@@ -5,10 +5,11 @@
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
 import { fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
-import { fitRidgeFixed, fitRidgeLoo, predictLinear } from './ridge.js';
-import { forecastCrossHour } from './cross-hour.js';
+import { fitRidgeFixed, fitRidgeLoo, predictLinear, type LinearModel } from './ridge.js';
+import { forecastCrossHourModels, type FittedDayModel } from './cross-hour.js';
 import { withResidualLoad } from './exogenous.js';
 import type { PenaltyCache } from './penalty-cache.js';
+import { recursiveForecasts } from './recursive.js';
 
 export type PriceTransform = 'asinh' | 'none';
 
@@ -244,6 +245,26 @@ export function longestWindow(options: LearOptions): number {
 
 /** Point forecasts for days lastKnownDay+1 .. lastKnownDay+horizonDays. */
 export function forecastLear(origin: ForecastOrigin, options: LearOptions, penalties?: PenaltyCache): DayForecast[] {
+  return forecastLearPaths(origin, options, penalties, false).direct;
+}
+
+export interface LearPaths {
+  /** The direct per-horizon forecasts (forecastLear). */
+  readonly direct: DayForecast[];
+  /**
+   * With `recursive`, per horizon (index h-1) the day-ahead model fed its own forecasts
+   * (recursive.ts) in price units; undefined where it could not run (then the direct
+   * forecast stands). Its D+1 is the direct D+1.
+   */
+  readonly recursive?: (Float64Array | undefined)[];
+}
+
+/**
+ * The direct forecasts and, with `recursive`, the recursive variant: the price-only
+ * day-ahead fit of the configured window (same members as the direct D+1) applied to the
+ * days after the origin. Price only, it reuses the direct day-ahead fit (no extra fit).
+ */
+export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, penalties: PenaltyCache | undefined, recursive: boolean): LearPaths {
   const windows = options.windows ?? [options.trainingWindowDays];
   const crossWindows = options.crossHourWindows ?? windows;
   const members = options.members ?? ['same-slot'];
@@ -258,6 +279,8 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
   const exogenous = origin.exogenous && options.residualLoad ? withResidualLoad(origin.exogenous) : origin.exogenous;
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
+  // The configured window's price-only day-ahead fits, for the recursive variant.
+  let recursion: { models: FittedDayModel[]; z: DayMatrix; toPrice: (v: number) => number; toModelled: (p: number) => number } | undefined;
   for (const w of [...new Set([...windows, ...(members.includes('cross-hour') ? crossWindows : [])])]) {
     const hasExogenous = Object.keys(exogenous ?? {}).length > 0;
     const days =
@@ -284,22 +307,45 @@ export function forecastLear(origin: ForecastOrigin, options: LearOptions, penal
       }
     }
     const exoScaled = Object.values(exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    const toPrice = (x: number): number => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform);
+    const wantRecursion = recursive && w === options.trainingWindowDays;
+    const dayAheadModels: (FittedDayModel | undefined)[] = [];
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
-      const zs =
-        member === 'same-slot'
-          ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties)
-          : forecastCrossHour({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed }, penalties);
-      zs.forEach((v, i) => {
-        if (v) candidates[i].push(v.map((x) => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform)));
+      const fitted = fitMember(member, z, exoScaled, w, days);
+      fitted.forecasts.forEach((v, i) => {
+        if (v) candidates[i].push(v.map(toPrice));
       });
+      if (wantRecursion) {
+        // With exogenous inputs the day-ahead fit used them; the recursion needs the
+        // price-only day-ahead model (the days after D+1 have no published inputs).
+        dayAheadModels.push(fitted.dayAhead ?? (exoScaled.length > 0 ? fitMember(member, z, [], w, 1).dayAhead : undefined));
+      }
+    }
+    if (wantRecursion && dayAheadModels.length > 0 && dayAheadModels.every((m) => m !== undefined)) {
+      const toModelled = (p: number): number => {
+        const v = (p - scaler.center) / scaler.spread;
+        return options.transform === 'asinh' ? Math.asinh(v) : v;
+      };
+      recursion = { models: dayAheadModels as FittedDayModel[], z, toPrice, toModelled };
     }
   }
-  return candidates.map((c, i) => {
+  function fitMember(member: LearMember, z: DayMatrix, exoScaled: readonly DayMatrix[], w: number, days: number): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
+    return member === 'same-slot'
+      ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties)
+      : forecastCrossHourModels({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed }, penalties);
+  }
+  const direct: DayForecast[] = candidates.map((c, i) => {
     const day = lastKnownDay + i + 1;
     if (c.length === 0) return { day, horizon: i + 1, values: naiveDay(known, lastKnownDay, day), method: 'naive' };
     return { day, horizon: i + 1, values: combine(c, options.combine ?? 'mean'), method: 'lear' };
   });
+  if (!recursive) return { direct };
+  if (!recursion || direct[0].method !== 'lear') return { direct, recursive: direct.map(() => undefined) };
+  return {
+    direct,
+    recursive: recursiveForecasts({ ...recursion, lastKnownDay, horizonDays: options.horizonDays, dayAhead: direct[0].values }),
+  };
 }
 
 function combine(c: readonly Float64Array[], how: 'mean' | 'median'): Float64Array {
@@ -317,7 +363,11 @@ function combine(c: readonly Float64Array[], how: 'mean' | 'median'): Float64Arr
   return out;
 }
 
-/** The same-slot model on one window: transformed forecasts per horizon (undefined: too little data). */
+/**
+ * The same-slot model on one window: transformed forecasts per horizon (undefined: too
+ * little data) and, when the day-ahead fit is price only, that fit as a FittedDayModel
+ * (recursive.ts applies it to the days after the origin).
+ */
 function sameSlotForecasts(
   z: DayMatrix,
   exoScaled: readonly DayMatrix[],
@@ -328,13 +378,14 @@ function sameSlotForecasts(
   /** Days filled from a neighbour: features, never targets. */
   imputed: ReadonlySet<number>,
   penalties?: PenaltyCache,
-): (Float64Array | undefined)[] {
+): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
   const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
   const stats = dailyStats(z);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
   const mean7 = trailingMeans(z, 7, imputed);
   const mean28 = trailingMeans(z, 28, imputed);
+  let dayAhead: FittedDayModel | undefined;
 
   for (let h = 1; h <= horizonDays; h++) {
     const target = lastKnownDay + h;
@@ -342,6 +393,7 @@ function sameSlotForecasts(
     const p = featureCount(ctx, h);
     const row = new Float64Array(p);
     const values = new Float64Array(slots);
+    const models: LinearModel[] = [];
     let ok = true;
     const maxRows = windowDays;
     const x = new Float64Array(maxRows * p);
@@ -378,8 +430,23 @@ function sameSlotForecasts(
       } else model = fitRidgeFixed(xs, ys, n, p, penalty);
       penalty = model.relativePenalty;
       values[s] = predictLinear(model, row);
+      models.push(model);
     }
     out.push(ok ? values : undefined);
+    if (ok && h === 1 && !ctx.useExogenous) {
+      dayAhead = {
+        predict(zNext, t) {
+          const next: FeatureContext = { z: zNext, stats: dailyStats(zNext), exo: [], useExogenous: false, mean7: trailingMeans(zNext, 7, imputed), mean28 }; // mean28 is not read at D+1
+          const r1 = new Float64Array(p);
+          const v = new Float64Array(slots);
+          for (let s = 0; s < slots; s++) {
+            if (!features(next, t, s, 1, r1)) return undefined;
+            v[s] = predictLinear(models[s], r1);
+          }
+          return v;
+        },
+      };
+    }
   }
-  return out;
+  return { forecasts: out, dayAhead };
 }

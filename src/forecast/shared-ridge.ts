@@ -275,6 +275,15 @@ export class SharedRidgeDesign {
    * given, or else the one minimizing the exact leave-one-out squared error over a log grid.
    */
   fitPredict(y: ArrayLike<number>, at: Float64Array, relativePenalty?: number): { value: number; relativePenalty: number } {
+    const fit = this.fit(y, relativePenalty);
+    return { value: fit.predict(at), relativePenalty: fit.relativePenalty };
+  }
+
+  /**
+   * Fits target `y` (length n); the fit predicts any projected row (the recursive forecast
+   * applies the day-ahead fit to rows of later days, recursive.ts).
+   */
+  fit(y: ArrayLike<number>, relativePenalty?: number): { predict(at: Float64Array): number; relativePenalty: number } {
     const { n, r, u, d } = this;
     let ybar = 0;
     for (let i = 0; i < n; i++) ybar += y[i];
@@ -318,8 +327,13 @@ export class SharedRidgeDesign {
     const alpha = rel * this.unit;
     const coef = new Float64Array(r);
     for (let c = 0; c < r; c++) coef[c] = uy[c] / (d[c] + alpha);
-    let value = ybar;
-    for (let c = 0; c < r; c++) value += at[c] * coef[c];
-    return { value, relativePenalty: rel };
+    return {
+      relativePenalty: rel,
+      predict(at: Float64Array): number {
+        let value = ybar;
+        for (let c = 0; c < r; c++) value += at[c] * coef[c];
+        return value;
+      },
+    };
   }
 }
