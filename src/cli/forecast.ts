@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { validateConfig } from '../config/load.js';
 import type { Command } from 'commander';
 import type { SeriesPoint } from '../forecast/day-matrix.js';
-import { evaluateRolling, formatEvaluationTable } from '../forecast/evaluate.js';
+import { evaluateRolling, formatEvaluationTable, formatVariantTable } from '../forecast/evaluate.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../forecast/local-days.js';
 import { historyDaysNeeded } from '../forecast/market-forecast.js';
 import { rollingOptions } from '../forecast/service.js';
@@ -113,11 +113,15 @@ export function registerForecastCommands(program: Command): void {
         const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? `, with exogenous inputs${opts.neighbourExogenous.length > 0 ? ' and its neighbours\'' : ''}` : ', price only'}`;
         process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
         process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays, result.methods)}\n`);
+        if (result.variants) {
+          process.stdout.write(`\nshipped (per-horizon blend of direct and recursive, share chosen on calibration errors) vs recursive (day-ahead model fed its own forecasts) vs direct (per-horizon models):\n`);
+          process.stdout.write(`${formatVariantTable(result.variants)}\n`);
+        }
         mkdirSync(opts.out, { recursive: true });
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

@@ -34,8 +34,29 @@ export interface MethodCount {
   readonly fallback: number;
 }
 
+/** Per horizon, the shipped forecast against its two sources (RollingOptions.recursiveBlend). */
+export interface VariantRow {
+  readonly horizon: number;
+  /** Points scored: known price, standard naive and all three forecasts finite. */
+  readonly n: number;
+  /** rMAE against the standard naive and against the week-ago naive, per forecast. */
+  readonly shipped: VariantScore;
+  readonly recursive: VariantScore;
+  readonly direct: VariantScore;
+  /** Mean share of the recursive forecast in the shipped one over the scored day forecasts. */
+  readonly meanRecursiveShare: number;
+}
+
+export interface VariantScore {
+  readonly mae: number;
+  readonly rmae: number;
+  readonly rmaeWeekly: number;
+}
+
 export interface Evaluation {
   readonly rows: HorizonRow[];
+  /** With recursiveBlend: shipped vs recursive vs direct per horizon. */
+  readonly variants?: VariantRow[];
   readonly origins: number;
   /** Per horizon, how many day forecasts came from the model and how many from the fallback. */
   readonly methods: MethodCount[];
@@ -60,6 +81,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   let origins = 0;
   const model = new Array<number>(options.horizonDays).fill(0);
   const fallback = new Array<number>(options.horizonDays).fill(0);
+  const variantSums = Array.from({ length: options.horizonDays }, () => ({ n: 0, naive: 0, weekN: 0, week: 0, days: 0, share: 0, abs: [0, 0, 0], absWeek: [0, 0, 0] }));
   for (let o = firstOrigin; o <= lastOrigin; o++) {
     onOrigin?.(o, o - firstOrigin + 1, lastOrigin - firstOrigin + 1);
     const out = forecaster.advance(o);
@@ -68,10 +90,29 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
       if (d.day < fromDay || d.day > toDay) continue;
       if (d.method === 'lear') model[d.horizon - 1]++;
       else fallback[d.horizon - 1]++;
+      const v = variantSums[d.horizon - 1];
+      if (d.direct && d.recursive) {
+        v.days++;
+        v.share += d.recursiveShare ?? 0;
+      }
       for (let s = 0; s < slots; s++) {
         const actual = valueAt(prices, d.day, s);
         if (Number.isNaN(actual)) continue;
         const naive = valueAt(prices, d.day - naiveLagDays(d.day), s);
+        if (d.direct && d.recursive) {
+          const forecasts = [d.forecast[s], d.recursive[s], d.direct[s]];
+          if (Number.isFinite(naive) && forecasts.every(Number.isFinite)) {
+            v.n++;
+            v.naive += Math.abs(actual - naive);
+            forecasts.forEach((f, k) => (v.abs[k] += Math.abs(actual - f)));
+            const weekAgo = valueAt(prices, d.day - 7, s);
+            if (Number.isFinite(weekAgo)) {
+              v.weekN++;
+              v.week += Math.abs(actual - weekAgo);
+              forecasts.forEach((f, k) => (v.absWeek[k] += Math.abs(actual - f)));
+            }
+          }
+        }
         points.push({ horizon: d.horizon, actual, forecast: d.forecast[s], naive, lower: d.lower[s], upper: d.upper[s] });
         weekly.push({ horizon: d.horizon, actual, naive: valueAt(prices, d.day - 7, s), forecast: d.forecast[s] });
         if (d.horizon === 1 && Number.isFinite(d.forecast[s]) && Number.isFinite(d.lower[s]) && Number.isFinite(d.upper[s])) dayAhead.push({ day: isoDate(d.day), slot: s, actual, forecast: d.forecast[s], lower: d.lower[s], upper: d.upper[s] });
@@ -86,7 +127,24 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     return { ...r, rmaeWeekly: num / den, weeklyExcluded: scored.length - w.length };
   });
   const methods = model.map((m, i) => ({ horizon: i + 1, model: m, fallback: fallback[i] }));
-  return { rows, origins, methods, dayAhead };
+  const score = (v: (typeof variantSums)[number], k: number): VariantScore => ({ mae: v.abs[k] / v.n, rmae: v.abs[k] / v.naive, rmaeWeekly: v.absWeek[k] / v.week });
+  const variants = options.recursiveBlend
+    ? variantSums.flatMap((v, i) =>
+        v.n === 0 ? [] : [{ horizon: i + 1, n: v.n, shipped: score(v, 0), recursive: score(v, 1), direct: score(v, 2), meanRecursiveShare: v.days > 0 ? v.share / v.days : 0 }],
+      )
+    : undefined;
+  return { rows, ...(variants ? { variants } : {}), origins, methods, dayAhead };
+}
+
+/** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */
+export function formatVariantTable(rows: readonly VariantRow[]): string {
+  const head = '| day | n | shipped rMAE | recursive rMAE | direct rMAE | shipped vs week-ago | recursive vs week-ago | direct vs week-ago | mean recursive share |';
+  const sep = '|---|---|---|---|---|---|---|---|---|';
+  const lines = rows.map(
+    (r) =>
+      `| D+${r.horizon} | ${r.n} | ${r.shipped.rmae.toFixed(3)} | ${r.recursive.rmae.toFixed(3)} | ${r.direct.rmae.toFixed(3)} | ${r.shipped.rmaeWeekly.toFixed(3)} | ${r.recursive.rmaeWeekly.toFixed(3)} | ${r.direct.rmaeWeekly.toFixed(3)} | ${r.meanRecursiveShare.toFixed(2)} |`,
+  );
+  return [head, sep, ...lines].join('\n');
 }
 
 /** The printed table, one line per horizon day, what was left out of it and, given `methods`, the model's share. */

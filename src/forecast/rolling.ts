@@ -6,7 +6,8 @@
 // at their origin (recent day-to-day price variation) so the bounds widen and narrow with
 // the market rather than lagging a regime change by the whole calibration window.
 import { valueAt, type DayMatrix } from './day-matrix.js';
-import { forecastLear, quantileSorted, type LearOptions } from './lear.js';
+import { forecastLearPaths, quantileSorted, type DayForecast, type LearOptions } from './lear.js';
+import { blendDay, ShareScores } from './blend.js';
 import { PenaltyCache } from './penalty-cache.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
@@ -28,6 +29,14 @@ export interface RollingOptions extends LearOptions {
    * miss rate), so the long-run coverage holds under distribution shift. 0 = off.
    */
   readonly adaptiveRate?: number;
+  /**
+   * Also forecast recursively (the day-ahead model fed its own forecasts, recursive.ts)
+   * and ship, per horizon, the blend of direct and recursive whose share did best on the
+   * calibration origins (blend.ts). Off: the direct forecasts alone.
+   */
+  readonly recursiveBlend?: boolean;
+  /** How many recent origins' errors choose the blend's share (default calibrationDays). */
+  readonly blendCalibrationDays?: number;
 }
 
 export interface RollingInput {
@@ -45,6 +54,10 @@ export interface BoundedDayForecast {
   readonly upper: Float64Array;
   /** Number of calibration errors behind the bounds (0: the normal fallback was used). */
   readonly calibrationSize: number;
+  /** With recursiveBlend: the direct and the recursive forecast, and the recursive one's share in `forecast`. */
+  readonly direct?: Float64Array;
+  readonly recursive?: Float64Array;
+  readonly recursiveShare?: number;
 }
 
 /** Mean absolute day-to-day change of the last 14 known days: the scale of errors at an origin. */
@@ -65,7 +78,7 @@ export function recentVariation(prices: DayMatrix, lastKnownDay: number): number
 interface PastForecast {
   readonly originDay: number;
   readonly scale: number;
-  readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array }[];
+  readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array; direct?: Float64Array; recursive?: Float64Array }[];
 }
 
 /**
@@ -122,12 +135,33 @@ export class ConformalForecaster {
     }
   }
 
+  /**
+   * The blend of origin `o`'s direct and recursive forecast of one horizon day, its share
+   * chosen on the errors of the calibration origins the bounds use (blend.ts). Where the
+   * recursion did not run (the naive fallback) the direct forecast stands for both.
+   */
+  private blend(o: number, d: DayForecast, recursiveValues: Float64Array | undefined): { point: DayForecast; direct: Float64Array; recursive: Float64Array; share: number } {
+    const recursive = recursiveValues ?? d.values;
+    // D+1 price only: the recursion starts from the direct day ahead, nothing to choose.
+    if (recursive === d.values) return { point: d, direct: d.values, recursive, share: 0 };
+    const scores = new ShareScores();
+    for (const f of this.past) {
+      if (f.originDay < o - blendDays(this.options) - d.horizon + 1 || f.originDay + d.horizon > o) continue;
+      const fd = f.days[d.horizon - 1];
+      if (!fd?.direct || !fd.recursive) continue;
+      for (let s = 0; s < fd.direct.length; s++) scores.add(valueAt(this.input.prices, fd.day, s), fd.direct[s], fd.recursive[s]);
+    }
+    // At least two weeks of calibration days, as many as the bounds' minimum several times over.
+    const share = scores.best(14 * d.values.length);
+    return { point: { ...d, values: blendDay(d.values, recursive, share) }, direct: d.values, recursive, share };
+  }
+
   /** Forecasts from origin `o` (call with increasing origins). */
   advance(o: number): BoundedDayForecast[] {
     const { input, options, past } = this;
     this.adapt(o);
     const out: BoundedDayForecast[] = [];
-    const points = forecastLear(
+    const paths = forecastLearPaths(
       {
         prices: input.prices,
         exogenous: input.exogenous,
@@ -136,7 +170,10 @@ export class ConformalForecaster {
       },
       options,
       this.penalties,
+      options.recursiveBlend === true,
     );
+    const blends = paths.recursive ? paths.direct.map((d, i) => this.blend(o, d, paths.recursive![i])) : undefined;
+    const points = blends ? blends.map((b) => b.point) : paths.direct;
     const scale = options.scaling === 'none' ? 1 : recentVariation(input.prices, o);
     for (const p of points) {
       const scores: number[] = [];
@@ -174,12 +211,28 @@ export class ConformalForecaster {
         lower[s] = p.values[s] + qLo * scale;
         upper[s] = p.values[s] + qHi * scale;
       }
-      out.push({ originDay: o, day: p.day, horizon: p.horizon, method: p.method, forecast: p.values, lower, upper, calibrationSize: calibrated ? n : 0 });
+      const b = blends?.[p.horizon - 1];
+      out.push({
+        originDay: o,
+        day: p.day,
+        horizon: p.horizon,
+        method: p.method,
+        forecast: p.values,
+        lower,
+        upper,
+        calibrationSize: calibrated ? n : 0,
+        ...(b ? { direct: b.direct, recursive: b.recursive, recursiveShare: b.share } : {}),
+      });
     }
-    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper })) });
-    while (past.length > 0 && past[0].originDay < o - options.calibrationDays - options.horizonDays) past.shift();
+    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive })) });
+    const kept = Math.max(options.calibrationDays, options.recursiveBlend ? blendDays(options) : 0);
+    while (past.length > 0 && past[0].originDay < o - kept - options.horizonDays) past.shift();
     return out;
   }
+}
+
+function blendDays(options: RollingOptions): number {
+  return options.blendCalibrationDays ?? options.calibrationDays;
 }
 
 /** Forecasts from every origin in [firstOrigin, lastOrigin]; see ConformalForecaster. */

@@ -67,6 +67,11 @@ export function rollingOptions(config: Config): RollingOptions {
     scaling: 'recent-variation',
     exogenousLeadDays: 1,
     adaptiveRate: 0.05,
+    // D+2..D+7: per horizon, the blend of the direct model and the recursive day-ahead
+    // model whose share did best on the last 182 origins' errors (blend.ts; issue 15; a
+    // longer set than the bounds' 56 origins chooses less noisily, docs say by how much).
+    recursiveBlend: true,
+    blendCalibrationDays: 182,
   };
 }
 

@@ -37,6 +37,8 @@ describeWithSharedData('two more missing days in the real NL 2025 history (issue
     scaling: 'recent-variation',
     exogenousLeadDays: 1,
     adaptiveRate: 0.05,
+    recursiveBlend: true,
+    blendCalibrationDays: 182,
   };
   // Q4 2025, the span docs/forecast-evaluation.md evaluates (about 15 s of CPU).
   const fromDay = dayFromIso('2025-10-01');
