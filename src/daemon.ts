@@ -155,6 +155,9 @@ export function buildModules(ctx: AppContext): Module[] {
   // Follows each charging session against its plan and plans the rest again when it falls behind.
   const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx)) : null;
   if (planFollower) modules.push(planFollower);
+  // Lowers (and later raises again) the planned chargers' current as the site meter's load changes.
+  const siteFollower = centralSystem && siteMeter ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx)) : null;
+  if (siteFollower) modules.push(siteFollower);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
@@ -195,6 +198,8 @@ export function buildModules(ctx: AppContext): Module[] {
   const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
   events.on('sample.taken', (sample) => clockGuard.submit(sample));
   if (siteMeter) events.on('sample.taken', (sample) => siteMeter.sampleTaken(sample));
+  // After the site meter took the sample: the site follower plans with it.
+  if (siteFollower) events.on('sample.taken', (sample) => siteFollower.instance?.sampleTaken(sample));
   events.on('sample.released', (sample) => uplink.recorder.recordInTick(sample));
   events.on('poll.tick-done', ({ source }) => ticks.done(source));
   events.on('meter.state-changed', () => networkScan.check());

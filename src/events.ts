@@ -12,7 +12,7 @@ import type { NetworkScanContent } from './uplink/messages.js';
 
 /** Event name → payload. `emitted by` → `heard by` (as daemon.ts wires them). */
 export interface Events {
-  /** A meter source read a sane sample. sources (modbus/, p1/) → clock guard. */
+  /** A meter source read a sane sample. sources (modbus/, p1/) → clock guard; site meter and site follower (the site meter's). */
   'sample.taken': MeterSample;
   /** A sample with a trusted timestamp (at once, or re-stamped once the clock is trusted). clock guard → recorder (its poll slot). */
   'sample.released': MeterSample;
@@ -32,15 +32,19 @@ export interface Events {
   'exogenous.updated': PricesUpdated & { readonly source: string };
   /**
    * A connector's charging plan was made: its target was set over HTTP, or new prices made
-   * it again. http route, replanner (planning/replan.ts) → OCPP central system (sends it to
+   * it again, or following the session or the site's load did. http route, replanner
+   * (planning/replan.ts), plan follower, site follower → OCPP central system (sends it to
    * the charger with SetChargingProfile).
    */
   'plan.updated': {
     readonly chargePointId: string;
     readonly connectorId: number;
     readonly marketArea: string;
-    /** behind-plan, charger-available: the plan follower (ocpp/plan-follower.ts) planned the rest again. */
-    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available';
+    /**
+     * behind-plan, charger-available: the plan follower (ocpp/plan-follower.ts) planned the rest again;
+     * site-load: the site's load changed what the connector may draw (ocpp/site-follower.ts).
+     */
+    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available' | 'site-load';
     readonly plannedAtMs: number;
     readonly plan: Plan;
   };

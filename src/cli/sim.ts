@@ -23,6 +23,7 @@ interface SimOptions {
   p1Line: string;
   p1PeriodMs: string;
   p1ClockOffsetS: string;
+  loadFile?: string;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -45,6 +46,7 @@ export function registerSimCommand(program: Command): void {
     .option('--p1-period-ms <ms>', 'P1 telegram period (DSMR 5: 1000, DSMR 4: 10000)', '1000')
     .option('--p1-clock-offset-s <s>', "how far the P1 meter's own clock (0-0:1.0.0) is off", '0')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
+    .option('--load-file <path>', 'the meters\' load in W, read from this file on every answer (a test changes the site\'s load by writing it); a missing or unreadable file: the usual wandering load')
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
       if (!opts.serial && opts.tcp === undefined && opts.rtuOverTcp === undefined) {
@@ -84,6 +86,7 @@ export function registerSimCommand(program: Command): void {
         rtuOverTcpPort: opts.rtuOverTcp === undefined ? undefined : Number(opts.rtuOverTcp),
         host: opts.host,
         modelCodes: opts.modelCode,
+        fixedLoadW: opts.loadFile === undefined ? undefined : loadFrom(opts.loadFile),
         lineOf: opts.lineOf ? { tty: opts.lineOf, line: { baudRate: Number(opts.baud), parity: opts.parity as Parity } } : undefined,
         timing: { baudRate: Number(opts.baud), emulate: Boolean(opts.emulateWireTime), turnaroundMs: Number(opts.turnaroundMs) },
       });
@@ -95,6 +98,18 @@ export function registerSimCommand(program: Command): void {
       process.once('SIGTERM', stop);
       if (opts.exitWithParent) exitWithParent(stop);
     });
+}
+
+/** The load in W a file says now; null when it is missing or not a number. */
+function loadFrom(path: string): () => number | null {
+  return () => {
+    try {
+      const w = Number(readFileSync(path, 'utf8').trim());
+      return Number.isFinite(w) && w >= 0 ? w : null;
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** A crashed test runner must not leave simulators behind. */

@@ -106,6 +106,8 @@ export interface SiteConfig {
   readonly meter?: string;
   readonly meter_includes_chargers: boolean;
   readonly max_reading_age_s: number;
+  readonly raise_interval_s: number;
+  readonly raise_hysteresis_a: number;
   readonly voltage_v: number;
 }
 

@@ -14,6 +14,8 @@ export interface MeterModelOptions {
   readonly baseLoadW?: number;
   readonly phases?: 1 | 3;
   readonly initialImportWh?: number;
+  /** A load set from outside (W) instead of the wandering one; null: wander as usual. Tests that set the site's load use it. */
+  readonly fixedLoadW?: () => number | null;
 }
 
 export class MeterModel {
@@ -41,6 +43,11 @@ export class MeterModel {
     if (dtMs === 0) return;
     this.importWh += (this.powerW * dtMs) / 3_600_000;
     this.lastMs = now;
+    const fixedW = this.opts.fixedLoadW?.() ?? null;
+    if (fixedW !== null) {
+      this.powerW = fixedW;
+      return;
+    }
     // New power: slow daily-ish swing plus a bounded random walk; occasionally a big appliance.
     const swing = 0.3 * this.baseLoadW * Math.sin((2 * Math.PI * now) / 600_000);
     const walk = (this.rnd() - 0.5) * 0.1 * this.baseLoadW * Math.min(1, dtMs / 1000);
@@ -51,6 +58,9 @@ export class MeterModel {
   /** Current values by metric name, in the units of the contract (W, Wh, V, A, Hz). */
   values(): MeterReadingValues {
     this.advance();
+    // A set load is taken at once (not only from the next step on).
+    const fixedW = this.opts.fixedLoadW?.() ?? null;
+    if (fixedW !== null) this.powerW = fixedW;
     const v = (i: number) => 230 + 2 * Math.sin(this.lastMs / 7000 + i) + (this.rnd() - 0.5);
     const pf = 0.95 + 0.03 * Math.sin(this.lastMs / 13_000);
     const voltages = [v(0), v(1), v(2)];

@@ -27,6 +27,8 @@ export interface SimulatorOptions {
   readonly timing?: Partial<WireTiming>;
   /** false: meters do not answer their model-code register (older firmware; tests scan's fallback). */
   readonly modelCodes?: boolean;
+  /** Every meter's load in W, set from outside (null: the usual wandering load). */
+  readonly fixedLoadW?: () => number | null;
   /** Answer only while the master's end of the pty (`tty`) is set to `line` (scan sweep tests). */
   readonly lineOf?: { readonly tty: string; readonly line: LineSettings };
 }
@@ -62,7 +64,7 @@ export class Simulator {
       const profile = opts.profiles?.[unit.profile] ?? builtInProfiles[unit.profile];
       if (!profile) throw new Error(`unknown profile ${unit.profile} (built in: ${Object.keys(builtInProfiles).join(', ')})`);
       const phases = profile.registers.some((r) => r.metric === 'voltage_l2') ? 3 : 1;
-      const model = new MeterModel({ seed: unit.unitId * 7919, clock, phases, baseLoadW: phases === 1 ? 800 + 40 * unit.unitId : undefined });
+      const model = new MeterModel({ seed: unit.unitId * 7919, clock, phases, baseLoadW: phases === 1 ? 800 + 40 * unit.unitId : undefined, fixedLoadW: opts.fixedLoadW });
       this.meters.set(unit.unitId, new SimulatedMeter(unit.unitId, unit.profile, profile, model, opts.modelCodes ?? true));
     }
   }

@@ -19,6 +19,7 @@ export class ConnectorDrawStore {
 
   constructor(db: Db) {
     this.stmts = {
+      open: db.prepare<[string, number], { transaction_id: number }>('SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id DESC LIMIT 1'),
       // The newest instant with a current or power value of the connector's open transaction, then its values (index ocpp_meter_values_tx).
       latest: db.prepare<[string, number], ValueRow>(
         `WITH tx AS (SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id DESC LIMIT 1),
@@ -28,6 +29,11 @@ export class ConnectorDrawStore {
          WHERE v.transaction_id = tx.transaction_id AND v.sampled_at_ms = newest.at AND v.measurand IN ('Current.Import', 'Power.Active.Import') AND v.location IN ('', 'Outlet')`,
       ),
     };
+  }
+
+  /** The connector's open transaction (a car plugged in), or null. */
+  openTransactionId(chargePointId: string, connectorId: number): number | null {
+    return this.stmts.open.get(chargePointId, connectorId)?.transaction_id ?? null;
   }
 
   /**

@@ -17,8 +17,8 @@ function problemsOf(raw: Record<string, unknown>): readonly string[] {
 }
 
 describe('site settings', () => {
-  it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s', () => {
-    expect(validateConfig(BASE, 'test', {}).site).toEqual({ meter_includes_chargers: true, max_reading_age_s: 60, voltage_v: 230 });
+  it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s; raised again after 5 minutes by 2 A or more', () => {
+    expect(validateConfig(BASE, 'test', {}).site).toEqual({ meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 });
     expect(validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25 } }, 'test', {}).site).toMatchObject({ meter: METER, limit_a: 25 });
   });
 

@@ -61,7 +61,7 @@ function siteMeterView(m: SiteLoad): Record<string, unknown> {
   };
 }
 
-export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan & { readonly site?: TargetPlan['site'] }, nowMs: number, deliveredWh: number): Record<string, unknown> {
+export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan & { readonly site?: TargetPlan['site']; readonly observed?: TargetPlan['observed'] }, nowMs: number, deliveredWh: number): Record<string, unknown> {
   return {
     charge_point_id: target.chargePointId,
     connector_id: target.connectorId,
@@ -75,6 +75,9 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan 
     charger: { max_current_a: target.maxCurrentA, min_current_a: target.minCurrentA, phases: target.phases, voltage_v: target.voltageV },
     site: plan.site === undefined ? (target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA }) : plan.site === null ? null : { limit_a: plan.site.limitA, other_load_a: plan.site.otherLoadA },
     site_meter: plan.site?.meter ? siteMeterView(plan.site.meter) : null,
+    site_share: plan.site?.share ? { connectors: plan.site.share.connectors, headroom_a: plan.site.share.headroomA, share_a: plan.site.share.shareA } : null,
+    observed_max_current_a: plan.observed ? round(plan.observed.maxCurrentA, 2) : null,
+    observed_phases: plan.observed ? plan.observed.phases : null,
     allowed_current_a: round(plan.allowedCurrentA, 2),
     allowed_power_w: round(plan.allowedPowerW, 1),
     meets_target: plan.meetsTarget,

@@ -1,0 +1,133 @@
+// Keeps the site's chargers within the site limit as its load changes (docs/planning.md
+// "When the site's load changes"). On the bus (wired in daemon.ts): every sample.taken of
+// the site meter (config site.meter). For each connector planned on the site now (a target
+// in force, an open transaction, a TxProfile its charger accepted for it), its plan is made
+// again under what the site leaves it now (planning/target-plan.ts: the other load, shared
+// between the connectors, planning/site-share.ts) and compared with the plan in force
+// (planning/site-guard.ts, pure): above its share it is lowered at once; when the load fell
+// it is raised again no sooner than site.raise_interval_s after the last change and only
+// by at least site.raise_hysteresis_a. The new plan is told as plan.updated (reason
+// site-load), which the central system sends as SetChargingProfile. A meter that falls
+// silent is checked on a timer: once its reading is older than site.max_reading_age_s the
+// plans fall back to the minimum current (the planner's stale rule), lowered the same way.
+import type { AppContext } from '../context.js';
+import type { MeterSample } from '../domain.js';
+import type { Module } from '../lifecycle.js';
+import { siteGuardDecision, type SiteGuardRule } from '../planning/site-guard.js';
+import { siteContext } from '../planning/site-context.js';
+import { TargetPlanner, type TargetPlan } from '../planning/target-plan.js';
+import { FollowStateStore } from '../store/charging-follow-state.js';
+import { ChargingProfileStore } from '../store/charging-profiles.js';
+import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
+import { ConnectorDrawStore } from '../store/connector-draw.js';
+import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
+
+export class SiteFollower implements Module {
+  readonly name = 'site-follower';
+  private targets?: ChargingTargetStore;
+  private profiles?: ChargingProfileStore;
+  private draws?: ConnectorDrawStore;
+  private state?: FollowStateStore;
+  private planner?: TargetPlanner;
+  private timer?: NodeJS.Timeout;
+  private lastSampleMs: number | null = null;
+
+  constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>) {}
+
+  private get rule(): SiteGuardRule {
+    const site = this.ctx.config.site;
+    return { raiseHysteresisA: site.raise_hysteresis_a, raiseIntervalMs: site.raise_interval_s * 1000 };
+  }
+
+  async start(): Promise<void> {
+    const { db, config } = this.ctx;
+    this.targets = new ChargingTargetStore(db);
+    this.profiles = new ChargingProfileStore(db);
+    this.draws = new ConnectorDrawStore(db);
+    this.state = new FollowStateStore(db);
+    this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
+    // A silent meter sends no samples: its staleness is noticed here.
+    const maxAgeMs = config.site.max_reading_age_s * 1000;
+    this.timer = setInterval(() => {
+      if (this.lastSampleMs === null || this.ctx.clock.now() - this.lastSampleMs > maxAgeMs) this.check();
+    }, Math.max(1000, maxAgeMs / 2));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** A sample of any meter (sample.taken): the site meter's checks every planned connector. */
+  sampleTaken(sample: MeterSample): void {
+    if (sample.resourceId !== this.ctx.config.site.meter) return;
+    this.lastSampleMs = Math.max(this.lastSampleMs ?? -Infinity, sample.sampledAtMs);
+    this.check();
+  }
+
+  /** Compares every planned connector's plan in force with what the site leaves it now. */
+  check(): void {
+    if (!this.planner) return;
+    const nowMs = this.ctx.clock.now();
+    for (const target of this.targets!.upcoming(nowMs)) {
+      try {
+        this.checkConnector(target, nowMs);
+      } catch (err) {
+        this.ctx.logger.error({ err, charge_point_id: target.chargePointId, connector_id: target.connectorId }, 'site load check failed');
+      }
+    }
+  }
+
+  private checkConnector(target: ChargingTarget, nowMs: number): void {
+    const { chargePointId, connectorId } = target;
+    const transactionId = this.draws!.openTransactionId(chargePointId, connectorId);
+    if (transactionId === null) return;
+    const sent = this.profiles!.get(chargePointId, connectorId);
+    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return;
+    const state = this.state!.get(chargePointId, connectorId);
+    // A plan this sent and the charger has not answered yet is the one in force.
+    const pending = state.siteChangedAtMs !== null && state.siteChangedAtMs > sent.plannedAtMs && state.siteCapA !== null;
+    const inForceA = pending ? state.siteCapA! : restMaxCurrentA(JSON.parse(sent.requestJson) as SetChargingProfileRequest, target, nowMs);
+    const plan = this.planner!.plan(target, nowMs);
+    const share = plan.site?.share;
+    if (!share) return;
+    const freshPlanA = planMaxCurrentA(plan, nowMs);
+    const verdict = siteGuardDecision({ inForceA, shareA: share.shareA, freshPlanA, lastSiteChangeMs: state.siteChangedAtMs, nowMs }, this.rule);
+    if (verdict === 'hold') return;
+    // Half the hysteresis under the share: a wobble of the load by less lowers nothing again.
+    const sentPlan = this.planner!.plan(target, nowMs, { siteMarginA: this.rule.raiseHysteresisA / 2 });
+    const sentA = planMaxCurrentA(sentPlan, nowMs);
+    this.state!.setSiteChange(chargePointId, connectorId, nowMs, sentA);
+    this.ctx.logger.info(
+      {
+        charge_point_id: chargePointId,
+        connector_id: connectorId,
+        transaction_id: transactionId,
+        in_force_a: round2(inForceA),
+        share_a: share.shareA,
+        planned_a: round2(sentA),
+        other_load_a: plan.site?.otherLoadA ?? null,
+        connectors: share.connectors,
+        site_meter: plan.site?.meter?.state ?? null,
+      },
+      verdict === 'lower' ? 'site load rose: charging current lowered' : 'site load fell: charging current raised again',
+    );
+    this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan: sentPlan });
+  }
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+/** The highest current per phase a sent schedule allows from nowMs to its end (W turned into A). */
+function restMaxCurrentA(request: SetChargingProfileRequest, charger: { phases: number; voltageV: number }, nowMs: number): number {
+  let maxW = 0;
+  for (const s of scheduleSegments(request, charger)) if (s.endMs > nowMs) maxW = Math.max(maxW, s.powerW);
+  return maxW / (charger.phases * charger.voltageV);
+}
+
+/** The highest current per phase a plan uses from nowMs on. */
+function planMaxCurrentA(plan: TargetPlan, nowMs: number): number {
+  let maxA = 0;
+  for (const s of plan.planned.slots) if (s.endMs > nowMs) maxA = Math.max(maxA, s.currentA);
+  return maxA;
+}

@@ -1,0 +1,43 @@
+// When the site's load changes under a running plan: lower a connector's current at once,
+// raise it again only after a while. Pure: the current the connector's plan in force allows
+// from now on, what the site leaves it now (its share, site-share.ts) and what a plan made
+// now would use, in; lower, raise or hold out.
+//
+// Lowering protects the main fuse, so it is never delayed: as soon as the plan in force
+// allows more than the share (other load + every planned connector's allowed current above
+// the limit on a phase), the rest is planned again under the share. Raising is not urgent:
+// only when a plan made now would use at least `raiseHysteresisA` more than the plan in
+// force, and not sooner than `raiseIntervalMs` after the site's load last changed this
+// connector's plan — a load that comes and goes (a kettle, a heat pump cycling) does not
+// send a SetChargingProfile on every meter reading. The plans sent for the site's sake keep
+// half the hysteresis under the share (ocpp/site-follower.ts), so a load that wobbles by
+// less lowers nothing again either.
+
+export interface SiteGuardRule {
+  readonly raiseHysteresisA: number;
+  readonly raiseIntervalMs: number;
+}
+
+export interface SiteGuardInput {
+  /** The highest current per phase the plan in force allows from now to its end (A). */
+  readonly inForceA: number;
+  /** The connector's share of the site now (A). */
+  readonly shareA: number;
+  /** The highest current per phase a plan made now would use (A). */
+  readonly freshPlanA: number;
+  /** When the site's load last changed this connector's plan (null: never). */
+  readonly lastSiteChangeMs: number | null;
+  readonly nowMs: number;
+}
+
+export type SiteGuardVerdict = 'lower' | 'raise' | 'hold';
+
+/** Limits go to the charger rounded down to 0.1 A: a smaller difference is rounding. */
+const ROUNDING_A = 0.05;
+
+export function siteGuardDecision(input: SiteGuardInput, rule: SiteGuardRule): SiteGuardVerdict {
+  if (input.inForceA > input.shareA + ROUNDING_A) return 'lower';
+  const since = input.lastSiteChangeMs === null ? Infinity : input.nowMs - input.lastSiteChangeMs;
+  if (input.freshPlanA >= input.inForceA + Math.max(ROUNDING_A, rule.raiseHysteresisA) && since >= rule.raiseIntervalMs) return 'raise';
+  return 'hold';
+}

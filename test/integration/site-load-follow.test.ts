@@ -1,0 +1,244 @@
+// The site limit protects the main fuse while chargers charge (docs/planning.md "When the
+// site's load changes"): a running gateway polls the Modbus simulator (an SDM630 with
+// per-phase currents) over a socat pty pair as the site meter; two strict ocpp-rpc chargers
+// charge under TxProfiles. The test sets the site's other load through the simulator's
+// --load-file. When it rises so that the chargers' allowed currents no longer fit under the
+// limit, both are lowered on that very reading (shared equally); while it stays high
+// nothing more is sent; when it falls they are raised again, but not before
+// site.raise_interval_s; when the meter falls silent, the plans fall back to the minimum
+// current (the earlier departure charges, the other waits). Real NL prices of 2025-05-11;
+// the gateway's clock runs from 06:20Z at real speed (the poller's timers are real).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, Daemon } from '../../src/daemon.js';
+import type { MeterSample } from '../../src/domain.js';
+import type { Events } from '../../src/events.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import type { SentProfile } from '../helpers/ocpp-charger.js';
+import { expectDocumented } from '../helpers/openapi.js';
+import { loadNl2025Prices } from '../helpers/real-prices.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { until } from '../helpers/wait.js';
+
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const PASSWORD = 'charger-secret-0123456789';
+const PLAN_PATH = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
+const SITE_METER = '6f1c2a9e-3b7d-4e58-a1c4-9d2e7b5f0c31';
+const LIMIT_A = 25;
+const RAISE_INTERVAL_S = 6;
+const HYSTERESIS_A = 2;
+const MAX_AGE_S = 15;
+const IDS = ['CP-EARLY', 'CP-LATE'] as const;
+const DEPARTURE = { 'CP-EARLY': '2025-05-11T16:00:00Z', 'CP-LATE': '2025-05-11T18:00:00Z' } as const;
+
+interface Charger {
+  client: RPCClient;
+  profiles: SentProfile[];
+  transactionId: number;
+}
+
+const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
+
+describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the site limit${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let dir: string;
+  let loadFile: string;
+  let pair: PtyPair;
+  let sim: SimProcess;
+  let daemon: Daemon;
+  let httpPort: number;
+  let cpoToken: string;
+  const chargers = new Map<string, Charger>();
+  const samples: MeterSample[] = [];
+  /** plan.updated (reason site-load) with the number of site meter samples seen when it was told. */
+  const siteUpdates: Array<{ e: Events['plan.updated']; samplesSeen: number; atMs: number }> = [];
+  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
+  const now = () => Date.now() - offsetMs;
+
+  const setLoadW = (w: number) => writeFileSync(loadFile, String(w));
+  const ofSite = () => samples.filter((s) => s.resourceId === SITE_METER);
+  const highestPhaseA = (s: MeterSample) => Math.max(...[1, 2, 3].map((p) => s.metrics.find((m) => m.name === `current_l${p}`)!.value));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-site-load-'));
+    loadFile = join(dir, 'load-w');
+    setLoadW(3000);
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1', '--load-file', loadFile]);
+    httpPort = await freePort();
+    const ocppPort = await freePort();
+    const config = validateConfig(
+      {
+        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+        data_dir: join(dir, 'data'),
+        log_level: 'fatal',
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
+        meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
+        // The meter measures the rest of the site (the chargers are wired after it).
+        site: { meter: SITE_METER, limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: MAX_AGE_S, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: HYSTERESIS_A },
+        clock: { trust: 'system' },
+        http: { host: '127.0.0.1', port: httpPort },
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { enabled: false },
+        ocpp: { host: '127.0.0.1', port: ocppPort },
+        chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' })),
+      },
+      'test',
+      {},
+    );
+    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now } });
+    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
+    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: now() }).token;
+    // Subscribed before the daemon wires its modules: a sample is counted before the site follower hears it.
+    ctx.events.on('sample.taken', (s) => void samples.push(s));
+    ctx.events.on('plan.updated', (e) => {
+      if (e.reason === 'site-load') siteUpdates.push({ e, samplesSeen: ofSite().length, atMs: now() });
+    });
+    daemon = new Daemon(ctx);
+    await daemon.start();
+    for (const id of IDS) {
+      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+      const charger: Charger = { client, profiles: [], transactionId: 0 };
+      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+        charger.profiles.push(params as SentProfile);
+        return { status: 'Accepted' };
+      });
+      client.handle('ClearChargingProfile', async () => ({ status: 'Accepted' }));
+      client.handle('GetConfiguration', async () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }));
+      await client.connect();
+      await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+      chargers.set(id, charger);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of chargers.values()) await c.client.close({ force: true }).catch(() => undefined);
+    await daemon?.stop();
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function api(method: 'GET' | 'PUT', id: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/api/v1/chargers/${id}/connectors/1/plan`, {
+      method,
+      headers: { authorization: `Token ${cpoToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    expectDocumented(method, PLAN_PATH, res, json);
+    return { status: res.status, body: json };
+  }
+
+  const lastTx = (id: string) => [...chargers.get(id)!.profiles].reverse().find((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+  /** Both chargers hold a TxProfile that the gateway stored as accepted, and it is the newest each received. */
+  const settled = async () => {
+    for (const id of IDS) {
+      const tx = lastTx(id);
+      if (!tx || chargers.get(id)!.profiles.at(-1) !== tx) return false;
+      const stored = (await api('GET', id)).body.charger_profile;
+      // startSchedule is the plan's time to the second.
+      if (stored?.status !== 'Accepted' || Math.floor(Date.parse(stored.planned_at) / 1000) * 1000 !== Date.parse(tx.csChargingProfiles.chargingSchedule.startSchedule)) return false;
+    }
+    return true;
+  };
+
+  it('two chargers share the headroom equally and never exceed the limit together', { timeout: 120_000 }, async () => {
+    await until(() => ofSite().length >= 2, 'two polls of the site meter');
+    for (const id of IDS) expect((await api('PUT', id, { departure_time: DEPARTURE[id], energy_wh: 60_000 })).status).toBe(201);
+    for (const id of IDS) {
+      const c = chargers.get(id)!;
+      const start = (await c.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date(now()).toISOString() })) as { transactionId: number };
+      c.transactionId = start.transactionId;
+    }
+    // The second start halves the first one's share: the site follower lowers it on a reading.
+    await until(async () => {
+      if (!(await settled())) return false;
+      const plans = await Promise.all(IDS.map(async (id) => (await api('GET', id)).body));
+      return plans.every((p, i) => p.site_share?.connectors === 2 && maxLimit(lastTx(IDS[i])!) <= p.site_share.share_a + 0.05);
+    }, 'both chargers on their half of the headroom', 60_000);
+    const plans = await Promise.all(IDS.map(async (id) => (await api('GET', id)).body));
+    const other = plans[0].site_meter.other_load_a;
+    expect(plans[0].site_meter).toMatchObject({ state: 'measured', per_phase: 'currents' });
+    expect(other).toBeGreaterThan(3);
+    expect(other).toBeLessThan(6);
+    for (const p of plans) expect(p.site_share.headroom_a).toBeCloseTo(LIMIT_A - p.site_meter.other_load_a, 1);
+    const limits = IDS.map((id) => maxLimit(lastTx(id)!));
+    // Equal halves (each TxProfile holds the plan's share, rounded down to 0.1 A) within the limit.
+    expect(Math.abs(limits[0]! - limits[1]!)).toBeLessThanOrEqual(1.1);
+    expect(Math.min(...limits)).toBeGreaterThan((LIMIT_A - other) / 2 - HYSTERESIS_A);
+    expect(other + limits[0]! + limits[1]!).toBeLessThanOrEqual(LIMIT_A + 0.5);
+  });
+
+  it('the load rises: both are lowered on the first or second reading that shows it, and then left alone', { timeout: 120_000 }, async () => {
+    const before = siteUpdates.length;
+    const seenBefore = ofSite().length;
+    setLoadW(7000);
+    await until(() => siteUpdates.length >= before + 2, 'both connectors lowered', 60_000);
+    const lowered = siteUpdates.slice(before, before + 2);
+    expect(new Set(lowered.map((u) => u.e.chargePointId))).toEqual(new Set(IDS));
+    // The readings taken since the load was set, up to each lowering, that showed the new load.
+    const firstHigh = ofSite().findIndex((s, i) => i >= seenBefore && highestPhaseA(s) > 8);
+    expect(firstHigh).toBeGreaterThanOrEqual(seenBefore);
+    for (const u of lowered) expect(u.samplesSeen - firstHigh).toBeLessThanOrEqual(2);
+    await until(settled, 'both lowered TxProfiles accepted and stored', 60_000);
+    const highA = highestPhaseA(ofSite()[firstHigh]!);
+    const limits = IDS.map((id) => maxLimit(lastTx(id)!));
+    for (const l of limits) expect(l).toBeLessThanOrEqual((LIMIT_A - highA) / 2 + 0.05);
+    expect(highA + limits[0]! + limits[1]!).toBeLessThanOrEqual(LIMIT_A);
+    // The plan says what it was made under.
+    const got = (await api('GET', 'CP-EARLY')).body;
+    expect(got.site_share.connectors).toBe(2);
+    expect(got.site_meter.other_load_a).toBeGreaterThan(8);
+    // The load stays high (wobbling as a real meter's does): no more profiles for ten readings.
+    const sent = IDS.map((id) => chargers.get(id)!.profiles.length);
+    const seen = ofSite().length;
+    await until(() => ofSite().length >= seen + 10, 'ten more readings', 60_000);
+    expect(siteUpdates.length).toBe(before + 2);
+    expect(IDS.map((id) => chargers.get(id)!.profiles.length)).toEqual(sent);
+  });
+
+  it('the load falls: raised again once, not before site.raise_interval_s', { timeout: 120_000 }, async () => {
+    const before = siteUpdates.length;
+    const loweredAtMs = Math.max(...siteUpdates.slice(0, before).map((u) => u.atMs));
+    const limitsLow = IDS.map((id) => maxLimit(lastTx(id)!));
+    setLoadW(3000);
+    await until(() => siteUpdates.length >= before + 2, 'both connectors raised', 60_000);
+    const raised = siteUpdates.slice(before);
+    expect(new Set(raised.map((u) => u.e.chargePointId))).toEqual(new Set(IDS));
+    for (const u of raised) expect(u.atMs - loweredAtMs).toBeGreaterThanOrEqual(RAISE_INTERVAL_S * 1000);
+    await until(settled, 'both raised TxProfiles accepted and stored', 60_000);
+    const limits = IDS.map((id) => maxLimit(lastTx(id)!));
+    limits.forEach((l, i) => expect(l).toBeGreaterThanOrEqual(limitsLow[i]! + HYSTERESIS_A));
+    const other = (await api('GET', 'CP-EARLY')).body.site_meter.other_load_a;
+    expect(other + limits[0]! + limits[1]!).toBeLessThanOrEqual(LIMIT_A);
+    // Raised once: ten more readings at the same load send nothing.
+    const seen = ofSite().length;
+    await until(() => ofSite().length >= seen + 10, 'ten more readings', 60_000);
+    expect(siteUpdates.length).toBe(before + 2);
+  });
+
+  it('the meter falls silent: after site.max_reading_age_s the earlier departure charges at the minimum, the other waits', { timeout: 120_000 }, async () => {
+    const before = siteUpdates.length;
+    await sim.kill();
+    await until(() => siteUpdates.length >= before + 2, 'both connectors lowered on the stale meter', 90_000);
+    const lastMs = Math.max(...ofSite().map((s) => s.sampledAtMs));
+    for (const u of siteUpdates.slice(before)) expect(u.atMs - lastMs).toBeGreaterThan(MAX_AGE_S * 1000);
+    await until(settled, 'both fallback TxProfiles accepted and stored', 60_000);
+    expect(maxLimit(lastTx('CP-EARLY')!)).toBe(6);
+    expect(maxLimit(lastTx('CP-LATE')!)).toBe(0);
+    const late = (await api('GET', 'CP-LATE')).body;
+    expect(late.site_meter).toMatchObject({ state: 'stale', assumed: true });
+    expect(late.site_share).toMatchObject({ connectors: 2, headroom_a: 6, share_a: 0 });
+    expect(late.shortfall_reason).toBe('no-current-available');
+  });
+});

@@ -1,0 +1,63 @@
+// Sharing the site's headroom between planned connectors (planning/site-share.ts) and the
+// decision to lower or raise a running plan when the site's load changes
+// (planning/site-guard.ts): pure.
+import { describe, expect, it } from 'vitest';
+import { siteGuardDecision } from '../../src/planning/site-guard.js';
+import { shareSiteCurrent, type SharingConnector } from '../../src/planning/site-share.js';
+
+const H = 3_600_000;
+const c = (key: string, over: Partial<SharingConnector> = {}): SharingConnector => ({ key, maxCurrentA: 16, minCurrentA: 6, departureMs: 10 * H, ...over });
+const shares = (headroomA: number, cs: SharingConnector[]) => Object.fromEntries(shareSiteCurrent(headroomA, cs));
+
+describe('shareSiteCurrent', () => {
+  it('one connector gets the headroom up to its maximum', () => {
+    expect(shares(20.5, [c('a')])).toEqual({ a: 16 });
+    expect(shares(9.25, [c('a')])).toEqual({ a: 9.25 });
+  });
+
+  it('two connectors share equally, never more than the headroom together', () => {
+    expect(shares(20.5, [c('a'), c('b')])).toEqual({ a: 10.25, b: 10.25 });
+    expect(shares(40, [c('a'), c('b')])).toEqual({ a: 16, b: 16 });
+  });
+
+  it('what one connector cannot take (its car draws 8 A) goes to the other', () => {
+    expect(shares(20, [c('a', { maxCurrentA: 8 }), c('b')])).toEqual({ a: 8, b: 12 });
+  });
+
+  it('too little for both minimums: the earlier departure charges, the other waits at 0 A', () => {
+    expect(shares(10, [c('late', { departureMs: 12 * H }), c('early', { departureMs: 8 * H })])).toEqual({ early: 10, late: 0 });
+    expect(shares(12, [c('late', { departureMs: 12 * H }), c('early', { departureMs: 8 * H })])).toEqual({ early: 6, late: 6 });
+    expect(shares(5, [c('a'), c('b')])).toEqual({ a: 0, b: 0 });
+  });
+
+  it('three connectors: minimums first, then equal shares up to each maximum', () => {
+    const got = shares(30, [c('a', { maxCurrentA: 7 }), c('b'), c('c')]);
+    expect(got).toEqual({ a: 7, b: 11.5, c: 11.5 });
+    expect(got.a + got.b + got.c).toBeCloseTo(30, 9);
+  });
+});
+
+describe('siteGuardDecision', () => {
+  const rule = { raiseHysteresisA: 1, raiseIntervalMs: 300_000 };
+  const NOW = 100 * H;
+
+  it('a plan in force above the share is lowered at once, whatever the interval', () => {
+    expect(siteGuardDecision({ inForceA: 10.2, shareA: 7.25, freshPlanA: 7.25, lastSiteChangeMs: NOW - 1000, nowMs: NOW }, rule)).toBe('lower');
+  });
+
+  it('rounding of the sent limit (0.1 A down) is no reason to lower', () => {
+    expect(siteGuardDecision({ inForceA: 10.2, shareA: 10.25, freshPlanA: 10.25, lastSiteChangeMs: null, nowMs: NOW }, rule)).toBe('hold');
+    expect(siteGuardDecision({ inForceA: 10.29, shareA: 10.25, freshPlanA: 10.25, lastSiteChangeMs: null, nowMs: NOW }, rule)).toBe('hold');
+  });
+
+  it('more room is used only after the interval and by at least the hysteresis', () => {
+    const base = { inForceA: 6.75, shareA: 10.25, freshPlanA: 10.25, nowMs: NOW };
+    expect(siteGuardDecision({ ...base, lastSiteChangeMs: NOW - 299_000 }, rule)).toBe('hold');
+    expect(siteGuardDecision({ ...base, lastSiteChangeMs: NOW - 300_000 }, rule)).toBe('raise');
+    expect(siteGuardDecision({ ...base, freshPlanA: 7.5, lastSiteChangeMs: null }, rule)).toBe('hold');
+  });
+
+  it('a plan that needs less than its share (a partly needed last period) is not raised', () => {
+    expect(siteGuardDecision({ inForceA: 7, shareA: 16, freshPlanA: 7, lastSiteChangeMs: null, nowMs: NOW }, rule)).toBe('hold');
+  });
+});
