@@ -36,7 +36,7 @@ export interface ForecastServiceDeps {
   readonly forecasts: ForecastStore;
   readonly prices: { native(marketArea: string, fromMs: number, toMs: number): PricePeriod[] };
   /** Stored exogenous series (load, wind, solar forecasts) with fetch times; absent = price only. */
-  readonly exogenous?: { points(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
+  readonly exogenous?: { fetchedValues(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
   market(code: string): ForecastMarket | undefined;
 }
 
@@ -258,7 +258,7 @@ export class ForecastService implements Module {
     const out: Record<string, PublishedPoint[]> = {};
     for (const [area, prefix] of [[market.code, ''], ...(market.exogenousNeighbours ?? []).map((n) => [n, `${n} `])] as const)
       for (const name of EXOGENOUS_SERIES_NAMES) {
-        const points = store.points(area, name, fromMs, toMs);
+        const points = store.fetchedValues(area, name, fromMs, toMs);
         // A series the zone does not have (no offshore wind) is simply not offered; the region's load always is.
         if (points.length > 0 || (name === 'load' && prefix === '')) out[prefix + name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
       }

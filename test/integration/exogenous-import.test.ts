@@ -54,6 +54,13 @@ describe.skipIf(!hasSharedData)(`exogenous series from real data${hasSharedData 
     expect(hourly).toHaveLength(24);
     expect(hourly.map((p) => p.valueMw)).toEqual(r.points.filter((_, i) => i % 4 === 0).map((p) => p.valueMw));
     expect(hourly[0]).toMatchObject({ durationS: 3600, source: 'csv:nl-2015-2023h1-entsoe-hourly.csv', fetchedAtMs: NOW });
+    // What the forecaster reads: the same periods, values and fetch times, without the strings.
+    const year = [Date.parse('2020-01-01T00:00Z'), Date.parse('2021-01-01T00:00Z')] as const;
+    for (const series of ['load', 'solar', 'wind_onshore', 'wind_offshore'] as const) {
+      const full = exogenous.points('NL', series, ...year);
+      expect(full.length).toBeGreaterThan(8000);
+      expect(exogenous.fetchedValues('NL', series, ...year)).toEqual(full.map(({ startMs, durationS, valueMw, fetchedAtMs }) => ({ startMs, durationS, valueMw, fetchedAtMs })));
+    }
   });
 
   it('a truncated A65 body is a document error, not data', () => {
