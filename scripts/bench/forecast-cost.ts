@@ -1,14 +1,16 @@
 // Benchmark (issue 15 point 6): the cost of the live forecaster as the daemon runs it.
 //   npx tsx scripts/bench/forecast-cost.ts          (builds first; needs ../shared/data)
 //   PROFILE=/tmp/prof npx tsx scripts/bench/forecast-cost.ts   (also writes --cpu-prof
-//   profiles of the cold forecasts into that folder)
+//   profiles of the cold forecasts and of the warm processes into that folder; the warm
+//   one's timed part starts at the `warm-start-us` instant written next to it)
 //   DIST=.tmp/dist-before npx tsx scripts/bench/forecast-cost.ts   (measures another build,
 //   e.g. a copy of dist/ from before a change, in the checkout so node_modules resolves,
 //   without building: compare CPU and the forecast digests)
 //
 // Each case is a scratch SQLite file filled with the project's CSV importer (prices and,
-// from the NL history file, the Load_DA, Sol_DA, Won_DA, Woff_DA columns, as
-// `prices import --exogenous` stores them) and then cut back to what a live gateway holds
+// from the NL history file and from those of NL's coupled neighbours (DE-LU), the Load_DA,
+// Sol_DA, Won_DA, Woff_DA columns, as `prices import --exogenous` stores them) and then
+// cut back to what a live gateway holds
 // at 11:00 local on the origin day D: prices through D (D+1's auction closes at 12:00),
 // exogenous series through D+1 (the platform publishes the day-ahead load forecast around
 // 10:00), all of it fetched by 10:15. Every measurement is a fresh process running the
@@ -36,6 +38,10 @@ const TZ = 'Europe/Amsterdam';
 const HOUR_MS = 3_600_000;
 const DATA = resolve(repoRoot, '../shared/data/prices');
 const HISTORY_FILE = 'nl-2015-2023h1-entsoe-hourly.csv';
+// The forecaster of a market reads its coupled neighbours' series too (markets.json
+// exogenous_neighbours: NL reads DE-LU's), which the gateway syncs with NL's; their history
+// files, by zone. The neighbours' prices are not kept: the gateway syncs only their series.
+const NEIGHBOUR_FILES: Readonly<Record<string, string>> = { 'DE-LU': 'de-lu-2018-2023h1-entsoe-hourly.csv' };
 const TARGET = { coldCpuS: 30, ownMemoryMb: 100, warmS: 2 };
 
 const DIST = process.env.DIST ? resolve(process.env.DIST) : join(repoRoot, 'dist');
@@ -46,6 +52,8 @@ const { ExogenousStore } = await fromDist<typeof import('../../src/store/exogeno
 const { importPriceFile } = await fromDist<typeof import('../../src/prices/import.js')>('prices/import.js');
 const { dayFromIso, localMidnightMs } = await fromDist<typeof import('../../src/forecast/local-days.js')>('forecast/local-days.js');
 const { EXOGENOUS_SERIES_NAMES } = await fromDist<typeof import('../../src/prices/exogenous/series.js')>('prices/exogenous/series.js');
+const { forecastMarket } = await fromDist<typeof import('../../src/forecast/service.js')>('forecast/service.js');
+const NEIGHBOURS = forecastMarket('NL')?.exogenousNeighbours ?? [];
 
 // The measured process. argv: mode (baseline|cold|warm), db, case json. It prints one JSON line.
 const CHILD = `
@@ -84,7 +92,9 @@ if (mode === 'baseline') {
     const fromMs = nowMs - (historyDaysNeeded(rollingOptions(config)) + 2) * 86400000;
     const history = prices.native('NL', fromMs, nowMs + 3 * 86400000);
     let seriesPoints = 0;
-    if (c.exogenous) for (const name of EXOGENOUS_SERIES_NAMES) seriesPoints += exogenous.points('NL', name, fromMs, nowMs + 3 * 86400000).length;
+    if (c.exogenous)
+      for (const area of ['NL', ...(forecastMarket('NL')?.exogenousNeighbours ?? [])])
+        for (const name of EXOGENOUS_SERIES_NAMES) seriesPoints += (exogenous.fetchedValues ?? exogenous.points).call(exogenous, area, name, fromMs, nowMs + 3 * 86400000).length;
     const slots = c.intervalS === 900 ? 96 : 24;
     const day = localDayOf('${TZ}', nowMs);
     const m = toDayMatrix('${TZ}', history.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })), day - 14, day + 7, slots);
@@ -112,6 +122,8 @@ if (mode === 'baseline') {
     prices.merge(next.prices, { source: 'entsoe', fetchedAtMs: next.pricesFetchedAtMs });
     if (next.series.length > 0) exogenous.merge(next.series, { source: 'entsoe-exogenous', fetchedAtMs: next.seriesFetchedAtMs });
     nowMs = next.nowMs;
+    // For PROFILE: the monotonic instant (µs, the profile's clock) the timed part starts.
+    process.stderr.write('warm-start-us ' + process.hrtime.bigint() / 1000n + '\\n');
     result = await measure(() => run(() => service.refresh().then(() => true)));
   }
 }
@@ -145,21 +157,28 @@ function prepare(dir: string, c: Case) {
   const priceStore = new PriceStore(db);
   const exoStore = new ExogenousStore(db);
   for (const f of c.files) importPriceFile(priceStore, join(DATA, f.name), 'NL', fetchedAtMs, f.exogenous ? { exogenous: exoStore } : {});
+  for (const area of NEIGHBOURS) {
+    const file = NEIGHBOUR_FILES[area];
+    if (!file) throw new Error(`NL reads ${area}'s series: add its history file to NEIGHBOUR_FILES`);
+    importPriceFile(priceStore, join(DATA, file), area, fetchedAtMs, { exogenous: exoStore });
+    db.prepare('DELETE FROM prices WHERE market_area = ?').run(area);
+  }
+  const areas = ['NL', ...NEIGHBOURS];
   // What is not published yet at D 11:00 goes; D+1's prices and D+2's series are kept for the warm step.
   const pricesFromMs = at(day + 1, 0);
   const seriesFromMs = at(day + 2, 0);
   const next = {
     prices: priceStore.native('NL', pricesFromMs, at(day + 2, 0)),
     pricesFetchedAtMs: at(day, 12.8),
-    series: EXOGENOUS_SERIES_NAMES.flatMap((name) => exoStore.points('NL', name, seriesFromMs, at(day + 3, 0))).map(({ marketArea, series, startMs, durationS, valueMw }) => ({ marketArea, series, startMs, durationS, valueMw })),
+    series: areas.flatMap((area) => EXOGENOUS_SERIES_NAMES.flatMap((name) => exoStore.points(area, name, seriesFromMs, at(day + 3, 0)))).map(({ marketArea, series, startMs, durationS, valueMw }) => ({ marketArea, series, startMs, durationS, valueMw })),
     seriesFetchedAtMs: at(day + 1, 10.25),
     nowMs: at(day + 1, 11),
   };
   db.prepare('DELETE FROM prices WHERE market_area = ? AND start_ms >= ?').run('NL', pricesFromMs);
-  db.prepare('DELETE FROM exogenous_series WHERE market_area = ? AND start_ms >= ?').run('NL', seriesFromMs);
+  db.prepare('DELETE FROM exogenous_series WHERE start_ms >= ?').run(seriesFromMs);
   const held = {
     prices: priceStore.coverage('NL'),
-    series: Object.fromEntries(EXOGENOUS_SERIES_NAMES.map((n) => [n, exoStore.points('NL', n, 0, Number.MAX_SAFE_INTEGER).length])),
+    series: Object.fromEntries(areas.flatMap((area) => EXOGENOUS_SERIES_NAMES.map((n) => [`${area} ${n}`, exoStore.points(area, n, 0, Number.MAX_SAFE_INTEGER).length]))),
   };
   db.close();
   if (next.prices.length === 0) throw new Error(`${c.label}: the files have no prices for the day after ${c.originDay}`);
@@ -176,6 +195,8 @@ function measure(mode: 'baseline' | 'cold' | 'warm', dbPath: string, c: Record<s
     maxBuffer: 64 * 1024 * 1024,
   });
   rmSync(copy, { force: true });
+  const warmStart = /warm-start-us (\d+)/.exec(r.stderr ?? '')?.[1];
+  if (process.env.PROFILE && profileName && warmStart) writeFileSync(join(process.env.PROFILE, `${profileName}.warm-start-us`), warmStart);
   if (r.status !== 0) throw new Error(`${mode} process failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout) as Measured;
 }
@@ -224,7 +245,7 @@ try {
       }
       rows.push(['cold, price only (service without a series store)', measure('cold', dbPath, arg(false), `cold-price-${c.intervalS}`), false]);
     } else rows.push(['cold, price only (no series for 2025 in the files)', measure('cold', dbPath, arg(true), `cold-price-${c.intervalS}`), true]);
-    const warm = measure('warm', dbPath, arg(true));
+    const warm = measure('warm', dbPath, arg(true), `warm-${c.intervalS}`);
     rows.push([`warm daily update${withExo ? ', with exogenous inputs' : ', price only'}`, warm, true]);
     if (withExo && !warm.out.inputs?.startsWith('prices + load')) failures.push(`${c.label}: the warm update did not use the exogenous series (inputs: ${warm.out.inputs})`);
     for (const [what, m, exo] of rows) {
