@@ -61,7 +61,15 @@ export interface Events {
   /** A charger's energy register values for an open transaction were stored (MeterValues). OCPP central system → plan follower. */
   'charger.energy-measured': { readonly chargePointId: string; readonly connectorId: number; readonly transactionId: number };
   /** A charger reported a connector's status (StatusNotification, stored). OCPP central system → plan follower. */
-  'charger.connector-status': { readonly chargePointId: string; readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly atMs: number };
+  'charger.connector-status': {
+    readonly chargePointId: string;
+    readonly connectorId: number;
+    readonly status: string;
+    readonly errorCode: string;
+    readonly atMs: number;
+    /** The connector's stored status before this one (null: none yet), by the charger's time. */
+    readonly previous: { readonly status: string; readonly atMs: number } | null;
+  };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
   'clock.trusted': { readonly reason: string };
 }

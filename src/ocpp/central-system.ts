@@ -392,8 +392,10 @@ export class CentralSystem implements Module {
       const nowMs = clock.now();
       const atMs = p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs;
       if (p.timestamp) checkClock(atMs, 'StatusNotification');
+      // The status before this one, from the store: a change that spans a gateway restart is seen too.
+      const previous = store.connectorStatus(id, p.connectorId);
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
-      this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs });
+      this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
       return {};
     });
 

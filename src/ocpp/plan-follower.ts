@@ -17,6 +17,7 @@ import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progre
 import { TargetPlanner } from '../planning/target-plan.js';
 import { requireMarket } from '../prices/markets.js';
 import { siteContext } from '../planning/site-context.js';
+import { FollowStateStore } from '../store/charging-follow-state.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingProgressStore } from '../store/charging-progress.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
@@ -34,10 +35,8 @@ export class PlanFollower implements Module {
   private profiles?: ChargingProfileStore;
   private progress?: ChargingProgressStore;
   private planner?: TargetPlanner;
-  /** Each connector's last status (by the charger's time), to see it come back. */
-  private readonly statuses = new Map<string, { status: string; atMs: number }>();
-  /** When each connector was last planned again here: the answer to a new profile takes a while to be stored. */
-  private readonly replannedAtMs = new Map<string, number>();
+  /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
+  private state?: FollowStateStore;
 
   constructor(
     private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>,
@@ -49,6 +48,7 @@ export class PlanFollower implements Module {
     this.targets = new ChargingTargetStore(db);
     this.profiles = new ChargingProfileStore(db);
     this.progress = new ChargingProgressStore(db);
+    this.state = new FollowStateStore(db);
     this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
   }
 
@@ -59,11 +59,10 @@ export class PlanFollower implements Module {
   }
 
   connectorStatus(e: Events['charger.connector-status']): void {
-    const key = `${e.chargePointId}\u0000${e.connectorId}`;
-    const previous = this.statuses.get(key);
+    // The previous status is the stored one (the central system reads it before storing this), so an outage across a restart counts.
+    const previous = e.previous;
     // A late StatusNotification (older than the one known) says nothing about now.
     if (previous && previous.atMs > e.atMs) return;
-    this.statuses.set(key, { status: e.status, atMs: e.atMs });
     if (!previous || !OFF.has(previous.status) || !CHARGEABLE.has(e.status)) return;
     // Connector 0 is the whole charger: every connector of it was off.
     const connectors = e.connectorId === 0 ? this.targets!.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
@@ -100,7 +99,7 @@ export class PlanFollower implements Module {
    */
   transactionStopped(e: Events['charger.transaction-stopped']): void {
     if (!this.targets!.end(e.chargePointId, e.connectorId, e.stoppedAtMs)) return;
-    this.replannedAtMs.delete(`${e.chargePointId}\u0000${e.connectorId}`);
+    this.state!.setReplanned(e.chargePointId, e.connectorId, null);
     this.ctx.logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId }, 'charging target ended with its transaction; its charging profiles are cleared');
     this.ctx.events.emit('plan.cleared', { chargePointId: e.chargePointId, connectorId: e.connectorId, reason: 'transaction-stopped', atMs: this.ctx.clock.now() });
   }
@@ -116,8 +115,7 @@ export class PlanFollower implements Module {
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
     const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs, [sent.plannedAtMs]);
     if (!delivery || delivery.transactionId !== sent.transactionId) return null;
-    const key = `${chargePointId}\u0000${connectorId}`;
-    const lastReplanMs = this.replannedAtMs.get(key) ?? -Infinity;
+    const lastReplanMs = this.state!.get(chargePointId, connectorId).replannedAtMs ?? -Infinity;
     const countFromMs = Math.max(target.updatedAtMs, delivery.startedAtMs);
     const startWh = registerAtWh(delivery.readings, countFromMs)!;
     const request = JSON.parse(sent.requestJson) as SetChargingProfileRequest;
@@ -160,7 +158,7 @@ export class PlanFollower implements Module {
       logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'charging plan failed');
       return progress;
     }
-    this.replannedAtMs.set(key, nowMs);
+    this.state!.setReplanned(chargePointId, connectorId, nowMs);
     logger.info({ ...fields, planned_wh: Math.round(plan.planned.energyWh), meets_target: plan.meetsTarget }, 'charging session behind its plan: the rest planned again');
     events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason, plannedAtMs: nowMs, plan });
     return progress;

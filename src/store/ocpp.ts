@@ -138,6 +138,7 @@ export class OcppStore {
       ),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
       chargePoint: db.prepare<[string], { vendor: string | null; model: string | null }>('SELECT vendor, model FROM ocpp_charge_points WHERE charge_point_id = ?'),
+      connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number }>('SELECT status, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
       connectors: db.prepare<[string], { connector_id: number; status: string; error_code: string; status_at_ms: number }>(
         'SELECT connector_id, status, error_code, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? ORDER BY connector_id',
       ),
@@ -160,6 +161,12 @@ export class OcppStore {
   }
 
   /** A status older than the stored one (a late message) does not replace it. */
+  /** The connector's stored status (the newest by the charger's time), kept across restarts. */
+  connectorStatus(chargePointId: string, connectorId: number): { status: string; atMs: number } | null {
+    const r = this.stmts.connectorStatus.get(chargePointId, connectorId);
+    return r ? { status: r.status, atMs: r.status_at_ms } : null;
+  }
+
   recordStatus(chargePointId: string, s: { connectorId: number; status: string; errorCode: string; info: string | null; atMs: number }, nowMs: number): void {
     this.stmts.status.run({ id: chargePointId, connector: s.connectorId, status: s.status, errorCode: s.errorCode, info: s.info, at: s.atMs, now: nowMs });
   }

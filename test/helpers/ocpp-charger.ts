@@ -80,6 +80,12 @@ export interface PlanGateway {
    * profiles it receives go to `profiles` when given (to count over reconnects).
    */
   connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string; profiles?: SentProfile[] }): Promise<SimulatedCharger>;
+  /**
+   * Stops the gateway and starts a new one on the same data directory and config, as a
+   * restart does: nothing is kept but what is stored. Chargers must connect again; listeners
+   * on the old `daemon.ctx.events` hear nothing more.
+   */
+  restart(): Promise<void>;
   /** Whether the gateway sees the charger connected now (its /metrics gauge). */
   connected(identity: string): Promise<boolean>;
   close(): Promise<void>;
@@ -152,6 +158,11 @@ export async function startPlanGateway(opts: {
     async connected(identity) {
       const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
       return new RegExp(`metergate_ocpp_charger_connected\\{charge_point_id="${identity}"\\} 1`).test(text);
+    },
+    async restart() {
+      await gw.daemon.stop();
+      gw.daemon = new Daemon(createContext(config, { logger: createLogger('fatal'), clock: { now: () => gw.nowMs } }));
+      await gw.daemon.start();
     },
     async close() {
       for (const c of clients) await c.close({ force: true }).catch(() => undefined);
