@@ -78,8 +78,9 @@ export function registerPricesCommands(program: Command): void {
       try {
         const store = new PriceStore(db);
         const fetchProgress = new PriceFetchProgress(db);
-        // Configured regions first (also when they have no prices yet), then any other stored ones.
-        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...(config?.prices.regions ?? []), ...store.marketAreas()])];
+        // Configured regions first (also when they have no prices yet), then the neighbours
+        // whose exogenous series are synced with them (markets.json), then any other stored ones.
+        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...withExogenousNeighbours(config?.prices.regions ?? []), ...store.marketAreas()])];
         // A due chunk is fetched again by the first sync or repair run from then on.
         const syncOn = config !== null && configuredSource({ config, logger: createLogger('silent') }) !== null;
         const runs = new Map<number, number | null>();
