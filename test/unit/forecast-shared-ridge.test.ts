@@ -3,7 +3,7 @@
 // (Cholesky) at the same penalty, with more features than rows too.
 import { describe, expect, it } from 'vitest';
 import { fitRidgeFixed, predictLinear } from '../../src/forecast/ridge.js';
-import { SharedRidgeDesign, symmetricEigenQl } from '../../src/forecast/shared-ridge.js';
+import { productWithTransposed, SharedRidgeDesign, symmetricEigenQl } from '../../src/forecast/shared-ridge.js';
 
 function generator(seed: number): () => number {
   let s = seed;
@@ -14,6 +14,22 @@ function generator(seed: number): () => number {
 }
 
 describe('shared-design ridge', () => {
+  it('A B\' blocked two rows by four gives the bits of plain dot products, on every edge of the blocks', () => {
+    const rnd = generator(11);
+    for (const [n, r, p] of [[1, 1, 1], [2, 4, 3], [3, 5, 7], [7, 9, 13], [8, 8, 1], [5, 3, 0]]) {
+      const a = Float64Array.from({ length: n * p }, () => (rnd() < -0.4 ? 0 : rnd() * 1e3));
+      const b = Float64Array.from({ length: r * p }, rnd);
+      const got = productWithTransposed(a, n, b, r, p);
+      expect(got).toHaveLength(n * r);
+      for (let i = 0; i < n; i++)
+        for (let c = 0; c < r; c++) {
+          let s = 0;
+          for (let k = 0; k < p; k++) s += a[i * p + k] * b[c * p + k];
+          expect(Object.is(got[i * r + c], s)).toBe(true);
+        }
+    }
+  });
+
   it('eigen-decomposition reconstructs a symmetric matrix', () => {
     const rnd = generator(7);
     for (const p of [1, 3, 30]) {
