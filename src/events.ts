@@ -42,9 +42,10 @@ export interface Events {
     readonly marketArea: string;
     /**
      * behind-plan, charger-available: the plan follower (ocpp/plan-follower.ts) planned the rest again;
+     * car-limit: the plan follower learnt that the car draws less than allowed and planned the rest with it;
      * site-load: the site's load changed what the connector may draw (ocpp/site-follower.ts).
      */
-    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available' | 'site-load';
+    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available' | 'car-limit' | 'site-load';
     readonly plannedAtMs: number;
     readonly plan: Plan;
   };

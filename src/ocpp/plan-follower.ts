@@ -13,6 +13,7 @@ import type { AppContext } from '../context.js';
 import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
 import { defaultTarget } from '../planning/default-target.js';
+import { observeCarDraw } from '../planning/car-draw.js';
 import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progress } from '../planning/progress.js';
 import { TargetPlanner } from '../planning/target-plan.js';
 import { requireMarket } from '../prices/markets.js';
@@ -20,14 +21,18 @@ import { siteContext } from '../planning/site-context.js';
 import { FollowStateStore } from '../store/charging-follow-state.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingProgressStore } from '../store/charging-progress.js';
-import { ChargingTargetStore } from '../store/charging-targets.js';
+import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
+import { ConnectorDrawStore } from '../store/connector-draw.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 
 /** A connector in one of these cannot charge; back in one of CHARGEABLE it can again. */
 const OFF = new Set(['Unavailable', 'Faulted']);
 const CHARGEABLE = new Set(['Available', 'Preparing', 'Charging', 'SuspendedEV', 'SuspendedEVSE']);
 
-type Reason = 'behind-plan' | 'charger-available';
+type Reason = 'behind-plan' | 'charger-available' | 'car-limit';
+
+/** How far back the car's draw is looked at on each MeterValues (a run of 10 minutes is looked for in it). */
+const LEARN_WINDOW_MS = 30 * 60_000;
 
 export class PlanFollower implements Module {
   readonly name = 'plan-follower';
@@ -37,6 +42,7 @@ export class PlanFollower implements Module {
   private planner?: TargetPlanner;
   /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
   private state?: FollowStateStore;
+  private draws?: ConnectorDrawStore;
 
   constructor(
     private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>,
@@ -49,13 +55,53 @@ export class PlanFollower implements Module {
     this.profiles = new ChargingProfileStore(db);
     this.progress = new ChargingProgressStore(db);
     this.state = new FollowStateStore(db);
+    this.draws = new ConnectorDrawStore(db);
     this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
   }
 
   async stop(): Promise<void> {}
 
   energyMeasured(e: Events['charger.energy-measured']): void {
-    this.follow(e.chargePointId, e.connectorId, 'behind-plan');
+    // A car newly seen to draw less than allowed: the rest is planned with what it draws, at once.
+    const learnt = this.learnCarDraw(e.chargePointId, e.connectorId, e.transactionId);
+    this.follow(e.chargePointId, e.connectorId, learnt ? 'car-limit' : 'behind-plan');
+  }
+
+  /**
+   * Learns the car's observed maximum draw in its transaction (planning/car-draw.ts) from the
+   * charger's Current.Import / Power.Active.Import under the TxProfile in force; stores it
+   * when it is new or higher. True when it changed what the rest is planned with.
+   */
+  private learnCarDraw(chargePointId: string, connectorId: number, transactionId: number): boolean {
+    const nowMs = this.ctx.clock.now();
+    const target = this.targets!.get(chargePointId, connectorId);
+    if (!target || target.departureMs <= nowMs) return false;
+    const sent = this.profiles!.get(chargePointId, connectorId);
+    // Only the profile in force is known: the car's draw is judged against it alone.
+    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return false;
+    const known = this.planner!.observedDraw(target);
+    const charger = { phases: this.phasesOf(target, sent.plannedAtMs), voltageV: target.voltageV };
+    const segments = scheduleSegments(JSON.parse(sent.requestJson) as SetChargingProfileRequest, charger);
+    const allowedPowerW = (atMs: number) => segments.find((g) => g.startMs <= atMs && atMs < g.endMs)?.powerW ?? 0;
+    const samples = this.draws!.samples(transactionId, Math.max(sent.plannedAtMs, nowMs - LEARN_WINDOW_MS), Number.MAX_SAFE_INTEGER);
+    const observed = observeCarDraw(samples, allowedPowerW, charger);
+    if (!observed) return false;
+    // The most the car was seen to take: a later, lower run (a battery tapering off) does not lower it.
+    if (known && observed.maxCurrentA * observed.phases <= known.maxCurrentA * known.phases + 0.05) return false;
+    const maxCurrentA = Math.min(observed.maxCurrentA, target.maxCurrentA);
+    const phases = Math.min(observed.phases, target.phases);
+    this.state!.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs });
+    this.ctx.logger.info(
+      { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, observed_max_current_a: maxCurrentA, observed_phases: phases, charger_max_current_a: target.maxCurrentA, charger_phases: target.phases },
+      'car draws less than allowed: the rest of its session is planned with what it draws',
+    );
+    return true;
+  }
+
+  /** The phases a profile planned at plannedAtMs was made for: the car's observed ones once learnt, else the target's. */
+  private phasesOf(target: ChargingTarget, plannedAtMs: number): number {
+    const observed = this.planner!.observedDraw(target);
+    return observed && plannedAtMs >= observed.atMs ? observed.phases : target.phases;
   }
 
   connectorStatus(e: Events['charger.connector-status']): void {
@@ -119,10 +165,12 @@ export class PlanFollower implements Module {
     const countFromMs = Math.max(target.updatedAtMs, delivery.startedAtMs);
     const startWh = registerAtWh(delivery.readings, countFromMs)!;
     const request = JSON.parse(sent.requestJson) as SetChargingProfileRequest;
+    // Checked at once, whatever the interval: one event per outage, or per car limit learnt.
+    const immediate = reason === 'charger-available' || reason === 'car-limit';
     const progress = followProgress(
       {
         plannedAtMs: sent.plannedAtMs,
-        segments: scheduleSegments(request, target),
+        segments: scheduleSegments(request, { phases: this.phasesOf(target, sent.plannedAtMs), voltageV: target.voltageV }),
         departureMs: target.departureMs,
         energyNeededWh: target.energyWh,
         deliveredAtPlanWh: Math.max(0, registerAtWh(delivery.readings, Math.max(sent.plannedAtMs, countFromMs))! - startWh),
@@ -130,7 +178,7 @@ export class PlanFollower implements Module {
         // Back from being off: nothing was delivered since the last reading, so it holds until now.
         measuredAtMs: reason === 'charger-available' ? Math.max(nowMs, delivery.measuredAtMs) : delivery.measuredAtMs,
         nowMs,
-        ignoreInterval: reason === 'charger-available',
+        ignoreInterval: immediate,
       },
       this.rule,
     );
@@ -146,8 +194,10 @@ export class PlanFollower implements Module {
       reason,
     };
     // The plan sent last may not be answered yet: the interval also runs from our own last replan.
-    const tooSoon = reason !== 'charger-available' && nowMs - lastReplanMs < this.rule.minReplanIntervalMs;
-    if (progress.verdict !== 'replan' || tooSoon) {
+    const tooSoon = !immediate && nowMs - lastReplanMs < this.rule.minReplanIntervalMs;
+    // A car limit learnt makes the plan in force one the car cannot follow, behind yet or not.
+    const carLimit = reason === 'car-limit' && progress.verdict !== 'done';
+    if (!carLimit && (progress.verdict !== 'replan' || tooSoon)) {
       if (progress.verdict === 'replan' || progress.verdict === 'behind-wait') logger.debug(fields, 'charging session behind its plan; within the minimum interval, not planned again yet');
       return progress;
     }

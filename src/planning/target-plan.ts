@@ -102,7 +102,8 @@ export class TargetPlanner {
   private effectiveLimits(target: ChargingTarget, observed: TargetPlan['observed']) {
     const limits = { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV };
     if (!observed) return limits;
-    return { ...limits, maxCurrentA: Math.min(limits.maxCurrentA, observed.maxCurrentA), phases: Math.min(limits.phases, observed.phases) };
+    // Never below the minimum current: a charger cannot signal less, so a car that draws less is planned at it.
+    return { ...limits, maxCurrentA: Math.max(limits.minCurrentA, Math.min(limits.maxCurrentA, observed.maxCurrentA)), phases: Math.min(limits.phases, observed.phases) };
   }
 
   /**

@@ -1,6 +1,7 @@
 // What a connector draws now, from its charger's latest measured Current.Import (or
 // Power.Active.Import) of its open transaction (ocpp_meter_values, migration 090): taken off
 // the site meter's reading when the site meter measures the chargers too (planning/site-load.ts).
+import type { DrawSample } from '../planning/car-draw.js';
 import type { ConnectorDraw } from '../planning/site-load.js';
 import type { Db } from './db.js';
 
@@ -19,6 +20,12 @@ export class ConnectorDrawStore {
 
   constructor(db: Db) {
     this.stmts = {
+      // A transaction's current and power values in a time range, by instant (index ocpp_meter_values_tx).
+      range: db.prepare<[number, number, number], ValueRow>(
+        `SELECT sampled_at_ms, measurand, phase, value, unit FROM ocpp_meter_values
+         WHERE transaction_id = ? AND measurand IN ('Current.Import', 'Power.Active.Import') AND sampled_at_ms >= ? AND sampled_at_ms <= ? AND location IN ('', 'Outlet')
+         ORDER BY sampled_at_ms`,
+      ),
       open: db.prepare<[string, number], { transaction_id: number }>('SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id DESC LIMIT 1'),
       // The newest instant with a current or power value of the connector's open transaction, then its values (index ocpp_meter_values_tx).
       latest: db.prepare<[string, number], ValueRow>(
@@ -29,6 +36,31 @@ export class ConnectorDrawStore {
          WHERE v.transaction_id = tx.transaction_id AND v.sampled_at_ms = newest.at AND v.measurand IN ('Current.Import', 'Power.Active.Import') AND v.location IN ('', 'Outlet')`,
       ),
     };
+  }
+
+  /**
+   * What the transaction drew at each instant from fromMs to toMs: Current.Import per phase
+   * (a phase not given is 0) and Power.Active.Import (the total, else the sum of its phases).
+   */
+  samples(transactionId: number, fromMs: number, toMs: number): DrawSample[] {
+    const byInstant = new Map<number, ValueRow[]>();
+    for (const r of this.stmts.range.all(transactionId, fromMs, toMs)) {
+      const list = byInstant.get(r.sampled_at_ms) ?? [];
+      list.push(r);
+      byInstant.set(r.sampled_at_ms, list);
+    }
+    return [...byInstant].map(([atMs, rows]) => {
+      const currents = rows.filter((r) => r.measurand === 'Current.Import');
+      const phase = (p: string) => currents.find((r) => r.phase === p || r.phase === `${p}-N`)?.value;
+      const perPhase = PHASES.map(phase);
+      const powers = rows.filter((r) => r.measurand === 'Power.Active.Import').map((r) => ({ ...r, w: r.unit === 'kW' ? r.value * 1000 : r.value }));
+      const totalW = powers.find((r) => r.phase === '')?.w ?? (powers.length > 0 ? powers.reduce((t, r) => t + r.w, 0) : null);
+      return {
+        atMs,
+        currentsA: perPhase.some((a) => a !== undefined) ? (perPhase.map((a) => a ?? 0) as [number, number, number]) : null,
+        powerW: totalW,
+      };
+    });
   }
 
   /** The connector's open transaction (a car plugged in), or null. */
