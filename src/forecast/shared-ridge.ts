@@ -237,6 +237,81 @@ export function productWithTransposed(a: Float64Array, n: number, b: Float64Arra
   return out;
 }
 
+/**
+ * Leave-one-out squared error of each penalty g of the grid (inv and coef: grid x r, the
+ * shrunk inverse eigenvalues and coefficients): row i's fit and leverage are sums over the
+ * components in order. Four penalties at a time, so each score of U is loaded once for
+ * four (each sum in its own order: the same bits as one penalty at a time).
+ */
+function looScores(u: Float64Array, n: number, r: number, y: ArrayLike<number>, ybar: number, inv: Float64Array, coef: Float64Array, grid: number): Float64Array {
+  const scores = new Float64Array(grid);
+  let g = 0;
+  for (; g + 4 <= grid; g += 4) {
+    const q0 = g * r;
+    const q1 = q0 + r;
+    const q2 = q1 + r;
+    const q3 = q2 + r;
+    let score0 = 0;
+    let score1 = 0;
+    let score2 = 0;
+    let score3 = 0;
+    for (let i = 0; i < n; i++) {
+      const row = i * r;
+      let fit0 = 0;
+      let fit1 = 0;
+      let fit2 = 0;
+      let fit3 = 0;
+      let h0 = 1 / n;
+      let h1 = h0;
+      let h2 = h0;
+      let h3 = h0;
+      for (let c = 0; c < r; c++) {
+        const uic = u[row + c];
+        const uu = uic * uic;
+        fit0 += uic * coef[q0 + c];
+        fit1 += uic * coef[q1 + c];
+        fit2 += uic * coef[q2 + c];
+        fit3 += uic * coef[q3 + c];
+        h0 += uu * inv[q0 + c];
+        h1 += uu * inv[q1 + c];
+        h2 += uu * inv[q2 + c];
+        h3 += uu * inv[q3 + c];
+      }
+      const yc = y[i] - ybar;
+      const e0 = (yc - fit0) / Math.max(1e-9, 1 - h0);
+      const e1 = (yc - fit1) / Math.max(1e-9, 1 - h1);
+      const e2 = (yc - fit2) / Math.max(1e-9, 1 - h2);
+      const e3 = (yc - fit3) / Math.max(1e-9, 1 - h3);
+      score0 += e0 * e0;
+      score1 += e1 * e1;
+      score2 += e2 * e2;
+      score3 += e3 * e3;
+    }
+    scores[g] = score0;
+    scores[g + 1] = score1;
+    scores[g + 2] = score2;
+    scores[g + 3] = score3;
+  }
+  for (; g < grid; g++) {
+    const q = g * r;
+    let score = 0;
+    for (let i = 0; i < n; i++) {
+      const row = i * r;
+      let fit = 0;
+      let h = 1 / n;
+      for (let c = 0; c < r; c++) {
+        const uic = u[row + c];
+        fit += uic * coef[q + c];
+        h += uic * uic * inv[q + c];
+      }
+      const e = (y[i] - ybar - fit) / Math.max(1e-9, 1 - h);
+      score += e * e;
+    }
+    scores[g] = score;
+  }
+  return scores;
+}
+
 /** Relative penalties searched by leave-one-out (times the mean eigenvalue of the standardized Gram matrix). */
 const PENALTY_GRID = Array.from({ length: 29 }, (_, k) => 10 ** (-4 + k * 0.25));
 
@@ -360,34 +435,24 @@ export class SharedRidgeDesign {
     }
     let rel = relativePenalty;
     if (rel === undefined) {
-      let bestScore = Infinity;
-      rel = PENALTY_GRID[0];
-      const inv = new Float64Array(r);
-      const coef = new Float64Array(r);
-      for (const g of PENALTY_GRID) {
-        const alpha = g * this.unit;
+      const grid = PENALTY_GRID.length;
+      const inv = new Float64Array(grid * r);
+      const coef = new Float64Array(grid * r);
+      for (let g = 0; g < grid; g++) {
+        const alpha = PENALTY_GRID[g] * this.unit;
         for (let c = 0; c < r; c++) {
-          inv[c] = 1 / (d[c] + alpha);
-          coef[c] = uy[c] * inv[c];
-        }
-        let score = 0;
-        for (let i = 0; i < n; i++) {
-          let fit = 0;
-          let h = 1 / n;
-          const row = i * r;
-          for (let c = 0; c < r; c++) {
-            const uic = u[row + c];
-            fit += uic * coef[c];
-            h += uic * uic * inv[c];
-          }
-          const e = (y[i] - ybar - fit) / Math.max(1e-9, 1 - h);
-          score += e * e;
-        }
-        if (score < bestScore) {
-          bestScore = score;
-          rel = g;
+          inv[g * r + c] = 1 / (d[c] + alpha);
+          coef[g * r + c] = uy[c] * inv[g * r + c];
         }
       }
+      const scores = looScores(u, n, r, y, ybar, inv, coef, grid);
+      let bestScore = Infinity;
+      rel = PENALTY_GRID[0];
+      for (let g = 0; g < grid; g++)
+        if (scores[g] < bestScore) {
+          bestScore = scores[g];
+          rel = PENALTY_GRID[g];
+        }
     }
     const alpha = rel * this.unit;
     const coef = new Float64Array(r);
