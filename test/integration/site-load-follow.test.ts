@@ -173,8 +173,9 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
     expect(other).toBeLessThan(6);
     for (const p of plans) expect(p.site_share.headroom_a).toBeCloseTo(LIMIT_A - p.site_meter.other_load_a, 1);
     const limits = IDS.map((id) => maxLimit(lastTx(id)!));
-    // Equal halves (each TxProfile holds the plan's share, rounded down to 0.1 A) within the limit.
-    expect(Math.abs(limits[0]! - limits[1]!)).toBeLessThanOrEqual(1.1);
+    // Equal halves within the limit: each TxProfile holds its share (rounded down to 0.1 A), one the
+    // site follower sent half the hysteresis under it, and the load wobbles a little between the two plans.
+    expect(Math.abs(limits[0]! - limits[1]!)).toBeLessThanOrEqual(HYSTERESIS_A / 2 + 0.5);
     expect(Math.min(...limits)).toBeGreaterThan((LIMIT_A - other) / 2 - HYSTERESIS_A);
     expect(other + limits[0]! + limits[1]!).toBeLessThanOrEqual(LIMIT_A + 0.5);
   });
