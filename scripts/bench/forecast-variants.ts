@@ -65,6 +65,8 @@ const variants: Record<string, Variant> = {
   res: { ...adopted, exo: ['Load_DA', 'residual'] },
   resAll: { ...adopted, exo: ['Load_DA', 'Sol_DA', 'Won_DA', 'residual'] },
   resNb: { ...adopted, exo: [...own, 'residual', 'nb:residual'] },
+  // As shipped (service.ts): the region's series, its and each neighbour's residual load.
+  shipped: { ...adopted, residualLoad: true, exo: [...own, ...nb] },
   resNbImp: { ...adopted, exo: [...own, 'residual', 'nb:residual', 'import'] },
   resNbGen: { ...adopted, exo: [...own, 'residual', 'nb:residual', 'Gen_SC'] },
   resNbAll: { ...adopted, exo: [...own, 'residual', ...nb] },
@@ -152,7 +154,7 @@ for (const [name, opts] of chosen) {
     }
   }
   const secs = (performance.now() - started) / 1000;
-  console.log(`${name.padEnd(9)} ${Array.from(err, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}  (${origins} origins, ${(secs / origins).toFixed(2)} s/origin)`);
+  console.log(`${name.padEnd(9)} ${Array.from(err, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}  (${origins} origins, ${(secs / origins).toFixed(2)} s/origin; D+1 absolute errors ${err[0].toFixed(1)})`);
   if (withRecursive) console.log(`${`${name} rec`.padEnd(9)} ${Array.from(recErr, (e, i) => (e / nai[i]).toFixed(3)).join(' ')}`);
   if (years.size > 1) console.log(`  D+1 by year: ${[...years].map(([y, a]) => `${y} ${(a.e / a.n).toFixed(3)}`).join(", ")}`);
 }

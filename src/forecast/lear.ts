@@ -235,6 +235,12 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
   return out;
 }
 
+/** Whether every slot of days from..to (none when to < from) is known. */
+function daysComplete(m: DayMatrix, from: number, to: number): boolean {
+  for (let d = from; d <= to; d++) for (let s = 0; s < m.slots; s++) if (Number.isNaN(valueAt(m, d, s))) return false;
+  return true;
+}
+
 /** Longest run of missing days read as their nearest known day; a longer run is missing history. */
 const MAX_FILLED_RUN_DAYS = 7;
 
@@ -276,7 +282,11 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
   const { matrix: known, filled } = fillUnknownDays(prices, lastKnownDay, MAX_FILLED_RUN_DAYS);
   const imputed = new Set(filled);
   const exoKnown = origin.exogenousKnownThrough ?? lastKnownDay;
-  const exogenous = origin.exogenous && options.residualLoad ? withResidualLoad(origin.exogenous) : origin.exogenous;
+  // A series with a hole on a day it should give (a day the platform or the history file
+  // lacks) is left out at this origin, as the live service leaves out what it has not
+  // fetched (exogenous-availability.ts): with it, the day-ahead fell back to the naive.
+  const given = origin.exogenous && Object.fromEntries(Object.entries(origin.exogenous).filter(([, m]) => daysComplete(m, lastKnownDay + 1, Math.min(exoKnown, lastKnownDay + options.horizonDays))));
+  const exogenous = given && options.residualLoad ? withResidualLoad(given) : given;
   // Per horizon, the ensemble members' forecasts in price units.
   const candidates: Float64Array[][] = Array.from({ length: options.horizonDays }, () => []);
   // The configured window's price-only day-ahead fits, for the recursive variant.

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { toDayMatrix, valueAt, type SeriesPoint } from '../../src/forecast/day-matrix.js';
 import { withResidualLoad } from '../../src/forecast/exogenous.js';
+import { forecastLear } from '../../src/forecast/lear.js';
 import { dayFromIso } from '../../src/forecast/local-days.js';
 import { exogenousFromHistory } from '../../src/prices/exogenous/csv.js';
 import { requireMarket, withExogenousNeighbours } from '../../src/prices/markets.js';
@@ -15,11 +16,11 @@ const NL = requireMarket('NL');
 const DE = requireMarket('DE-LU');
 const DAY = dayFromIso('2020-11-19');
 
-function matrices(file: string, area: typeof NL, prefix: string) {
+function matrices(file: string, area: typeof NL, prefix: string, from = DAY - 1, to = DAY + 1) {
   const { points } = exogenousFromHistory(parsePriceCsv(readFileSync(sharedData(file), 'utf8'), area).history ?? [], area.code, area.timeZone);
   const series: Record<string, SeriesPoint[]> = {};
   for (const p of points) (series[prefix + p.series] ??= []).push({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw });
-  return Object.fromEntries(Object.entries(series).map(([k, v]) => [k, toDayMatrix(NL.timeZone, v, DAY - 1, DAY + 1, 24)]));
+  return Object.fromEntries(Object.entries(series).map(([k, v]) => [k, toDayMatrix(NL.timeZone, v, from, to, 24)]));
 }
 
 describeWithSharedData('residual load of the region and of its neighbour (nl-2015-2023h1, de-lu-2018-2023h1 history files)', () => {
@@ -49,6 +50,30 @@ describeWithSharedData('residual load of the region and of its neighbour (nl-201
     expect(Object.keys(withResidualLoad({ load: nl.load }))).toEqual(['load']);
     // A neighbour whose load forecast is missing is left out whole.
     expect(Object.keys(withResidualLoad({ load: nl.load, 'DE-LU solar': de['DE-LU solar'], 'DE-LU wind_onshore': de['DE-LU wind_onshore'] }))).toEqual(['load']);
+  });
+});
+
+describeWithSharedData('a series with a hole on the target day (DE-LU load forecast 0 all day on 2022-02-22 in the file)', () => {
+  const target = dayFromIso('2022-02-22');
+  const from = target - 150;
+  const file = parsePriceCsv(readFileSync(sharedData('prices/nl-2015-2023h1-entsoe-hourly.csv'), 'utf8'), NL);
+  const prices = toDayMatrix(NL.timeZone, file.periods.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })), from, target + 1, 24);
+  const exogenous = { ...matrices('prices/nl-2015-2023h1-entsoe-hourly.csv', NL, '', from, target + 1), ...matrices('prices/de-lu-2018-2023h1-entsoe-hourly.csv', DE, 'DE-LU ', from, target + 1) };
+  const options = { horizonDays: 1, trainingWindowDays: 112, transform: 'asinh' as const, residualLoad: true };
+
+  it('is left out at that origin, so the day ahead is still the model, not the naive fallback', () => {
+    expect(Number.isNaN(valueAt(exogenous['DE-LU load'], target, 12))).toBe(true);
+    const [withHole] = forecastLear({ prices, exogenous, lastKnownDay: target - 1, exogenousKnownThrough: target }, options);
+    expect(withHole.method).toBe('lear');
+    expect(Array.from(withHole.values).every(Number.isFinite)).toBe(true);
+    // The same as a forecast given only the series without the hole.
+    const own = Object.fromEntries(Object.entries(exogenous).filter(([k]) => !k.startsWith('DE-LU')));
+    const [without] = forecastLear({ prices, exogenous: own, lastKnownDay: target - 1, exogenousKnownThrough: target }, options);
+    expect(Array.from(withHole.values)).toEqual(Array.from(without.values));
+    // The day before, DE-LU's series are complete and used: a different forecast of its next day.
+    const [dayBefore] = forecastLear({ prices, exogenous, lastKnownDay: target - 2, exogenousKnownThrough: target - 1 }, options);
+    const [dayBeforeOwn] = forecastLear({ prices, exogenous: own, lastKnownDay: target - 2, exogenousKnownThrough: target - 1 }, options);
+    expect(Array.from(dayBefore.values)).not.toEqual(Array.from(dayBeforeOwn.values));
   });
 });
 
