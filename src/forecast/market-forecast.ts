@@ -34,7 +34,7 @@ export interface WarmState {
   readonly forecaster: ConformalForecaster;
   readonly slots: number;
   readonly origin: number;
-  /** The exogenous series it was built with ('' = price only): another set starts cold. */
+  /** The exogenous series it was built with ('' = price only): a run with another set does not use it. */
   readonly inputs: string;
 }
 
@@ -63,8 +63,11 @@ export async function computeMarketForecast(args: {
   readonly targetIntervalS: number;
   readonly options: RollingOptions;
   readonly pause?: () => Promise<void>;
-  /** State of an earlier run; used when the slot layout is the same and it is not ahead. */
-  readonly warm?: WarmState;
+  /**
+   * States of earlier runs (the service keeps one per set of inputs); the one built with
+   * this run's inputs and slot layout is used when it is not ahead.
+   */
+  readonly warm?: readonly WarmState[];
 }): Promise<MarketForecastResult | undefined> {
   const { timeZone, options } = args;
   const slots = Math.round(86_400 / Math.max(args.targetIntervalS, 900)) === 96 ? 96 : 24;
@@ -83,8 +86,8 @@ export async function computeMarketForecast(args: {
     : undefined;
   const inputs = choice.used.join(',');
   const coldStart = origin - options.calibrationDays - options.horizonDays;
-  const warm = args.warm;
-  const reuse = warm !== undefined && warm.slots === slots && warm.origin < origin && warm.origin >= coldStart && warm.inputs === inputs;
+  const warm = args.warm?.find((w) => w.inputs === inputs && w.slots === slots);
+  const reuse = warm !== undefined && warm.origin < origin && warm.origin >= coldStart;
   const forecaster = reuse ? warm.forecaster : new ConformalForecaster({ prices, exogenous }, options);
   if (reuse) forecaster.updateInput({ prices, exogenous });
   const firstOrigin = reuse ? warm.origin + 1 : coldStart;

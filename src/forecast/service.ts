@@ -18,6 +18,8 @@ import { EXOGENOUS_SERIES_NAMES, type ExogenousSeriesName } from '../prices/exog
 import type { PublishedPoint } from './exogenous-availability.js';
 
 const DAY_MS = 86_400_000;
+/** Warm forecasters kept per region, one per set of inputs (warmByInputs). */
+const MAX_WARM_INPUT_SETS = 3;
 
 /** What the forecaster needs to know about a market. */
 export interface ForecastMarket {
@@ -108,6 +110,13 @@ export class ForecastService implements Module {
   private stopped = false;
   /** Per region: the forecaster as of its last origin, and what the stored forecast was made from. */
   private readonly warm = new Map<string, { state: WarmState; fingerprint: string; dropped: readonly number[] }>();
+  /**
+   * Per region, the last forecaster of each set of inputs. A live day switches between them
+   * (tomorrow's series arrive: with series; then tomorrow's prices: price only again, the
+   * day after has no series yet), and each advances from its own state the next day instead
+   * of every switch starting cold (a cold start with series costs 20 times a warm update).
+   */
+  private readonly warmByInputs = new Map<string, Map<string, WarmState>>();
   /** Per region, what its last computation could not forecast (for /healthz). */
   private readonly gaps = new Map<string, ForecastGap>();
   /** Per region, what its stored forecast was made from (`prices + load, ...` or `prices only: why`). */
@@ -217,7 +226,7 @@ export class ForecastService implements Module {
         targetIntervalS: market.nativeResolutionS(nowMs + 2 * DAY_MS),
         options,
         pause: () => new Promise((resolve) => setImmediate(resolve)),
-        warm: previous?.state,
+        warm: [...(this.warmByInputs.get(market.code)?.values() ?? [])],
       });
       if (!result) {
         logger.info({ region }, 'forecast: no complete recent day of prices yet; nothing to forecast from');
@@ -231,6 +240,12 @@ export class ForecastService implements Module {
       }
       if (this.stopped) return false;
       this.warm.set(market.code, { state: result.state, fingerprint, dropped: result.unforecastDays });
+      const kept = this.warmByInputs.get(market.code) ?? new Map<string, WarmState>();
+      kept.delete(result.state.inputs);
+      kept.set(result.state.inputs, result.state);
+      // Input sets are few (price only, all series, a series left out); keep the last three.
+      for (const inputs of kept.keys()) if (kept.size > MAX_WARM_INPUT_SETS) kept.delete(inputs);
+      this.warmByInputs.set(market.code, kept);
       this.noteGap(market.code, unforecastDays(today, horizonDays, result.originDay, result.unforecastDays), this.gapReason(today, result.originDay, result.unforecastDays));
       const inputs = result.exogenous.used.length > 0 ? `prices + ${result.exogenous.used.join(', ')}${result.exogenous.note ? ` (${result.exogenous.note})` : ''}` : `prices only${result.exogenous.note.replace(/^price only/, '')}`;
       this.inputs.set(market.code, inputs);
