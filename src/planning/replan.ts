@@ -10,18 +10,24 @@ import { siteContext } from './site-context.js';
 
 export class Replanner implements Module {
   readonly name = 'charging-plans';
+  private targets?: ChargingTargetStore;
+  private planner?: TargetPlanner;
 
   constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>) {}
 
-  async start(): Promise<void> {}
+  // The stores' statements are prepared once, not on every prices.updated (a backfill tells many).
+  async start(): Promise<void> {
+    this.targets = new ChargingTargetStore(this.ctx.db);
+    this.planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled, siteContext(this.ctx));
+  }
 
   async stop(): Promise<void> {}
 
   /** Plans every upcoming target of the market again; returns how many. */
   replan(marketArea: string): number {
     const nowMs = this.ctx.clock.now();
-    const planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled, siteContext(this.ctx));
-    const targets = new ChargingTargetStore(this.ctx.db).upcoming(nowMs).filter((t) => t.marketArea === marketArea);
+    const planner = this.planner!;
+    const targets = this.targets!.upcoming(nowMs).filter((t) => t.marketArea === marketArea);
     for (const target of targets) {
       let plan;
       try {
