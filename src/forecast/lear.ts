@@ -3,7 +3,7 @@
 // multi-day forecasting), recalibrated at every forecast origin on a rolling window.
 // Prices (and exogenous series) are scaled by the window's median and MAD and passed
 // through asinh, the variance-stabilizing transform of Uniejewski et al. 2018.
-import { fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
+import { dayComplete, fillUnknownDays, trailingMeans, valueAt, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
 import { fitRidgeFixed, fitRidgeLoo, predictLinear, type LinearModel } from './ridge.js';
 import { forecastCrossHourModels, type FittedDayModel } from './cross-hour.js';
@@ -237,7 +237,7 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
 
 /** Whether every slot of days from..to (none when to < from) is known. */
 function daysComplete(m: DayMatrix, from: number, to: number): boolean {
-  for (let d = from; d <= to; d++) for (let s = 0; s < m.slots; s++) if (Number.isNaN(valueAt(m, d, s))) return false;
+  for (let d = from; d <= to; d++) if (!dayComplete(m, d)) return false;
   return true;
 }
 
