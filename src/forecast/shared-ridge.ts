@@ -362,15 +362,9 @@ export class SharedRidgeDesign {
       for (let k = 0; k < p; k++) for (let c = 0; c < r; c++) basisT[c * p + k] = basis[k * r + c];
       u = productWithTransposed(xs, n, basisT, r, p);
     } else {
-      // Fewer days than features: decompose the n x n kernel X_s X_s' instead.
-      const kern = new Float64Array(n * n);
-      for (let a = 0; a < n; a++)
-        for (let b = a; b < n; b++) {
-          let s = 0;
-          for (let k = 0; k < p; k++) s += xs[a * p + k] * xs[b * p + k];
-          kern[a * n + b] = s;
-          kern[b * n + a] = s;
-        }
+      // Fewer days than features: decompose the n x n kernel X_s X_s' instead (blocked dot
+      // products in feature order, as the plain ones: the same bits, and symmetric).
+      const kern = productWithTransposed(xs, n, xs, n, p);
       const eig = symmetricEigenQl(kern, n);
       dAll = eig.values;
       const top = Math.max(...dAll, 0);
