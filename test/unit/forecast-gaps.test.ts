@@ -1,6 +1,5 @@
 // The forecaster and its evaluation around a real missing day: the local day 2025-11-07
 // is not in nl-2025-quarterhour-local-utc.csv (see ../shared/data/README.md).
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dayComplete, fillUnknownDays, toDayMatrix, trailingMeans, valueAt } from '../../src/forecast/day-matrix.js';
 import { evaluateRolling, formatEvaluationTable } from '../../src/forecast/evaluate.js';
@@ -9,17 +8,11 @@ import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
 import { mae, scoreByHorizon, type ScoredPoint } from '../../src/forecast/metrics.js';
 import { ConformalForecaster } from '../../src/forecast/rolling.js';
 import { unforecastDays } from '../../src/forecast/service.js';
-import { requireMarket } from '../../src/prices/markets.js';
-import { parsePriceCsv } from '../../src/prices/sources/csv.js';
-import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
+import { nlHourlyDays } from '../helpers/real-prices.js';
+import { describeWithSharedData } from '../helpers/shared-data.js';
 
 describeWithSharedData('forecasts around the missing day 2025-11-07 (real NL 2025 prices)', () => {
-  const nl = requireMarket('NL');
-  const periods = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), nl).periods;
-  const points = periods.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
-  const first = dayFromIso('2025-01-01');
-  const last = dayFromIso('2025-12-31');
-  const prices = toDayMatrix(nl.timeZone, points, first, last, 24);
+  const { nl, points, first, last, prices } = nlHourlyDays('prices/nl-2025-quarterhour-local-utc.csv', '2025-01-01', '2025-12-31');
   const gap = dayFromIso('2025-11-07');
   const options = { horizonDays: 7, trainingWindowDays: 56, transform: 'asinh' as const, calibrationDays: 14, coverage: 0.8, scaling: 'recent-variation' as const, exogenousLeadDays: 1 };
 

@@ -1,7 +1,6 @@
 // The recursive variant (the day-ahead model fed its own forecasts) and the per-horizon
 // blend of direct and recursive forecasts (issue 15), on real NL 2024 prices imported
 // with the project's CSV importer.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { blendDay, RECURSIVE_SHARES, ShareScores } from '../../src/forecast/blend.js';
 import { forecastCrossHourModels } from '../../src/forecast/cross-hour.js';
@@ -10,17 +9,11 @@ import { forecastLearPaths } from '../../src/forecast/lear.js';
 import { dayFromIso } from '../../src/forecast/local-days.js';
 import { recursiveForecasts } from '../../src/forecast/recursive.js';
 import { ConformalForecaster } from '../../src/forecast/rolling.js';
-import { requireMarket } from '../../src/prices/markets.js';
-import { parsePriceCsv } from '../../src/prices/sources/csv.js';
-import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
+import { nlHourlyDays } from '../helpers/real-prices.js';
+import { describeWithSharedData } from '../helpers/shared-data.js';
 
 describeWithSharedData('recursive forecast and direct/recursive blend on real NL 2024 prices (nl-2024-hourly-local.csv)', () => {
-  const nl = requireMarket('NL');
-  const periods = parsePriceCsv(readFileSync(sharedData('prices/nl-2024-hourly-local.csv'), 'utf8'), nl).periods;
-  const points = periods.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh }));
-  const first = dayFromIso('2024-01-01');
-  const last = dayFromIso('2024-12-31');
-  const prices = toDayMatrix(nl.timeZone, points, first, last, 24);
+  const { nl, points, first, last, prices } = nlHourlyDays('prices/nl-2024-hourly-local.csv', '2024-01-01', '2024-12-31');
   const lear = { horizonDays: 7, trainingWindowDays: 91, transform: 'asinh' as const, members: ['same-slot', 'cross-hour'] as const, crossHourDays: 1 };
   const origin = dayFromIso('2024-06-10');
   /** Prices known at the end of `day` only. */
