@@ -160,13 +160,13 @@ export class OcppStore {
     this.stmts.heartbeat.run(chargePointId, nowMs);
   }
 
-  /** A status older than the stored one (a late message) does not replace it. */
   /** The connector's stored status (the newest by the charger's time), kept across restarts. */
   connectorStatus(chargePointId: string, connectorId: number): { status: string; atMs: number } | null {
     const r = this.stmts.connectorStatus.get(chargePointId, connectorId);
     return r ? { status: r.status, atMs: r.status_at_ms } : null;
   }
 
+  /** A status older than the stored one (a late message) does not replace it. */
   recordStatus(chargePointId: string, s: { connectorId: number; status: string; errorCode: string; info: string | null; atMs: number }, nowMs: number): void {
     this.stmts.status.run({ id: chargePointId, connector: s.connectorId, status: s.status, errorCode: s.errorCode, info: s.info, at: s.atMs, now: nowMs });
   }
