@@ -13,6 +13,7 @@ import { sessionOutcomeCost } from '../planning/session-outcome.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import { checkReadings, type EnergyReading } from '../pricing/session-cost.js';
 import { clipToWindow, unboundedEdges } from '../pricing/session-window.js';
+import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
 import { suspectReadings } from '../store/clock-steps.js';
 import type { ChargerView } from '../ops/observability/views.js';
@@ -28,6 +29,7 @@ export class SessionOutcomeRecorder {
   private readonly outcomes: SessionOutcomeStore;
   private readonly sessions: SessionStore;
   private readonly targets: ChargingTargetStore;
+  private readonly profiles: ChargingProfileStore;
   private readonly prices: PriceStore;
   private readonly maxEdgeGapMs: number;
 
@@ -38,13 +40,14 @@ export class SessionOutcomeRecorder {
     this.outcomes = new SessionOutcomeStore(db);
     this.sessions = new SessionStore(db);
     this.targets = new ChargingTargetStore(db);
+    this.profiles = new ChargingProfileStore(db);
     this.prices = new PriceStore(db);
     this.maxEdgeGapMs = sessionMaxEdgeGapMs(config);
   }
 
   /** At the stop: records the outcome of the stopped transaction (its session completed just before, in the same transaction). */
   record(tx: TransactionRecord, nowMs: number): SessionOutcome {
-    const plan = this.outcomes.plan(tx.transactionId);
+    const plan = this.profiles.transactionPlan(tx.transactionId);
     const { maxPowerW, source } = this.maxPower(tx);
     const base: SessionOutcome = {
       transactionId: tx.transactionId,

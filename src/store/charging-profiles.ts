@@ -48,6 +48,24 @@ export interface PlannedSession extends TransactionPlan {
   readonly stoppedAtMs: number | null;
 }
 
+interface TransactionPlanRow {
+  transaction_id: number;
+  planned_at_ms: number;
+  energy_needed_wh: number;
+  planned_energy_wh: number;
+  expected_cost: number;
+  immediate_cost: number;
+}
+
+const toTransactionPlan = (r: TransactionPlanRow): TransactionPlan => ({
+  transactionId: r.transaction_id,
+  plannedAtMs: r.planned_at_ms,
+  energyNeededWh: r.energy_needed_wh,
+  plannedEnergyWh: r.planned_energy_wh,
+  expectedCost: r.expected_cost,
+  immediateCost: r.immediate_cost,
+});
+
 /** A ClearChargingProfile for a profile id the gateway used on a connector, and the charger's answer. */
 export interface ProfileClear {
   readonly chargePointId: string;
@@ -98,7 +116,10 @@ export class ChargingProfileStore {
         `INSERT OR REPLACE INTO ocpp_transaction_plans (transaction_id, planned_at_ms, energy_needed_wh, planned_energy_wh, expected_cost, immediate_cost)
          VALUES (@transactionId, @plannedAtMs, @energyNeededWh, @plannedEnergyWh, @expectedCost, @immediateCost)`,
       ),
-      planned: db.prepare<[string, number, number], { transaction_id: number; connector_id: number; started_at_ms: number; stopped_at_ms: number | null; planned_at_ms: number; energy_needed_wh: number; planned_energy_wh: number; expected_cost: number; immediate_cost: number }>(
+      txPlan: db.prepare<[number], TransactionPlanRow>(
+        'SELECT * FROM ocpp_transaction_plans WHERE transaction_id = ?',
+      ),
+      planned: db.prepare<[string, number, number], TransactionPlanRow & { connector_id: number; started_at_ms: number; stopped_at_ms: number | null }>(
         `SELECT p.*, t.connector_id, t.started_at_ms, t.stopped_at_ms FROM ocpp_transaction_plans p JOIN ocpp_transactions t USING (transaction_id)
          WHERE t.charge_point_id = ? AND t.connector_id = ? ORDER BY t.transaction_id DESC LIMIT ?`,
       ),
@@ -151,18 +172,19 @@ export class ChargingProfileStore {
     this.stmts.putTxPlan.run(p);
   }
 
+  /** The plan the transaction ran under (the last its charger accepted), if any. */
+  transactionPlan(transactionId: number): TransactionPlan | undefined {
+    const r = this.stmts.txPlan.get(transactionId);
+    return r ? toTransactionPlan(r) : undefined;
+  }
+
   /** The connector's transactions that ran under a plan, newest first. */
   plannedSessions(chargePointId: string, connectorId: number, limit: number): PlannedSession[] {
     return this.stmts.planned.all(chargePointId, connectorId, limit).map((r) => ({
-      transactionId: r.transaction_id,
+      ...toTransactionPlan(r),
       connectorId: r.connector_id,
       startedAtMs: r.started_at_ms,
       stoppedAtMs: r.stopped_at_ms,
-      plannedAtMs: r.planned_at_ms,
-      energyNeededWh: r.energy_needed_wh,
-      plannedEnergyWh: r.planned_energy_wh,
-      expectedCost: r.expected_cost,
-      immediateCost: r.immediate_cost,
     }));
   }
 

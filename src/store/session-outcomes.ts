@@ -22,14 +22,6 @@ export interface SessionOutcome {
   readonly planEnergyNeededWh: number | null;
 }
 
-/** The plan a transaction ran under (ocpp_transaction_plans), as the outcome copies it. */
-export interface RecordedPlan {
-  readonly plannedAtMs: number;
-  readonly expectedCost: number;
-  readonly immediateCost: number;
-  readonly energyNeededWh: number;
-}
-
 interface Row {
   transaction_id: number;
   recorded_at_ms: number;
@@ -89,9 +81,6 @@ export class SessionOutcomeStore {
            @immediate_power_source, @immediate_end_ms, @unpriced_reason, @planned, @plan_planned_at_ms, @plan_expected_cost, @plan_immediate_cost, @plan_energy_needed_wh)`,
       ),
       get: db.prepare<[number], Row>('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?'),
-      plan: db.prepare<[number], { planned_at_ms: number; expected_cost: number; immediate_cost: number; energy_needed_wh: number }>(
-        'SELECT planned_at_ms, expected_cost, immediate_cost, energy_needed_wh FROM ocpp_transaction_plans WHERE transaction_id = ?',
-      ),
       lastOfCharger: db.prepare<[string], Row>(
         `SELECT o.* FROM ocpp_session_outcomes o JOIN ocpp_transactions t USING (transaction_id) WHERE t.charge_point_id = ? ORDER BY t.stopped_at_ms DESC, o.transaction_id DESC LIMIT 1`,
       ),
@@ -126,12 +115,6 @@ export class SessionOutcomeStore {
   get(transactionId: number): SessionOutcome | undefined {
     const r = this.stmts.get.get(transactionId);
     return r ? toOutcome(r) : undefined;
-  }
-
-  /** The plan the transaction ran under (the last its charger accepted), if any. */
-  plan(transactionId: number): RecordedPlan | undefined {
-    const r = this.stmts.plan.get(transactionId);
-    return r ? { plannedAtMs: r.planned_at_ms, expectedCost: r.expected_cost, immediateCost: r.immediate_cost, energyNeededWh: r.energy_needed_wh } : undefined;
   }
 
   /** The outcome of the charger's most recently stopped session. */
