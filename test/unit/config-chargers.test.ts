@@ -3,20 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/load.js';
+import { CONFIG_BASE as BASE, configProblems as problemsOf } from '../helpers/config-problems.js';
 
-const BASE = { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/x' };
 const PASSWORD = '0123456789abcdef';
-
-function problemsOf(raw: Record<string, unknown>): readonly string[] {
-  try {
-    validateConfig({ ...BASE, ...raw }, 'test', {});
-    return [];
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return err.problems;
-  }
-}
 
 describe('chargers and ocpp settings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mg-chargers-'));

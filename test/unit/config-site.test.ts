@@ -1,20 +1,10 @@
 // The `site` settings: defaults, and a site meter that must be a configured meter.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/load.js';
+import { CONFIG_BASE as BASE, configProblems as problemsOf } from '../helpers/config-problems.js';
 
-const BASE = { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/x' };
 const METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const WITH_METER = { buses: [{ name: 'rs485', type: 'rtu', port: '/dev/ttyUSB0' }], meters: [{ resource_id: METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }] };
-
-function problemsOf(raw: Record<string, unknown>): readonly string[] {
-  try {
-    validateConfig({ ...BASE, ...raw }, 'test', {});
-    return [];
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    return err.problems;
-  }
-}
 
 describe('site settings', () => {
   it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s; raised again after 5 minutes by 2 A or more', () => {
