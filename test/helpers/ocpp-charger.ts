@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
+import { expect } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext, Daemon } from '../../src/daemon.js';
 import type { PricePeriod } from '../../src/domain.js';
@@ -18,6 +19,7 @@ import { PriceStore } from '../../src/store/prices.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { expectDocumented } from './openapi.js';
 import { sharedData } from './shared-data.js';
+import { until } from './wait.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 export const CHARGER_PASSWORD = 'charger-secret-0123456789';
@@ -188,4 +190,20 @@ export function energyMeterValues(connectorId: number, transactionId: number, at
     transactionId,
     meterValue: [{ timestamp: new Date(atMs).toISOString(), sampledValue: [{ value: registerWh.toFixed(0), measurand: 'Energy.Active.Import.Register', unit: 'Wh', context: 'Sample.Periodic' }] }],
   };
+}
+
+/**
+ * Waits for SetChargingProfile number `count` of `profiles` (a charger's, counted from 1)
+ * and for the gateway to have stored its Accepted answer as the connector's TxProfile
+ * (`charger_profile` of the plan at `planPath`); returns that profile.
+ */
+export async function acceptedTxProfile(gw: PlanGateway, profiles: readonly SentProfile[], planPath: string, count: number, timeoutMs = 30_000): Promise<SentProfile> {
+  await until(() => profiles.length >= count, `SetChargingProfile #${count}`, timeoutMs);
+  const sent = profiles[count - 1]!;
+  expect(sent.csChargingProfiles.chargingProfilePurpose).toBe('TxProfile');
+  await until(async () => {
+    const p = (await gw.api('GET', planPath)).body.charger_profile;
+    return p?.purpose === 'TxProfile' && p.status === 'Accepted' && Date.parse(p.planned_at) === Date.parse(sent.csChargingProfiles.chargingSchedule.startSchedule);
+  }, `the answer to SetChargingProfile #${count} stored`, timeoutMs);
+  return sent;
 }

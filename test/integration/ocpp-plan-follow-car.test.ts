@@ -7,9 +7,8 @@
 // afresh.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Events } from '../../src/events.js';
-import { limitAt, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
+import { acceptedTxProfile as acceptedTxProfileOf, limitAt, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { until } from '../helpers/wait.js';
 
 const at = (iso: string) => Date.parse(iso);
 const PLAN = '/api/v1/chargers/CP-CAR/connectors/1/plan';
@@ -39,14 +38,7 @@ describe.skipIf(!hasSharedData)(`a car that draws less than allowed is planned w
     const p = lastProfile();
     return limitAt(p, (gw.nowMs - Date.parse(p.csChargingProfiles.chargingSchedule.startSchedule)) / 1000);
   };
-  const acceptedTxProfile = async (count: number) => {
-    await until(() => cp.profiles.length === count, `SetChargingProfile #${count}`, 30_000);
-    await until(async () => {
-      const p = (await gw.api('GET', PLAN)).body.charger_profile;
-      return p?.purpose === 'TxProfile' && p.status === 'Accepted' && Date.parse(p.planned_at) === Date.parse(lastProfile().csChargingProfiles.chargingSchedule.startSchedule);
-    }, `the answer to SetChargingProfile #${count} stored`, 30_000);
-    return lastProfile();
-  };
+  const acceptedTxProfile = (count: number) => acceptedTxProfileOf(gw, cp.profiles, PLAN, count);
   /** One minute of a car on L1 only, taking what the profile in force allows up to 16 A. */
   const minuteOnOnePhase = async () => {
     gw.nowMs += MIN;

@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Events } from '../../src/events.js';
 import { FOLLOW_RULE } from '../../src/planning/progress.js';
 import { FollowStateStore } from '../../src/store/charging-follow-state.js';
-import { energyMeterValues, limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
+import { acceptedTxProfile as acceptedTxProfileOf, energyMeterValues, limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { until } from '../helpers/wait.js';
 
 const at = (iso: string) => Date.parse(iso);
 const PLAN = '/api/v1/chargers/CP-RESTART/connectors/1/plan';
@@ -48,16 +47,7 @@ describe.skipIf(!hasSharedData)(`plans followed across a gateway restart${hasSha
     await gw?.close();
   });
 
-  const acceptedTxProfile = async (count: number) => {
-    await until(() => profiles.length >= count, `SetChargingProfile #${count}`, 30_000);
-    const last = profiles[count - 1]!;
-    expect(last.csChargingProfiles.chargingProfilePurpose).toBe('TxProfile');
-    await until(async () => {
-      const p = (await gw.api('GET', PLAN)).body.charger_profile;
-      return p?.status === 'Accepted' && Date.parse(p.planned_at) === Date.parse(last.csChargingProfiles.chargingSchedule.startSchedule);
-    }, `the answer to SetChargingProfile #${count} stored`, 30_000);
-    return last;
-  };
+  const acceptedTxProfile = (count: number) => acceptedTxProfileOf(gw, profiles, PLAN, count);
 
   it('Unavailable before a restart, Charging after it: planned again at once', { timeout: 120_000 }, async () => {
     expect((await gw.api('PUT', PLAN, { departure_time: '2025-11-13T07:00:00Z', energy_wh: 30_000 })).status).toBe(201);

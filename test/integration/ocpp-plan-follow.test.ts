@@ -7,9 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Events } from '../../src/events.js';
 import { FOLLOW_RULE } from '../../src/planning/progress.js';
-import { energyMeterValues, limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
+import { acceptedTxProfile as acceptedTxProfileOf, energyMeterValues, limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { until } from '../helpers/wait.js';
 
 const at = (iso: string) => Date.parse(iso);
 const PLAN = '/api/v1/chargers/CP-FOLLOW/connectors/1/plan';
@@ -54,14 +53,7 @@ describe.skipIf(!hasSharedData)(`plans followed against the charger's meter valu
     await cp.client.call('MeterValues', energyMeterValues(1, transactionId, atMs, wh));
   };
   const lastProfile = () => cp.profiles[cp.profiles.length - 1]!;
-  const acceptedTxProfile = async (count: number) => {
-    await until(() => cp.profiles.length === count, `SetChargingProfile #${count}`, 20_000);
-    await until(async () => {
-      const p = (await gw.api('GET', PLAN)).body.charger_profile;
-      return p?.purpose === 'TxProfile' && p.status === 'Accepted' && Date.parse(p.planned_at) === Date.parse(lastProfile().csChargingProfiles.chargingSchedule.startSchedule);
-    }, `the answer to SetChargingProfile #${count} stored`, 20_000);
-    return lastProfile();
-  };
+  const acceptedTxProfile = (count: number) => acceptedTxProfileOf(gw, cp.profiles, PLAN, count);
 
   it('a session that draws what its TxProfile allows is not planned again', async () => {
     expect((await gw.api('PUT', PLAN, { departure_time: '2025-11-13T07:00:00Z', energy_wh: 30_000 })).status).toBe(201);
