@@ -43,6 +43,8 @@ export class PlanFollower implements Module {
   /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
   private state?: FollowStateStore;
   private draws?: ConnectorDrawStore;
+  /** When each connector was last planned again for coming back (charger-available), in memory. */
+  private readonly backReplanAtMs = new Map<string, number>();
 
   constructor(
     private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>,
@@ -159,6 +161,10 @@ export class PlanFollower implements Module {
     const sent = this.profiles!.get(chargePointId, connectorId);
     // Only a schedule the charger took for this transaction is one to follow.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
+    // Coming back is one event per outage, though a charger reports it for connector 0 and
+    // the connector: while the plan made for it is not answered yet, that plan counts it.
+    const key = `${chargePointId}\u0000${connectorId}`;
+    if (reason === 'charger-available' && (this.backReplanAtMs.get(key) ?? -Infinity) > sent.plannedAtMs) return null;
     const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs, [sent.plannedAtMs]);
     if (!delivery || delivery.transactionId !== sent.transactionId) return null;
     const lastReplanMs = this.state!.get(chargePointId, connectorId).replannedAtMs ?? -Infinity;
@@ -209,6 +215,7 @@ export class PlanFollower implements Module {
       return progress;
     }
     this.state!.setReplanned(chargePointId, connectorId, nowMs);
+    if (reason === 'charger-available') this.backReplanAtMs.set(key, nowMs);
     logger.info({ ...fields, planned_wh: Math.round(plan.planned.energyWh), meets_target: plan.meetsTarget }, 'charging session behind its plan: the rest planned again');
     events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason, plannedAtMs: nowMs, plan });
     return progress;

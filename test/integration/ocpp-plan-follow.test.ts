@@ -125,4 +125,16 @@ describe.skipIf(!hasSharedData)(`plans followed against the charger's meter valu
     await cp.client.call('StatusNotification', { connectorId: 1, status: 'SuspendedEV', errorCode: 'NoError', timestamp: new Date(gw.nowMs + 1000).toISOString() });
     expect(heard).toEqual([]);
   });
+  it('a charger back on connector 0 and on the connector (as chargers report it) is planned again once', async () => {
+    heard.length = 0;
+    const offFromMs = gw.nowMs + 2000;
+    for (const connectorId of [0, 1]) await cp.client.call('StatusNotification', { connectorId, status: 'Unavailable', errorCode: 'NoError', timestamp: new Date(offFromMs).toISOString() });
+    gw.nowMs = offFromMs + 20 * 60_000;
+    await cp.client.call('StatusNotification', { connectorId: 0, status: 'Available', errorCode: 'NoError', timestamp: new Date(gw.nowMs).toISOString() });
+    await cp.client.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError', timestamp: new Date(gw.nowMs).toISOString() });
+    // plan.updated is told while the StatusNotification is handled: all of it is heard by now.
+    expect(heard.map((e) => e.reason)).toEqual(['charger-available']);
+    await acceptedTxProfile(5);
+    expect(cp.profiles).toHaveLength(5);
+  });
 });
