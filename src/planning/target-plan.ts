@@ -33,6 +33,8 @@ export interface TargetPlan extends Plan {
   } | null;
   /** The car's observed maximum draw in this transaction, planned with instead of the charger's limits (car-draw.ts); null before one is learnt. */
   readonly observed: { readonly maxCurrentA: number; readonly phases: number; readonly atMs: number } | null;
+  /** Energy the connector's open transaction delivered towards the target, taken off what it needs (0 without one). */
+  readonly deliveredWh: number;
 }
 
 /** A share less the margin, but not below the minimum current when the share reaches it. */
@@ -63,7 +65,7 @@ export class TargetPlanner {
   }
 
   /** Energy the connector's open transaction delivered towards the target (0 without one). */
-  deliveredWh(target: ChargingTarget): number {
+  private deliveredWh(target: ChargingTarget): number {
     return this.progress.delivery(target.chargePointId, target.connectorId, target.updatedAtMs)?.deliveredWh ?? 0;
   }
 
@@ -78,16 +80,17 @@ export class TargetPlanner {
     const observed = this.observedDraw(target);
     const limits = this.effectiveLimits(target, observed);
     const site = this.siteOf(target, nowMs);
+    const deliveredWh = this.deliveredWh(target);
     const plan = planCharging({
       nowMs,
       departureMs: target.departureMs,
-      energyWh: Math.max(0, target.energyWh - this.deliveredWh(target)),
+      energyWh: Math.max(0, target.energyWh - deliveredWh),
       // The site's share caps the connector's current; the share already is within the headroom.
       charger: { ...limits, maxCurrentA: site === null ? limits.maxCurrentA : Math.min(limits.maxCurrentA, withMargin(site.share.shareA, limits.minCurrentA, opts.siteMarginA ?? 0)) },
       site: site === null ? undefined : { limitA: site.limitA, otherLoadA: site.otherLoadA ?? undefined },
       periods: planPeriods(this.prices.native(target.marketArea, fromMs, target.departureMs), forecast),
     });
-    return { ...plan, site, observed };
+    return { ...plan, site, observed, deliveredWh };
   }
 
   /** The car's observed maximum draw, learnt in the connector's open transaction (car-draw.ts), or null. */

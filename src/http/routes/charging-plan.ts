@@ -223,8 +223,9 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const nowMs = deps.clock.now();
     const market = marketFor(target.marketArea, 'market_area_code');
     const sent = profiles.get(chargePointId, connectorId);
+    const plan = planner.plan(target, nowMs);
     res.set('Cache-Control', 'no-store').json({
-      ...planView(target, market, planner.plan(target, nowMs), nowMs, planner.deliveredWh(target)),
+      ...planView(target, market, plan, nowMs, plan.deliveredWh),
       ended_at: target.endedAtMs == null ? null : formatUtc(target.endedAtMs),
       charger_profile: sent ? profileView(sent) : null,
       charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
