@@ -170,6 +170,7 @@ export interface Config {
       readonly timeout_ms: number;
     };
     readonly sync_cron: string;
+    readonly exogenous_sync_cron: string;
     readonly repair_cron: string;
   };
   readonly clock: {

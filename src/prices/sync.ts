@@ -79,7 +79,7 @@ export class PriceSync implements Module {
       return;
     }
     for (const r of config.prices.regions) requireMarket(r);
-    for (const [key, expr] of [['prices.sync_cron', config.prices.sync_cron], ['prices.repair_cron', config.prices.repair_cron]] as const) {
+    for (const [key, expr] of [['prices.sync_cron', config.prices.sync_cron], ['prices.repair_cron', config.prices.repair_cron], ['prices.exogenous_sync_cron', config.prices.exogenous_sync_cron]] as const) {
       if (!cron.validate(expr)) throw new Error(`${key}: "${expr}" is not a cron expression`);
     }
     this.abort = new AbortController();
@@ -104,6 +104,14 @@ export class PriceSync implements Module {
         { ...opts, name: 'prices-repair' },
       ),
     ];
+    // Tomorrow's load forecast is out around 10:00, hours before the auction result: fetched
+    // then, the day-ahead price forecast uses it until tomorrow's prices make it moot.
+    if (exogenous.length > 0) {
+      const exogenousSync = () => {
+        for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b, exogenousRegions));
+      };
+      this.tasks.push(cron.schedule(config.prices.exogenous_sync_cron, exogenousSync, { ...opts, name: 'exogenous-sync' }));
+    }
     // Not awaited: start-up must not wait for years of history.
     sync();
   }
@@ -116,8 +124,8 @@ export class PriceSync implements Module {
   }
 
   /** When the scheduled jobs run next (null when the sync is off). */
-  nextRuns(): { sync: Date | null; repair: Date | null } {
-    return { sync: this.tasks[0]?.getNextRun() ?? null, repair: this.tasks[1]?.getNextRun() ?? null };
+  nextRuns(): { sync: Date | null; repair: Date | null; exogenousSync: Date | null } {
+    return { sync: this.tasks[0]?.getNextRun() ?? null, repair: this.tasks[1]?.getNextRun() ?? null, exogenousSync: this.tasks[2]?.getNextRun() ?? null };
   }
 
   /** Resolves when queued work is done (tests, and `prices sync`). */

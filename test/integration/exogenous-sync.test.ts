@@ -137,6 +137,12 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       expect(asked.filter((p) => p.documentType === 'A65' && p.outBiddingZone_Domain === '10Y1001A1001A82H')).toHaveLength(2);
       expect(asked.filter((p) => p.documentType === 'A69' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(2);
       expect(asked.filter((p) => p.documentType === 'A44' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(0);
+      // Tomorrow's load forecast is looked for from 10:00 Brussels time, before the auction
+      // result (the prices' own 13:00-17:45 schedule would fetch it only with the prices).
+      const brussels = (d: Date | null) => new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Brussels', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(d!);
+      expect(sync.nextRuns().exogenousSync).toBeInstanceOf(Date);
+      const [h, m] = brussels(sync.nextRuns().exogenousSync).split(':').map(Number);
+      expect(h >= 10 && h <= 12 && m % 15 === 0).toBe(true);
     } finally {
       await sync.stop();
       db.close();
