@@ -19,7 +19,7 @@ export const databaseCheck: DoctorCheck = {
     const path = databasePath(env.config!.data_dir);
     if (!existsSync(path)) return [warn('database', `${path} does not exist yet (created when the daemon first starts)`, 'sudo systemctl start metergate')];
     try {
-      return await withReadOnlyDb(path, ({ db }) => {
+      return await withReadOnlyDb(path, ({ db, hasTable }) => {
         const rows = db.pragma('quick_check') as Array<{ quick_check: string }>;
         const problems = rows.map((r) => r.quick_check.replace(/\s+/g, ' ').trim()).filter((r) => r !== 'ok');
         if (problems.length > 0) {
@@ -31,9 +31,8 @@ export const databaseCheck: DoctorCheck = {
             ),
           ];
         }
-        const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]));
-        const outbox = tables.has('outbox') ? (db.prepare('SELECT COUNT(*) FROM outbox').pluck().get() as number) : 0;
-        const version = tables.has('schema_migrations') ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
+        const outbox = hasTable('outbox') ? (db.prepare('SELECT COUNT(*) FROM outbox').pluck().get() as number) : 0;
+        const version = hasTable('schema_migrations') ? (db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null) : null;
         return [pass('database', `${path}: quick_check ok, schema ${version ?? 'none'}, ${outbox} message(s) waiting in the outbox`)];
       });
     } catch (err) {
