@@ -33,7 +33,7 @@ export const outboxCheck: DoctorCheck = {
             `${g.count} message(s) for ${g.topic} quarantined since ${since}: stamped ahead of the trusted clock after it stepped back (docs/clock-safety.md)`,
             'check the clock line and `journalctl -u metergate | grep "wall clock stepped"`; if their timestamps are right, `metergate outbox retry --clock` sends them once the clock has passed them',
           );
-      });
+        });
       });
     } catch (err) {
       return [warn('outbox', `${path}: ${errorMessage(err)}`, 'see the database line')];
