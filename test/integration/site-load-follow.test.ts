@@ -8,24 +8,18 @@
 // site.raise_interval_s; when the meter falls silent, the plans fall back to the minimum
 // current (the earlier departure charges, the other waits). Real NL prices of 2025-05-11;
 // the gateway's clock runs from 06:20Z at real speed (the poller's timers are real).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
-import { createContext, Daemon } from '../../src/daemon.js';
 import type { MeterSample } from '../../src/domain.js';
 import type { Events } from '../../src/events.js';
-import { freePort } from '../../src/free-port.js';
-import { createLogger } from '../../src/log.js';
-import { TokenStore } from '../../src/store/tokens.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
-import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import type { SimProcess } from '../helpers/sim-process.js';
+import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
@@ -48,64 +42,43 @@ interface Charger {
 const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
 
 describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the site limit${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
-  let dir: string;
-  let loadFile: string;
-  let pair: PtyPair;
+  let gw: SiteGateway;
   let sim: SimProcess;
-  let daemon: Daemon;
+  let loadFile: string;
   let httpPort: number;
   let cpoToken: string;
   const chargers = new Map<string, Charger>();
   const samples: MeterSample[] = [];
   /** plan.updated (reason site-load) with the number of site meter samples seen when it was told. */
   const siteUpdates: Array<{ e: Events['plan.updated']; samplesSeen: number; atMs: number }> = [];
-  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
-  const now = () => Date.now() - offsetMs;
+  let now: () => number;
 
   const setLoadW = (w: number) => writeFileSync(loadFile, String(w));
   const ofSite = () => samples.filter((s) => s.resourceId === SITE_METER);
   const highestPhaseA = (s: MeterSample) => Math.max(...[1, 2, 3].map((p) => s.metrics.find((m) => m.name === `current_l${p}`)!.value));
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-site-load-'));
+    const dir = mkdtempSync(join(tmpdir(), 'mg-site-load-'));
     loadFile = join(dir, 'load-w');
     setLoadW(3000);
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1', '--load-file', loadFile]);
-    httpPort = await freePort();
-    const ocppPort = await freePort();
-    const config = validateConfig(
-      {
-        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        data_dir: join(dir, 'data'),
-        log_level: 'fatal',
-        poll: { interval_ms: 1000, offline_after_misses: 100 },
-        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
-        meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
-        // The meter measures the rest of the site (the chargers are wired after it).
-        site: { meter: SITE_METER, limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: MAX_AGE_S, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: HYSTERESIS_A },
-        clock: { trust: 'system' },
-        http: { host: '127.0.0.1', port: httpPort },
-        prices: { regions: ['NL'], source: 'none' },
-        forecast: { enabled: false },
-        ocpp: { host: '127.0.0.1', port: ocppPort },
-        chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' })),
+    gw = await startSiteGateway({
+      dir,
+      siteMeter: SITE_METER,
+      simArgs: ['--load-file', loadFile],
+      // The meter measures the rest of the site (the chargers are wired after it).
+      site: { limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: MAX_AGE_S, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: HYSTERESIS_A },
+      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' })),
+      // Subscribed before the daemon wires its modules: a sample is counted before the site follower hears it.
+      beforeStart: (ctx, clock) => {
+        ctx.events.on('sample.taken', (s) => void samples.push(s));
+        ctx.events.on('plan.updated', (e) => {
+          if (e.reason === 'site-load') siteUpdates.push({ e, samplesSeen: ofSite().length, atMs: clock() });
+        });
       },
-      'test',
-      {},
-    );
-    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now } });
-    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
-    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: now() }).token;
-    // Subscribed before the daemon wires its modules: a sample is counted before the site follower hears it.
-    ctx.events.on('sample.taken', (s) => void samples.push(s));
-    ctx.events.on('plan.updated', (e) => {
-      if (e.reason === 'site-load') siteUpdates.push({ e, samplesSeen: ofSite().length, atMs: now() });
     });
-    daemon = new Daemon(ctx);
-    await daemon.start();
+    ({ sim, httpPort, cpoToken, now } = gw);
     for (const id of IDS) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
       const charger: Charger = { client, profiles: [], transactionId: 0 };
       client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
         charger.profiles.push(params as SentProfile);
@@ -121,11 +94,7 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
 
   afterAll(async () => {
     for (const c of chargers.values()) await c.client.close({ force: true }).catch(() => undefined);
-    await daemon?.stop();
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await gw?.stop();
   });
 
   async function api(method: 'GET' | 'PUT', id: string, body?: unknown): Promise<{ status: number; body: any }> {

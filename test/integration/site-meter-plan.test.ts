@@ -6,22 +6,16 @@
 // When the meter stops answering, its reading goes stale and the plan falls back to the
 // charger's minimum current and says so. Real NL prices of 2025-05-11; the gateway's clock
 // runs from 2025-05-11 06:20Z at real speed (the poller's timers are real).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
-import { createContext, Daemon } from '../../src/daemon.js';
 import type { MeterSample } from '../../src/domain.js';
-import { freePort } from '../../src/free-port.js';
-import { createLogger } from '../../src/log.js';
-import { TokenStore } from '../../src/store/tokens.js';
 import { expectDocumented } from '../helpers/openapi.js';
-import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import type { SimProcess } from '../helpers/sim-process.js';
+import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
@@ -32,51 +26,25 @@ const MAX_AGE_S = 4;
 const SITE_METER = 'b3a0f6d2-5c1e-4f7a-9d2b-8e4c6a1f0e55';
 
 describe.skipIf(!hasSharedData)(`plans take the site meter's reading as the other load${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
-  let dir: string;
-  let pair: PtyPair;
+  let gw: SiteGateway;
   let sim: SimProcess;
-  let daemon: Daemon;
   let httpPort: number;
   let cpoToken: string;
   let charger: RPCClient | undefined;
   const samples: MeterSample[] = [];
-  // The gateway's clock: 2025-05-11 06:20Z when the test starts, advancing in real time.
-  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
-  const now = () => Date.now() - offsetMs;
+  let now: () => number;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-site-meter-'));
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1']);
-    httpPort = await freePort();
-    const ocppPort = await freePort();
-    const config = validateConfig(
-      {
-        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        data_dir: join(dir, 'data'),
-        log_level: 'fatal',
-        poll: { interval_ms: 1000, offline_after_misses: 100 },
-        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
-        meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
-        site: { meter: SITE_METER, limit_a: 25, meter_includes_chargers: true, max_reading_age_s: MAX_AGE_S },
-        clock: { trust: 'system' },
-        http: { host: '127.0.0.1', port: httpPort },
-        prices: { regions: ['NL'], source: 'none' },
-        forecast: { enabled: false },
-        ocpp: { host: '127.0.0.1', port: ocppPort },
-        chargers: [{ id: 'CP-SITE', password: PASSWORD, auth: 'accept_all' }],
-      },
-      'test',
-      {},
-    );
-    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now } });
-    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
-    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: now() }).token;
-    // What the poller told the bus, to check the plan against the very reading it used.
-    ctx.events.on('sample.taken', (s) => void samples.push(s));
-    daemon = new Daemon(ctx);
-    await daemon.start();
-    charger = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-SITE', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+    gw = await startSiteGateway({
+      dir: mkdtempSync(join(tmpdir(), 'mg-site-meter-')),
+      siteMeter: SITE_METER,
+      site: { limit_a: 25, meter_includes_chargers: true, max_reading_age_s: MAX_AGE_S },
+      chargers: [{ id: 'CP-SITE', password: PASSWORD, auth: 'accept_all' }],
+      // What the poller told the bus, to check the plan against the very reading it used.
+      beforeStart: (ctx) => ctx.events.on('sample.taken', (s) => void samples.push(s)),
+    });
+    ({ sim, httpPort, cpoToken, now } = gw);
+    charger = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: 'CP-SITE', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
     charger.handle('SetChargingProfile', async () => ({ status: 'Accepted' }));
     await charger.connect();
     await charger.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
@@ -84,11 +52,7 @@ describe.skipIf(!hasSharedData)(`plans take the site meter's reading as the othe
 
   afterAll(async () => {
     await charger?.close({ force: true }).catch(() => undefined);
-    await daemon?.stop();
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await gw?.stop();
   });
 
   async function plan(method: 'GET' | 'PUT', body?: unknown): Promise<{ status: number; body: any }> {

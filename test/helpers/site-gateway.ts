@@ -1,0 +1,90 @@
+// A running gateway (Daemon with its real modules) polling the Modbus simulator (an SDM630
+// with per-phase currents) over a socat pty pair as its site meter, on REAL NL prices of
+// 2025; its clock runs from 2025-05-11 06:20Z at real speed (the poller's timers are real).
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import type { AppContext } from '../../src/context.js';
+import { createContext, Daemon } from '../../src/daemon.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import { loadNl2025Prices } from './real-prices.js';
+import { startSim, type SimProcess } from './sim-process.js';
+import { removeDir, startPtyPair, type PtyPair } from './socat.js';
+
+export interface SiteGateway {
+  dir: string;
+  httpPort: number;
+  ocppPort: number;
+  cpoToken: string;
+  /** The site meter's simulator (a test kills it to silence the meter). */
+  sim: SimProcess;
+  /** The gateway's clock. */
+  now: () => number;
+  stop(): Promise<void>;
+}
+
+export async function startSiteGateway(opts: {
+  /** A temporary directory, removed by stop() (it may hold the simulator's load file). */
+  dir: string;
+  siteMeter: string;
+  simArgs?: string[];
+  site: Record<string, unknown>;
+  chargers: Array<Record<string, unknown>>;
+  /** Called before the daemon starts, to subscribe to its events. */
+  beforeStart?: (ctx: AppContext, now: () => number) => void;
+}): Promise<SiteGateway> {
+  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
+  const now = () => Date.now() - offsetMs;
+  let pair: PtyPair | undefined;
+  let sim: SimProcess | undefined;
+  let daemon: Daemon | undefined;
+  let httpPort = 0;
+  let ocppPort = 0;
+  let cpoToken = '';
+  const stop = async () => {
+    await daemon?.stop();
+    await sim?.stop();
+    await pair?.stop();
+    if (pair) removeDir(pair.dir);
+    rmSync(opts.dir, { recursive: true, force: true });
+  };
+  // A start that fails part-way leaves no simulator, pty pair or directory behind.
+  try {
+    pair = await startPtyPair();
+    sim = await startSim(['--serial', pair.b, '--unit', '1', ...(opts.simArgs ?? [])]);
+    httpPort = await freePort();
+    ocppPort = await freePort();
+    const config = validateConfig(
+      {
+        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+        data_dir: join(opts.dir, 'data'),
+        log_level: 'fatal',
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
+        meters: [{ resource_id: opts.siteMeter, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
+        site: { meter: opts.siteMeter, ...opts.site },
+        clock: { trust: 'system' },
+        http: { host: '127.0.0.1', port: httpPort },
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { enabled: false },
+        ocpp: { host: '127.0.0.1', port: ocppPort },
+        chargers: opts.chargers,
+      },
+      'test',
+      {},
+    );
+    const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now } });
+    expect(loadNl2025Prices(ctx.db)).toBeGreaterThan(10_000);
+    cpoToken = new TokenStore(ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: now() }).token;
+    opts.beforeStart?.(ctx, now);
+    daemon = new Daemon(ctx);
+    await daemon.start();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { dir: opts.dir, httpPort, ocppPort, cpoToken, sim, now, stop };
+}
