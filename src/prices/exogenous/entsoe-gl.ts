@@ -6,7 +6,7 @@
 // reused: A01 lists every position (a left-out one is a gap), A03 repeats the previous
 // value, any resolution (PT15M, PT60M), element local names only, "no matching data" as
 // an acknowledgement.
-import { acknowledgement, decodePeriod, EntsoeDocumentError, parseEntsoeXml, text, type Node } from '../sources/entsoe-xml.js';
+import { acknowledgement, decodePeriod, EntsoeDocumentError, marketDocument, parseEntsoeXml, text, type Node } from '../sources/entsoe-xml.js';
 import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
 
 /** psrType of an A69 series -> our series name; other production types are not kept. */
@@ -25,8 +25,7 @@ export function parseGlDocument(xml: string, marketArea: string): GlResult {
   const doc = parseEntsoeXml(xml);
   const noData = acknowledgement(doc);
   if (noData) return noData;
-  const gl = doc.GL_MarketDocument as Node | undefined;
-  if (!gl || typeof gl !== 'object') throw new EntsoeDocumentError(`neither GL_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
+  const gl = marketDocument(doc, 'GL_MarketDocument');
   const type = text(gl, 'type');
   if (type !== 'A65' && type !== 'A69') throw new EntsoeDocumentError(`document type ${type ?? 'missing'}, expected A65 (load forecast) or A69 (wind and solar forecast)`);
   const points: ExogenousPoint[] = [];

@@ -155,13 +155,19 @@ export function acknowledgement(doc: Node): { readonly kind: 'no-data'; readonly
   throw new EntsoeDocumentError(`platform refused the request: ${reason}`);
 }
 
+/** The document's `name` root element; throws EntsoeDocumentError naming the roots found if it is missing. */
+export function marketDocument(doc: Node, name: string): Node {
+  const root = doc[name] as Node | undefined;
+  if (!root || typeof root !== 'object') throw new EntsoeDocumentError(`neither ${name} nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
+  return root;
+}
+
 /** Decodes an A44 response body. Throws EntsoeDocumentError on malformed or truncated XML. */
 export function parseA44(xml: string, market: Market): A44Result {
   const doc = parseEntsoeXml(xml);
   const noData = acknowledgement(doc);
   if (noData) return noData;
-  const pub = doc.Publication_MarketDocument as Node | undefined;
-  if (!pub || typeof pub !== 'object') throw new EntsoeDocumentError(`neither Publication_MarketDocument nor Acknowledgement_MarketDocument (root: ${Object.keys(doc).filter((k) => k !== '?xml').join(', ') || 'none'})`);
+  const pub = marketDocument(doc, 'Publication_MarketDocument');
 
   const candidates: Candidate[] = [];
   const currency = market.currency;
