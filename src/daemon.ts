@@ -13,6 +13,7 @@ import { createLogger } from './log.js';
 import { ClockGuard } from './ops/clock/clock-guard.js';
 import { Liveness } from './ops/systemd/liveness.js';
 import { registerOpsMetrics } from './ops/observability/metrics.js';
+import { installProcessFaultHandlers } from './ops/process-faults.js';
 import { NetworkScanWatcher } from './ops/network/network-scan.js';
 import { Probes } from './ops/observability/probes.js';
 import { SystemdWatchdog } from './ops/systemd/watchdog.js';
@@ -274,6 +275,14 @@ export async function runDaemon(config: Config, overrides: Partial<AppContext> =
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  // What escapes every module's own error handling: a rejection is logged, counted and
+  // survived; an uncaught exception stops cleanly and exits 70 (ops/process-faults.ts).
+  const stopOnce = async () => {
+    if (stopping) return;
+    stopping = true;
+    await daemon.stop();
+  };
+  installProcessFaultHandlers({ logger: daemon.ctx.logger, metrics: daemon.ctx.metrics, stop: stopOnce });
   try {
     await daemon.start();
   } catch (err) {

@@ -1,11 +1,14 @@
 // The whole daemon (`metergate run` in its own process) polling two simulated meters on a
 // pty, against a real mosquitto (TLS, password file, ACL) whose ACL refuses one meter's
 // topics: the other meter is never held up; /healthz, /metrics and /status.json show the
-// held messages with their code; after the ACL is corrected and reloaded (SIGHUP) and
+// held messages with their code (to a client on the LAN /healthz says only how many, with no
+// topic, resource id or broker host, as /status would not answer it); after the ACL is corrected and reloaded (SIGHUP) and
 // `metergate outbox retry`, every stored reading of the refused meter arrives, oldest
 // first, once — none lost (issue 14, point 1).
 import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +61,7 @@ meters:
   - { resource_id: ${METER_B}, bus: rs485, unit_id: 2, profile: sdm630 }
 mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
 clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
+http: { host: 0.0.0.0, port: ${port}, allow_plaintext_lan: true }
 prices: { source: none, regions: [] }
 forecast: { enabled: false }
 `,
@@ -90,6 +93,26 @@ forecast: { enabled: false }
     expect(status.uplink.held_messages).toBeGreaterThan(0);
     expect(status.uplink.refusals).toContain(measurements(METER_A));
     expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^metergate_outbox_held\{reason="refused"\} [1-9]\d*$/m);
+    // From the LAN (our LAN address as the source, as in http-tls.test.ts): /status.json is
+    // refused, and /healthz gives the same verdict naming no topic, resource id or broker.
+    const lan = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    if (!lan) throw new Error('this test needs a non-loopback IPv4 address on the machine (none found)');
+    const fromLan = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        httpGet(`${base}${path}`, { localAddress: lan }, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on('error', reject);
+      });
+    expect((await fromLan('/status.json')).status).toBe(403);
+    for (const path of ['/healthz', '/healthz/ready']) {
+      const lanHealth = await fromLan(path);
+      expect(lanHealth.status, path).toBe(200);
+      expect(JSON.parse(lanHealth.body), path).toMatchObject({ status: 'degraded' });
+      expect(lanHealth.body, path).toMatch(/broker: [^"]*\d+ message\(s\) held or refused \(which, on \/status\)/);
+      for (const secret of [METER_A, METER_B, ORG, 'svc/resources', 'localhost', `:${new URL(broker.url).port}`]) expect(lanHealth.body, `${path} names ${secret}`).not.toContain(secret);
+    }
     expect(ofA()).toHaveLength(0);
 
     // The other meter was never held up: each of its readings stored up to a few seconds ago has arrived.

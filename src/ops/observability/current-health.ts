@@ -50,8 +50,9 @@ export function readViews(p: Probes): ViewSnapshot {
 }
 
 /** Health judged from views already read (so a caller that also shows them reads them once). */
-export function healthOf(views: ViewSnapshot, deps: Omit<CurrentHealthDeps, 'probes'>): Health {
+export function healthOf(views: ViewSnapshot, deps: Omit<CurrentHealthDeps, 'probes'>, opts: { redactForLan?: boolean } = {}): Health {
   return assessHealth({
+    redactForLan: opts.redactForLan,
     nowMs: deps.clock.now(),
     liveness: deps.liveness.check(),
     meters: views.meters,
@@ -63,8 +64,9 @@ export function healthOf(views: ViewSnapshot, deps: Omit<CurrentHealthDeps, 'pro
   });
 }
 
-export function currentHealth(deps: CurrentHealthDeps): Health {
-  return healthOf(readViews(deps.probes), deps);
+/** `redactForLan`: for a client the operational routes would refuse (health.ts HealthInputs). */
+export function currentHealth(deps: CurrentHealthDeps, opts: { redactForLan?: boolean } = {}): Health {
+  return healthOf(readViews(deps.probes), deps, opts);
 }
 
 /** Liveness alone: reads no module view (no database), so it answers while the process works. */

@@ -20,6 +20,12 @@ export interface HealthInputs {
   readonly maxOutboxAgeMs: number;
   /** Components contributed by other modules (name → verdict), combined by the same rule. */
   readonly contributed?: Readonly<Record<string, ComponentHealth>>;
+  /**
+   * For a client /status would not answer (beyond the gateway, docs/http-api.md): reasons
+   * without the broker's host and last error and without held topics (they name
+   * organization and resource ids). The verdicts are the same.
+   */
+  readonly redactForLan?: boolean;
 }
 
 export interface Health {
@@ -77,12 +83,14 @@ function meters(list: readonly MeterStatus[] | null): ComponentHealth {
   return { status: 'ok', reason: `${online.length} meter(s) online` };
 }
 
-function broker(u: UplinkView | null, maxAgeMs: number): ComponentHealth {
+function broker(u: UplinkView | null, maxAgeMs: number, redactForLan: boolean): ComponentHealth {
   if (u === null || u.state === 'disabled') return { status: 'disabled', reason: 'no broker configured' };
   const waiting = u.outboxDepth > 0 ? `${u.outboxDepth} message(s) waiting${u.oldestAgeMs !== null ? `, oldest ${Math.round(u.oldestAgeMs / 1000)} s` : ''}` : 'nothing waiting yet';
-  const link = u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError ? ` (${u.lastError})` : ''}`;
-  // Held messages are kept, not lost, but wait for someone to fix the broker's ACL (or the clock).
-  const held = u.refusals ? `; ${u.refusals}` : '';
+  // The last error names the broker's host ("connect ECONNREFUSED 10.0.0.5:8883").
+  const link = u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError && !redactForLan ? ` (${u.lastError})` : ''}`;
+  // Held messages are kept, not lost, but wait for someone to fix the broker's ACL (or the
+  // clock). Their topics carry organization and resource ids: only a count for the LAN.
+  const held = !u.refusals ? '' : redactForLan ? `; ${u.heldMessages ?? 0} message(s) held or refused (which, on /status)` : `; ${u.refusals}`;
   // The outbox at its bound drops the oldest message for every new one: data is lost.
   if (u.outboxFull) return { status: 'down', reason: `${link}; outbox full (store.outbox_max_rows/outbox_max_bytes), dropping the oldest messages; ${waiting}${held}` };
   // Buffering through an outage is the designed mode: readings are kept and sent later.
@@ -119,7 +127,7 @@ export function assessHealth(input: HealthInputs): Health {
   return combineHealth({
     [LIVENESS_COMPONENT]: loopsHealth(input.liveness),
     meters: meters(input.meters),
-    broker: broker(input.uplink, input.maxOutboxAgeMs),
+    broker: broker(input.uplink, input.maxOutboxAgeMs, input.redactForLan === true),
     clock: clock(input.clock),
     prices: prices(input.prices),
     ...input.contributed,
