@@ -8,6 +8,7 @@ import type { Config } from './config/types.js';
 import { LazyModule, type Module } from './lifecycle.js';
 import type { AppContext } from './context.js';
 import type { MeterStatus } from './domain.js';
+import type { ChargingServices } from './planning/charging-services.js';
 import { EventBus } from './events.js';
 import { createLogger } from './log.js';
 import { ClockGuard } from './ops/clock/clock-guard.js';
@@ -138,6 +139,10 @@ export function buildModules(ctx: AppContext): Module[] {
   // The site meter (config site.meter), followed for charging plans: its latest reading is the site's other load.
   const siteMeter = ctx.config.site.meter !== undefined ? new SiteMeter(ctx) : null;
   if (siteMeter) modules.push(siteMeter);
+  // The charging planner and stores, shared by the HTTP plan route, the central system, the
+  // followers and the replanner: built once, when the first of them starts.
+  let chargingServices: Promise<ChargingServices> | null = null;
+  const charging = (): Promise<ChargingServices> => (chargingServices ??= import('./planning/charging-services.js').then((m) => m.buildChargingServices(ctx)));
   // Prices, forecasts, price views and the HTTP API are imported when their module starts
   // and only when configured: a feature that is off costs no resident memory (its code,
   // and the time-zone data the price calendar touches at load).
@@ -148,16 +153,16 @@ export function buildModules(ctx: AppContext): Module[] {
     );
   }
   // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
-  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer(ctx)));
+  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer({ ...ctx, charging: await charging() })));
   // OCPP 1.6J central system for the configured chargers (docs/chargers.md); ocpp-rpc and
   // its schemas are loaded only when a charger is configured.
-  const centralSystem = ctx.config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx)) : null;
+  const centralSystem = ctx.config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx, await charging())) : null;
   if (centralSystem) modules.push(centralSystem);
   // Follows each charging session against its plan and plans the rest again when it falls behind.
-  const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx)) : null;
+  const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx, await charging())) : null;
   if (planFollower) modules.push(planFollower);
   // Lowers (and later raises again) the planned chargers' current as the site meter's load changes.
-  const siteFollower = centralSystem && siteMeter ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx)) : null;
+  const siteFollower = centralSystem && siteMeter ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx, await charging())) : null;
   if (siteFollower) modules.push(siteFollower);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
@@ -173,7 +178,7 @@ export function buildModules(ctx: AppContext): Module[] {
   });
   modules.push(forecast);
   // Charging plans made again when prices arrive (plan.updated); the targets come over HTTP.
-  const replanner = new LazyModule('charging-plans', async () => new (await import('./planning/replan.js')).Replanner(ctx));
+  const replanner = new LazyModule('charging-plans', async () => new (await import('./planning/replan.js')).Replanner(ctx, await charging()));
   modules.push(replanner);
   // Day-ahead prices: background backfill, then node-cron sync and repair (prices.updated).
   modules.push(

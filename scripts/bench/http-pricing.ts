@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext } from '../../src/daemon.js';
+import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { HttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { TokenStore } from '../../src/store/tokens.js';
@@ -79,7 +80,7 @@ async function serve(): Promise<void> {
   const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: dataDir, http: { port: 0 } }, 'bench', {});
   const ctx = createContext(config, { logger: createLogger('warn') });
   const periods = loadNl2025Prices(ctx.db);
-  const server = new HttpServer(ctx);
+  const server = new HttpServer({ ...ctx, charging: buildChargingServices(ctx) });
   await server.start();
   const token = new TokenStore(ctx.db).create({ name: 'bench', type: 'cdrs', nowMs: Date.now() }).token;
   // Baseline: a bare express app, JSON body parser + echo, same body limit.

@@ -15,7 +15,9 @@ import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { chargingProfileRequest } from '../../src/ocpp/charging-profile.js';
 import { SiteFollower } from '../../src/ocpp/site-follower.js';
+import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { siteContext } from '../../src/planning/site-context.js';
+import { openChargingStores } from '../../src/store/charging-stores.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
@@ -64,7 +66,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
       ocpp.addMeterValues(t.chargePointId, 1, transaction.transactionId, [1, 2, 3].map((l) => ({ sampledAtMs: NOW - 5000, measurand: 'Current.Import', phase: `L${l}`, location: 'Outlet', context: 'Sample.Periodic', value: 6, unit: 'A' })), NOW - 5000);
     }
     // Every connector holds the TxProfile of its plan now: the follower compares and holds.
-    const planner = new TargetPlanner(db, false, siteContext(ctx));
+    const planner = new TargetPlanner(openChargingStores(db), false, siteContext(ctx));
     const profiles = new ChargingProfileStore(db);
     for (const t of all) {
       const plan = planner.plan(t, NOW);
@@ -72,12 +74,12 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
       const request = chargingProfileRequest(plan, { connectorId: 1, transactionId, plannedAtMs: NOW, departureMs: t.departureMs, charger: t });
       profiles.put({ chargePointId: t.chargePointId, connectorId: 1, purpose: 'TxProfile', transactionId, chargingProfileId: request.csChargingProfiles.chargingProfileId, plannedAtMs: NOW, sentAtMs: NOW, status: 'Accepted', error: null, periods: request.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length, requestJson: JSON.stringify(request) });
     }
-    const follower = new SiteFollower(ctx);
+    const follower = new SiteFollower(ctx, buildChargingServices(ctx));
     void follower.start();
     const perReadingMs = medianMs(() => follower.check());
     void follower.stop();
     // Baseline: one plan of one connector alone on the site (GET …/plan).
-    const alone = new TargetPlanner(db, false, { limitA: 25, meter: null });
+    const alone = new TargetPlanner(openChargingStores(db), false, { limitA: 25, meter: null });
     const singlePlanMs = medianMs(() => alone.plan(all[0]!, NOW));
     return { perReadingMs, singlePlanMs, sent };
   } finally {

@@ -15,14 +15,14 @@ import type { Module } from '../lifecycle.js';
 import { defaultTarget } from '../planning/default-target.js';
 import { observeCarDraw } from '../planning/car-draw.js';
 import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progress } from '../planning/progress.js';
-import { TargetPlanner } from '../planning/target-plan.js';
+import type { ChargingServices } from '../planning/charging-services.js';
+import type { TargetPlanner } from '../planning/target-plan.js';
 import { requireMarket } from '../prices/markets.js';
-import { siteContext } from '../planning/site-context.js';
-import { FollowStateStore } from '../store/charging-follow-state.js';
-import { ChargingProfileStore } from '../store/charging-profiles.js';
-import { ChargingProgressStore } from '../store/charging-progress.js';
-import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
-import { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { FollowStateStore } from '../store/charging-follow-state.js';
+import type { ChargingProfileStore } from '../store/charging-profiles.js';
+import type { ChargingProgressStore } from '../store/charging-progress.js';
+import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
+import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 
 /** A connector in one of these cannot charge; back in one of CHARGEABLE it can again. */
@@ -36,30 +36,31 @@ const LEARN_WINDOW_MS = 30 * 60_000;
 
 export class PlanFollower implements Module {
   readonly name = 'plan-follower';
-  private targets?: ChargingTargetStore;
-  private profiles?: ChargingProfileStore;
-  private progress?: ChargingProgressStore;
-  private planner?: TargetPlanner;
+  private readonly targets: ChargingTargetStore;
+  private readonly profiles: ChargingProfileStore;
+  private readonly progress: ChargingProgressStore;
+  private readonly planner: TargetPlanner;
   /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
-  private state?: FollowStateStore;
-  private draws?: ConnectorDrawStore;
+  private readonly state: FollowStateStore;
+  private readonly draws: ConnectorDrawStore;
   /** When each connector was last planned again for coming back (charger-available), in memory. */
   private readonly backReplanAtMs = new Map<string, number>();
 
   constructor(
-    private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>,
+    private readonly ctx: Pick<AppContext, 'clock' | 'events' | 'logger' | 'config'>,
+    charging: ChargingServices,
     private readonly rule: FollowRule = FOLLOW_RULE,
-  ) {}
-
-  async start(): Promise<void> {
-    const { db, config } = this.ctx;
-    this.targets = new ChargingTargetStore(db);
-    this.profiles = new ChargingProfileStore(db);
-    this.progress = new ChargingProgressStore(db);
-    this.state = new FollowStateStore(db);
-    this.draws = new ConnectorDrawStore(db);
-    this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
+  ) {
+    const { stores } = charging;
+    this.targets = stores.targets;
+    this.profiles = stores.profiles;
+    this.progress = stores.progress;
+    this.state = stores.follow;
+    this.draws = stores.draws;
+    this.planner = charging.planner;
   }
+
+  async start(): Promise<void> {}
 
   async stop(): Promise<void> {}
 
@@ -76,23 +77,23 @@ export class PlanFollower implements Module {
    */
   private learnCarDraw(chargePointId: string, connectorId: number, transactionId: number): boolean {
     const nowMs = this.ctx.clock.now();
-    const target = this.targets!.get(chargePointId, connectorId);
+    const target = this.targets.get(chargePointId, connectorId);
     if (!target || target.departureMs <= nowMs) return false;
-    const sent = this.profiles!.get(chargePointId, connectorId);
+    const sent = this.profiles.get(chargePointId, connectorId);
     // Only the profile in force is known: the car's draw is judged against it alone.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return false;
-    const known = this.planner!.observedDraw(target);
+    const known = this.planner.observedDraw(target);
     const charger = { phases: this.phasesOf(target, sent.plannedAtMs), voltageV: target.voltageV };
     const segments = scheduleSegments(JSON.parse(sent.requestJson) as SetChargingProfileRequest, charger);
     const allowedPowerW = (atMs: number) => segments.find((g) => g.startMs <= atMs && atMs < g.endMs)?.powerW ?? 0;
-    const samples = this.draws!.samples(transactionId, Math.max(sent.plannedAtMs, nowMs - LEARN_WINDOW_MS), Number.MAX_SAFE_INTEGER);
+    const samples = this.draws.samples(transactionId, Math.max(sent.plannedAtMs, nowMs - LEARN_WINDOW_MS), Number.MAX_SAFE_INTEGER);
     const observed = observeCarDraw(samples, allowedPowerW, charger);
     if (!observed) return false;
     // The most the car was seen to take: a later, lower run (a battery tapering off) does not lower it.
     if (known && observed.maxCurrentA * observed.phases <= known.maxCurrentA * known.phases + 0.05) return false;
     const maxCurrentA = Math.min(observed.maxCurrentA, target.maxCurrentA);
     const phases = Math.min(observed.phases, target.phases);
-    this.state!.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs });
+    this.state.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs });
     this.ctx.logger.info(
       { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, observed_max_current_a: maxCurrentA, observed_phases: phases, charger_max_current_a: target.maxCurrentA, charger_phases: target.phases },
       'car draws less than allowed: the rest of its session is planned with what it draws',
@@ -102,7 +103,7 @@ export class PlanFollower implements Module {
 
   /** The phases a profile planned at plannedAtMs was made for: the car's observed ones once learnt, else the target's. */
   private phasesOf(target: ChargingTarget, plannedAtMs: number): number {
-    const observed = this.planner!.observedDraw(target);
+    const observed = this.planner.observedDraw(target);
     return observed && plannedAtMs >= observed.atMs ? observed.phases : target.phases;
   }
 
@@ -113,7 +114,7 @@ export class PlanFollower implements Module {
     if (previous && previous.atMs > e.atMs) return;
     if (!previous || !OFF.has(previous.status) || !CHARGEABLE.has(e.status)) return;
     // Connector 0 is the whole charger: every connector of it was off.
-    const connectors = e.connectorId === 0 ? this.targets!.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
+    const connectors = e.connectorId === 0 ? this.targets.upcoming(this.ctx.clock.now()).filter((t) => t.chargePointId === e.chargePointId).map((t) => t.connectorId) : [e.connectorId];
     for (const connectorId of connectors) this.follow(e.chargePointId, connectorId, 'charger-available');
   }
 
@@ -127,17 +128,17 @@ export class PlanFollower implements Module {
     const connector = config.chargers.find((c) => c.id === e.chargePointId)?.connectors?.find((c) => c.connector_id === e.connectorId);
     if (!connector?.default_target) return;
     const nowMs = clock.now();
-    const existing = this.targets!.get(e.chargePointId, e.connectorId);
+    const existing = this.targets.get(e.chargePointId, e.connectorId);
     if (existing && existing.endedAtMs == null && existing.departureMs > nowMs) return;
     const target = defaultTarget(e.chargePointId, connector, requireMarket(config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL'), e.startedAtMs);
     if (!target || target.departureMs <= nowMs) return;
     // Without a single price to plan on, the plan would hold the car at 0 A: leave it unmanaged.
-    const plan = this.planner!.plan(target, nowMs);
+    const plan = this.planner.plan(target, nowMs);
     if (plan.planned.energyWh === 0 && plan.shortfallReason === 'prices-end-before-departure') {
       logger.warn({ charge_point_id: e.chargePointId, connector_id: e.connectorId, market_area: target.marketArea }, 'default charging target not applied: no stored prices before its departure');
       return;
     }
-    this.targets!.put(target);
+    this.targets.put(target);
     logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId, departure: new Date(target.departureMs).toISOString(), energy_wh: target.energyWh }, 'default charging target applied');
   }
 
@@ -146,8 +147,8 @@ export class PlanFollower implements Module {
    * the profiles set for it are cleared from the charger (plan.cleared).
    */
   transactionStopped(e: Events['charger.transaction-stopped']): void {
-    if (!this.targets!.end(e.chargePointId, e.connectorId, e.stoppedAtMs)) return;
-    this.state!.setReplanned(e.chargePointId, e.connectorId, null);
+    if (!this.targets.end(e.chargePointId, e.connectorId, e.stoppedAtMs)) return;
+    this.state.setReplanned(e.chargePointId, e.connectorId, null);
     this.ctx.logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId }, 'charging target ended with its transaction; its charging profiles are cleared');
     this.ctx.events.emit('plan.cleared', { chargePointId: e.chargePointId, connectorId: e.connectorId, reason: 'transaction-stopped', atMs: this.ctx.clock.now() });
   }
@@ -156,18 +157,18 @@ export class PlanFollower implements Module {
   private follow(chargePointId: string, connectorId: number, reason: Reason): Progress | null {
     const { clock, logger, events } = this.ctx;
     const nowMs = clock.now();
-    const target = this.targets!.get(chargePointId, connectorId);
+    const target = this.targets.get(chargePointId, connectorId);
     if (!target || target.departureMs <= nowMs) return null;
-    const sent = this.profiles!.get(chargePointId, connectorId);
+    const sent = this.profiles.get(chargePointId, connectorId);
     // Only a schedule the charger took for this transaction is one to follow.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
     // Coming back is one event per outage, though a charger reports it for connector 0 and
     // the connector: while the plan made for it is not answered yet, that plan counts it.
     const key = `${chargePointId}\u0000${connectorId}`;
     if (reason === 'charger-available' && (this.backReplanAtMs.get(key) ?? -Infinity) > sent.plannedAtMs) return null;
-    const delivery = this.progress!.delivery(chargePointId, connectorId, target.updatedAtMs, [sent.plannedAtMs]);
+    const delivery = this.progress.delivery(chargePointId, connectorId, target.updatedAtMs, [sent.plannedAtMs]);
     if (!delivery || delivery.transactionId !== sent.transactionId) return null;
-    const lastReplanMs = this.state!.get(chargePointId, connectorId).replannedAtMs ?? -Infinity;
+    const lastReplanMs = this.state.get(chargePointId, connectorId).replannedAtMs ?? -Infinity;
     const countFromMs = Math.max(target.updatedAtMs, delivery.startedAtMs);
     const startWh = registerAtWh(delivery.readings, countFromMs)!;
     const request = JSON.parse(sent.requestJson) as SetChargingProfileRequest;
@@ -209,12 +210,12 @@ export class PlanFollower implements Module {
     }
     let plan;
     try {
-      plan = this.planner!.plan(target, nowMs);
+      plan = this.planner.plan(target, nowMs);
     } catch (err) {
       logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'charging plan failed');
       return progress;
     }
-    this.state!.setReplanned(chargePointId, connectorId, nowMs);
+    this.state.setReplanned(chargePointId, connectorId, nowMs);
     if (reason === 'charger-available') this.backReplanAtMs.set(key, nowMs);
     logger.info({ ...fields, planned_wh: Math.round(plan.planned.energyWh), meets_target: plan.meetsTarget }, 'charging session behind its plan: the rest planned again');
     events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason, plannedAtMs: nowMs, plan });

@@ -14,25 +14,36 @@ import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import { siteGuardDecision, type SiteGuardRule } from '../planning/site-guard.js';
-import { siteContext } from '../planning/site-context.js';
-import { TargetPlanner, type TargetPlan } from '../planning/target-plan.js';
-import { FollowStateStore } from '../store/charging-follow-state.js';
-import { ChargingProfileStore } from '../store/charging-profiles.js';
-import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
-import { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { ChargingServices } from '../planning/charging-services.js';
+import type { TargetPlanner, TargetPlan } from '../planning/target-plan.js';
+import type { FollowStateStore } from '../store/charging-follow-state.js';
+import type { ChargingProfileStore } from '../store/charging-profiles.js';
+import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
+import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 
 export class SiteFollower implements Module {
   readonly name = 'site-follower';
-  private targets?: ChargingTargetStore;
-  private profiles?: ChargingProfileStore;
-  private draws?: ConnectorDrawStore;
-  private state?: FollowStateStore;
-  private planner?: TargetPlanner;
+  private readonly targets: ChargingTargetStore;
+  private readonly profiles: ChargingProfileStore;
+  private readonly draws: ConnectorDrawStore;
+  private readonly state: FollowStateStore;
+  private readonly planner: TargetPlanner;
   private timer?: NodeJS.Timeout;
   private lastSampleMs: number | null = null;
+  private started = false;
 
-  constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>) {}
+  constructor(
+    private readonly ctx: Pick<AppContext, 'clock' | 'events' | 'logger' | 'config'>,
+    charging: ChargingServices,
+  ) {
+    const { stores } = charging;
+    this.targets = stores.targets;
+    this.profiles = stores.profiles;
+    this.draws = stores.draws;
+    this.state = stores.follow;
+    this.planner = charging.planner;
+  }
 
   private get rule(): SiteGuardRule {
     const site = this.ctx.config.site;
@@ -40,12 +51,8 @@ export class SiteFollower implements Module {
   }
 
   async start(): Promise<void> {
-    const { db, config } = this.ctx;
-    this.targets = new ChargingTargetStore(db);
-    this.profiles = new ChargingProfileStore(db);
-    this.draws = new ConnectorDrawStore(db);
-    this.state = new FollowStateStore(db);
-    this.planner = new TargetPlanner(db, config.forecast.enabled, siteContext(this.ctx));
+    const { config } = this.ctx;
+    this.started = true;
     // A silent meter sends no samples: its staleness is noticed here.
     const maxAgeMs = config.site.max_reading_age_s * 1000;
     this.timer = setInterval(() => {
@@ -67,9 +74,9 @@ export class SiteFollower implements Module {
 
   /** Compares every planned connector's plan in force with what the site leaves it now. */
   check(): void {
-    if (!this.planner) return;
+    if (!this.started) return;
     const nowMs = this.ctx.clock.now();
-    for (const target of this.targets!.upcoming(nowMs)) {
+    for (const target of this.targets.upcoming(nowMs)) {
       try {
         this.checkConnector(target, nowMs);
       } catch (err) {
@@ -80,24 +87,24 @@ export class SiteFollower implements Module {
 
   private checkConnector(target: ChargingTarget, nowMs: number): void {
     const { chargePointId, connectorId } = target;
-    const transactionId = this.draws!.openTransactionId(chargePointId, connectorId);
+    const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
     if (transactionId === null) return;
-    const sent = this.profiles!.get(chargePointId, connectorId);
+    const sent = this.profiles.get(chargePointId, connectorId);
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return;
-    const state = this.state!.get(chargePointId, connectorId);
+    const state = this.state.get(chargePointId, connectorId);
     // A plan this sent and the charger has not answered yet is the one in force.
     const pending = state.siteChangedAtMs !== null && state.siteChangedAtMs > sent.plannedAtMs && state.siteCapA !== null;
     const inForceA = pending ? state.siteCapA! : restMaxCurrentA(JSON.parse(sent.requestJson) as SetChargingProfileRequest, target, nowMs);
-    const plan = this.planner!.plan(target, nowMs);
+    const plan = this.planner.plan(target, nowMs);
     const share = plan.site?.share;
     if (!share) return;
     const freshPlanA = planMaxCurrentA(plan, nowMs);
     const verdict = siteGuardDecision({ inForceA, shareA: share.shareA, freshPlanA, lastSiteChangeMs: state.siteChangedAtMs, nowMs }, this.rule);
     if (verdict === 'hold') return;
     // Half the hysteresis under the share: a wobble of the load by less lowers nothing again.
-    const sentPlan = this.planner!.plan(target, nowMs, { siteMarginA: this.rule.raiseHysteresisA / 2 });
+    const sentPlan = this.planner.plan(target, nowMs, { siteMarginA: this.rule.raiseHysteresisA / 2 });
     const sentA = planMaxCurrentA(sentPlan, nowMs);
-    this.state!.setSiteChange(chargePointId, connectorId, nowMs, sentA);
+    this.state.setSiteChange(chargePointId, connectorId, nowMs, sentA);
     this.ctx.logger.info(
       {
         charge_point_id: chargePointId,

@@ -4,30 +4,32 @@
 // stores; the planning itself is pure.
 import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
-import { ChargingTargetStore } from '../store/charging-targets.js';
-import { TargetPlanner } from './target-plan.js';
-import { siteContext } from './site-context.js';
+import type { ChargingTargetStore } from '../store/charging-targets.js';
+import type { ChargingServices } from './charging-services.js';
+import type { TargetPlanner } from './target-plan.js';
 
 export class Replanner implements Module {
   readonly name = 'charging-plans';
-  private targets?: ChargingTargetStore;
-  private planner?: TargetPlanner;
+  private readonly targets: ChargingTargetStore;
+  private readonly planner: TargetPlanner;
 
-  constructor(private readonly ctx: Pick<AppContext, 'db' | 'clock' | 'events' | 'logger' | 'config' | 'probes'>) {}
-
-  // The stores' statements are prepared once, not on every prices.updated (a backfill tells many).
-  async start(): Promise<void> {
-    this.targets = new ChargingTargetStore(this.ctx.db);
-    this.planner = new TargetPlanner(this.ctx.db, this.ctx.config.forecast.enabled, siteContext(this.ctx));
+  constructor(
+    private readonly ctx: Pick<AppContext, 'clock' | 'events' | 'logger'>,
+    charging: ChargingServices,
+  ) {
+    this.targets = charging.stores.targets;
+    this.planner = charging.planner;
   }
+
+  async start(): Promise<void> {}
 
   async stop(): Promise<void> {}
 
   /** Plans every upcoming target of the market again; returns how many. */
   replan(marketArea: string): number {
     const nowMs = this.ctx.clock.now();
-    const planner = this.planner!;
-    const targets = this.targets!.upcoming(nowMs).filter((t) => t.marketArea === marketArea);
+    const planner = this.planner;
+    const targets = this.targets.upcoming(nowMs).filter((t) => t.marketArea === marketArea);
     for (const target of targets) {
       let plan;
       try {

@@ -4,13 +4,13 @@
 // The energy needed counts from when the target was set (or its transaction started, if
 // later): what the connector's open transaction delivered since then is already in the car,
 // so the plan is for the rest.
-import { ChargingProgressStore } from '../store/charging-progress.js';
-import { FollowStateStore } from '../store/charging-follow-state.js';
-import { ConnectorDrawStore } from '../store/connector-draw.js';
-import { ChargingTargetStore, type ChargingTarget } from '../store/charging-targets.js';
-import type { Db } from '../store/db.js';
-import { ForecastStore } from '../store/forecasts.js';
-import { PriceStore } from '../store/prices.js';
+import type { ChargingProgressStore } from '../store/charging-progress.js';
+import type { FollowStateStore } from '../store/charging-follow-state.js';
+import type { ChargingStores } from '../store/charging-stores.js';
+import type { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
+import type { ForecastStore } from '../store/forecasts.js';
+import type { PriceStore } from '../store/prices.js';
 import { planPeriods } from './periods.js';
 import { planCharging, type Plan } from './plan.js';
 import { NO_SITE, type SiteContext } from './site-context.js';
@@ -51,17 +51,18 @@ export class TargetPlanner {
   private readonly follow: FollowStateStore;
 
   constructor(
-    db: Db,
+    /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
+    stores: Pick<ChargingStores, 'prices' | 'forecasts' | 'progress' | 'draws' | 'targets' | 'follow'>,
     private readonly forecastEnabled: boolean,
     /** The configured site limit and site meter (planning/site-context.ts). */
     private readonly site: SiteContext = NO_SITE,
   ) {
-    this.prices = new PriceStore(db);
-    this.forecasts = new ForecastStore(db);
-    this.progress = new ChargingProgressStore(db);
-    this.draws = new ConnectorDrawStore(db);
-    this.targets = new ChargingTargetStore(db);
-    this.follow = new FollowStateStore(db);
+    this.prices = stores.prices;
+    this.forecasts = stores.forecasts;
+    this.progress = stores.progress;
+    this.draws = stores.draws;
+    this.targets = stores.targets;
+    this.follow = stores.follow;
   }
 
   /** Energy the connector's open transaction delivered towards the target (0 without one). */

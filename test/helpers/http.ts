@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import type { AppContext } from '../../src/context.js';
 import { createContext } from '../../src/daemon.js';
+import { buildChargingServices, type ChargingServices } from '../../src/planning/charging-services.js';
 import type { RouteRegistrar } from '../../src/http/deps.js';
 import { HttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
@@ -12,6 +13,8 @@ import { TokenStore, type TokenType } from '../../src/store/tokens.js';
 
 export interface TestHttp {
   readonly ctx: AppContext;
+  /** The charging planner and stores the server was given (pass them to a CentralSystem started beside it). */
+  readonly charging: ChargingServices;
   readonly server: HttpServer;
   readonly url: string;
   /** Creates a live token of this type and returns its secret. */
@@ -33,11 +36,13 @@ export async function startTestHttp(opts: { config?: Record<string, unknown>; ro
     {},
   );
   const ctx = createContext(config, { logger: createLogger('silent'), ...opts.ctx });
-  const server = new HttpServer(ctx, { ...opts.server, ...(opts.routes ? { routes: opts.routes } : {}) });
+  const charging = buildChargingServices(ctx);
+  const server = new HttpServer({ ...ctx, charging }, { ...opts.server, ...(opts.routes ? { routes: opts.routes } : {}) });
   await server.start();
   const tokens = new TokenStore(ctx.db);
   return {
     ctx,
+    charging,
     server,
     url: server.url(),
     token: (type, name = `test-${type}`) => tokens.create({ name, type, nowMs: Date.now() }).token,

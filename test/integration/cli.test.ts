@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext } from '../../src/daemon.js';
+import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { HttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
@@ -144,7 +145,7 @@ describe('metergate CLI', () => {
     const status = async () => {
       const cfg = validateConfig({ organization_id: ORG, data_dir: dataDir, http: { port: 0 }, prices: { source: 'none' } }, 'test', {});
       const ctx = createContext(cfg, { db: openDatabase(databasePath(dataDir)), logger: createLogger('silent') });
-      const server = new HttpServer(ctx);
+      const server = new HttpServer({ ...ctx, charging: buildChargingServices(ctx) });
       await server.start();
       try {
         return (await fetch(`${server.url()}/api/v1/cdrs/TX-unknown`, { headers: { authorization: `Token ${token}` } })).status;

@@ -38,7 +38,7 @@ describe.skipIf(!hasSharedData)('a charger connector measured by a configured me
     for (let t = at('2025-09-30T21:29:50Z'); t <= at('2025-09-30T22:30:10Z'); t += 10_000) {
       readings.insert({ resourceId: METER, sampledAtMs: t, metrics: [{ name: 'active_energy_import', value: 1_000_000 + (11_000 * (t - at('2025-09-30T21:30:00Z'))) / 3_600_000, unit: 'Wh' }] });
     }
-    central = new CentralSystem(http.ctx);
+    central = new CentralSystem(http.ctx, http.charging);
     await central.start();
     cp = new RPCClient({ endpoint: `ws://127.0.0.1:${central.port()}`, identity: 'CP-METERED', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
     await cp.connect();

@@ -30,7 +30,7 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
         ],
       },
     });
-    central = new CentralSystem(http.ctx);
+    central = new CentralSystem(http.ctx, http.charging);
     http.ctx.probes.observe([central]);
     await central.start();
     cp = new RPCClient({ endpoint: `ws://127.0.0.1:${central.port()}`, identity: 'CP-DRIVEWAY', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);

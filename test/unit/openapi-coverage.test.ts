@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext } from '../../src/daemon.js';
+import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { createApp } from '../../src/http/app.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { createLogger } from '../../src/log.js';
@@ -25,7 +26,8 @@ describe('openapi.json covers the app', () => {
   it('documents every registered route (static assets aside) and nothing that is not served', () => {
     const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/nonexistent' }, 'test', {});
     const db = openDatabase(':memory:');
-    const app = createApp(createContext(config, { db, logger: createLogger('silent') }));
+    const ctx = createContext(config, { db, logger: createLogger('silent') });
+    const app = createApp({ ...ctx, charging: buildChargingServices(ctx) });
     const served = routesOf((app as unknown as { router: { stack: Layer[] } }).router.stack)
       .filter((r) => !/\.(js|css|svg)$/.test(r))
       .map((r) => r.replace(/:(\w+)/g, '{$1}'));

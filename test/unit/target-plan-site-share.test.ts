@@ -13,6 +13,7 @@ import type { SiteMeterReading } from '../../src/planning/site-load.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
 import { FollowStateStore } from '../../src/store/charging-follow-state.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../src/store/charging-targets.js';
+import { openChargingStores } from '../../src/store/charging-stores.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { OcppStore } from '../../src/store/ocpp.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
@@ -69,7 +70,7 @@ describe.skipIf(!hasSharedData)(`TargetPlanner shares the site between connector
   });
 
   it('both draws are taken off the meter, and the headroom is shared equally between the two with a car plugged in', () => {
-    const planner = new TargetPlanner(db, false, site());
+    const planner = new TargetPlanner(openChargingStores(db), false, site());
     const a = planner.plan(target('CP-A', '2025-05-11T16:00:00Z'), NOW);
     expect(a.site?.meter).toMatchObject({ state: 'measured', ownDrawA: [16, 10, 10], otherLoadA: 6 });
     expect(a.site?.share).toEqual({ connectors: 2, headroomA: 19, shareA: 9.5 });
@@ -85,7 +86,7 @@ describe.skipIf(!hasSharedData)(`TargetPlanner shares the site between connector
 
   it('a car seen to draw at most 7 A leaves the rest to the other', () => {
     new FollowStateStore(db).setObserved('CP-B', 1, { transactionId: transactions['CP-B']!, maxCurrentA: 7, phases: 1, atMs: NOW - 60_000 });
-    const planner = new TargetPlanner(db, false, site());
+    const planner = new TargetPlanner(openChargingStores(db), false, site());
     const a = planner.plan(target('CP-A', '2025-05-11T16:00:00Z'), NOW);
     expect(a.site?.share.shareA).toBe(12);
     const b = planner.plan(target('CP-B', '2025-05-11T18:00:00Z'), NOW);

@@ -7,11 +7,10 @@ import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { DEFAULT_CHARGER_LIMITS } from '../../planning/limits.js';
 import type { SiteLoad } from '../../planning/site-load.js';
-import { TargetPlanner, type TargetPlan } from '../../planning/target-plan.js';
-import { siteContext } from '../../planning/site-context.js';
+import type { TargetPlan } from '../../planning/target-plan.js';
 import { chargerSessionId } from '../../store/ocpp.js';
-import { ChargingProfileStore, type PlannedSession, type ProfileClear, type SentChargingProfile } from '../../store/charging-profiles.js';
-import { ChargingTargetStore, type ChargingTarget } from '../../store/charging-targets.js';
+import type { PlannedSession, ProfileClear, SentChargingProfile } from '../../store/charging-profiles.js';
+import type { ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -156,9 +155,8 @@ function plannedSessionView(chargePointId: string, p: PlannedSession): Record<st
 export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
-  const targets = new ChargingTargetStore(deps.db);
-  const profiles = new ChargingProfileStore(deps.db);
-  const planner = new TargetPlanner(deps.db, deps.config.forecast.enabled, siteContext(deps));
+  const { targets, profiles } = deps.charging.stores;
+  const planner = deps.charging.planner;
   const access = deps.priceAccess;
 
   function connectorOf(params: Record<string, string | string[] | undefined>): { chargePointId: string; connectorId: number } {

@@ -1,0 +1,168 @@
+// The calls a charger sends (docs/chargers.md "What each message does"): BootNotification,
+// Heartbeat, StatusNotification, Authorize, Start/StopTransaction, MeterValues, and the
+// check of the charger's clock against the timestamps it sends. Each handler commits its
+// effect to SQLite (store/ocpp.ts) before it returns, so the answer follows the commit; what
+// is sent to the charger after an answer (plans, configuration reads) is the profile
+// dispatcher's (profile-dispatcher.ts).
+//
+// Error policy: a handler that throws answers the call with a CallError (counted, logged);
+// the connection and the process carry on.
+import { Counter, type Registry } from 'prom-client';
+import { createRPCError } from 'ocpp-rpc';
+import type { AppContext } from '../context.js';
+import type { ChargerConfig } from '../config/types.js';
+import { chargerSessionId, type OcppStore } from '../store/ocpp.js';
+import type { ChargerClient, ChargerState } from './charger-client.js';
+import { authorizeIdTag } from './id-tags.js';
+import { ENERGY_REGISTER } from './register-readings.js';
+import { sampledValueRows, type MeterValue } from './sampled-values.js';
+import type { SessionOutcomeRecorder } from './session-outcomes.js';
+
+/** What is sent to a charger after a call is answered (profile-dispatcher.ts). */
+export interface AfterAnswer {
+  booted(client: ChargerClient): void;
+  transactionStarted(client: ChargerClient, connectorId: number): void;
+}
+
+/** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
+function timestampMs(value: string, path: string): number {
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw createRPCError('PropertyConstraintViolation', `${path} is not a date-time`, { path });
+  return ms;
+}
+
+export class ChargerMessageHandlers {
+  private readonly messages: Counter<'action' | 'outcome'>;
+
+  constructor(
+    private readonly ctx: Pick<AppContext, 'config' | 'logger' | 'clock' | 'events'>,
+    metrics: Registry,
+    private readonly store: OcppStore,
+    private readonly outcomes: SessionOutcomeRecorder,
+    private readonly after: AfterAnswer,
+  ) {
+    this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
+  }
+
+  /** Handles the calls of one connection of a configured charger. */
+  attach(client: ChargerClient, charger: ChargerConfig, st: ChargerState): void {
+    const { logger, clock } = this.ctx;
+    const id = client.identity;
+    const store = this.store;
+    const log = logger.child({ charge_point_id: id });
+    client.on('strictValidationFailure', ({ messageId, method, error }: { messageId?: string; method?: string; error: Error }) => {
+      this.messages.inc({ action: method ?? 'unknown', outcome: 'invalid' });
+      log.warn({ message_id: messageId, action: method, err: { message: error.message } }, 'OCPP call failed schema validation; answered with CallError');
+    });
+
+    // ocpp-rpc has checked params against the action's OCPP 1.6 schema before this runs (strict mode).
+    const on = <P>(action: string, handler: (params: P) => unknown) => {
+      client.handle(action, ({ params }) => {
+        st.lastMessageAtMs = clock.now();
+        try {
+          const result = handler(params as P);
+          this.messages.inc({ action, outcome: 'ok' });
+          return result;
+        } catch (err) {
+          this.messages.inc({ action, outcome: 'error' });
+          log.warn({ action, err: { message: (err as Error).message } }, 'OCPP call answered with CallError');
+          throw err;
+        }
+      });
+    };
+
+    const nowIso = () => new Date(clock.now()).toISOString();
+    // A charger stamps what it measured; a message may be late (queued while offline) but
+    // never from the future. A timestamp ahead of the gateway's clock by more than
+    // clock.step_tolerance_s means the charger's clock is off: its sessions would be priced
+    // at the wrong periods. Said once per change, shown on the status page and /metrics;
+    // the answers to Heartbeat and BootNotification carry the gateway's time to set it by.
+    const toleranceMs = (this.ctx.config.clock?.step_tolerance_s ?? 60) * 1000;
+    const checkClock = (stampedMs: number, what: string) => {
+      const aheadMs = stampedMs - clock.now();
+      if (aheadMs > toleranceMs) {
+        if (st.clockAheadMs === null) log.warn({ ahead_s: Math.round(aheadMs / 1000), message: what }, 'charger clock ahead of the gateway clock: its timestamps (and sessions) are off until it sets its clock');
+        st.clockAheadMs = aheadMs;
+      } else if (st.clockAheadMs !== null && aheadMs > -toleranceMs) {
+        log.info({ message: what }, 'charger clock back in step with the gateway clock');
+        st.clockAheadMs = null;
+      }
+    };
+
+    on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
+      store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
+      log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
+      // After the answer: a charger that (re)boots gets the plans of its upcoming targets.
+      this.after.booted(client);
+      return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
+    });
+
+    on('Heartbeat', () => {
+      store.recordHeartbeat(id, clock.now());
+      return { currentTime: nowIso() };
+    });
+
+    on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }) => {
+      const nowMs = clock.now();
+      const atMs = p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs;
+      if (p.timestamp) checkClock(atMs, 'StatusNotification');
+      // The status before this one, from the store: a change that spans a gateway restart is seen too.
+      const previous = store.connectorStatus(id, p.connectorId);
+      store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
+      this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
+      return {};
+    });
+
+    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }));
+
+    on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
+      const status = authorizeIdTag(charger.auth, p.idTag);
+      const startedAtMs = timestampMs(p.timestamp, 'timestamp');
+      checkClock(startedAtMs, 'StartTransaction');
+      const { transaction, repeated } = store.startTransaction(
+        { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs, reservationId: p.reservationId ?? null, idTagStatus: status },
+        clock.now(),
+      );
+      log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
+      // After the answer (the charger needs the transactionId): the plan as a TxProfile for it
+      // (the connector's default target is stored first, when it applies).
+      if (transaction.idTagStatus === 'Accepted') {
+        this.ctx.events.emit('charger.transaction-started', { chargePointId: id, connectorId: p.connectorId, transactionId: transaction.transactionId, startedAtMs: transaction.startedAtMs });
+        this.after.transactionStarted(client, p.connectorId);
+      }
+      return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
+    });
+
+    on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
+      const rows = sampledValueRows(p.meterValue, 'meterValue');
+      if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues');
+      const known = store.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
+      if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
+      else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId: p.transactionId });
+      return {};
+    });
+
+    on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
+      const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
+      const stoppedAtMs = timestampMs(p.timestamp, 'timestamp');
+      checkClock(stoppedAtMs, 'StopTransaction');
+      const nowMs = clock.now();
+      // What the session came to is committed with the stop (ocpp/session-outcomes.ts).
+      const outcome = store.stopTransaction(
+        { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs, reason: p.reason ?? null, idTag: p.idTag ?? null },
+        rows,
+        nowMs,
+        (tx) => this.outcomes.record(tx, nowMs),
+      );
+      if (outcome === 'unknown') {
+        // Answered so the charger drops it from its queue; nothing is stored.
+        log.warn({ transaction_id: p.transactionId }, 'StopTransaction for a transaction this charger does not have; nothing stored');
+      } else {
+        log.info({ transaction_id: p.transactionId, repeated: outcome === 'repeated', session: chargerSessionId(id, p.transactionId) }, 'transaction stopped');
+        const tx = outcome === 'stopped' ? store.transaction(p.transactionId) : undefined;
+        if (tx) this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs });
+      }
+      return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } };
+    });
+  }
+}
