@@ -7,6 +7,9 @@ import { nearest } from './nearest.js';
 export interface SchemaNode {
   type?: string | string[];
   enum?: unknown[];
+  const?: unknown;
+  /** Alternatives of a scalar (e.g. ocpp.port: a port number or false). */
+  oneOf?: SchemaNode[];
   properties?: Record<string, SchemaNode>;
   additionalProperties?: unknown;
 }
@@ -53,8 +56,16 @@ export interface EnvLayer {
   readonly problems: readonly string[];
 }
 
+/** The JSON types a scalar setting takes (its type, its enum's values', each alternative's). */
+function scalarTypes(node: SchemaNode): unknown[] {
+  if (node.oneOf) return node.oneOf.flatMap(scalarTypes);
+  if (node.enum) return [...new Set(node.enum.map((v) => typeof v))];
+  if ('const' in node) return [typeof node.const];
+  return [node.type].flat();
+}
+
 function coerceEnvValue(raw: string, node: SchemaNode): unknown {
-  const types = node.enum ? [...new Set(node.enum.map((v) => typeof v))] : [node.type].flat();
+  const types = scalarTypes(node);
   if ((types.includes('integer') || types.includes('number')) && raw.trim() !== '' && Number.isFinite(Number(raw))) return Number(raw);
   if (types.includes('boolean') && (raw === 'true' || raw === 'false')) return raw === 'true';
   return raw;

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
@@ -10,6 +11,7 @@ import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
 import { readConfigFile } from './files.js';
+import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -161,7 +163,16 @@ function crossChecks(config: Config): string[] {
     for (const [connector, resourceId] of Object.entries(isMapping(charger.connector_meters) ? charger.connector_meters : {})) {
       if (typeof resourceId === 'string' && !resourceIds.has(resourceId)) problems.push(`chargers[${i}].connector_meters.${connector}: ${resourceId} is not a configured meter (meters[].resource_id)`);
     }
-    if (!charger.password && !charger.password_file) problems.push(`chargers[${i}].password: a charge point needs a password (password or password_file): chargers connect with HTTP basic auth`);
+    // Security profile 3: the client certificate is the credential (no basic auth).
+    if (!charger.password && !charger.password_file && charger.security_profile !== 3) {
+      problems.push(`chargers[${i}].password: a charge point needs a password (password or password_file): chargers connect with HTTP basic auth (or security_profile: 3 with a client certificate)`);
+    }
+    if ((charger.security_profile === 2 || charger.security_profile === 3) && !(isMapping(config.ocpp) && config.ocpp.tls_port !== undefined)) {
+      problems.push(`chargers[${i}].security_profile: ${charger.security_profile} needs wss://: set ocpp.tls_port (and http.tls)`);
+    }
+    if (charger.security_profile === 3 && !(isMapping(config.ocpp) && typeof config.ocpp.client_ca_file === 'string')) {
+      problems.push(`chargers[${i}].security_profile: 3 needs ocpp.client_ca_file: the CA that signed the chargers' client certificates`);
+    }
     const connectorIds = new Set<number>();
     for (const [connector, j] of entries<NonNullable<Config['chargers'][number]['connectors']>[number]>(charger.connectors)) {
       const path = `chargers[${i}].connectors[${j}]`;
@@ -178,6 +189,18 @@ function crossChecks(config: Config): string[] {
   if (typeof site?.meter === 'string' && !resourceIds.has(site.meter)) problems.push(`site.meter: ${site.meter} is not a configured meter (meters[].resource_id)`);
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
   if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
+  if (ocpp?.port === false && ocpp.tls_port === undefined) problems.push('ocpp.port: false turns ws:// off, and without ocpp.tls_port no charger could connect: set ocpp.tls_port (wss://)');
+  if (typeof ocpp?.client_ca_file === 'string') {
+    if (ocpp.tls_port === undefined) problems.push('ocpp.client_ca_file: client certificates are checked on wss:// only: set ocpp.tls_port');
+    const pem = readConfigFile(ocpp.client_ca_file, 'ocpp.client_ca_file', problems);
+    if (pem !== undefined) {
+      try {
+        new X509Certificate(pem);
+      } catch (err) {
+        problems.push(`ocpp.client_ca_file: ${ocpp.client_ca_file} is not a PEM certificate (${(err as Error).message})`);
+      }
+    }
+  }
   return problems;
 }
 
@@ -259,7 +282,8 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
   for (const [charger, i] of entries<{ password?: string; password_file?: string }>((mutable as { chargers?: unknown }).chargers)) {
     if (typeof charger.password_file === 'string' && !charger.password) {
       const password = readSecretFile(charger.password_file, `chargers[${i}].password_file`, problems, 'write the charge point\'s AuthorizationKey into it');
-      if (password !== undefined && (password.length < 16 || password.length > 40)) problems.push(`chargers[${i}].password_file: the password must be 16 to 40 characters (OCPP AuthorizationKey)`);
+      const problem = password === undefined ? null : authorizationKeyProblem(password);
+      if (problem) problems.push(`chargers[${i}].password_file: ${problem}`);
       charger.password = password;
     }
   }

@@ -93,6 +93,8 @@ export interface ChargerConfig {
   /** Set from password_file by the loader when only the file is given. */
   readonly password?: string;
   readonly password_file?: string;
+  /** The weakest connection it may use: 1 ws + basic auth, 2 wss + basic auth, 3 wss + client certificate. */
+  readonly security_profile: 1 | 2 | 3;
   readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
   /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
   readonly connector_meters?: Readonly<Record<string, string>>;
@@ -147,8 +149,11 @@ export interface Config {
   };
   readonly ocpp: {
     readonly host: string;
-    readonly port: number;
+    /** ws:// (security profile 1); false: off, only wss:// listens. */
+    readonly port: number | false;
     readonly tls_port?: number;
+    /** CA(s) whose client certificates identify chargers on wss:// (security profile 3). */
+    readonly client_ca_file?: string;
     readonly heartbeat_interval_s: number;
     readonly market_area?: string;
   };

@@ -1,95 +1,283 @@
-// How chargers reach the central system (docs/chargers.md "Wiring a charger"): ws://
-// (security profile 1: HTTP basic auth per charge point) and, with ocpp.tls_port, wss://
-// (profile 2: TLS with the gateway's http.tls certificate, plus basic auth). Built on
-// ocpp-rpc in strict mode: every call is validated against the official OCPP 1.6 JSON
-// schemas before a handler sees it (a call that fails gets the protocol's CallError from
-// the library) and every answer of ours before it leaves.
+// How chargers reach the central system (docs/chargers.md "Wiring a charger", "What the
+// network can do"): ws:// (security profile 1: HTTP basic auth per charge point; off with
+// ocpp.port: false) and, with ocpp.tls_port, wss:// (profile 2: TLS with the gateway's
+// http.tls certificate plus basic auth; profile 3: a client certificate from
+// ocpp.client_ca_file whose subject CN is the charge point id). Each charger's
+// security_profile is the weakest connection it may use. Built on ocpp-rpc in strict
+// mode, subprotocol ocpp1.6 only: every call is validated against the official OCPP 1.6
+// JSON schemas before a handler sees it, and every answer of ours before it leaves.
 //
-// Error policy: whatever a peer sends at this level (a refused handshake, a failed TLS
-// handshake, a frame that is not OCPP-J) is refused or ignored and logged; the connection
-// and the process carry on. Authenticated clients are handed to onClient.
+// Error policy: whatever a peer sends at this level (a malformed upgrade, no ocpp1.6, a
+// refused handshake, a failed TLS handshake, an oversized frame, a frame that is not
+// OCPP-J, answers it does not read) is refused, or its connection closed, and counted and
+// logged; the other connections and the process carry on. A handler's own error reaches
+// the charger as a CallError without JavaScript internals (InternalError); the message
+// handlers' CallErrors (schema, PropertyConstraintViolation) pass as they are.
+// Authenticated clients are handed to onClient.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { RPCServer } from 'ocpp-rpc';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import { Counter } from 'prom-client';
+import { RPCServer, createRPCError } from 'ocpp-rpc';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
+import { authorizationKeyForms } from './authorization-key.js';
 import type { ChargerClient } from './charger-client.js';
+import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
+
+/**
+ * The largest frame a charger may send (ws maxPayload; larger: closed with 1009). The
+ * largest OCPP 1.6 messages are StopTransaction with its transactionData and MeterValues:
+ * one sampled value is at most ~170 bytes of JSON, so 1 MiB holds a 72-hour session's
+ * 15-minute clock-aligned values with 8 measurands (288 × ~1.4 kB ≈ 400 kB) with room to
+ * spare; the ws default was 100 MiB (docs/chargers.md).
+ */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+/** Answers queued for a charger that does not read them (socket.writableLength); beyond it the connection is closed. */
+export const MAX_UNSENT_BYTES = 256 * 1024;
+/** Headers of an upgrade (and a TLS handshake) must arrive within this; slower peers are cut off. */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** Open sockets per listener (chargers, handshakes under way, refused ones closing). */
+export const MAX_CONNECTIONS = 256;
+/** Failed handshakes per address: 10 at once, then one every 6 s (10 a minute); more get 429. */
+export const AUTH_FAILURES = { burst: 10, refillMs: 6_000, maxAddresses: 4096 } as const;
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
+/** ocpp-rpc's server-side client, as far as the transport uses it. */
+interface RpcServerClient extends ChargerClient {
+  readonly handshake: { readonly request: IncomingMessage };
+}
+
 export class OcppTransport {
   private rpc?: RPCServer;
-  private readonly servers: Server[] = [];
+  private plain: Server | null = null;
+  private secure: Server | null = null;
+  private readonly throttle = new AuthFailureThrottle(AUTH_FAILURES);
+  private refusals?: Counter<'reason'>;
 
   constructor(
-    private readonly ctx: Pick<AppContext, 'config' | 'logger'>,
+    private readonly ctx: Pick<AppContext, 'config' | 'logger' | 'metrics'>,
     private readonly chargers: ReadonlyMap<string, ChargerConfig>,
     /** An authenticated charger's new connection. */
     private readonly onClient: (client: ChargerClient) => void,
   ) {}
 
   async start(): Promise<void> {
-    const { config, logger } = this.ctx;
-    const rpc = new RPCServer({ protocols: ['ocpp1.6'], strictMode: true });
+    const { config, logger, metrics } = this.ctx;
+    this.refusals = new Counter({
+      name: 'metergate_ocpp_connections_refused_total',
+      help: 'OCPP connections refused or closed by the transport, by reason (bad_url, no_subprotocol, throttled, unknown_id, unauthorized, weak_security, unread_answers, upgrade_error)',
+      labelNames: ['reason'] as const,
+      registers: [metrics],
+    });
+    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
+    // ws's server errors are re-emitted here; unheard, an 'error' event throws.
+    rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));
     rpc.auth((accept, reject, handshake) => {
-      const charger = this.chargers.get(handshake.identity);
-      if (!charger) {
-        logger.warn({ charge_point_id: handshake.identity.slice(0, 48), remote: handshake.remoteAddress }, 'OCPP connection refused: unknown charge point id');
-        reject(404, 'unknown charge point');
+      const remote = handshake.remoteAddress ?? 'unknown';
+      const refuse = (status: number, reason: 'unknown_id' | 'unauthorized' | 'weak_security', fields: Record<string, unknown>, message: string) => {
+        this.throttle.failed(remote);
+        this.refusals!.inc({ reason });
+        logger.warn({ remote, ...fields }, message);
+        reject(status, status === 404 ? 'unknown charge point' : 'unauthorized');
+      };
+      if (!handshake.protocols.has(OCPP16)) {
+        this.refusals!.inc({ reason: 'no_subprotocol' });
+        reject(400, `subprotocol ${OCPP16} required`);
         return;
       }
-      // Compared as hashes: equal length, constant time.
-      if (!handshake.password || !charger.password || !timingSafeEqual(sha256(handshake.password), sha256(charger.password))) {
-        logger.warn({ charge_point_id: charger.id, remote: handshake.remoteAddress, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
-        reject(401, 'unauthorized');
+      const charger = this.chargers.get(handshake.identity);
+      if (!charger) {
+        refuse(404, 'unknown_id', { charge_point_id: handshake.identity.slice(0, 48) }, 'OCPP connection refused: unknown charge point id');
+        return;
+      }
+      const tls = handshake.request.socket instanceof TLSSocket ? handshake.request.socket : null;
+      if (charger.security_profile >= 2 && !tls) {
+        refuse(401, 'weak_security', { charge_point_id: charger.id, security_profile: charger.security_profile }, 'OCPP connection refused: this charge point must connect over wss:// (its security_profile)');
+        return;
+      }
+      if (charger.security_profile === 3) {
+        const certified = tls !== null && tls.authorized && tls.getPeerCertificate().subject?.CN === charger.id;
+        if (!certified) {
+          const cn = tls?.authorized ? tls.getPeerCertificate().subject?.CN : undefined;
+          refuse(401, 'weak_security', { charge_point_id: charger.id, certificate: tls?.authorized ? `CN ${String(cn).slice(0, 64)}` : 'none or not from ocpp.client_ca_file' }, 'OCPP connection refused: security profile 3 needs a client certificate from ocpp.client_ca_file with the charge point id as CN');
+          return;
+        }
+        accept({ chargePointId: charger.id });
+        return;
+      }
+      if (!passwordMatches(handshake.password, charger.password)) {
+        refuse(401, 'unauthorized', { charge_point_id: charger.id, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
         return;
       }
       accept({ chargePointId: charger.id });
     });
-    rpc.on('client', (client: ChargerClient) => {
-      // A frame that is not OCPP-J at all: logged, the connection kept (maxBadMessages is unbounded).
-      client.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
-        logger.warn({ charge_point_id: client.identity, err: { message: error.message }, bytes: buffer.length }, 'malformed OCPP frame ignored');
-      });
-      this.onClient(client);
-    });
+    rpc.on('client', (lib: RpcServerClient) => this.connected(lib));
 
     const { host, port, tls_port: tlsPort } = config.ocpp;
-    const plain = createServer(upgradeRequired);
-    plain.on('upgrade', rpc.handleUpgrade);
-    await listen(plain, port, host);
-    this.servers.push(plain);
+    const timeouts = { headersTimeout: HANDSHAKE_TIMEOUT_MS, requestTimeout: HANDSHAKE_TIMEOUT_MS, connectionsCheckingInterval: 1_000 };
+    if (port !== false) {
+      const plain = createServer(timeouts, upgradeRequired);
+      this.guard(plain);
+      await listen(plain, port, host);
+      this.plain = plain;
+    }
     if (tlsPort !== undefined && config.http.tls) {
       const tls = config.http.tls;
-      const secure = createTlsServer({ cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8'), minVersion: 'TLSv1.2' }, upgradeRequired);
-      secure.on('upgrade', rpc.handleUpgrade);
+      const clientCa = config.ocpp.client_ca_file;
+      const secure = createTlsServer(
+        {
+          ...timeouts,
+          handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+          cert: readFileSync(tls.cert_file, 'utf8'),
+          key: readFileSync(tls.key_file, 'utf8'),
+          minVersion: 'TLSv1.2',
+          // Security profile 3: a certificate is asked for, and checked per charger in the
+          // auth callback (profile 2 chargers connect without one).
+          ...(clientCa ? { requestCert: true, rejectUnauthorized: false, ca: readFileSync(clientCa, 'utf8') } : {}),
+        },
+        upgradeRequired,
+      );
+      this.guard(secure);
       secure.on('tlsClientError', (err: NodeJS.ErrnoException) => logger.debug({ code: err.code }, 'OCPP TLS handshake failed'));
       await listen(secure, tlsPort, host);
-      this.servers.push(secure);
+      this.secure = secure;
     }
   }
 
-  /** The bound ws:// port (ocpp.port 0 picks a free one). */
+  /** The bound ws:// port (ocpp.port 0 picks a free one); 0 with ocpp.port: false. */
   port(): number {
-    return (this.servers[0]?.address() as AddressInfo | null)?.port ?? 0;
+    return (this.plain?.address() as AddressInfo | null)?.port ?? 0;
   }
 
   /** The bound wss:// port, or null without ocpp.tls_port. */
   tlsPort(): number | null {
-    return this.servers[1] ? (this.servers[1].address() as AddressInfo).port : null;
+    return this.secure ? (this.secure.address() as AddressInfo).port : null;
   }
 
   async stop(): Promise<void> {
     await this.rpc?.close({ code: 1001, reason: 'gateway stopping', awaitPending: true });
-    for (const server of this.servers.splice(0)) {
+    for (const server of [this.plain, this.secure]) {
+      if (!server) continue;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+    this.plain = this.secure = null;
   }
+
+  /** Bounds and the upgrade guard of one listener. */
+  private guard(server: Server): void {
+    server.maxConnections = MAX_CONNECTIONS;
+    // Before the upgrade completes (ws sets 0 on the upgraded socket).
+    server.setTimeout(HANDSHAKE_TIMEOUT_MS);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    // A peer that resets mid-request: its socket's error, nothing more.
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+      this.ctx.logger.debug({ code: err.code }, 'OCPP request refused by the HTTP parser');
+      if (socket.writable && err.code !== 'ECONNRESET') socket.end(`HTTP/1.1 ${err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400} ${err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\n\r\n`);
+      socket.destroy();
+    });
+  }
+
+  /**
+   * Checked here before ocpp-rpc's handleUpgrade: it decodes the charge point id outside its
+   * try and its returned promise is never awaited, so `GET /ocpp/%E0%A4%A` with an Upgrade
+   * header was an unhandled rejection that ended the process (issue 20). No upstream issue
+   * was found; the code: https://github.com/mikuso/ocpp-rpc/blob/042e695e4d3a4d024e5416f68025c8232ddfb1da/lib/server.js
+   * (handleUpgrade, `decodeURIComponent(pathParts.pop())`). Its promise is caught as well.
+   */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const { logger } = this.ctx;
+    const remote = req.socket.remoteAddress ?? 'unknown';
+    socket.on('error', (err: NodeJS.ErrnoException) => logger.debug({ remote, code: err.code }, 'OCPP socket error before the upgrade completed'));
+    const refuse = (status: 400 | 429, reason: 'bad_url' | 'no_subprotocol' | 'throttled', message: string, headers: Record<string, string> = {}) => {
+      this.refusals!.inc({ reason });
+      logger.debug({ remote, status, reason }, 'OCPP upgrade refused');
+      refuseUpgrade(socket, status, message, headers);
+    };
+    const target = upgradeIdentity(req.url);
+    if ('status' in target) return refuse(target.status, 'bad_url', target.reason);
+    // OCPP-J 1.6 (4.1.2): a server that does not agree on a subprotocol refuses the connection.
+    if (!offersOcpp16(req.headers['sec-websocket-protocol'])) return refuse(400, 'no_subprotocol', `subprotocol ${OCPP16} required (Sec-WebSocket-Protocol: ${OCPP16})`);
+    const waitMs = this.throttle.blockedForMs(remote);
+    if (waitMs > 0) return refuse(429, 'throttled', 'too many failed handshakes from this address', { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
+    // An upgrade event's socket is the connection's net.Socket (a TLSSocket on wss://).
+    this.rpc!.handleUpgrade(req, socket as Socket, head).catch((err: unknown) => {
+      this.refusals!.inc({ reason: 'upgrade_error' });
+      logger.warn({ remote, err: { message: err instanceof Error ? err.message : String(err) } }, 'OCPP upgrade failed');
+      socket.destroy();
+    });
+  }
+
+  /** An authenticated connection: its answers bounded, its handlers' errors kept to CallErrors, then handed on. */
+  private connected(lib: RpcServerClient): void {
+    const { logger } = this.ctx;
+    const socket: Socket = lib.handshake.request.socket;
+    // A frame that is not OCPP-J at all: logged, the connection kept (maxBadMessages is unbounded).
+    lib.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
+      logger.warn({ charge_point_id: lib.identity, err: { message: error.message }, bytes: buffer.length }, 'malformed OCPP frame ignored');
+    });
+    // A frame over MAX_FRAME_BYTES, a reset: ws closes the connection and says why here.
+    lib.on('socketError', (err: Error) => logger.warn({ charge_point_id: lib.identity, err: { message: err.message } }, 'OCPP connection error; connection closed'));
+    // A charger that sends calls without reading the answers: its answers would pile up in
+    // memory without end (1.14 M Heartbeats in 20 s took 800 MB). Checked at every call.
+    let closing = false;
+    lib.on('call', () => {
+      if (closing || socket.writableLength <= MAX_UNSENT_BYTES) return;
+      closing = true;
+      this.refusals!.inc({ reason: 'unread_answers' });
+      logger.warn({ charge_point_id: lib.identity, unsent_bytes: socket.writableLength }, 'OCPP connection closed: the charger does not read its answers');
+      void lib.close({ code: 1008, reason: 'answers not read', force: true }).catch(() => undefined);
+      socket.destroy();
+    });
+    this.onClient(guardedClient(lib, (action, err) => logger.error({ charge_point_id: lib.identity, action, err }, 'OCPP call failed inside the gateway; answered InternalError')));
+  }
+}
+
+/** The client the central system uses: the library's, with every handler's non-OCPP error answered as InternalError. */
+function guardedClient(lib: RpcServerClient, internal: (action: string, err: unknown) => void): ChargerClient {
+  return {
+    identity: lib.identity,
+    handle: (method, handler) =>
+      lib.handle(method, async (call) => {
+        try {
+          return await handler(call);
+        } catch (err) {
+          // CallErrors made on purpose (createRPCError) carry their code: passed on as they are.
+          if (err instanceof Error && 'rpcErrorCode' in err) throw err;
+          internal(method, err);
+          throw createRPCError('InternalError', 'the central system could not handle this call; send it again later');
+        }
+      }),
+    call: (method, params, opts) => lib.call(method, params, opts),
+    on: (event, listener) => lib.on(event, listener),
+    close: (opts) => lib.close(opts),
+  };
+}
+
+/** The password a charger sent against its AuthorizationKey (either form, authorization-key.ts); compared as hashes: equal length, constant time. */
+function passwordMatches(sent: Buffer | undefined, key: string | undefined): boolean {
+  if (!sent || !key) return false;
+  const got = sha256(sent);
+  let match = false;
+  for (const form of authorizationKeyForms(key)) match = timingSafeEqual(got, sha256(form)) || match;
+  return match;
+}
+
+function refuseUpgrade(socket: Duplex, status: number, message: string, headers: Record<string, string>): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(message)}\r\n${extra}\r\n${message}`);
+  socket.once('finish', () => socket.destroy());
 }
 
 /** A plain HTTP request (a browser, a port scan) gets an answer instead of hanging until it times out. */

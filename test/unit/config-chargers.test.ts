@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
+import { authorizationKeyForms } from '../../src/ocpp/authorization-key.js';
 import { CONFIG_BASE as BASE, configProblems as problemsOf } from '../helpers/config-problems.js';
 
 const PASSWORD = '0123456789abcdef';
@@ -82,5 +83,63 @@ describe('chargers and ocpp settings', () => {
     const problems = problemsOf({ chargers: [{ id: 'CP1', password_file: join(dir, 'missing'), auth: 'accept_all' }, { id: 'CP2', password_file: short, auth: 'accept_all' }] });
     expect(problems.some((p) => p.startsWith('chargers[0].password_file:') && p.includes('does not exist'))).toBe(true);
     expect(problems).toContain('chargers[1].password_file: the password must be 16 to 40 characters (OCPP AuthorizationKey)');
+  });
+
+  it('ocpp.port: false leaves only wss://, and is refused without tls_port; METERGATE_OCPP__PORT still takes a number', () => {
+    expect(problemsOf({ ocpp: { port: false } })).toContain('ocpp.port: false turns ws:// off, and without ocpp.tls_port no charger could connect: set ocpp.tls_port (wss://)');
+    expect(problemsOf({ ocpp: { port: 'off' } }).some((p) => p.startsWith('ocpp.port'))).toBe(true);
+    expect(validateConfig(BASE, 'test', { METERGATE_OCPP__PORT: '9000' }).ocpp.port).toBe(9000);
+  });
+
+  it('security_profile: 1 by default; 2 and 3 need wss://, 3 needs the client CA and no password; the CA file must be a PEM certificate', () => {
+    const config = validateConfig({ ...BASE, chargers: [{ id: 'CP1', password: PASSWORD, auth: 'accept_all' }] }, 'test', {});
+    expect(config.chargers[0]!.security_profile).toBe(1);
+    const problems = problemsOf({
+      chargers: [
+        { id: 'CP1', password: PASSWORD, auth: 'accept_all', security_profile: 2 },
+        { id: 'CP2', auth: 'accept_all', security_profile: 3 },
+        { id: 'CP3', password: PASSWORD, auth: 'accept_all', security_profile: 4 },
+      ],
+    });
+    expect(problems).toContain('chargers[0].security_profile: 2 needs wss://: set ocpp.tls_port (and http.tls)');
+    expect(problems).toContain('chargers[1].security_profile: 3 needs wss://: set ocpp.tls_port (and http.tls)');
+    expect(problems).toContain("chargers[1].security_profile: 3 needs ocpp.client_ca_file: the CA that signed the chargers' client certificates");
+    expect(problems.some((p) => p.startsWith('chargers[1].password'))).toBe(false);
+    expect(problems.some((p) => p.startsWith('chargers[2].security_profile'))).toBe(true);
+    const notPem = join(dir, 'not-a-ca.pem');
+    writeFileSync(notPem, 'hello\n');
+    const caProblems = problemsOf({ ocpp: { client_ca_file: notPem } });
+    expect(caProblems.some((p) => p.startsWith(`ocpp.client_ca_file: ${notPem} is not a PEM certificate`))).toBe(true);
+    expect(caProblems).toContain('ocpp.client_ca_file: client certificates are checked on wss:// only: set ocpp.tls_port');
+  });
+
+  it('the AuthorizationKey is 16 to 40 printable ASCII characters (whitepaper: at least 16 bytes, up to 40 hex digits)', () => {
+    const spaced = join(dir, 'spaced');
+    writeFileSync(spaced, 'sixteen chars with spaces\n');
+    const problems = problemsOf({
+      chargers: [
+        { id: 'CP1', password: 'x'.repeat(41), auth: 'accept_all' },
+        { id: 'CP2', password: 'sixteen chars with spaces', auth: 'accept_all' },
+        { id: 'CP3', password_file: spaced, auth: 'accept_all' },
+        { id: 'CP4', password: 'a1'.repeat(20), auth: 'accept_all' },
+      ],
+    });
+    expect(problems.some((p) => p.startsWith('chargers[0].password'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('chargers[1].password'))).toBe(true);
+    expect(problems).toContain('chargers[2].password_file: the password must be printable ASCII without spaces (OCPP AuthorizationKey)');
+    expect(problems.some((p) => p.startsWith('chargers[3]'))).toBe(false);
+  });
+});
+
+describe('AuthorizationKey forms a charger may send', () => {
+  it('the text always; for 32..40 hex digits also the 16..20 bytes they stand for', () => {
+    expect(authorizationKeyForms('charger-secret-0123456789')).toEqual([Buffer.from('charger-secret-0123456789')]);
+    const hex = '00112233445566778899aabbccddeeff';
+    expect(authorizationKeyForms(hex)).toEqual([Buffer.from(hex), Buffer.from(hex, 'hex')]);
+    expect(authorizationKeyForms(hex)[1]).toHaveLength(16);
+    expect(authorizationKeyForms(`${hex}00112233`)[1]).toHaveLength(20);
+    // Odd count of digits, or 30: text only.
+    expect(authorizationKeyForms(`${hex}0`)).toHaveLength(1);
+    expect(authorizationKeyForms(hex.slice(2))).toHaveLength(1);
   });
 });
