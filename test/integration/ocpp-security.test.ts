@@ -1,0 +1,217 @@
+// What the operator decides is exposed (issue 20, item 5), in a running gateway (Daemon
+// with its real modules) against strict ocpp-rpc chargers and raw upgrade requests:
+// per-charger security profiles refusing weaker connections, profile 3 with real client
+// certificates made by openssl, ocpp.port: false leaving only wss://, the AuthorizationKey
+// as text or as the bytes of its hex digits, the ocpp1.6 subprotocol required, a bad URL
+// refused, repeated failures from one address slowed down (429), and a handler's own error
+// answered without JavaScript internals.
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext, Daemon } from '../../src/daemon.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
+import { databasePath } from '../../src/store/db.js';
+import { makeCertificates } from '../helpers/mosquitto.js';
+
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const PASSWORD = 'charger-secret-0123456789';
+const HEX_KEY = '00112233445566778899aabbccddeeff01234567';
+
+const openssl = (dir: string, ...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+
+/** A client certificate with the subject CN `cn`, signed by the CA in `dir` (ca.crt, ca.key) or by a CA of its own. */
+function clientCertificate(dir: string, cn: string, signer: { crt: string; key: string }): { cert: string; key: string } {
+  openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', `${cn}.key`, '-out', `${cn}.csr`);
+  writeFileSync(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+  openssl(dir, 'x509', '-req', '-in', `${cn}.csr`, '-CA', signer.crt, '-CAkey', signer.key, '-CAcreateserial', '-days', '2', '-extfile', 'client.ext', '-out', `${cn}.crt`);
+  return { cert: readFileSync(join(dir, `${cn}.crt`), 'utf8'), key: readFileSync(join(dir, `${cn}.key`), 'utf8') };
+}
+
+function lanAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal);
+  if (!found) throw new Error('this test needs a non-loopback IPv4 address on the machine (none found)');
+  return found.address;
+}
+
+/** A raw websocket upgrade request; its status code (101 when accepted). */
+function upgrade(port: number, path: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers } });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const basic = (id: string, password: string | Buffer) => `Basic ${Buffer.concat([Buffer.from(`${id}:`), Buffer.from(password)]).toString('base64')}`;
+
+describe('OCPP exposure: security profiles, client certificates, subprotocol, throttling', () => {
+  let dir: string;
+  let daemon: Daemon;
+  let ca: string;
+  let ports: { ocpp: number; ocppTls: number; http: number };
+  let certs: { good: { cert: string; key: string }; otherCn: { cert: string; key: string }; otherCa: { cert: string; key: string } };
+  const clients: RPCClient[] = [];
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-sec-'));
+    const server = makeCertificates(dir);
+    ca = readFileSync(server.ca, 'utf8');
+    // The chargers' CA (the operator's, named in ocpp.client_ca_file), and a stranger's.
+    openssl(dir, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=charger CA', '-keyout', 'chargers-ca.key', '-out', 'chargers-ca.crt');
+    openssl(dir, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=stranger CA', '-keyout', 'stranger-ca.key', '-out', 'stranger-ca.crt');
+    const chargersCa = { crt: 'chargers-ca.crt', key: 'chargers-ca.key' };
+    certs = {
+      good: clientCertificate(dir, 'CP-P3', chargersCa),
+      otherCn: clientCertificate(dir, 'CP-ELSEWHERE', chargersCa),
+      otherCa: clientCertificate(dir, 'CP-P3', { crt: 'stranger-ca.crt', key: 'stranger-ca.key' }),
+    };
+    ports = { ocpp: await freePort(), ocppTls: await freePort(), http: await freePort() };
+    const config = validateConfig(
+      {
+        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+        data_dir: join(dir, 'data'),
+        log_level: 'fatal',
+        http: { host: '127.0.0.1', port: ports.http, tls: { cert_file: server.cert, key_file: server.key } },
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { enabled: false },
+        ocpp: { host: '0.0.0.0', port: ports.ocpp, tls_port: ports.ocppTls, client_ca_file: join(dir, 'chargers-ca.crt') },
+        chargers: [
+          { id: 'CP-P1', password: PASSWORD, auth: 'accept_all' },
+          { id: 'CP-P2', password: PASSWORD, auth: 'accept_all', security_profile: 2 },
+          { id: 'CP-P3', auth: 'accept_all', security_profile: 3 },
+          { id: 'CP-HEX', password: HEX_KEY, auth: 'accept_all' },
+        ],
+      },
+      'test',
+      {},
+    );
+    daemon = new Daemon(createContext(config, { logger: createLogger('warn', { write: (line: string) => void logLines.push(line) }) }));
+    await daemon.start();
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const c of clients) await c.close({ force: true }).catch(() => undefined);
+    await daemon?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function charger(identity: string, opts: { password?: string | Buffer | null; tls?: boolean; cert?: { cert: string; key: string }; localAddress?: string } = {}): RPCClient {
+    const client = new RPCClient({
+      endpoint: opts.tls ? `wss://localhost:${ports.ocppTls}` : `ws://127.0.0.1:${ports.ocpp}`,
+      identity,
+      ...(opts.password === null ? {} : { password: opts.password ?? PASSWORD }),
+      protocols: ['ocpp1.6'],
+      strictMode: true,
+      reconnect: false,
+      wsOpts: { ...(opts.tls ? { ca, ...(opts.cert ?? {}) } : {}), ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) },
+    } as ClientOptions);
+    clients.push(client);
+    return client;
+  }
+
+  async function connects(client: RPCClient): Promise<true | number> {
+    try {
+      await client.connect();
+      const beat = (await client.call('Heartbeat', {})) as { currentTime: string };
+      expect(Date.parse(beat.currentTime)).toBeGreaterThan(0);
+      await client.close();
+      return true;
+    } catch (err) {
+      return (err as { code?: number }).code ?? -1;
+    }
+  }
+
+  it('profile 1 connects over ws and wss; profile 2 only over wss; both need the password', async () => {
+    expect(await connects(charger('CP-P1'))).toBe(true);
+    expect(await connects(charger('CP-P1', { tls: true }))).toBe(true);
+    expect(await connects(charger('CP-P2'))).toBe(401);
+    expect(await connects(charger('CP-P2', { tls: true }))).toBe(true);
+    expect(await connects(charger('CP-P2', { tls: true, password: 'wrong-password-0123456789' }))).toBe(401);
+    expect(logLines.some((l) => l.includes('must connect over wss://') && l.includes('CP-P2'))).toBe(true);
+  });
+
+  it('profile 3 takes a real client certificate from the named CA with the id as CN, and nothing less', async () => {
+    expect(await connects(charger('CP-P3', { tls: true, password: null, cert: certs.good }))).toBe(true);
+    // No certificate (a password does not replace it), ws://, another CN, another CA.
+    expect(await connects(charger('CP-P3', { tls: true, password: PASSWORD }))).toBe(401);
+    expect(await connects(charger('CP-P3', { password: PASSWORD }))).toBe(401);
+    expect(await connects(charger('CP-P3', { tls: true, password: null, cert: certs.otherCn }))).toBe(401);
+    expect(await connects(charger('CP-P3', { tls: true, password: null, cert: certs.otherCa }))).toBe(401);
+    // A profile 2 charger still connects without a certificate on the same listener.
+    expect(await connects(charger('CP-P2', { tls: true }))).toBe(true);
+    expect(logLines.some((l) => l.includes('security profile 3 needs a client certificate') && l.includes('CN CP-ELSEWHERE'))).toBe(true);
+  });
+
+  it('a hex AuthorizationKey is accepted as typed and as the 20 bytes it stands for', async () => {
+    expect(await connects(charger('CP-HEX', { password: HEX_KEY }))).toBe(true);
+    expect(await connects(charger('CP-HEX', { password: Buffer.from(HEX_KEY, 'hex') }))).toBe(true);
+    expect(await connects(charger('CP-HEX', { password: Buffer.from(HEX_KEY.slice(0, 32), 'hex') }))).toBe(401);
+  });
+
+  it('refuses at the handshake an upgrade without ocpp1.6, with a path it cannot decode or too long, and stays up', async () => {
+    const auth = { authorization: basic('CP-P1', PASSWORD) };
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(101);
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', auth)).toBe(400);
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.0.1' })).toBe(400);
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.5, ocpp2.0.1' })).toBe(400);
+    expect(await upgrade(ports.ocpp, '/ocpp/%E0%A4%A', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
+    expect(await upgrade(ports.ocpp, `/ocpp/${'x'.repeat(2000)}`, { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
+    expect(await connects(charger('CP-P1'))).toBe(true);
+    const text = await daemon.ctx.metrics.metrics();
+    expect(text).toMatch(/^metergate_ocpp_connections_refused_total\{reason="no_subprotocol"\} 3$/m);
+    expect(text).toMatch(/^metergate_ocpp_connections_refused_total\{reason="bad_url"\} 2$/m);
+  });
+
+  it('an address that keeps failing is slowed down (429 even with the right password), others are not', async () => {
+    const lan = lanAddress();
+    const statuses: Array<true | number> = [];
+    for (let i = 0; i < 12; i++) statuses.push(await connects(charger('CP-P1', { password: `wrong-password-${String(i).padStart(10, '0')}`, localAddress: lan })));
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses.slice(10)).toEqual([429, 429]);
+    expect(await connects(charger('CP-P1', { localAddress: lan }))).toBe(429);
+    // Loopback (another address) is not held up by it.
+    expect(await connects(charger('CP-P1'))).toBe(true);
+  });
+
+  it('an error inside the gateway is answered InternalError without JavaScript internals', async () => {
+    const cp = charger('CP-P1');
+    await cp.connect();
+    // Another process holds the write lock: the Heartbeat's write fails inside the gateway.
+    const other = new Database(databasePath(join(dir, 'data')), { timeout: 0 });
+    other.exec('BEGIN IMMEDIATE');
+    let answer: unknown;
+    try {
+      answer = await cp.call('Heartbeat', {}, { callTimeoutMs: 20_000 }).catch((err: unknown) => err);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    // Either the gateway waited for the lock and answered, or it answered a CallError that says nothing of its insides.
+    if (answer instanceof Error) {
+      expect((answer as Error & { rpcErrorCode?: string }).rpcErrorCode).toBe('InternalError');
+      expect(answer.message).not.toMatch(/sqlite|database|locked|is not a function|TypeError|at .*\.(ts|js)/i);
+      expect(JSON.stringify((answer as Error & { details?: unknown }).details ?? {})).toBe('{}');
+    } else {
+      expect(answer).toMatchObject({ currentTime: expect.any(String) });
+    }
+    await cp.close();
+  });
+});
