@@ -215,6 +215,7 @@ export function buildModules(ctx: AppContext): Module[] {
   // the new prices (and the forecast stored so far).
   events.on('prices.updated', (update) => {
     void forecast.instance?.refresh();
+    centralSystem?.instance?.pricesUpdated();
     replanner.instance?.replan(update.marketArea);
   });
   events.on('exogenous.updated', () => void forecast.instance?.refresh());

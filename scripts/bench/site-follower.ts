@@ -24,7 +24,7 @@ import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { ChargingProfileStore } from '../../src/store/charging-profiles.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../src/store/charging-targets.js';
 import { openDatabase } from '../../src/store/db.js';
-import { OcppStore } from '../../src/store/ocpp.js';
+import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { PriceStore } from '../../src/store/prices.js';
 
 const runs = Number(process.argv[2] ?? 300);
@@ -55,7 +55,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     let sent = 0;
     events.on('plan.updated', () => void sent++);
     const ctx = { db, clock: { now: () => NOW }, events, logger, config, probes: { siteMeter: () => reading } } as unknown as AppContext;
-    const ocpp = new OcppStore(db, 'NL');
+    const ocpp = new ChargerSessions(db, { marketArea: 'NL' });
     const targets = new ChargingTargetStore(db);
     const all: ChargingTarget[] = [];
     for (let i = 0; i < connectors; i++) {
@@ -70,7 +70,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     const profiles = new ChargingProfileStore(db);
     for (const t of all) {
       const plan = planner.plan(t, NOW);
-      const transactionId = ocpp.chargePointView(t.chargePointId).openTransactions[0]!.transactionId;
+      const transactionId = ocpp.store.chargePointView(t.chargePointId).openTransactions[0]!.transactionId;
       const request = chargingProfileRequest(plan, { connectorId: 1, transactionId, plannedAtMs: NOW, departureMs: t.departureMs, charger: t });
       profiles.put({ chargePointId: t.chargePointId, connectorId: 1, purpose: 'TxProfile', transactionId, chargingProfileId: request.csChargingProfiles.chargingProfileId, plannedAtMs: NOW, sentAtMs: NOW, status: 'Accepted', error: null, periods: request.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length, requestJson: JSON.stringify(request) });
     }

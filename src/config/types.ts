@@ -130,6 +130,8 @@ export interface Config {
   readonly mqtt?: MqttConfig;
   readonly store: {
     readonly readings_retention_days: number;
+    /** Completed sessions and stopped charger transactions are deleted this many days after they ended. */
+    readonly sessions_retention_days: number;
     readonly outbox_max_rows: number;
     readonly outbox_max_bytes: number;
     /** Readings and messages kept in memory while the store refuses writes (disk full, locked); beyond it the oldest go. */
@@ -162,6 +164,8 @@ export interface Config {
   readonly sessions?: {
     /** Default: 3 x poll.interval_ms (see http/session-pricing.ts maxEdgeGapMs). */
     readonly max_edge_gap_ms?: number;
+    /** How long after a charger transaction's stop late values still change its session (default 600). */
+    readonly late_meter_values_s?: number;
   };
   readonly prices: {
     readonly regions: readonly string[];

@@ -4,15 +4,16 @@
 //   message-handlers.ts    the calls chargers send (Boot, Heartbeat, Status, Start/Stop, MeterValues, clock checks)
 //   profile-dispatcher.ts  what the gateway sends on its own (SetChargingProfile, clears, GetConfiguration)
 // The planner and the charging stores are shared, built once by daemon.ts.
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { Events } from '../events.js';
 import type { Module } from '../lifecycle.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
-import { OcppStore } from '../store/ocpp.js';
+import type { OcppStore } from '../store/ocpp.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
+import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
@@ -49,12 +50,29 @@ export class CentralSystem implements Module {
     const { config, logger, db, metrics } = this.ctx;
     const marketArea = config.ocpp.market_area ?? config.prices.regions[0] ?? 'NL';
     const chargers = this.chargers;
-    const store = new OcppStore(db, marketArea, (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null);
     const outcomes = new SessionOutcomeRecorder(db, config);
+    const dropped = new Counter({
+      name: 'metergate_ocpp_register_values_dropped_total',
+      help: 'Charger energy register values left out of their session, by reason: below-meter-start / above-meter-stop (breaks monotonicity against the transaction edges), after-cut-off (arrived later than sessions.late_meter_values_s after the stop)',
+      labelNames: ['charge_point_id', 'reason'] as const,
+      registers: [metrics],
+    });
+    const sessions = new ChargerSessions(db, {
+      marketArea,
+      connectorMeter: (chargePointId, connectorId) => chargers.get(chargePointId)?.connector_meters?.[String(connectorId)] ?? null,
+      lateValuesMs: (config.sessions?.late_meter_values_s ?? DEFAULT_LATE_VALUES_S) * 1000,
+      // What the session came to is committed with the stop, the charger's or the gateway's.
+      onStopped: (tx, nowMs) => outcomes.record(tx, nowMs),
+      onDropped: (d) => {
+        dropped.inc({ charge_point_id: d.chargePointId, reason: d.reason });
+        logger.warn({ charge_point_id: d.chargePointId, transaction_id: d.transactionId, sampled_at: new Date(d.sampledAtMs).toISOString(), energy_kwh: d.energyKwh, reason: d.reason }, 'charger register value left out of its session');
+      },
+    });
+    const store = sessions.store;
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, this.chargers, (id) => this.state.get(id)?.client ?? null);
-    const handlers = new ChargerMessageHandlers(this.ctx, metrics, store, outcomes, dispatcher);
+    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher);
     this.parts = { store, outcomes, handlers, dispatcher };
     this.registerMetrics(store);
     await this.transport.start();
@@ -78,6 +96,19 @@ export class CentralSystem implements Module {
   /** A connector's new plan goes to its charger (plan.updated, wired in daemon.ts). */
   applyPlan(e: Events['plan.updated']): void {
     this.parts?.dispatcher.applyPlan(e);
+  }
+
+  /** Prices arrived (prices.updated, wired in daemon.ts): outcomes that could not be priced at their stop are stored now. */
+  pricesUpdated(): void {
+    const parts = this.parts;
+    if (!parts) return;
+    try {
+      const n = parts.outcomes.priceOutstanding((txId) => parts.store.transaction(txId), this.ctx.clock.now());
+      if (n > 0) this.ctx.logger.info({ sessions: n }, 'charger session outcomes priced after a price update');
+    } catch (err) {
+      // Tried again at the next price update.
+      this.ctx.logger.warn({ err }, 'charger session outcomes not priced after a price update');
+    }
   }
 
   /** The profiles the gateway set on the connector are cleared (plan.cleared, wired in daemon.ts). */
@@ -104,6 +135,15 @@ export class CentralSystem implements Module {
       registers: [metrics],
       collect() {
         for (const [id, s] of state) this.set({ charge_point_id: id }, s.clockAheadMs === null ? 0 : Math.round(s.clockAheadMs / 1000));
+      },
+    });
+    new Gauge({
+      name: 'metergate_ocpp_charger_clock_offset_seconds',
+      help: 'How far off the gateway clock a charge point\'s clock is (its stamp minus the gateway time; negative: behind) while it is known to be off beyond clock.step_tolerance_s, else 0',
+      labelNames: ['charge_point_id'] as const,
+      registers: [metrics],
+      collect() {
+        for (const [id, s] of state) this.set({ charge_point_id: id }, s.clockOffsetMs ? Math.round(s.clockOffsetMs / 1000) : 0);
       },
     });
     new Gauge({

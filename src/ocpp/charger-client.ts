@@ -18,4 +18,12 @@ export interface ChargerState {
   lastMessageAtMs: number | null;
   /** How far ahead of the gateway's clock the charger's last timestamp ahead was (ms), or null while none was. */
   clockAheadMs: number | null;
+  /** The charger's clock offset (stamp - gateway time, ms) while it is known to be off, else null (charger-clock.ts). */
+  clockOffsetMs?: number | null;
+  /** Why its clock is off, while it is; its transactions are flagged with it. */
+  clockProblem?: string | null;
+  /** The first message of the current run behind by one offset (charger-clock.ts judgeChargerClock). */
+  clockAnchor?: { readonly receivedAtMs: number; readonly stampedAtMs: number } | null;
+  /** When it last sent BootNotification on this connection (gateway time): its connectors' Available then closes what it lost. */
+  bootedAtMs?: number | null;
 }

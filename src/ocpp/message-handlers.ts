@@ -1,7 +1,7 @@
 // The calls a charger sends (docs/chargers.md "What each message does"): BootNotification,
 // Heartbeat, StatusNotification, Authorize, Start/StopTransaction, MeterValues, and the
-// check of the charger's clock against the timestamps it sends. Each handler commits its
-// effect to SQLite (store/ocpp.ts) before it returns, so the answer follows the commit; what
+// check of the charger's clock against the timestamps it sends (charger-clock.ts). Each
+// handler commits its effect to SQLite (charger-sessions.ts, store/ocpp.ts) before it returns, so the answer follows the commit; what
 // is sent to the charger after an answer (plans, configuration reads) is the profile
 // dispatcher's (profile-dispatcher.ts).
 //
@@ -11,12 +11,14 @@ import { Counter, type Registry } from 'prom-client';
 import { createRPCError } from 'ocpp-rpc';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
-import { chargerSessionId, type OcppStore } from '../store/ocpp.js';
+import type { OcppStore, TransactionRecord } from '../store/ocpp.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
+import { judgeChargerClock } from './charger-clock.js';
+import { chargerSessionId } from './charger-session-id.js';
+import type { ChargerSessions } from './charger-sessions.js';
 import { authorizeIdTag } from './id-tags.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, type MeterValue } from './sampled-values.js';
-import type { SessionOutcomeRecorder } from './session-outcomes.js';
 
 /** What is sent to a charger after a call is answered (profile-dispatcher.ts). */
 export interface AfterAnswer {
@@ -37,8 +39,7 @@ export class ChargerMessageHandlers {
   constructor(
     private readonly ctx: Pick<AppContext, 'config' | 'logger' | 'clock' | 'events'>,
     metrics: Registry,
-    private readonly store: OcppStore,
-    private readonly outcomes: SessionOutcomeRecorder,
+    private readonly sessions: ChargerSessions,
     private readonly after: AfterAnswer,
   ) {
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
@@ -48,8 +49,12 @@ export class ChargerMessageHandlers {
   attach(client: ChargerClient, charger: ChargerConfig, st: ChargerState): void {
     const { logger, clock } = this.ctx;
     const id = client.identity;
-    const store = this.store;
+    const sessions = this.sessions;
+    const store: OcppStore = sessions.store;
     const log = logger.child({ charge_point_id: id });
+    // A new connection starts with what the charger queued: no run of stamps to compare with yet.
+    st.clockAnchor = null;
+    st.bootedAtMs = null;
     client.on('strictValidationFailure', ({ messageId, method, error }: { messageId?: string; method?: string; error: Error }) => {
       this.messages.inc({ action: method ?? 'unknown', outcome: 'invalid' });
       log.warn({ message_id: messageId, action: method, err: { message: error.message } }, 'OCPP call failed schema validation; answered with CallError');
@@ -72,25 +77,51 @@ export class ChargerMessageHandlers {
     };
 
     const nowIso = () => new Date(clock.now()).toISOString();
-    // A charger stamps what it measured; a message may be late (queued while offline) but
-    // never from the future. A timestamp ahead of the gateway's clock by more than
-    // clock.step_tolerance_s means the charger's clock is off: its sessions would be priced
-    // at the wrong periods. Said once per change, shown on the status page and /metrics;
-    // the answers to Heartbeat and BootNotification carry the gateway's time to set it by.
+    // A charger stamps what it measured with its own clock, and its sessions are priced by
+    // those stamps. A clock off by more than clock.step_tolerance_s (ahead: any message;
+    // behind: messages sent live, charger-clock.ts) is said once per change, shown on the
+    // status page and /metrics, and flags the charger's transactions (their cdrs answer 422).
+    // The answers to Heartbeat and BootNotification carry the gateway's time to set it by.
     const toleranceMs = (this.ctx.config.clock?.step_tolerance_s ?? 60) * 1000;
-    const checkClock = (stampedMs: number, what: string) => {
-      const aheadMs = stampedMs - clock.now();
-      if (aheadMs > toleranceMs) {
-        if (st.clockAheadMs === null) log.warn({ ahead_s: Math.round(aheadMs / 1000), message: what }, 'charger clock ahead of the gateway clock: its timestamps (and sessions) are off until it sets its clock');
-        st.clockAheadMs = aheadMs;
-      } else if (st.clockAheadMs !== null && aheadMs > -toleranceMs) {
+    const checkClock = (stampedMs: number, what: string, transactionId: number | null = null) => {
+      const nowMs = clock.now();
+      const judged = judgeChargerClock(st.clockAnchor ?? null, { receivedAtMs: nowMs, stampedAtMs: stampedMs }, toleranceMs);
+      st.clockAnchor = judged.anchor;
+      const { verdict } = judged;
+      if (verdict.kind === 'off') {
+        if (st.clockProblem !== verdict.problem) log.warn({ offset_s: Math.round(verdict.offsetMs / 1000), message: what, problem: verdict.problem }, `charger clock ${verdict.offsetMs > 0 ? 'ahead of' : 'behind'} the gateway clock: its transactions are flagged and their cdrs not priced until it sets its clock`);
+        st.clockOffsetMs = verdict.offsetMs;
+        st.clockProblem = verdict.problem;
+        st.clockAheadMs = verdict.offsetMs > 0 ? verdict.offsetMs : null;
+        flagTransactions(transactionId);
+      } else if (verdict.kind === 'in-step' && st.clockProblem) {
         log.info({ message: what }, 'charger clock back in step with the gateway clock');
+        st.clockOffsetMs = null;
+        st.clockProblem = null;
         st.clockAheadMs = null;
+      }
+    };
+    /** While its clock is off: the charger's open transactions and the one the message is about. */
+    const flagTransactions = (transactionId: number | null) => {
+      const problem = st.clockProblem;
+      if (!problem) return;
+      const ids = new Set(store.chargePointView(id).openTransactions.map((t) => t.transactionId));
+      if (transactionId !== null) ids.add(transactionId);
+      for (const txId of ids) {
+        const tx = store.transaction(txId);
+        if (tx && tx.chargePointId === id && store.flagClock(txId, problem)) log.warn({ transaction_id: txId, problem }, 'transaction flagged: stamped by a clock known to be wrong');
+      }
+    };
+    const closed = (list: readonly TransactionRecord[], why: string) => {
+      for (const tx of list) {
+        log.warn({ transaction_id: tx.transactionId, connector_id: tx.connectorId, meter_stop_wh: tx.meterStopWh, stopped_at: new Date(tx.stoppedAtMs!).toISOString(), reason: tx.stopInferred }, why);
+        this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs: tx.stoppedAtMs! });
       }
     };
 
     on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
+      st.bootedAtMs = clock.now();
       log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
       // After the answer: a charger that (re)boots gets the plans of its upcoming targets.
       this.after.booted(client);
@@ -109,6 +140,10 @@ export class ChargerMessageHandlers {
       // The status before this one, from the store: a change that spans a gateway restart is seen too.
       const previous = store.connectorStatus(id, p.connectorId);
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
+      // Available after a reboot: what was open on the connector before it, the charger lost.
+      if (p.status === 'Available' && p.connectorId > 0 && st.bootedAtMs) {
+        closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction');
+      }
       this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
       return {};
     });
@@ -118,11 +153,13 @@ export class ChargerMessageHandlers {
     on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
       const status = authorizeIdTag(charger.auth, p.idTag);
       const startedAtMs = timestampMs(p.timestamp, 'timestamp');
-      checkClock(startedAtMs, 'StartTransaction');
-      const { transaction, repeated } = store.startTransaction(
+      const { transaction, repeated, closed: before } = sessions.startTransaction(
         { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs, reservationId: p.reservationId ?? null, idTagStatus: status },
         clock.now(),
       );
+      checkClock(startedAtMs, 'StartTransaction', transaction.transactionId);
+      if (!repeated) flagTransactions(transaction.transactionId);
+      closed(before, 'transaction closed by the gateway: a new transaction started on its connector, and the charger never sent its StopTransaction');
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
       // After the answer (the charger needs the transactionId): the plan as a TxProfile for it
       // (the connector's default target is stored first, when it applies).
@@ -135,8 +172,8 @@ export class ChargerMessageHandlers {
 
     on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
       const rows = sampledValueRows(p.meterValue, 'meterValue');
-      if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues');
-      const known = store.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
+      if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues', p.transactionId ?? null);
+      const known = sessions.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
       else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId: p.transactionId });
       return {};
@@ -145,14 +182,13 @@ export class ChargerMessageHandlers {
     on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
       const stoppedAtMs = timestampMs(p.timestamp, 'timestamp');
-      checkClock(stoppedAtMs, 'StopTransaction');
+      checkClock(stoppedAtMs, 'StopTransaction', p.transactionId);
       const nowMs = clock.now();
-      // What the session came to is committed with the stop (ocpp/session-outcomes.ts).
-      const outcome = store.stopTransaction(
+      // What the session came to is committed with the stop (ChargerSessions' onStopped, ocpp/session-outcomes.ts).
+      const outcome = sessions.stopTransaction(
         { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs, reason: p.reason ?? null, idTag: p.idTag ?? null },
         rows,
         nowMs,
-        (tx) => this.outcomes.record(tx, nowMs),
       );
       if (outcome === 'unknown') {
         // Answered so the charger drops it from its queue; nothing is stored.

@@ -58,8 +58,9 @@ export function isEdge(ends: TransactionEnds, atMs: number): boolean {
 
 /**
  * One reading per instant, oldest first (registerAtInstant at each), with meterStart and
- * meterStop, readings of the same register at the transaction's edges, winning there.
- * The store keeps the same list incrementally (store/ocpp.ts); this is the rule whole.
+ * meterStop, readings of the same register at the transaction's edges, winning there;
+ * a value that breaks monotonicity against the edges (registerBreak) is left out.
+ * ocpp/charger-sessions.ts keeps the same list incrementally; this is the rule whole.
  */
 export function registerReadings(ends: TransactionEnds, values: readonly RegisterValue[]): EnergyReading[] {
   const atInstant = new Map<number, RegisterValue[]>();
@@ -72,7 +73,7 @@ export function registerReadings(ends: TransactionEnds, values: readonly Registe
   for (const [t, list] of atInstant) {
     if (isEdge(ends, t)) continue;
     const kwh = registerAtInstant(list);
-    if (kwh !== null) byTime.set(t, kwh);
+    if (kwh !== null && registerBreak(ends, kwh) === null) byTime.set(t, kwh);
   }
   for (const edge of edgeReadings(ends)) byTime.set(edge.timestampMs, edge.energyKwh);
   return [...byTime.entries()].sort((a, b) => a[0] - b[0]).map(([timestampMs, energyKwh]) => ({ timestampMs, energyKwh }));
@@ -83,4 +84,22 @@ export function edgeReadings(ends: TransactionEnds): EnergyReading[] {
   const out: EnergyReading[] = [{ timestampMs: ends.startedAtMs, energyKwh: roundKwh(ends.meterStartWh / 1000) }];
   if (ends.stoppedAtMs !== null && ends.meterStopWh !== null) out.push({ timestampMs: ends.stoppedAtMs, energyKwh: roundKwh(ends.meterStopWh / 1000) });
   return out;
+}
+
+export type RegisterBreak = 'below-meter-start' | 'above-meter-stop';
+
+/**
+ * The glitch rule of a charger's register (as acceptReading is a meter's): a value between
+ * the edges can be priced, one below meterStart or above meterStop breaks monotonicity
+ * against them and is left out of the session (kept as sent in ocpp_meter_values). With
+ * meterStop below meterStart the edges themselves are wrong: nothing is left out then, and
+ * the cdr says why it cannot be priced.
+ */
+export function registerBreak(ends: TransactionEnds, energyKwh: number): RegisterBreak | null {
+  const startKwh = roundKwh(ends.meterStartWh / 1000);
+  const stopKwh = ends.meterStopWh === null ? null : roundKwh(ends.meterStopWh / 1000);
+  if (stopKwh !== null && stopKwh < startKwh) return null;
+  if (energyKwh < startKwh) return 'below-meter-start';
+  if (stopKwh !== null && energyKwh > stopKwh) return 'above-meter-stop';
+  return null;
 }

@@ -3,8 +3,9 @@
 // the CDR's rule (its readings cut to its window, priced on the stored day-ahead periods),
 // the cost of charging the same energy immediately (planning/session-outcome.ts), and the
 // plan it ran under. Costs that cannot be computed at the stop (prices not stored, a
-// connector meter not read past the end yet) are left NULL with the reason, and computed
-// again on read (priceAgain) until they can be. I/O here; the rule is pure.
+// connector meter not read past the end yet) are left NULL with the reason: a read
+// (GET …/transactions/{id}) computes them without storing (GETs change nothing), and
+// priceOutstanding stores them once they can be (after a price update). I/O here; the rule is pure.
 import { Gauge, type Registry } from 'prom-client';
 import { sessionMaxEdgeGapMs } from '../config/derived.js';
 import type { Config } from '../config/types.js';
@@ -18,7 +19,8 @@ import { ChargingTargetStore } from '../store/charging-targets.js';
 import { suspectReadings } from '../store/clock-steps.js';
 import type { ChargerView } from '../ops/observability/views.js';
 import type { Db } from '../store/db.js';
-import { chargerSessionId, type TransactionRecord } from '../store/ocpp.js';
+import type { TransactionRecord } from '../store/ocpp.js';
+import { chargerSessionId } from './charger-session-id.js';
 import { PriceStore } from '../store/prices.js';
 import { SessionOutcomeStore, type OutcomeTotals, type SessionOutcome } from '../store/session-outcomes.js';
 import { SessionStore } from '../store/sessions.js';
@@ -72,13 +74,25 @@ export class SessionOutcomeRecorder {
     return outcome;
   }
 
-  /** The stored outcome, priced now if it could not be at the stop (and stored when it can). */
+  /** The stored outcome, priced now (not stored: a read changes nothing) if it could not be at the stop. */
   get(tx: TransactionRecord, nowMs: number): SessionOutcome | undefined {
     const stored = this.outcomes.get(tx.transactionId);
     if (!stored || stored.pricedAtMs !== null) return stored;
-    const again = this.priced(tx, stored, nowMs);
-    if (again.pricedAtMs !== null) this.outcomes.put(again);
-    return again;
+    return this.priced(tx, stored, nowMs);
+  }
+
+  /** Stores the costs of outcomes that could not be priced before and can now (after prices arrived); how many. */
+  priceOutstanding(transaction: (transactionId: number) => TransactionRecord | undefined, nowMs: number): number {
+    let n = 0;
+    for (const stored of this.outcomes.unpriced(1000)) {
+      const tx = transaction(stored.transactionId);
+      if (!tx) continue;
+      const again = this.priced(tx, stored, nowMs);
+      if (again.pricedAtMs === null) continue;
+      this.outcomes.put(again);
+      n++;
+    }
+    return n;
   }
 
   /** What the status page shows of the charger's most recently stopped session. */

@@ -1,13 +1,14 @@
-// What the OCPP central system commits before it answers a charger (migration 090): boots,
-// heartbeats, connector status, transactions, sampled meter values. A transaction is kept
-// in step with its session row (store/sessions.ts, cpo_transaction_id
-// `<chargePointId>-<transactionId>`) in the same SQLite transaction, so nothing is ever
-// half-stored and the session is priced like any other. Transaction messages commit
-// durably (synchronous=FULL, as readings do): the charger forgets what we answered, and a
-// transaction id lost to a power cut could be handed out again by AUTOINCREMENT.
-import { ENERGY_REGISTER, edgeReadings, isEdge, registerAtInstant } from '../ocpp/register-readings.js';
+// What the OCPP central system commits before it answers a charger (migrations 090, 151):
+// boots, heartbeats, connector status, transactions, sampled meter values. Persistence
+// only: what a transaction does to its session (its id, the register rule, closing a
+// transaction the charger never stopped, the late-value cut-off) is ocpp/charger-sessions.ts,
+// which runs these statements inside one durable SQLite transaction (`durable`).
+// Transaction messages commit durably (synchronous=FULL, as readings do): the charger
+// forgets what we answered, and a transaction id lost to a power cut could be handed out
+// again by AUTOINCREMENT.
+import { chargerSessionId } from '../ocpp/charger-session-id.js';
+import { ENERGY_REGISTER } from '../ocpp/register-readings.js';
 import { durableTransaction, type Db } from './db.js';
-import { SessionStore } from './sessions.js';
 
 export interface SampledValueRow {
   readonly sampledAtMs: number;
@@ -48,6 +49,14 @@ export interface TransactionRecord {
   readonly startedAtMs: number;
   readonly meterStopWh: number | null;
   readonly stoppedAtMs: number | null;
+  /** Set when the gateway closed it ('new-transaction', 'reboot'): the charger never stopped it. */
+  readonly stopInferred: string | null;
+  readonly stopReceivedAtMs: number | null;
+  /** Why the charger's timestamps cannot be trusted for it (its cdr answers 422), or null. */
+  readonly clockProblem: string | null;
+  readonly registerValuesDropped: number;
+  /** When the gateway stored its StartTransaction (gateway time). */
+  readonly createdAtMs: number;
 }
 
 interface TxRow {
@@ -60,6 +69,11 @@ interface TxRow {
   started_at_ms: number;
   meter_stop_wh: number | null;
   stopped_at_ms: number | null;
+  stop_inferred: string | null;
+  stop_received_at_ms: number | null;
+  clock_problem: string | null;
+  register_values_dropped: number;
+  created_at_ms: number;
 }
 
 const toTx = (r: TxRow): TransactionRecord => ({
@@ -72,34 +86,28 @@ const toTx = (r: TxRow): TransactionRecord => ({
   startedAtMs: r.started_at_ms,
   meterStopWh: r.meter_stop_wh,
   stoppedAtMs: r.stopped_at_ms,
+  stopInferred: r.stop_inferred,
+  stopReceivedAtMs: r.stop_received_at_ms,
+  clockProblem: r.clock_problem,
+  registerValuesDropped: r.register_values_dropped,
+  createdAtMs: r.created_at_ms,
 });
 
-/** The session id a charger transaction is priced under (GET /api/v1/cdrs/:id). */
-export const chargerSessionId = (chargePointId: string, transactionId: number): string => `${chargePointId}-${transactionId}`;
-
-/**
- * Whether a session id is a charger transaction's (`<chargePointId>-<transactionId>` of a
- * stored transaction): such a session is the central system's to write, not a PUT's.
- */
-export function isChargerSession(db: Db, cpoTransactionId: string): boolean {
-  const m = /^(.+)-(\d{1,15})$/.exec(cpoTransactionId);
-  if (!m) return false;
-  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ocpp_transactions'").get() !== undefined;
-  return hasTable && db.prepare('SELECT 1 FROM ocpp_transactions WHERE transaction_id = ? AND charge_point_id = ?').get(Number(m[2]), m[1]) !== undefined;
+export interface StopRecord {
+  readonly transactionId: number;
+  readonly meterStopWh: number;
+  readonly stoppedAtMs: number;
+  readonly reason: string | null;
+  readonly idTag: string | null;
+  /** null: the charger's own StopTransaction. */
+  readonly inferred: string | null;
+  readonly receivedAtMs: number;
 }
 
 export class OcppStore {
   private readonly stmts;
-  private readonly sessions: SessionStore;
 
-  constructor(
-    private readonly db: Db,
-    /** Market whose prices price charger sessions. */
-    private readonly marketArea: string,
-    /** The configured meter that measures a connector, whose stored readings then price its sessions (null: the charger's register). */
-    private readonly connectorMeter: (chargePointId: string, connectorId: number) => string | null = () => null,
-  ) {
-    this.sessions = new SessionStore(db);
+  constructor(private readonly db: Db) {
     this.stmts = {
       boot: db.prepare(
         `INSERT INTO ocpp_charge_points (charge_point_id, vendor, model, serial_number, firmware_version, booted_at_ms, last_heartbeat_ms)
@@ -110,6 +118,7 @@ export class OcppStore {
         `INSERT INTO ocpp_charge_points (charge_point_id, last_heartbeat_ms) VALUES (?, ?)
          ON CONFLICT (charge_point_id) DO UPDATE SET last_heartbeat_ms = excluded.last_heartbeat_ms`,
       ),
+      bootedAt: db.prepare<[string], { booted_at_ms: number | null }>('SELECT booted_at_ms FROM ocpp_charge_points WHERE charge_point_id = ?'),
       status: db.prepare(
         `INSERT INTO ocpp_connector_status (charge_point_id, connector_id, status, error_code, info, status_at_ms, received_at_ms)
          VALUES (@id, @connector, @status, @errorCode, @info, @at, @now)
@@ -125,9 +134,13 @@ export class OcppStore {
         'SELECT * FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND id_tag = ? AND meter_start_wh = ? AND started_at_ms = ?',
       ),
       txById: db.prepare<[number], TxRow>('SELECT * FROM ocpp_transactions WHERE transaction_id = ?'),
+      openOnConnector: db.prepare<[string, number], TxRow>('SELECT * FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id'),
       stopTx: db.prepare(
-        'UPDATE ocpp_transactions SET meter_stop_wh = @meterStopWh, stopped_at_ms = @stoppedAtMs, stop_reason = @reason, stop_id_tag = @idTag WHERE transaction_id = @transactionId',
+        `UPDATE ocpp_transactions SET meter_stop_wh = @meterStopWh, stopped_at_ms = @stoppedAtMs, stop_reason = @reason, stop_id_tag = @idTag,
+           stop_inferred = @inferred, stop_received_at_ms = @receivedAtMs WHERE transaction_id = @transactionId`,
       ),
+      addDropped: db.prepare('UPDATE ocpp_transactions SET register_values_dropped = register_values_dropped + ? WHERE transaction_id = ?'),
+      clockProblem: db.prepare('UPDATE ocpp_transactions SET clock_problem = ? WHERE transaction_id = ? AND clock_problem IS NULL'),
       insertValue: db.prepare(
         `INSERT OR IGNORE INTO ocpp_meter_values (charge_point_id, connector_id, transaction_id, sampled_at_ms, measurand, phase, location, context, value, unit, received_at_ms)
          VALUES (@chargePointId, @connectorId, @transactionId, @sampledAtMs, @measurand, @phase, @location, @context, @value, @unit, @now)`,
@@ -136,6 +149,8 @@ export class OcppStore {
       registerAt: db.prepare<[number, string, number], { phase: string; location: string; value: number; unit: string }>(
         'SELECT phase, location, value, unit FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ? AND sampled_at_ms = ? ORDER BY rowid',
       ),
+      lastInstant: db.prepare<[number, string], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ?'),
+      lastAnyInstant: db.prepare<[number], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ?'),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
       chargePoint: db.prepare<[string], { vendor: string | null; model: string | null }>('SELECT vendor, model FROM ocpp_charge_points WHERE charge_point_id = ?'),
       connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number }>('SELECT status, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
@@ -152,12 +167,22 @@ export class OcppStore {
     };
   }
 
+  /** Runs `work` as one durable SQLite transaction (db.ts durableTransaction). */
+  durable<T>(work: () => T): T {
+    return durableTransaction(this.db, work);
+  }
+
   recordBoot(chargePointId: string, info: { vendor: string; model: string; serialNumber: string | null; firmwareVersion: string | null }, nowMs: number): void {
     this.stmts.boot.run({ id: chargePointId, vendor: info.vendor, model: info.model, serial: info.serialNumber, firmware: info.firmwareVersion, now: nowMs });
   }
 
   recordHeartbeat(chargePointId: string, nowMs: number): void {
     this.stmts.heartbeat.run(chargePointId, nowMs);
+  }
+
+  /** When the charger last sent BootNotification (gateway time), or null. */
+  bootedAtMs(chargePointId: string): number | null {
+    return this.stmts.bootedAt.get(chargePointId)?.booted_at_ms ?? null;
   }
 
   /** The connector's stored status (the newest by the charger's time), kept across restarts. */
@@ -171,21 +196,13 @@ export class OcppStore {
     this.stmts.status.run({ id: chargePointId, connector: s.connectorId, status: s.status, errorCode: s.errorCode, info: s.info, at: s.atMs, now: nowMs });
   }
 
-  /**
-   * The transaction, created with its active session, or the one a repeat of the same
-   * StartTransaction created before (`repeated`): a charger that lost our answer gets the
-   * same transaction id again.
-   */
-  startTransaction(input: StartInput, nowMs: number): { transaction: TransactionRecord; repeated: boolean } {
-    return durableTransaction(this.db, () => {
-      const key = [input.chargePointId, input.connectorId, input.idTag, input.meterStartWh, input.startedAtMs] as const;
-      const existing = this.stmts.txByKey.get(...key);
-      if (existing) return { transaction: toTx(existing), repeated: true };
-      this.stmts.insertTx.run({ ...input, now: nowMs });
-      const tx = toTx(this.stmts.txByKey.get(...key)!);
-      this.syncSession(tx, nowMs);
-      return { transaction: tx, repeated: false };
-    });
+  /** The new transaction, or the one the same StartTransaction created before (`repeated`). */
+  insertTransaction(input: StartInput, nowMs: number): { transaction: TransactionRecord; repeated: boolean } {
+    const key = [input.chargePointId, input.connectorId, input.idTag, input.meterStartWh, input.startedAtMs] as const;
+    const existing = this.stmts.txByKey.get(...key);
+    if (existing) return { transaction: toTx(existing), repeated: true };
+    this.stmts.insertTx.run({ ...input, now: nowMs });
+    return { transaction: toTx(this.stmts.txByKey.get(...key)!), repeated: false };
   }
 
   transaction(transactionId: number): TransactionRecord | undefined {
@@ -193,42 +210,37 @@ export class OcppStore {
     return row ? toTx(row) : undefined;
   }
 
-  /**
-   * Stores sampled values by their own timestamps (a repeat adds nothing). With a
-   * transaction of this charger, its session's readings follow. Returns whether the
-   * transaction was known; values of an unknown transaction are kept without one.
-   */
-  addMeterValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number): boolean {
-    return durableTransaction(this.db, () => {
-      const tx = transactionId === null ? undefined : this.stmts.txById.get(transactionId);
-      const own = tx && tx.charge_point_id === chargePointId ? toTx(tx) : undefined;
-      for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId: own ? own.transactionId : null, ...v, now: nowMs });
-      if (own) this.appendRegister(own, values, nowMs);
-      return transactionId === null || own !== undefined;
-    });
+  /** The connector's transactions not stopped yet, oldest first. */
+  openOnConnector(chargePointId: string, connectorId: number): TransactionRecord[] {
+    return this.stmts.openOnConnector.all(chargePointId, connectorId).map(toTx);
   }
 
-  /**
-   * Ends the transaction (with its transactionData values) and completes its session;
-   * `onStopped` runs inside the same SQLite transaction (what else the stop records).
-   * `unknown`: no such transaction of this charger, nothing stored. A repeated stop of an
-   * ended transaction changes nothing.
-   */
-  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number, onStopped?: (tx: TransactionRecord) => void): 'stopped' | 'repeated' | 'unknown' {
-    return durableTransaction(this.db, () => {
-      const row = this.stmts.txById.get(input.transactionId);
-      if (!row || row.charge_point_id !== input.chargePointId) return 'unknown';
-      if (row.stopped_at_ms !== null) return 'repeated';
-      for (const v of transactionData) {
-        this.stmts.insertValue.run({ chargePointId: input.chargePointId, connectorId: row.connector_id, transactionId: row.transaction_id, ...v, now: nowMs });
-      }
-      this.stmts.stopTx.run(input);
-      const stopped = toTx(this.stmts.txById.get(input.transactionId)!);
-      this.appendRegister(stopped, transactionData, nowMs);
-      this.syncSession(stopped, nowMs);
-      onStopped?.(stopped);
-      return 'stopped';
-    });
+  /** Stores sampled values by their own timestamps (a repeat adds nothing). */
+  insertValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number): void {
+    for (const v of values) this.stmts.insertValue.run({ chargePointId, connectorId, transactionId, ...v, now: nowMs });
+  }
+
+  /** The values of `measurand` the transaction has at one instant. */
+  valuesAt(transactionId: number, measurand: string, atMs: number): Array<{ phase: string; location: string; value: number; unit: string }> {
+    return this.stmts.registerAt.all(transactionId, measurand, atMs);
+  }
+
+  /** The newest instant with a value of `measurand` (any measurand when null), or null. */
+  lastInstant(transactionId: number, measurand: string | null): number | null {
+    return (measurand === null ? this.stmts.lastAnyInstant.get(transactionId) : this.stmts.lastInstant.get(transactionId, measurand))?.at ?? null;
+  }
+
+  recordStop(stop: StopRecord): void {
+    this.stmts.stopTx.run(stop);
+  }
+
+  addRegisterValuesDropped(transactionId: number, count: number): void {
+    if (count > 0) this.stmts.addDropped.run(count, transactionId);
+  }
+
+  /** Keeps the first reason given. */
+  flagClock(transactionId: number, problem: string): boolean {
+    return this.stmts.clockProblem.run(problem, transactionId).changes > 0;
   }
 
   /** What the status page shows of a charge point: its boot info, connector states and open transactions. */
@@ -256,43 +268,5 @@ export class OcppStore {
   /** Transactions not stopped yet, on every charger. */
   openTransactions(): number {
     return this.stmts.openCount.get()!.n;
-  }
-
-  /**
-   * The session row follows the transaction: active, completed at StopTransaction. Its
-   * readings are kept in session_readings, one row per instant (appendRegister), or, for a
-   * connector measured by a configured meter, are that meter's stored readings.
-   */
-  private syncSession(tx: TransactionRecord, nowMs: number): void {
-    const meter = this.connectorMeter(tx.chargePointId, tx.connectorId);
-    const session = chargerSessionId(tx.chargePointId, tx.transactionId);
-    const stopped = tx.stoppedAtMs !== null;
-    const { outcome } = this.sessions.upsert(
-      { cpoTransactionId: session, marketArea: this.marketArea, status: stopped ? 'completed' : 'active', startMs: tx.startedAtMs, endMs: tx.stoppedAtMs, resourceId: meter, readings: null },
-      nowMs,
-    );
-    if (meter !== null) return;
-    // meterStart and meterStop are the register at the edges, whatever values were sampled there.
-    let changed = false;
-    for (const edge of edgeReadings(tx)) changed = this.sessions.appendReading(session, edge) || changed;
-    if (changed && outcome === 'unchanged') this.sessions.touch(session, nowMs);
-  }
-
-  /**
-   * The session's reading at each instant the message sent register values for, from all
-   * values stored at that instant (so a late or repeated message lands or changes nothing):
-   * the work is per message, not per session length.
-   */
-  private appendRegister(tx: TransactionRecord, values: readonly SampledValueRow[], nowMs: number): void {
-    if (this.connectorMeter(tx.chargePointId, tx.connectorId) !== null) return;
-    const session = chargerSessionId(tx.chargePointId, tx.transactionId);
-    const instants = new Set(values.filter((v) => v.measurand === ENERGY_REGISTER).map((v) => v.sampledAtMs));
-    let changed = false;
-    for (const atMs of instants) {
-      if (isEdge(tx, atMs)) continue;
-      const energyKwh = registerAtInstant(this.stmts.registerAt.all(tx.transactionId, ENERGY_REGISTER, atMs));
-      if (energyKwh !== null) changed = this.sessions.appendReading(session, { timestampMs: atMs, energyKwh }) || changed;
-    }
-    if (changed) this.sessions.touch(session, nowMs);
   }
 }

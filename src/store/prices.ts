@@ -4,6 +4,7 @@ import { requireMarket } from '../prices/markets.js';
 import { KEPT_OUTCOMES, planMerge, type MergeOutcome, type MergeRun, type StoredPeriod } from '../prices/merge.js';
 import { resample } from '../prices/resample.js';
 import type { Db } from './db.js';
+import { SessionStore } from './sessions.js';
 
 export interface PriceProvenance {
   /** Where the prices came from: `entsoe`, `csv:<file name>`, ... */
@@ -65,10 +66,16 @@ function toPeriod(r: Row): PricePeriod {
   return { marketArea: r.market_area, startMs: r.start_ms, durationS: r.duration_s, pricePerMwh: r.price_per_mwh };
 }
 
+/** Merge outcomes that change a stored price. */
+const PRICE_CHANGES: ReadonlySet<MergeOutcome> = new Set(['corrected', 'refined', 'replaced']);
+
 export class PriceStore {
   private readonly stmts;
 
+  private readonly sessions: SessionStore;
+
   constructor(private readonly db: Db) {
+    this.sessions = new SessionStore(db);
     this.stmts = {
       deleteAt: db.prepare<[string, number]>('DELETE FROM prices WHERE market_area = ? AND start_ms = ?'),
       anyBetween: db.prepare<[string, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? LIMIT 1').pluck(),
@@ -157,6 +164,10 @@ export class PriceStore {
         for (const startMs of plan.deleteStartMs) this.stmts.deleteAt.run(area, startMs);
         for (const p of plan.write) this.stmts.upsert.run(area, p.startMs, p.durationS, p.pricePerMwh, currency, provenance.source, provenance.fetchedAtMs);
         written += plan.write.length;
+        // A session over a price that changed has another price record now (docs/http-api.md).
+        for (const r of plan.runs) {
+          if (PRICE_CHANGES.has(r.outcome) && r.maxChangePerMwh !== 0) this.sessions.pricesChanged(area, r.fromMs, r.toMs, provenance.fetchedAtMs);
+        }
         for (const [o, n] of Object.entries(plan.counts)) counts[o as MergeOutcome] += n;
         runs.push(...plan.runs);
       }

@@ -81,6 +81,7 @@ export class SessionOutcomeStore {
            @immediate_power_source, @immediate_end_ms, @unpriced_reason, @planned, @plan_planned_at_ms, @plan_expected_cost, @plan_immediate_cost, @plan_energy_needed_wh)`,
       ),
       get: db.prepare<[number], Row>('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?'),
+      unpriced: db.prepare<[number], Row>('SELECT * FROM ocpp_session_outcomes WHERE priced_at_ms IS NULL ORDER BY transaction_id LIMIT ?'),
       lastOfCharger: db.prepare<[string], Row>(
         `SELECT o.* FROM ocpp_session_outcomes o JOIN ocpp_transactions t USING (transaction_id) WHERE t.charge_point_id = ? ORDER BY t.stopped_at_ms DESC, o.transaction_id DESC LIMIT 1`,
       ),
@@ -115,6 +116,11 @@ export class SessionOutcomeStore {
   get(transactionId: number): SessionOutcome | undefined {
     const r = this.stmts.get.get(transactionId);
     return r ? toOutcome(r) : undefined;
+  }
+
+  /** Outcomes whose costs could not be computed yet, oldest first. */
+  unpriced(limit: number): SessionOutcome[] {
+    return this.stmts.unpriced.all(limit).map(toOutcome);
   }
 
   /** The outcome of the charger's most recently stopped session. */

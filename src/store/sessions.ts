@@ -120,6 +120,7 @@ export class SessionStore {
         `INSERT INTO session_readings (cpo_transaction_id, sampled_at_ms, energy_kwh) VALUES (?, ?, ?)
          ON CONFLICT (cpo_transaction_id, sampled_at_ms) DO UPDATE SET energy_kwh = excluded.energy_kwh WHERE energy_kwh <> excluded.energy_kwh`,
       ),
+      deleteReading: db.prepare('DELETE FROM session_readings WHERE cpo_transaction_id = ? AND sampled_at_ms = ?'),
       // As an update of the content: the price goes, last_updated moves (never backwards).
       touch: db.prepare(
         `UPDATE sessions SET updated_at_ms = @now, last_updated_ms = max(@now, last_updated_ms), total_cost_excl_vat = NULL, currency = NULL
@@ -137,7 +138,11 @@ export class SessionStore {
            last_updated_ms = @now, total_cost_excl_vat = NULL, currency = NULL
          WHERE cpo_transaction_id = @id`,
       ),
-      price: db.prepare('UPDATE sessions SET total_cost_excl_vat = ?, currency = ?, last_updated_ms = ? WHERE cpo_transaction_id = ?'),
+      movedTo: db.prepare<[string], { new_id: string }>('SELECT new_id FROM session_id_moves WHERE old_id = ?'),
+      pricesChanged: db.prepare(
+        `UPDATE sessions SET last_updated_ms = max(@now, last_updated_ms)
+         WHERE market_area = @market AND start_ms < @to AND coalesce(end_ms, start_ms) >= @from AND last_updated_ms < @now`,
+      ),
       // The readings inside the window, and the nearest one before its start and after its
       // end (the edges are interpolated from them): three range scans on the primary key.
       readingBefore: db.prepare<[string, number], LocalReadingRow>(
@@ -169,6 +174,11 @@ export class SessionStore {
    */
   appendReading(cpoTransactionId: string, reading: EnergyReading): boolean {
     return this.stmts.append.run(cpoTransactionId, reading.timestampMs, reading.energyKwh).changes > 0;
+  }
+
+  /** Removes the session's reading at one instant; whether there was one. The caller touches the session. */
+  deleteReading(cpoTransactionId: string, timestampMs: number): boolean {
+    return this.stmts.deleteReading.run(cpoTransactionId, timestampMs).changes > 0;
   }
 
   /** The session's readings changed: its stored price goes and last_updated moves, as an upsert with new content does. */
@@ -210,16 +220,18 @@ export class SessionStore {
     })();
   }
 
-  /** Stores a computed price; last_updated moves only if the price differs from the stored one. */
-  recordPrice(cpoTransactionId: string, totalCostExclVat: number, currency: string, nowMs: number): number {
-    return this.db.transaction(() => {
-      const row = this.stmts.get.get(cpoTransactionId)!;
-      if (row.total_cost_excl_vat === totalCostExclVat && row.currency === currency) return row.last_updated_ms;
-      // The first price of a session is not a change of the record the client has seen.
-      const moved = row.total_cost_excl_vat === null ? row.last_updated_ms : Math.max(nowMs, row.last_updated_ms);
-      this.stmts.price.run(totalCostExclVat, currency, moved, cpoTransactionId);
-      return moved;
-    })();
+  /** Where a charger session stored under an old id went (migration 150), or undefined. */
+  movedTo(oldId: string): string | undefined {
+    return this.stmts.movedTo.get(oldId)?.new_id;
+  }
+
+  /**
+   * Prices of `marketArea` over [fromMs, toMs) changed (a correction or replacement): the
+   * price record of every session over them is another now, so its last_updated moves
+   * (never backwards). Runs in the merge's transaction.
+   */
+  pricesChanged(marketArea: string, fromMs: number, toMs: number, nowMs: number): number {
+    return this.stmts.pricesChanged.run({ market: marketArea, from: fromMs, to: toMs, now: nowMs }).changes;
   }
 
   /**

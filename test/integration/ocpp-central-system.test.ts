@@ -156,7 +156,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     const start = { connectorId: 1, idTag: 'ANY-TAG', meterStart: 1000, timestamp: '2025-09-30T21:30:00.000Z' };
     const started = (await cp.call('StartTransaction', start)) as { transactionId: number; idTagInfo: { status: string } };
     expect(started.idTagInfo.status).toBe('Accepted');
-    const id = `CP-OPEN-${started.transactionId}`;
+    const id = `ocpp:CP-OPEN:${started.transactionId}`;
     // The quarter-hour value first, the older one late (after a reconnect): each by its own timestamp.
     await cp.call('MeterValues', {
       connectorId: 1,
@@ -195,15 +195,15 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     cdr = await api(`/api/v1/cdrs/${id}`);
     expect(cdr.status, JSON.stringify(cdr.body)).toBe(200);
     expect(cdr.body).toMatchObject({ currency: 'EUR', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T22:30:00Z', total_cost: { excl_vat: 1.0307 } });
-    // The session is the central system's: a PUT cannot overwrite it.
+    // The session is the central system's: a PUT cannot take its id (charger sessions have their own id space).
     const cpo = new TokenStore(daemon.ctx.db).create({ name: 'test-cpo', type: 'cpo', nowMs: Date.now() }).token;
     const put = await api(`/api/v1/sessions/${id}`, {
       method: 'PUT',
       token: cpo,
       body: { power_market: { market_area_code: 'NL', sub_modality: 'DayAhead' }, status: 'completed', start_date_time: '2025-09-30T21:30:00Z', end_date_time: '2025-09-30T21:45:00Z', meter_readings: [{ reading_kwh: 0, timestamp: '2025-09-30T21:30:00Z' }, { reading_kwh: 1, timestamp: '2025-09-30T21:45:00Z' }] },
     });
-    expect(put.status).toBe(409);
-    expect(put.body.detail).toContain('charger transaction');
+    expect(put.status).toBe(422);
+    expect(put.body.errors[0]).toMatchObject({ path: 'cpo_transaction_id', message: expect.stringContaining("the gateway's charger sessions") });
     // A stop repeated after a lost answer changes nothing.
     await cp.call('StopTransaction', { transactionId: started.transactionId, meterStop: 12000, timestamp: '2025-09-30T22:30:00Z' });
     expect((await api(`/api/v1/cdrs/${id}`)).body.total_cost).toEqual({ excl_vat: 1.0307 });
@@ -222,7 +222,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     const again = (await cp.call('StartTransaction', start)) as { transactionId: number };
     expect(again.transactionId).toBe(first.transactionId);
     expect(count("SELECT count(*) FROM ocpp_transactions WHERE charge_point_id = 'CP-OPEN' AND connector_id = 2")).toBe(1);
-    expect(count('SELECT count(*) FROM sessions WHERE cpo_transaction_id = ?', `CP-OPEN-${first.transactionId}`)).toBe(1);
+    expect(count('SELECT count(*) FROM sessions WHERE cpo_transaction_id = ?', `ocpp:CP-OPEN:${first.transactionId}`)).toBe(1);
     // A different start (another meterStart) is another transaction.
     const other = (await cp.call('StartTransaction', { ...start, meterStart: 50_001 })) as { transactionId: number };
     expect(other.transactionId).not.toBe(first.transactionId);
@@ -236,13 +236,13 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     const answer = await cp.call('StopTransaction', { transactionId: 987654, meterStop: 100, timestamp: '2025-10-01T09:00:00Z', transactionData: [{ timestamp: '2025-10-01T09:00:00Z', sampledValue: [{ value: '100' }] }] });
     expect(answer).toEqual({});
     expect(count('SELECT count(*) FROM ocpp_meter_values') + count('SELECT count(*) FROM sessions')).toBe(before);
-    expect((await api('/api/v1/cdrs/CP-LIST-987654')).status).toBe(404);
+    expect((await api('/api/v1/cdrs/ocpp:CP-LIST:987654')).status).toBe(404);
     // Another charger's transaction is not this charger's to stop.
     const mine = charger('CP-OPEN');
     await mine.connect();
     const tx = (await mine.call('StartTransaction', { connectorId: 1, idTag: 'X', meterStart: 0, timestamp: '2025-10-01T09:00:00Z' })) as { transactionId: number };
     expect(await cp.call('StopTransaction', { transactionId: tx.transactionId, meterStop: 100, timestamp: '2025-10-01T09:30:00Z' })).toEqual({});
-    expect((await api(`/api/v1/cdrs/CP-OPEN-${tx.transactionId}`)).status).toBe(409);
+    expect((await api(`/api/v1/cdrs/ocpp:CP-OPEN:${tx.transactionId}`)).status).toBe(409);
     await cp.close();
     await mine.close();
   });
@@ -317,7 +317,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
     expect(list).toMatchObject({
       state: 'connected',
       connectors: [{ connector_id: 1, status: 'Charging', error_code: 'NoError' }],
-      open_transactions: [{ transaction_id: tx.transactionId, connector_id: 1, session: `CP-LIST-${tx.transactionId}`, started_at: '2025-10-02T10:00:00.000Z', energy_wh: 1850 }],
+      open_transactions: [{ transaction_id: tx.transactionId, connector_id: 1, session: `ocpp:CP-LIST:${tx.transactionId}`, started_at: '2025-10-02T10:00:00.000Z', energy_wh: 1850 }],
     });
     expect(status.body.chargers.map((c: { charge_point_id: string }) => c.charge_point_id).sort()).toEqual(['CP-LIST', 'CP-OPEN']);
     await again.close();

@@ -140,13 +140,13 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     // The last plan the charger accepted (after the reconnect) is the one the session ran under.
     expect(got.body.planned_sessions).toHaveLength(1);
     expect(got.body.planned_sessions[0]).toMatchObject({
-      cpo_transaction_id: `CP-PLAN-${transactionId}`,
+      cpo_transaction_id: `ocpp:CP-PLAN:${transactionId}`,
       status: 'completed',
       start_date_time: '2025-11-12T12:05:00Z',
       end_date_time: '2025-11-13T07:00:00Z',
       planned_at: planAtStart.planned_at,
       energy_needed_wh: 30_000,
-      cdr: `/api/v1/cdrs/CP-PLAN-${transactionId}`,
+      cdr: `/api/v1/cdrs/ocpp:CP-PLAN:${transactionId}`,
     });
     expect(got.body.planned_sessions[0].planned_energy_wh).toBeCloseTo(planAtStart.planned.energy_wh, 1);
     expect(got.body.planned_sessions[0].expected_cost).toBeCloseTo(planAtStart.planned.cost.expected, 4);

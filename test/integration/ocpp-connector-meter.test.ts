@@ -54,12 +54,12 @@ describe.skipIf(!hasSharedData)('a charger connector measured by a configured me
     const started = (await cp.call('StartTransaction', { connectorId: 1, idTag: 'T', meterStart: 0, timestamp: '2025-09-30T21:30:00Z' })) as { transactionId: number };
     // The charger's own register claims 20 kWh; the meter measured 11 kWh.
     await cp.call('StopTransaction', { transactionId: started.transactionId, meterStop: 20_000, timestamp: '2025-09-30T22:30:00Z' });
-    const res = await rawRequest(`${http.url}/api/v1/cdrs/CP-METERED-${started.transactionId}`, { method: 'GET', headers: { authorization: `Token ${token}` } });
+    const res = await rawRequest(`${http.url}/api/v1/cdrs/ocpp:CP-METERED:${started.transactionId}`, { method: 'GET', headers: { authorization: `Token ${token}` } });
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status, JSON.stringify(body)).toBe(200);
     // 5.5 kWh x 90.00 + 2.75 x 102.6 + 2.75 x 92.2 EUR/MWh (real NL prices).
     expect(body).toMatchObject({ currency: 'EUR', total_cost: { excl_vat: 1.0307 } });
-    const session = http.ctx.db.prepare('SELECT resource_id, readings_json FROM sessions WHERE cpo_transaction_id = ?').get(`CP-METERED-${started.transactionId}`);
+    const session = http.ctx.db.prepare('SELECT resource_id, readings_json FROM sessions WHERE cpo_transaction_id = ?').get(`ocpp:CP-METERED:${started.transactionId}`);
     expect(session).toEqual({ resource_id: METER, readings_json: null });
   });
 });

@@ -73,7 +73,7 @@ describe.skipIf(!hasSharedData)('metergate run with chargers: a gateway crash mi
     const started = (await cp.call('StartTransaction', start)) as { transactionId: number; idTagInfo: { status: string } };
     expect(started.idTagInfo.status).toBe('Accepted');
     await cp.call('MeterValues', { connectorId: 1, transactionId: started.transactionId, meterValue: [{ timestamp: '2025-09-30T22:00:00Z', sampledValue: [{ value: '6500' }] }] });
-    const id = `CP-GARAGE-1-${started.transactionId}`;
+    const id = `ocpp:CP-GARAGE-1:${started.transactionId}`;
     expect((await cdr(id)).status).toBe(409);
 
     // A crash: no shutdown code runs.

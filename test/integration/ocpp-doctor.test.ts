@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chargersCheck } from '../../src/ops/doctor/chargers.js';
 import { runDoctor } from '../../src/ops/doctor/run.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
-import { OcppStore } from '../../src/store/ocpp.js';
+import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 
 describe('doctor: chargers', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mg-doctor-ocpp-'));
@@ -36,8 +36,8 @@ describe('doctor: chargers', () => {
     ]);
 
     const db = openDaemonDatabase(databasePath(dir));
-    const store = new OcppStore(db, 'NL');
-    store.recordHeartbeat('CP-HEARD', now - 120_000);
+    const store = new ChargerSessions(db, { marketArea: 'NL' });
+    store.store.recordHeartbeat('CP-HEARD', now - 120_000);
     store.startTransaction({ chargePointId: 'CP-HEARD', connectorId: 1, idTag: 'T', meterStartWh: 0, startedAtMs: now - 3 * 86_400_000, reservationId: null, idTagStatus: 'Accepted' }, now - 3 * 86_400_000);
     db.close();
 

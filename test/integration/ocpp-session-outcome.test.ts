@@ -71,7 +71,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     // While active: the transaction, no outcome yet.
     const active = await transaction(planned);
     expect(active.status).toBe(200);
-    expect(active.body).toMatchObject({ status: 'active', connector_id: 1, end_date_time: null, outcome: null, cdr: `/api/v1/cdrs/CP-OUT-${planned}` });
+    expect(active.body).toMatchObject({ status: 'active', connector_id: 1, end_date_time: null, outcome: null, cdr: `/api/v1/cdrs/ocpp:CP-OUT:${planned}` });
   });
 
   it('the unplanned session: 3.6 kW from 06:20Z to 12:00Z against 11.04 kW (the default 16 A x 3 x 230 V) from plug-in', async () => {
@@ -98,7 +98,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(o.immediate_cost).toBeCloseTo(immediate, 3);
     expect(o.saving).toBeCloseTo(o.immediate_cost - o.actual_cost, 4);
     // The same cost as the CDR, which stays as the contract has it.
-    const cdr = await get(`/api/v1/cdrs/CP-OUT-${unplanned}`, cdrsToken, '/api/v1/cdrs/{cpo_transaction_id}');
+    const cdr = await get(`/api/v1/cdrs/ocpp:CP-OUT:${unplanned}`, cdrsToken, '/api/v1/cdrs/{cpo_transaction_id}');
     expect(cdr.body.total_cost.excl_vat).toBe(o.actual_cost);
   });
 
@@ -128,7 +128,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(o.saving).toBeCloseTo(9.6276, 3);
     expect(o.plan).toMatchObject({ planned_at: '2025-05-11T06:20:00Z', energy_needed_wh: 30_000, expected_cost: -9.7625 });
     expect(o.plan.immediate_cost).toBeCloseTo(immediate, 3);
-    const cdr = await get(`/api/v1/cdrs/CP-OUT-${planned}`, cdrsToken, '/api/v1/cdrs/{cpo_transaction_id}');
+    const cdr = await get(`/api/v1/cdrs/ocpp:CP-OUT:${planned}`, cdrsToken, '/api/v1/cdrs/{cpo_transaction_id}');
     expect(cdr.body.total_cost.excl_vat).toBe(actual);
     expect(Object.keys(cdr.body).sort()).toEqual(['currency', 'end_date_time', 'id', 'last_updated', 'start_date_time', 'total_cost']);
 
@@ -142,7 +142,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
   it('shows the last session on the status page and the sums in /metrics', async () => {
     const status = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
     const cp = status.chargers.find((c: any) => c.charge_point_id === 'CP-OUT');
-    expect(cp.last_session).toMatchObject({ session: `CP-OUT-${planned}`, planned: true, energy_wh: 30_000, currency: 'EUR', actual_cost: -9.7625 });
+    expect(cp.last_session).toMatchObject({ session: `ocpp:CP-OUT:${planned}`, planned: true, energy_wh: 30_000, currency: 'EUR', actual_cost: -9.7625 });
     expect(cp.last_session.saving).toBeCloseTo(9.6276, 3);
     const unplannedOutcome = (await transaction(unplanned)).body.outcome;
     const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
@@ -154,7 +154,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(value(/metergate_ocpp_session_savings\{planned="false",currency="EUR"\} (\S+)/)).toBeCloseTo(unplannedOutcome.saving, 4);
   });
 
-  it('a session whose prices are not stored at the stop is recorded without costs, saying why, and priced on a later read once they are', async () => {
+  it('a session whose prices are not stored at the stop is recorded without costs, saying why, and priced on a read once they are (stored after the price update)', async () => {
     gw.nowMs = at('2025-05-12T01:00:30Z');
     const { transactionId } = (await charger().call('StartTransaction', { connectorId: 3, idTag: 'TAG', meterStart: 0, timestamp: '2025-05-12T00:00:00Z' })) as { transactionId: number };
     await charger().call('StopTransaction', { transactionId, meterStop: 7000, timestamp: '2025-05-12T01:00:00Z' });
@@ -171,8 +171,11 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     // 7 kWh within the 00:00 hour, as the session and (at 11.04 kW, done 00:38Z) charging immediately.
     expect(after).toMatchObject({ priced_at: '2025-05-12T01:00:30Z', energy_wh: 7000, unpriced_reason: null, actual_cost: Math.round(7 * price00 * 10) / 10_000 });
     expect(after.immediate_cost).toBeCloseTo(after.actual_cost, 4);
-    // Stored once priced: a later read gives the same record.
+    // A read stores nothing (GETs change nothing); the price update that a sync announces stores it.
+    expect(count('SELECT priced_at_ms FROM ocpp_session_outcomes WHERE transaction_id = ?', transactionId)).toBeNull();
+    gw.daemon.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: at('2025-05-12T00:00:00Z'), toMs: at('2025-05-13T00:00:00Z'), periods: 96 });
     expect(count('SELECT priced_at_ms FROM ocpp_session_outcomes WHERE transaction_id = ?', transactionId)).toBe(at('2025-05-12T01:00:30Z'));
+    expect((await transaction(transactionId)).body.outcome).toEqual(after);
   });
 
   it('answers problem+json: 404 for another charger or an unknown transaction, 422 for a bad id, 401/403 without a cpo token', async () => {

@@ -14,7 +14,8 @@ import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
 import { clipToWindow } from '../../src/pricing/session-window.js';
 import { priceSession, type EnergyReading } from '../../src/pricing/session-cost.js';
 import { databasePath, listMigrations, migrate, openDatabase, type Db } from '../../src/store/db.js';
-import { OcppStore, type SampledValueRow, type TransactionRecord } from '../../src/store/ocpp.js';
+import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
+import type { SampledValueRow, TransactionRecord } from '../../src/store/ocpp.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
@@ -60,12 +61,12 @@ function wholeRule(db: Db, tx: TransactionRecord): EnergyReading[] {
 describe('charger session readings appended per message (session_readings)', () => {
   it('equal the whole rule after out-of-order, late, per-phase, repeated and after-stop messages; a repeat changes nothing', () => {
     const { db } = freshDb();
-    const store = new OcppStore(db, 'NL');
+    const store = new ChargerSessions(db, { marketArea: 'NL' });
     const sessions = new SessionStore(db);
     const { transaction } = store.startTransaction({ chargePointId: 'CP-1', connectorId: 1, idTag: 'T', meterStartWh: 1000, startedAtMs: min(0), reservationId: null, idTagStatus: 'Accepted' }, min(0));
-    const id = `CP-1-${transaction.transactionId}`;
+    const id = `ocpp:CP-1:${transaction.transactionId}`;
     const check = () => {
-      const tx = store.transaction(transaction.transactionId)!;
+      const tx = store.store.transaction(transaction.transactionId)!;
       expect(sessions.get(id, true)!.readings).toEqual(wholeRule(db, tx));
     };
     check();
@@ -138,9 +139,13 @@ describe('charger session readings appended per message (session_readings)', () 
 
     const db = openDatabase(path);
     const sessions = new SessionStore(db);
-    expect(sessions.get('CP-OLD-17', true)!.readings).toEqual(oldReadings);
-    expect(db.prepare("SELECT readings_json FROM sessions WHERE cpo_transaction_id = 'CP-OLD-17'").pluck().get()).toBeNull();
-    expect(db.prepare("SELECT count(*) FROM session_readings WHERE cpo_transaction_id = 'CP-OLD-17'").pluck().get()).toBe(oldReadings.length);
+    // Migration 150 moved it to the charger sessions' own id space, with its cdr id; the old id leads there.
+    expect(sessions.get('CP-OLD-17')).toBeUndefined();
+    expect(sessions.movedTo('CP-OLD-17')).toBe('ocpp:CP-OLD:17');
+    expect(sessions.get('ocpp:CP-OLD:17')!.cdrId).toBe('cdr-1');
+    expect(sessions.get('ocpp:CP-OLD:17', true)!.readings).toEqual(oldReadings);
+    expect(db.prepare("SELECT readings_json FROM sessions WHERE cpo_transaction_id = 'ocpp:CP-OLD:17'").pluck().get()).toBeNull();
+    expect(db.prepare("SELECT count(*) FROM session_readings WHERE cpo_transaction_id = 'ocpp:CP-OLD:17'").pluck().get()).toBe(oldReadings.length);
     // The operator's session keeps its list where it was.
     expect(sessions.get('OPERATOR-17', true)!.readings).toEqual(putReadings);
     expect(db.prepare("SELECT count(*) FROM session_readings WHERE cpo_transaction_id = 'OPERATOR-17'").pluck().get()).toBe(0);
@@ -154,11 +159,13 @@ describe('charger session readings appended per message (session_readings)', () 
       if (!result.ok) throw new Error('prices missing');
       return result.totalCostExclVat;
     };
-    expect(price(sessions.get('CP-OLD-17', true)!.readings!)).toBe(price(oldReadings));
-    // A late value after the migration appends to the migrated list, as it would have before.
-    const store = new OcppStore(db, 'NL');
+    expect(price(sessions.get('ocpp:CP-OLD:17', true)!.readings!)).toBe(price(oldReadings));
+    // A late value after the migration: the transaction stopped long ago, past the cut-off
+    // (sessions.late_meter_values_s): kept as sent, the session and its cdr stay as they are.
+    const store = new ChargerSessions(db, { marketArea: 'NL' });
+    const before = sessions.get('ocpp:CP-OLD:17', true)!;
     store.addMeterValues('CP-OLD', 1, 17, [energy(50, 10_500)], Date.now());
-    expect(sessions.get('CP-OLD-17', true)!.readings).toEqual(wholeRule(db, store.transaction(17)!));
+    expect(sessions.get('ocpp:CP-OLD:17', true)).toEqual(before);
     db.close();
   });
 });

@@ -62,7 +62,7 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     const text = await row.textContent();
     expect(text).toContain('Alfen Eve Single');
     expect(text).toContain('1: Charging');
-    expect(text).toContain(`CP-DRIVEWAY-${tx.transactionId}`);
+    expect(text).toContain(`ocpp:CP-DRIVEWAY:${tx.transactionId}`);
     expect(text).toMatch(/1[.,]85 kWh/);
     await expect(page.locator('tr[data-charger="CP-BARN"] .badge').textContent()).resolves.toBe('disconnected');
     expect(await page.locator('#components [data-component="chargers"]').textContent()).toContain('1 of 2 charge point(s) connected');

@@ -11,7 +11,8 @@ import { registerReadings } from '../../src/ocpp/register-readings.js';
 import { registerAtWh } from '../../src/planning/progress.js';
 import { ChargingProgressStore } from '../../src/store/charging-progress.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
-import { OcppStore, type SampledValueRow } from '../../src/store/ocpp.js';
+import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
+import type { SampledValueRow } from '../../src/store/ocpp.js';
 
 const START_MS = Date.parse('2025-11-12T18:00:00Z');
 const METER_START_WH = 120_000;
@@ -24,7 +25,7 @@ describe('ChargingProgressStore', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'mg-progress-'));
     db = openDatabase(join(dir, 'metergate.db'));
-    const ocpp = new OcppStore(db, 'NL');
+    const ocpp = new ChargerSessions(db, { marketArea: 'NL' });
     const { transaction } = ocpp.startTransaction({ chargePointId: 'CP', connectorId: 1, idTag: 'T', meterStartWh: METER_START_WH, startedAtMs: START_MS, reservationId: null, idTagStatus: 'Accepted' }, START_MS);
     // Ten hours, a value every 60 s: 7.4 kW for the first four hours, nothing for two, 3.7 kW after.
     let wh = METER_START_WH;

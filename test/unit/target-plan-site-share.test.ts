@@ -15,7 +15,7 @@ import { FollowStateStore } from '../../src/store/charging-follow-state.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../src/store/charging-targets.js';
 import { openChargingStores } from '../../src/store/charging-stores.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
-import { OcppStore } from '../../src/store/ocpp.js';
+import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
@@ -49,7 +49,7 @@ describe.skipIf(!hasSharedData)(`TargetPlanner shares the site between connector
     dir = mkdtempSync(join(tmpdir(), 'mg-site-share-'));
     db = openDatabase(join(dir, 'metergate.db'));
     expect(loadNl2025Prices(db)).toBeGreaterThan(10_000);
-    const ocpp = new OcppStore(db, 'NL');
+    const ocpp = new ChargerSessions(db, { marketArea: 'NL' });
     const targets = new ChargingTargetStore(db);
     // A three-phase car drawing 10 A and a one-phase car drawing 6 A on L1; a third target without a car plugged in.
     const draws: Record<string, [number, number, number]> = { 'CP-A': [10, 10, 10], 'CP-B': [6, 0, 0] };

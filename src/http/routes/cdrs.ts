@@ -2,7 +2,9 @@
 import type { Request, Response, Router } from 'express';
 import { sessionMaxEdgeGapMs } from '../../config/derived.js';
 import type { EnergyReading } from '../../pricing/session-cost.js';
+import { isChargerSessionId } from '../../ocpp/charger-session-id.js';
 import { suspectReadings } from '../../store/clock-steps.js';
+import { OcppStore } from '../../store/ocpp.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -46,13 +48,20 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   router.post('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
   router.all('/api/v1/cdrs/meter_readings', methodNotAllowed(['GET', 'POST']));
 
+  const transactions = new OcppStore(deps.db);
+  // Reads only (GETs change nothing): the price is computed from what is stored, and
+  // last_updated is the session's, moved by whatever changed what the price is made of
+  // (its content, late charger values before the cut-off, a corrected price: docs/http-api.md).
   router.get('/api/v1/cdrs/:cpo_transaction_id', auth, (req, res) => {
-    const id = req.params.cpo_transaction_id as string;
+    const asked = req.params.cpo_transaction_id as string;
+    // A charger session stored before migration 150 is still found by its old id, unless an operator's session took it since.
+    const id = deps.sessions.get(asked) ? asked : (deps.sessions.movedTo(asked) ?? asked);
     const session = deps.sessions.get(id, true);
-    if (!session) throw new HttpProblem(404, `no session with cpo_transaction_id "${id.slice(0, 100)}"`);
+    if (!session) throw new HttpProblem(404, `no session with cpo_transaction_id "${asked.slice(0, 100)}"`);
     if (session.status !== 'completed' || session.endMs === null) {
-      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is not completed yet; its price is available once it is completed (by a PUT with status completed, or by the charger's StopTransaction for a charger session)`);
+      throw new HttpProblem(409, `session "${asked.slice(0, 100)}" is not completed yet; its price is available once it is completed (by a PUT with status completed, or by the charger's StopTransaction for a charger session)`);
     }
+    if (isChargerSessionId(id)) assertChargerClockTrusted(transactions, id);
     const market = deps.priceAccess.market(session.marketArea);
     if (!market) throw new HttpProblem(422, `the session's market area ${session.marketArea} is no longer known`);
     // The cost covers exactly start..end: readings beyond are cut at the edges.
@@ -67,14 +76,13 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       readings = localReadingsInWindow(stored, session.resourceId!, session.startMs, session.endMs, sessionMaxEdgeGapMs(deps.config), deps.clock.now());
     }
     const priced = priceReadings(deps.priceAccess, market, readings);
-    const lastUpdatedMs = deps.sessions.recordPrice(id, priced.totalCostExclVat, priced.currency, deps.clock.now());
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
       start_date_time: formatUtc(session.startMs, session.startSubMsNs),
       end_date_time: formatUtc(session.endMs, session.endSubMsNs),
       id: session.cdrId,
-      last_updated: formatUtc(lastUpdatedMs),
+      last_updated: formatUtc(session.lastUpdatedMs),
       total_cost: { excl_vat: priced.totalCostExclVat },
     });
   });
@@ -93,4 +101,18 @@ function assertNoClockSuspect(deps: RouteDeps, resourceId: string, stored: reado
     422,
     `the local meter ${resourceId} has ${s.count} reading(s) between ${formatUtc(s.firstMs!)} and ${formatUtc(s.lastMs!)} flagged clock_suspect: the gateway's trusted clock stepped by more than clock.step_tolerance_s then, so their times cannot be placed for sure; this session is not priced from them (docs/clock-safety.md)`,
   );
+}
+
+/**
+ * A charger session is not priced while its charger's clock was known to be off (the
+ * central system flags its transactions, docs/chargers.md): its times cannot be placed
+ * in the right price periods. 422 saying why, as for a meter's clock_suspect readings.
+ */
+function assertChargerClockTrusted(transactions: OcppStore, sessionId: string): void {
+  const m = /^ocpp:(.+):(\d{1,15})$/.exec(sessionId);
+  const tx = m ? transactions.transaction(Number(m[2])) : undefined;
+  if (!tx?.clockProblem) return;
+  throw new HttpProblem(422, `charger ${tx.chargePointId} stamped transaction ${tx.transactionId} by a clock known to be wrong: ${tx.clockProblem}; its times cannot be placed in the right price periods, so this session is not priced (docs/chargers.md)`, {
+    errors: [{ path: 'cpo_transaction_id', message: tx.clockProblem }],
+  });
 }

@@ -5,7 +5,8 @@
 // the contract has it (no extra fields); this is the gateway's own view beside it.
 import type { Router } from 'express';
 import { SessionOutcomeRecorder } from '../../ocpp/session-outcomes.js';
-import { chargerSessionId, OcppStore } from '../../store/ocpp.js';
+import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
+import { OcppStore } from '../../store/ocpp.js';
 import type { SessionOutcome } from '../../store/session-outcomes.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -44,7 +45,7 @@ function outcomeView(o: SessionOutcome): Record<string, unknown> {
 
 export function registerChargerTransactionRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
-  const transactions = new OcppStore(deps.db, deps.config.ocpp.market_area ?? deps.config.prices.regions[0] ?? 'NL');
+  const transactions = new OcppStore(deps.db);
   const outcomes = new SessionOutcomeRecorder(deps.db, deps.config);
 
   router.get(CHARGER_TRANSACTION_PATH, auth, (req, res) => {
@@ -68,8 +69,13 @@ export function registerChargerTransactionRoutes(router: Router, deps: RouteDeps
       end_date_time: tx.stoppedAtMs === null ? null : formatUtc(tx.stoppedAtMs),
       meter_start_wh: tx.meterStartWh,
       meter_stop_wh: tx.meterStopWh,
+      // What the gateway found (docs/chargers.md): a stop it inferred, a clock it cannot trust, register values it left out.
+      stopped_by: tx.stoppedAtMs === null ? null : tx.stopInferred === null ? 'charger' : 'gateway',
+      stop_inferred_reason: tx.stopInferred,
+      clock_problem: tx.clockProblem,
+      register_values_dropped: tx.registerValuesDropped,
       outcome: outcome ? outcomeView(outcome) : null,
-      cdr: `/api/v1/cdrs/${encodeURIComponent(session)}`,
+      cdr: cdrPath(session),
     });
   });
   router.all(CHARGER_TRANSACTION_PATH, methodNotAllowed(['GET']));

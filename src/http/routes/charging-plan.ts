@@ -8,7 +8,7 @@ import type { Plan, Schedule } from '../../planning/plan.js';
 import { DEFAULT_CHARGER_LIMITS } from '../../planning/limits.js';
 import type { SiteLoad } from '../../planning/site-load.js';
 import type { TargetPlan } from '../../planning/target-plan.js';
-import { chargerSessionId } from '../../store/ocpp.js';
+import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
 import type { PlannedSession, ProfileClear, SentChargingProfile } from '../../store/charging-profiles.js';
 import type { ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
@@ -148,7 +148,7 @@ function plannedSessionView(chargePointId: string, p: PlannedSession): Record<st
     planned_energy_wh: round(p.plannedEnergyWh, 1),
     expected_cost: round(p.expectedCost, 4),
     immediate_cost: round(p.immediateCost, 4),
-    cdr: `/api/v1/cdrs/${encodeURIComponent(session)}`,
+    cdr: cdrPath(session),
   };
 }
 

@@ -1,6 +1,6 @@
 // PUT /api/v1/sessions/:cpo_transaction_id: session ingest from a charge-point operator.
 import type { Router } from 'express';
-import { isChargerSession } from '../../store/ocpp.js';
+import { CHARGER_SESSION_PREFIX, isChargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
 import type { SessionRecord, SessionStatus } from '../../store/sessions.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -34,7 +34,7 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
     resource_id: s.resourceId,
     readings: s.readingCount,
     last_updated: formatUtc(s.lastUpdatedMs),
-    cdr: `/api/v1/cdrs/${encodeURIComponent(s.cpoTransactionId)}`,
+    cdr: cdrPath(s.cpoTransactionId),
   };
 }
 
@@ -45,10 +45,13 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
 
   router.put('/api/v1/sessions/:cpo_transaction_id', requireToken(deps, { scheme: 'Token', type: 'cpo' }), ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
     const id = req.params.cpo_transaction_id as string;
-    if (!ID_PATTERN.test(id) || id === 'meter_readings') {
-      throw new HttpProblem(422, 'invalid cpo_transaction_id', {
-        errors: [{ path: 'cpo_transaction_id', message: id === 'meter_readings' ? 'is reserved (it names the meter_readings endpoint)' : 'must be 1 to 255 characters without control characters' }],
-      });
+    if (!ID_PATTERN.test(id) || id === 'meter_readings' || isChargerSessionId(id)) {
+      const message = id === 'meter_readings'
+        ? 'is reserved (it names the meter_readings endpoint)'
+        : isChargerSessionId(id)
+          ? `ids starting "${CHARGER_SESSION_PREFIX}" are the gateway's charger sessions (docs/chargers.md); an operator's session cannot take one`
+          : 'must be 1 to 255 characters without control characters';
+      throw new HttpProblem(422, 'invalid cpo_transaction_id', { errors: [{ path: 'cpo_transaction_id', message }] });
     }
     assertReadingCap(req.body, maxReadings);
     if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the SessionRequest schema', { errors: fieldErrors(validate) });
@@ -79,12 +82,6 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
     // Readings outside start..end are accepted and not billed; a completed session needs some that bill its window.
     if (readings && input.status === 'completed') ownReadingsInWindow(readings, startMs as number, endMs as number);
 
-    // A charger's transaction (docs/chargers.md) is written by the central system alone.
-    if (isChargerSession(deps.db, id)) {
-      throw new HttpProblem(409, `session "${id.slice(0, 100)}" is a charger transaction the gateway holds over OCPP; it is completed by the charger's StopTransaction, not by a PUT`, {
-        errors: [{ path: 'cpo_transaction_id', message: 'names a charger transaction (<chargePointId>-<transactionId>)' }],
-      });
-    }
     const existing = deps.sessions.get(id);
     if (existing?.status === 'completed' && input.status === 'active') {
       throw new HttpProblem(409, `session "${id.slice(0, 100)}" is completed and cannot go back to active`, { errors: [{ path: 'status', message: 'must stay completed' }] });
@@ -103,7 +100,7 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
       },
       deps.clock.now(),
     );
-    if (outcome === 'created') res.status(201).location(`/api/v1/cdrs/${encodeURIComponent(id)}`);
+    if (outcome === 'created') res.status(201).location(cdrPath(id));
     res.set('Cache-Control', 'no-store').json(sessionView(record));
   });
   router.all('/api/v1/sessions/:cpo_transaction_id', methodNotAllowed(['PUT']));
