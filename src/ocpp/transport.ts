@@ -5,7 +5,8 @@
 // ocpp.client_ca_file whose subject CN is the charge point id). Each charger's
 // security_profile is the weakest connection it may use. Built on ocpp-rpc in strict
 // mode, subprotocol ocpp1.6 only: every call is validated against the official OCPP 1.6
-// JSON schemas before a handler sees it, and every answer of ours before it leaves.
+// JSON schemas, with the bounds they leave out (validator.ts), before a handler sees it,
+// and every answer of ours before it leaves.
 //
 // Error policy: whatever a peer sends at this level (a malformed upgrade, no ocpp1.6, a
 // refused handshake, a failed TLS handshake, an oversized frame, a frame that is not
@@ -28,6 +29,7 @@ import type { ChargerConfig } from '../config/types.js';
 import { authorizationKeyForms } from './authorization-key.js';
 import type { ChargerClient } from './charger-client.js';
 import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
+import { ocpp16Validator } from './validator.js';
 
 /**
  * The largest frame a charger may send (ws maxPayload; larger: closed with 1009). The
@@ -75,7 +77,7 @@ export class OcppTransport {
       labelNames: ['reason'] as const,
       registers: [metrics],
     });
-    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
+    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16Validator()], wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
     // ws's server errors are re-emitted here; unheard, an 'error' event throws.
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));

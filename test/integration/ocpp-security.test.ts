@@ -191,6 +191,37 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
     expect(await connects(charger('CP-P1'))).toBe(true);
   });
 
+  it('calls outside the OCPP 1.6 schemas and their bounds get CallErrors and store nothing', async () => {
+    const loose = new RPCClient({ endpoint: `ws://127.0.0.1:${ports.ocpp}`, identity: 'CP-P1', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: false, reconnect: false } as ClientOptions);
+    clients.push(loose);
+    await loose.connect();
+    const ts = new Date().toISOString();
+    const bad: Array<[string, Record<string, unknown>]> = [
+      ['StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: -5, timestamp: ts }],
+      ['StartTransaction', { connectorId: -1, idTag: 'TAG', meterStart: 5, timestamp: ts }],
+      ['StartTransaction', { connectorId: 0, idTag: 'TAG', meterStart: 5, timestamp: ts }],
+      ['StartTransaction', { connectorId: 1, idTag: 'T'.repeat(300), meterStart: 5, timestamp: ts }],
+      ['StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 2 ** 40, timestamp: ts }],
+      ['StopTransaction', { transactionId: 1, meterStop: -1e20, timestamp: ts }],
+      ['StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Whatever' }],
+      ['StatusNotification', { connectorId: -1, errorCode: 'NoError', status: 'Available' }],
+      ['MeterValues', { connectorId: 1, meterValue: 'not a list' }],
+    ];
+    for (const [action, params] of bad) {
+      const err = (await loose.call(action, params).then(
+        () => null,
+        (e: unknown) => e,
+      )) as (Error & { rpcErrorCode?: string }) | null;
+      expect(err, `${action} ${JSON.stringify(params).slice(0, 80)}`).toBeInstanceOf(Error);
+      expect(err!.rpcErrorCode, action).toMatch(/Violation$/);
+      expect(err!.message).not.toMatch(/is not a function|TypeError|undefined/);
+    }
+    await loose.close();
+    const db = daemon.ctx.db;
+    expect(db.prepare('SELECT count(*) FROM ocpp_transactions').pluck().get()).toBe(0);
+    expect(db.prepare("SELECT count(*) FROM ocpp_connector_status WHERE status = 'Whatever' OR connector_id < 0").pluck().get()).toBe(0);
+  });
+
   it('an error inside the gateway is answered InternalError without JavaScript internals', async () => {
     const cp = charger('CP-P1');
     await cp.connect();
