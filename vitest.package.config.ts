@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/package/**/*.test.ts'],
+    // The booted-Debian tests are their own step (vitest.boot.config.ts).
+    exclude: ['test/package/boot-*.test.ts'],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     // Each arm file runs Node under qemu: one file at a time keeps timings sane on 2 cores.
