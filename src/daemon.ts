@@ -25,6 +25,7 @@ import { meterSourceTypes } from './sources/index.js';
 import type { MeterIdentity, MeterSource } from './sources/source.js';
 import { TickJoin } from './sources/tick-join.js';
 import type { BackoffPolicy } from './uplink/backoff.js';
+import { SessionRetention } from './ops/retention/session-retention.js';
 import { leaveVerdict, trustingGate, type ClockGate } from './uplink/clock-gate.js';
 import { MqttConnection } from './uplink/connection.js';
 import { DeviceMessages } from './uplink/device-messages.js';
@@ -194,6 +195,8 @@ export function buildModules(ctx: AppContext): Module[] {
       return new PriceSync({ ...ctx, exogenous: exogenousProviderTypes().build(ctx) });
     }),
   );
+  // Settled charger values and sessions past store.sessions_retention_days go, by the trusted clock.
+  modules.push(new SessionRetention(ctx, clockGuard));
   registerOpsMetrics(ctx);
   // Keep last: READY=1 goes out once everything above has started; STOPPING=1 goes first.
   modules.push(new SystemdWatchdog(ctx));

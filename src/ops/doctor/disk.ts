@@ -30,7 +30,8 @@ export const diskCheck: DoctorCheck = {
     const total = st.blocks * st.bsize;
     const detail = `${dir}: ${(free / MiB).toFixed(0)} MiB free of ${(total / MiB).toFixed(0)} MiB (${((free / total) * 100).toFixed(0)} %)`;
     const verdict = judgeFreeSpace(free, total);
-    const fix = 'free space (`sudo journalctl --vacuum-size=100M`, old files), lower store.readings_retention_days, or use a larger SD card';
+    // The settings that bound what the gateway keeps: meter readings, and sessions with charger transactions (docs/chargers.md "Storage").
+    const fix = 'free space (`sudo journalctl --vacuum-size=100M`, old files), lower store.readings_retention_days (meter readings) or store.sessions_retention_days (sessions and charger transactions), or use a larger SD card';
     if (verdict === 'fail') return [fail('disk', `${detail}: too little for the outbox and readings`, fix)];
     if (verdict === 'warn') return [warn('disk', `${detail}: getting low`, fix)];
     return [pass('disk', detail)];
