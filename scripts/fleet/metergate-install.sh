@@ -55,8 +55,7 @@ else
     fi
   fi
   rm -f "$LOCAL" "$DEB"
-  report "installed metergate $(dpkg-query -W -f '${Version}' metergate) from $(basename "$DEB") (removed from this partition)."
-  grep '^metergate: ' "$LOG" | while IFS= read -r line; do report "  $line"; done
+  report "installed metergate $(dpkg-query -W -f '${Version}' metergate) from $(basename "$DEB") (removed from this partition; apt's output: $LOG on the gateway)."
 fi
 
 # The package's own first-boot unit takes metergate.yaml now (at the next boot it would anyway).

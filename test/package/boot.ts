@@ -310,7 +310,7 @@ forecast: { enabled: false }
 
       const hook = (await sh('journalctl -b --no-pager -o cat -u os-firstrun')).output;
       const report = readFileSync(bootFile('metergate-install.txt'), 'utf8');
-      expect(report, hook).toContain(`installed metergate ${VERSION} from metergate_${VERSION}_amd64.deb (removed from this partition).`);
+      expect(report, hook).toContain(`installed metergate ${VERSION} from metergate_${VERSION}_amd64.deb (removed from this partition;`);
       expect(report).toContain('metergate-firstboot took metergate.yaml');
       expect(report).not.toContain('FAILED');
       expect(readdirSync(gw.at('boot/firmware')).sort()).toEqual(['metergate-applied.txt', 'metergate-install.sh', 'metergate-install.txt']);
