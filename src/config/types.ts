@@ -157,6 +157,8 @@ export interface Config {
     /** CA(s) whose client certificates identify chargers on wss:// (security profile 3). */
     readonly client_ca_file?: string;
     readonly heartbeat_interval_s: number;
+    /** How long a charger's call waits for a store that refuses writes before it gets a CallError (its write stays queued). */
+    readonly storage_wait_s: number;
     readonly market_area?: string;
   };
   readonly chargers: readonly ChargerConfig[];

@@ -3,7 +3,9 @@
 //   transport.ts           how chargers connect (ws/wss, handshake auth, listen/stop)
 //   message-handlers.ts    the calls chargers send (Boot, Heartbeat, Status, Start/Stop, MeterValues, clock checks)
 //   profile-dispatcher.ts  what the gateway sends on its own (SetChargingProfile, clears, GetConfiguration)
-// The planner and the charging stores are shared, built once by daemon.ts.
+// The planner and the charging stores are shared, built once by daemon.ts. Every write of
+// the parts goes through one store write queue (store/write-queue.ts): while the database
+// refuses writes they wait in memory, in order, and are written when it takes them again.
 import { Counter, Gauge } from 'prom-client';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
@@ -12,6 +14,7 @@ import type { Module } from '../lifecycle.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import type { OcppStore } from '../store/ocpp.js';
+import { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
@@ -22,6 +25,7 @@ import { OcppTransport } from './transport.js';
 interface Parts {
   readonly store: OcppStore;
   readonly outcomes: SessionOutcomeRecorder;
+  readonly writes: StoreWriteQueue;
   readonly handlers: ChargerMessageHandlers;
   readonly dispatcher: ProfileDispatcher;
 }
@@ -71,10 +75,11 @@ export class CentralSystem implements Module {
     const store = sessions.store;
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
-    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, this.chargers, (id) => this.state.get(id)?.client ?? null);
-    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher);
-    this.parts = { store, outcomes, handlers, dispatcher };
-    this.registerMetrics(store);
+    const writes = new StoreWriteQueue({ db, logger, clock: this.ctx.clock, metrics, maxEntries: config.store.write_queue_max_entries, kind: 'ocpp' });
+    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null);
+    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher, writes);
+    this.parts = { store, outcomes, writes, handlers, dispatcher };
+    this.registerMetrics(store, writes);
     await this.transport.start();
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
   }
@@ -91,6 +96,7 @@ export class CentralSystem implements Module {
 
   async stop(): Promise<void> {
     await this.transport.stop();
+    this.parts?.writes.stop();
   }
 
   /** A connector's new plan goes to its charger (plan.updated, wired in daemon.ts). */
@@ -116,9 +122,17 @@ export class CentralSystem implements Module {
     this.parts?.dispatcher.clearPlan(e);
   }
 
-  private registerMetrics(store: OcppStore): void {
+  private registerMetrics(store: OcppStore, writes: StoreWriteQueue): void {
     const { metrics } = this.ctx;
     const state = this.state;
+    new Gauge({
+      name: 'metergate_ocpp_store_pending_writes',
+      help: 'Charger messages and answers waiting in memory for the store to take writes again',
+      registers: [metrics],
+      collect() {
+        this.set(writes.view().pendingWrites);
+      },
+    });
     new Gauge({
       name: 'metergate_ocpp_charger_connected',
       help: 'Whether a configured charge point is connected now (1) or not (0)',
@@ -158,7 +172,11 @@ export class CentralSystem implements Module {
 
   private health(): ComponentHealth {
     const connected = [...this.state.values()].filter((s) => s.connected).length;
-    return { status: 'ok', reason: `${connected} of ${this.chargers.size} charge point(s) connected` };
+    const reason = `${connected} of ${this.chargers.size} charge point(s) connected`;
+    const writes = this.parts?.writes.view();
+    if (!writes || writes.writable) return { status: 'ok', reason };
+    // Chargers are answered (or told to send again); what they sent waits in memory (store health says more).
+    return { status: 'degraded', reason: `${reason}; ${writes.pendingWrites} charger write(s) waiting in memory: the store refuses writes (${writes.reason ?? 'unknown'})` };
   }
 
   private chargerViews(): ChargerView[] {

@@ -4,6 +4,7 @@
 // charging profiles it builds are in a unit the charger takes.
 import type { Logger } from '../log.js';
 import type { OcppConfigurationStore } from '../store/ocpp-configuration.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { CallingClient } from './profile-clears.js';
 
 export const RATE_UNIT_KEY = 'ChargingScheduleAllowedChargingRateUnit';
@@ -14,7 +15,7 @@ interface GetConfigurationAnswer {
 }
 
 /** Asks the charger for its allowed charging rate unit and stores it; a charger that does not answer keeps what was stored. */
-export async function readChargingRateUnit(client: CallingClient, store: OcppConfigurationStore, nowMs: () => number, logger: Logger): Promise<void> {
+export async function readChargingRateUnit(client: CallingClient, store: OcppConfigurationStore, writes: StoreWriteQueue, nowMs: () => number, logger: Logger): Promise<void> {
   let answer: GetConfigurationAnswer;
   try {
     answer = (await client.call('GetConfiguration', { key: [RATE_UNIT_KEY] })) as GetConfigurationAnswer;
@@ -23,6 +24,8 @@ export async function readChargingRateUnit(client: CallingClient, store: OcppCon
     return;
   }
   const found = answer.configurationKey?.find((k) => k.key === RATE_UNIT_KEY);
-  store.put(client.identity, { key: RATE_UNIT_KEY, value: found?.value ?? null, readonly: found?.readonly ?? null, readAtMs: nowMs() });
+  const readAtMs = nowMs();
+  // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
+  await writes.run(`GetConfiguration answer of ${client.identity}`, () => store.put(client.identity, { key: RATE_UNIT_KEY, value: found?.value ?? null, readonly: found?.readonly ?? null, readAtMs }));
   logger.info({ charge_point_id: client.identity, allowed_charging_rate_unit: found?.value ?? null }, 'charger configuration read');
 }

@@ -6,12 +6,19 @@
 // dispatcher's (profile-dispatcher.ts).
 //
 // Error policy: a handler that throws answers the call with a CallError (counted, logged);
-// the connection and the process carry on.
+// the connection and the process carry on. A handler's reads and writes run as one unit in
+// the store's write queue (store/write-queue.ts): while the database refuses writes
+// (locked, full, I/O error) the unit waits in memory and is run again every second; the
+// answer waits for it up to ocpp.storage_wait_s, then a call the charger must send again
+// (Boot, Start/StopTransaction, transaction MeterValues) gets an InternalError CallError
+// and the others their usual answer. Either way the unit stays queued until it is written
+// (docs/chargers.md "When the store refuses writes").
 import { Counter, type Registry } from 'prom-client';
 import { createRPCError } from 'ocpp-rpc';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { OcppStore, TransactionRecord } from '../store/ocpp.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { judgeChargerClock } from './charger-clock.js';
 import { chargerSessionId } from './charger-session-id.js';
@@ -27,6 +34,16 @@ export interface AfterAnswer {
 }
 
 /** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
+/** What the answer got while the store still refused the handler's unit. */
+const STILL_QUEUED = Symbol('still queued');
+
+/** The unit's result, or STILL_QUEUED once waitMs passed first. */
+function within<T>(done: Promise<T>, waitMs: number): Promise<T | typeof STILL_QUEUED> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<typeof STILL_QUEUED>((resolve) => (timer = setTimeout(() => resolve(STILL_QUEUED), waitMs)));
+  return Promise.race([done, waited]).finally(() => clearTimeout(timer));
+}
+
 function timestampMs(value: string, path: string): number {
   const ms = Date.parse(value);
   if (!Number.isFinite(ms)) throw createRPCError('PropertyConstraintViolation', `${path} is not a date-time`, { path });
@@ -41,6 +58,8 @@ export class ChargerMessageHandlers {
     metrics: Registry,
     private readonly sessions: ChargerSessions,
     private readonly after: AfterAnswer,
+    /** The central system's store write queue: every handler's reads and writes run in it. */
+    private readonly writes: StoreWriteQueue,
   ) {
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
   }
@@ -61,18 +80,40 @@ export class ChargerMessageHandlers {
     });
 
     // ocpp-rpc has checked params against the action's OCPP 1.6 schema before this runs (strict mode).
-    const on = <P>(action: string, handler: (params: P) => unknown) => {
-      client.handle(action, ({ params }) => {
+    // `whileQueued`: the answer to a call the charger will not send again (undefined: a
+    // CallError, so that it does), given when the store still refuses its unit after the wait.
+    // `store: false`: the handler neither reads nor writes the store (not queued behind it).
+    const waitMs = this.ctx.config.ocpp.storage_wait_s * 1000;
+    const on = <P>(action: string, handler: (params: P) => unknown, opts: { whileQueued?: (params: P) => unknown; store?: false } = {}) => {
+      const { whileQueued } = opts;
+      client.handle(action, async ({ params }) => {
         st.lastMessageAtMs = clock.now();
+        const done = opts.store === false ? Promise.resolve().then(() => handler(params as P)) : this.writes.run(`${action} of ${id}`, () => handler(params as P));
+        let result: unknown;
         try {
-          const result = handler(params as P);
-          this.messages.inc({ action, outcome: 'ok' });
-          return result;
+          result = await within(done, waitMs);
         } catch (err) {
           this.messages.inc({ action, outcome: 'error' });
           log.warn({ action, err: { message: (err as Error).message } }, 'OCPP call answered with CallError');
           throw err;
         }
+        if (result !== STILL_QUEUED) {
+          this.messages.inc({ action, outcome: 'ok' });
+          return result;
+        }
+        // Still refused: the unit stays queued and runs when the store takes writes again.
+        done.then(
+          () => log.info({ action }, 'OCPP call written now that the store takes writes again'),
+          (err: unknown) => log.warn({ action, err: { message: (err as Error).message } }, 'OCPP call kept while the store refused writes could not be written'),
+        );
+        const answer = whileQueued?.(params as P);
+        this.messages.inc({ action, outcome: 'store_refused' });
+        if (answer !== undefined) {
+          log.warn({ action, waited_s: waitMs / 1000 }, 'store refuses writes: call answered, its write waits in memory');
+          return answer;
+        }
+        log.warn({ action, waited_s: waitMs / 1000 }, 'store refuses writes: call answered with CallError for the charger to send it again; its write waits in memory');
+        throw createRPCError('InternalError', 'the central system cannot store this now (database busy or full); it is kept, send it again');
       });
     };
 
@@ -128,10 +169,14 @@ export class ChargerMessageHandlers {
       return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
     });
 
-    on('Heartbeat', () => {
-      store.recordHeartbeat(id, clock.now());
-      return { currentTime: nowIso() };
-    });
+    on(
+      'Heartbeat',
+      () => {
+        store.recordHeartbeat(id, clock.now());
+        return { currentTime: nowIso() };
+      },
+      { whileQueued: () => ({ currentTime: nowIso() }) },
+    );
 
     on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }) => {
       const nowMs = clock.now();
@@ -146,9 +191,9 @@ export class ChargerMessageHandlers {
       }
       this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
       return {};
-    });
+    }, { whileQueued: () => ({}) });
 
-    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }));
+    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }), { store: false });
 
     on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
       const status = authorizeIdTag(charger.auth, p.idTag);
@@ -170,6 +215,7 @@ export class ChargerMessageHandlers {
       return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
     });
 
+    // Values of a transaction are sent again by the charger (OCPP 1.6 section 3.7); others are not.
     on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
       const rows = sampledValueRows(p.meterValue, 'meterValue');
       if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues', p.transactionId ?? null);
@@ -177,7 +223,7 @@ export class ChargerMessageHandlers {
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
       else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId: p.transactionId });
       return {};
-    });
+    }, { whileQueued: (p) => (p.transactionId === undefined ? {} : undefined) });
 
     on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');

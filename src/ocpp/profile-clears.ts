@@ -7,6 +7,7 @@
 // it next connects; each answer is stored as SetChargingProfile answers are.
 import type { Logger } from '../log.js';
 import type { ChargingProfileStore, ProfileClear } from '../store/charging-profiles.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import { chargingProfileIdOf } from './charging-profile.js';
 
 /** What sending needs of an ocpp-rpc client. */
@@ -36,7 +37,7 @@ export function requestClears(store: ChargingProfileStore, where: { chargePointI
  * awaited: ocpp-rpc sends one call at a time in the order issued, so a plan sent after
  * this (possibly under the same profile id) is set after the clear, not removed by it.
  */
-export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, nowMs: () => number, logger: Logger): Promise<void> {
+export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, writes: StoreWriteQueue, nowMs: () => number, logger: Logger): Promise<void> {
   const pending = store.pendingClears(client.identity);
   await Promise.all(
     pending.map(async (clear) => {
@@ -49,7 +50,8 @@ export async function sendPendingClears(client: CallingClient, store: ChargingPr
         status = 'error';
         error = (err as Error).message.slice(0, 500);
       }
-      store.putClear({ ...clear, sentAtMs, status, error });
+      // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
+      await writes.run(`ClearChargingProfile answer of ${clear.chargePointId}`, () => store.putClear({ ...clear, sentAtMs, status, error }));
       const fields = { charge_point_id: clear.chargePointId, connector_id: clear.connectorId, charging_profile_id: clear.chargingProfileId, reason: clear.reason, status, err: error === null ? undefined : { message: error } };
       if (status === 'error') logger.warn(fields, 'charging profile clear not answered by the charger');
       else logger.info(fields, 'charging profile cleared');

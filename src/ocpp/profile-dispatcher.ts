@@ -5,14 +5,17 @@
 // charger boots or reconnects, and when a transaction starts.
 //
 // Error policy: an outbound exchange never throws out of here. A charger that does not
-// answer has that stored as the answer ('error'); anything else that fails is logged with
-// the charger and connector, and the exchange is tried again on the next plan or connect.
+// answer has that stored as the answer ('error'); every answer is written through the
+// store's write queue (store/write-queue.ts), so while the database refuses writes it waits
+// in memory and is written when it takes them again; anything else that fails is logged
+// with the charger and connector, and the exchange is tried again on the next plan or connect.
 import type { AppContext } from '../context.js';
 import type { Events } from '../events.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { Plan } from '../planning/plan.js';
 import type { ChargingTarget } from '../store/charging-targets.js';
 import type { OcppStore } from '../store/ocpp.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient } from './charger-client.js';
 import { RATE_UNIT_KEY, readChargingRateUnit } from './charger-configuration.js';
 import { chargingProfileRequest, chargingRateUnitFor } from './charging-profile.js';
@@ -23,6 +26,7 @@ export class ProfileDispatcher {
     private readonly ctx: Pick<AppContext, 'clock' | 'logger'>,
     private readonly charging: ChargingServices,
     private readonly ocpp: OcppStore,
+    private readonly writes: StoreWriteQueue,
     private readonly chargers: ReadonlyMap<string, unknown>,
     /** The charger's current connection, or null while it is not connected. */
     private readonly clientOf: (chargePointId: string) => ChargerClient | null,
@@ -50,9 +54,14 @@ export class ProfileDispatcher {
    */
   clearPlan(e: Events['plan.cleared']): void {
     if (!this.chargers.has(e.chargePointId)) return;
-    requestClears(this.charging.stores.profiles, e);
-    const client = this.clientOf(e.chargePointId);
-    if (client) setImmediate(() => this.background(this.sendClears(client), 'charging profile clears not sent', e.chargePointId, e.connectorId));
+    const stored = this.writes.run(`profile clears of ${e.chargePointId}`, () => requestClears(this.charging.stores.profiles, e));
+    const sent = stored
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        const client = this.clientOf(e.chargePointId);
+        return client ? this.sendClears(client) : undefined;
+      });
+    this.background(sent, 'charging profile clears not sent', e.chargePointId, e.connectorId);
   }
 
   /**
@@ -61,20 +70,26 @@ export class ProfileDispatcher {
    * when it never was; one that boots gets them after its BootNotification (booted).
    */
   connected(client: ChargerClient): void {
-    if (this.ocpp.chargePointView(client.identity).vendor === null) return;
-    setImmediate(() => {
-      if (!this.isCurrent(client)) return;
-      const known = this.charging.stores.configuration.get(client.identity, RATE_UNIT_KEY) !== undefined;
+    let booted: boolean;
+    try {
+      booted = this.ocpp.chargePointView(client.identity).vendor !== null;
+    } catch (err) {
+      this.ctx.logger.error({ err, charge_point_id: client.identity }, 'charging plans not sent after reconnect');
+      return;
+    }
+    if (!booted) return;
+    setImmediate(() =>
       this.background(
         (async () => {
-          if (!known) await this.readConfiguration(client);
+          if (!this.isCurrent(client)) return;
+          if (this.charging.stores.configuration.get(client.identity, RATE_UNIT_KEY) === undefined) await this.readConfiguration(client);
           if (this.isCurrent(client)) this.applyStoredTargets(client, null);
         })(),
         'charging plans not sent after reconnect',
         client.identity,
         null,
-      );
-    });
+      ),
+    );
   }
 
   /** After a BootNotification's answer: the plans of the charger's upcoming targets, its allowed charging rate unit first (the profiles are built in it). */
@@ -94,7 +109,7 @@ export class ProfileDispatcher {
 
   /** After a StartTransaction's answer (the charger needs the transactionId): the plan as a TxProfile for it. */
   transactionStarted(client: ChargerClient, connectorId: number): void {
-    setImmediate(() => this.applyStoredTargets(client, connectorId));
+    setImmediate(() => this.background((async () => this.applyStoredTargets(client, connectorId))(), 'charging plan not sent after StartTransaction', client.identity, connectorId));
   }
 
   private isCurrent(client: ChargerClient): boolean {
@@ -102,11 +117,11 @@ export class ProfileDispatcher {
   }
 
   private readConfiguration(client: ChargerClient): Promise<void> {
-    return readChargingRateUnit(client, this.charging.stores.configuration, () => this.ctx.clock.now(), this.ctx.logger);
+    return readChargingRateUnit(client, this.charging.stores.configuration, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
   }
 
   private sendClears(client: ChargerClient): Promise<void> {
-    return sendPendingClears(client, this.charging.stores.profiles, () => this.ctx.clock.now(), this.ctx.logger);
+    return sendPendingClears(client, this.charging.stores.profiles, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
   }
 
   /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
@@ -153,30 +168,33 @@ export class ProfileDispatcher {
       error = (err as Error).message.slice(0, 500);
     }
     const profile = request.csChargingProfiles;
-    profiles.put({
-      chargePointId: id,
-      connectorId,
-      purpose: profile.chargingProfilePurpose,
-      transactionId,
-      chargingProfileId: profile.chargingProfileId,
-      plannedAtMs,
-      sentAtMs,
-      status,
-      error,
-      periods: profile.chargingSchedule.chargingSchedulePeriod.length,
-      requestJson: JSON.stringify(request),
-    });
-    // The session ran under this plan only if the charger took it.
-    if (transactionId !== null && status === 'Accepted') {
-      profiles.putTransactionPlan({
+    // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
+    await this.writes.run(`SetChargingProfile answer of ${id}`, () => {
+      profiles.put({
+        chargePointId: id,
+        connectorId,
+        purpose: profile.chargingProfilePurpose,
         transactionId,
+        chargingProfileId: profile.chargingProfileId,
         plannedAtMs,
-        energyNeededWh: plan.energyNeededWh,
-        plannedEnergyWh: plan.planned.energyWh,
-        expectedCost: plan.planned.cost.expected,
-        immediateCost: plan.immediate.cost.expected,
+        sentAtMs,
+        status,
+        error,
+        periods: profile.chargingSchedule.chargingSchedulePeriod.length,
+        requestJson: JSON.stringify(request),
       });
-    }
+      // The session ran under this plan only if the charger took it.
+      if (transactionId !== null && status === 'Accepted') {
+        profiles.putTransactionPlan({
+          transactionId,
+          plannedAtMs,
+          energyNeededWh: plan.energyNeededWh,
+          plannedEnergyWh: plan.planned.energyWh,
+          expectedCost: plan.planned.cost.expected,
+          immediateCost: plan.immediate.cost.expected,
+        });
+      }
+    });
     const fields = { charge_point_id: id, connector_id: connectorId, purpose: profile.chargingProfilePurpose, transaction_id: transactionId, periods: profile.chargingSchedule.chargingSchedulePeriod.length, status, err: error === null ? undefined : { message: error } };
     if (status === 'Accepted') logger.info(fields, 'charging profile sent');
     else logger.warn(fields, 'charging profile not taken by the charger');

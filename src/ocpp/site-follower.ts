@@ -76,7 +76,15 @@ export class SiteFollower implements Module {
   check(): void {
     if (!this.started) return;
     const nowMs = this.ctx.clock.now();
-    for (const target of this.targets.upcoming(nowMs)) {
+    let targets: ChargingTarget[];
+    try {
+      targets = this.targets.upcoming(nowMs);
+    } catch (err) {
+      // Also run from a timer: an error here (a store that cannot be read) must not escape it. Checked again on the next reading.
+      this.ctx.logger.error({ err }, 'site load check failed');
+      return;
+    }
+    for (const target of targets) {
       try {
         this.checkConnector(target, nowMs);
       } catch (err) {

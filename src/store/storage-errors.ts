@@ -23,3 +23,28 @@ export function storageErrorReason(err: unknown): string {
   if (err instanceof Database.SqliteError) return `${err.code}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
+
+/** While the store refuses writes, what waits for it is tried again this often (the recorder's queue, the charger writes' queue). */
+export const STORE_RETRY_EVERY_MS = 1_000;
+
+/**
+ * SQLite's busy timeout for writes that have a later try (the daemon's connection has
+ * 250 ms, a CLI's or a test's 5 s). better-sqlite3 waits for a lock on the event loop:
+ * seconds per attempt while another process holds the database would stall polling, the
+ * uplink and the chargers' answers. A locked store is retried instead, from a queue.
+ */
+export const STORE_WRITE_BUSY_TIMEOUT_MS = 100;
+
+/** Runs `work` with the short busy timeout for writes that are retried (STORE_WRITE_BUSY_TIMEOUT_MS). */
+export function withWriteBusyTimeout<T>(db: Database.Database, work: () => T): T {
+  const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma(`busy_timeout = ${STORE_WRITE_BUSY_TIMEOUT_MS}`);
+  try {
+    return work();
+  } finally {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  }
+}
+
+/** SQLITE_IOERR_SHMSIZE → SQLITE_IOERR: the label metrics count failures by. */
+export const primaryCode = (code: string): string => code.split('_').slice(0, 2).join('_');

@@ -16,7 +16,8 @@ import type { ModuleViews, StoreView } from '../ops/observability/views.js';
 import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
-import { isStorageUnavailable, storageErrorReason, type StorageError } from '../store/storage-errors.js';
+import { isStorageUnavailable, primaryCode, storageErrorReason, STORE_RETRY_EVERY_MS, withWriteBusyTimeout, type StorageError } from '../store/storage-errors.js';
+import { storeWriteFailures } from '../store/write-queue.js';
 import type { ClockGate } from './clock-gate.js';
 import { buildMeasurement } from './messages.js';
 import { topicFor } from './topics.js';
@@ -30,15 +31,6 @@ const PURGE_STEP_TARGET_MS = 10;
 const PURGE_STEP_FIRST_ROWS = 500;
 const PURGE_STEP_MIN_ROWS = 50;
 const PURGE_STEP_MAX_ROWS = 20_000;
-/** While the store refuses writes, the queue is tried again this often. */
-const RETRY_EVERY_MS = 1_000;
-/**
- * SQLite's busy timeout for these writes (the daemon's connection has 250 ms, a CLI's or a
- * test's 5 s). better-sqlite3 waits for a lock on the event loop: seconds per attempt while
- * another process holds the database would stall polling and the uplink. A locked store is
- * retried instead, from the queue.
- */
-const WRITE_BUSY_TIMEOUT_MS = 100;
 
 /** One write waiting for the store: a reading with its measurement, or another message. */
 type PendingWrite =
@@ -94,7 +86,7 @@ export class MeasurementRecorder implements Module {
     this.c = {
       invalid: new Counter({ name: 'metergate_uplink_invalid_messages_total', help: 'Messages that failed their JSON Schema and were not stored or sent (a bug)', labelNames: ['type'], registers }),
       stored: new Counter({ name: 'metergate_readings_stored_total', help: 'Readings committed to SQLite (with their measurement message); a reading already stored for that instant is not counted', registers }),
-      failures: new Counter({ name: 'metergate_store_write_failures_total', help: 'Write transactions the store refused (disk full, I/O error, locked), by SQLite code; the data waits in memory', labelNames: ['code'], registers }),
+      failures: storeWriteFailures(deps.metrics),
       pendingDropped: new Counter({ name: 'metergate_store_pending_dropped_total', help: 'Writes dropped, oldest first, because the in-memory queue for a store that refuses writes was full', labelNames: ['kind'], registers }),
       writable: new Gauge({ name: 'metergate_store_writable', help: '1 while the store takes writes, 0 while they wait in memory', registers, collect() { this.set(self.failure ? 0 : 1); } }),
       pending: new Gauge({ name: 'metergate_store_pending_writes', help: 'Readings and messages waiting in memory for the store to take writes again', registers, collect() { this.set(self.pending.length); } }),
@@ -231,10 +223,8 @@ export class MeasurementRecorder implements Module {
   private commit(writes: readonly PendingWrite[]): Written {
     const { db, outbox, readings } = this.deps;
     const mark = outbox.mark();
-    const busyTimeoutMs = db.pragma('busy_timeout', { simple: true }) as number;
-    db.pragma(`busy_timeout = ${WRITE_BUSY_TIMEOUT_MS}`);
     try {
-      return durableTransaction(db, () => {
+      return withWriteBusyTimeout(db, () => durableTransaction(db, () => {
         const done: Written = { readings: 0, messages: 0, lastId: 0, evicted: 0 };
         const now = this.deps.clock.now();
         for (const w of writes) {
@@ -248,12 +238,10 @@ export class MeasurementRecorder implements Module {
           done.evicted += dropped;
         }
         return done;
-      });
+      }));
     } catch (err) {
       outbox.restore(mark);
       throw err;
-    } finally {
-      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     }
   }
 
@@ -292,7 +280,7 @@ export class MeasurementRecorder implements Module {
         'store refuses writes: readings wait in memory and are written when it takes writes again',
       );
     } else this.failure.reason = reason;
-    if (this.running) this.retryTimer = setTimeout(() => this.flush(), RETRY_EVERY_MS);
+    if (this.running) this.retryTimer = setTimeout(() => this.flush(), STORE_RETRY_EVERY_MS);
     return false;
   }
 
@@ -376,4 +364,3 @@ function nextStepRows(rows: number, deleted: number, tookMs: number): number {
 }
 
 /** SQLITE_IOERR_SHMSIZE -> SQLITE_IOERR: one metric series per kind of failure. */
-const primaryCode = (code: string): string => code.split('_').slice(0, 2).join('_');
