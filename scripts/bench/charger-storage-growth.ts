@@ -87,6 +87,6 @@ const after = await run(true);
 const perYear = (bytes: number) => (bytes / DAYS) * 365;
 console.log(`one connector sampling every 10 s (8 values), ${DAYS} days of back-to-back 4 h sessions`);
 for (const [name, r] of [['before (no purge)', before], ['after (retention)', after]] as const) {
-  console.log(`  ${name.padEnd(18)} ${(r.bytes / MB).toFixed(1).padStart(7)} MB in ${DAYS} d -> ${(perYear(r.bytes) / MB).toFixed(0).padStart(5)} MB per connector-year   rows ${JSON.stringify(r.rows)}   (${r.seconds.toFixed(1)} s)`);
+  console.log(`  ${name.padEnd(18)} ${(r.bytes / MB).toFixed(2).padStart(7)} MB in ${DAYS} d -> ${(perYear(r.bytes) / MB).toFixed(1).padStart(7)} MB per connector-year   rows ${JSON.stringify(r.rows)}   (${r.seconds.toFixed(1)} s)`);
 }
-console.log(`  after / before: ${(after.bytes / before.bytes).toFixed(3)} (the 'after' database stops growing at store.sessions_retention_days = ${config.store.sessions_retention_days} d: ${((perYear(after.bytes) * config.store.sessions_retention_days) / 365 / MB).toFixed(0)} MB per connector)`);
+console.log(`  after / before: ${(after.bytes / before.bytes).toPrecision(3)} (1 : ${Math.round(before.bytes / after.bytes)}); the 'after' database stops growing at store.sessions_retention_days = ${config.store.sessions_retention_days} d: ${((perYear(after.bytes) * config.store.sessions_retention_days) / 365 / MB).toFixed(1)} MB per connector`);

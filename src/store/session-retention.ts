@@ -33,6 +33,10 @@ export class SessionRetentionStore {
       endedTransactions: db.prepare<[number, number, number], { transaction_id: number }>(
         'SELECT transaction_id FROM ocpp_transactions WHERE stopped_at_ms IS NOT NULL AND stop_received_at_ms < ? AND stopped_at_ms < ? LIMIT ?',
       ),
+      unthinned: db.prepare<[number, number], { transaction_id: number; charge_point_id: string }>(
+        'SELECT transaction_id, charge_point_id FROM ocpp_transactions WHERE stopped_at_ms IS NOT NULL AND stop_received_at_ms < ? AND readings_thinned = 0 LIMIT ?',
+      ),
+      thinned: db.prepare<[number]>('UPDATE ocpp_transactions SET readings_thinned = 1 WHERE transaction_id = ?'),
       outcome: db.prepare<[number]>('DELETE FROM ocpp_session_outcomes WHERE transaction_id = ?'),
       plan: db.prepare<[number]>('DELETE FROM ocpp_transaction_plans WHERE transaction_id = ?'),
       transactionValues: db.prepare<[number]>('DELETE FROM ocpp_meter_values WHERE transaction_id = ?'),
@@ -50,6 +54,20 @@ export class SessionRetentionStore {
       }
       return n;
     })();
+  }
+
+  /** Settled charger transactions whose session readings were not thinned yet. */
+  unthinned(c: RetentionCutoffs, limit: number): Array<{ transactionId: number; chargePointId: string }> {
+    return this.stmts.unthinned.all(c.settledStopBeforeMs, limit).map((r) => ({ transactionId: r.transaction_id, chargePointId: r.charge_point_id }));
+  }
+
+  markThinned(transactionId: number): void {
+    this.stmts.thinned.run(transactionId);
+  }
+
+  /** Runs `work` in one transaction. */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
   }
 
   /** Raw values of no transaction; rows deleted. */

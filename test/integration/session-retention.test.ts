@@ -15,6 +15,12 @@ import { SessionRetention } from '../../src/ops/retention/session-retention.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
 import type { SampledValueRow } from '../../src/store/ocpp.js';
 import type { AppContext } from '../../src/context.js';
+import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
+import { priceSession, type EnergyReading } from '../../src/pricing/session-cost.js';
+import { clipToWindow } from '../../src/pricing/session-window.js';
+import { PriceStore } from '../../src/store/prices.js';
+import { loadNl2025Prices } from '../helpers/real-prices.js';
+import { hasSharedData } from '../helpers/shared-data.js';
 
 const DAY = 86_400_000;
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -66,26 +72,71 @@ describe('retention of sessions and charger data', () => {
 
     // An untrusted clock purges nothing.
     untrust();
-    expect(await retention.purge()).toEqual({ settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
     trust();
     const purged = await retention.purge();
-    // Raw values of the old and the settled transaction; the old transaction, its session and the old operator session.
-    expect(purged).toEqual({ settledValues: 236, looseValues: 1, sessions: 2, transactions: 1 });
+    // Readings of the old and the settled session between quarter-hour boundaries (56 of 61 each),
+    // raw values of both; the old transaction, its session and the old operator session.
+    expect(purged).toEqual({ thinnedReadings: 112, settledValues: 236, looseValues: 1, sessions: 2, transactions: 1 });
     // The old transaction and its session are gone, with every row that hung on them.
     expect(count('SELECT count(*) FROM ocpp_transactions WHERE transaction_id = ?', old)).toBe(0);
     expect(count('SELECT count(*) FROM sessions WHERE cpo_transaction_id IN (?, ?)', `ocpp:CP:${old}`, 'OPERATOR-OLD')).toBe(0);
     expect(count('SELECT count(*) FROM session_readings WHERE cpo_transaction_id = ?', `ocpp:CP:${old}`)).toBe(0);
     expect(count('SELECT count(*) FROM ocpp_session_outcomes WHERE transaction_id = ?', old)).toBe(0);
-    // Settled: raw values gone, the session and the readings it is priced from as they were.
+    // Settled: raw values gone; the session keeps the readings its price depends on, one at each quarter-hour.
     expect(values(settled)).toBe(0);
-    expect(sessions.get(`ocpp:CP:${settled}`, true)!.readings).toEqual(settledReadings);
+    const thinned = sessions.get(`ocpp:CP:${settled}`, true)!.readings!;
+    expect(thinned.map((r) => new Date(r.timestampMs).toISOString().slice(11, 16))).toEqual(['10:00', '10:15', '10:30', '10:45', '11:00']);
+    expect(thinned).toEqual(settledReadings!.filter((r) => thinned.some((t) => t.timestampMs === r.timestampMs)));
     // Within the late-value window, open, recent, and the newer loose value stay.
     expect([values(recent), values(open)]).toEqual([118, 58]);
     expect(count('SELECT count(*) FROM ocpp_meter_values WHERE transaction_id IS NULL')).toBe(1);
     expect(sessions.get('OPERATOR-RECENT')).toBeDefined();
     expect(sessions.get(`ocpp:CP:${open}`)).toBeDefined();
     // A second run finds nothing more.
-    expect(await retention.purge()).toEqual({ settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    db.close();
+  });
+
+  it.skipIf(!hasSharedData)('a settled session thinned to the readings its price needs prices the same on real NL prices', async () => {
+    const { db, charger, count } = setup();
+    expect(loadNl2025Prices(db)).toBeGreaterThan(10_000);
+    const nl = marketByCode('NL')!;
+    const price = (readings: readonly EnergyReading[], startMs: number, endMs: number) => {
+      const clipped = clipToWindow(readings, startMs, endMs);
+      const result = priceSession(clipped, new PriceStore(db).native('NL', startMs, endMs), (at) => nativeResolutionS(nl, at));
+      if (!result.ok) throw new Error('prices missing');
+      return result.totalCostExclVat;
+    };
+    // Sessions across the 2025-09-30 22:00Z change to quarter-hour prices, starting off the grid, sampled every 10 s at a power that changes each minute.
+    const cases = [
+      { startMs: Date.parse('2025-09-30T20:07:13Z'), minutes: 200 },
+      { startMs: Date.parse('2025-10-01T06:59:55Z'), minutes: 47 },
+      { startMs: Date.parse('2025-10-02T17:30:00Z'), minutes: 90 },
+    ];
+    const retention = new SessionRetention({ config: validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/nonexistent' }, 'test', {}), db, logger: createLogger('fatal') } as unknown as AppContext, { trustedNow: () => Date.parse('2025-10-03T00:00:00Z') });
+    const before: Array<{ id: string; startMs: number; endMs: number; readings: number; cost: number }> = [];
+    for (const [k, c] of cases.entries()) {
+      const { transaction } = charger.startTransaction({ chargePointId: 'CP', connectorId: k + 1, idTag: 'T', meterStartWh: 1000, startedAtMs: c.startMs, reservationId: null, idTagStatus: 'Accepted' }, c.startMs);
+      let wh = 1000;
+      const endMs = c.startMs + c.minutes * 60_000;
+      for (let at = c.startMs + 10_000; at < endMs; at += 10_000) {
+        wh += 11 + ((Math.floor((at - c.startMs) / 60_000) * 7) % 20); // 4-11 kW, changing each minute
+        charger.addMeterValues('CP', k + 1, transaction.transactionId, [register(at, wh)], at);
+      }
+      charger.stopTransaction({ chargePointId: 'CP', transactionId: transaction.transactionId, meterStopWh: wh + 5, stoppedAtMs: endMs, reason: null, idTag: null }, [], endMs);
+      const id = `ocpp:CP:${transaction.transactionId}`;
+      const readings = charger.sessions.get(id, true)!.readings!;
+      before.push({ id, startMs: c.startMs, endMs, readings: readings.length, cost: price(readings, c.startMs, endMs) });
+    }
+    const purged = await retention.purge();
+    expect(purged.thinnedReadings).toBeGreaterThan(0);
+    for (const b of before) {
+      const after = charger.sessions.get(b.id, true)!.readings!;
+      expect(after.length).toBeLessThan(b.readings / 20);
+      expect(price(after, b.startMs, b.endMs)).toBe(b.cost);
+    }
+    expect(count('SELECT count(*) FROM ocpp_transactions WHERE readings_thinned = 0')).toBe(0);
     db.close();
   });
 });

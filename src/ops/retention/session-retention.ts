@@ -5,14 +5,24 @@
 // - Raw charger values (ocpp_meter_values) are needed until their session is final: they
 //   go once the stop is older than sessions.late_meter_values_s (the session's readings are
 //   kept in session_readings); values of no transaction after LOOSE_VALUES_KEEP_MS.
+// - A settled charger session keeps only the readings its price depends on (the one next to
+//   each quarter-hour boundary, pricing/reading-thinning.ts): checked against the stored
+//   prices where they are there, the same price to the cent's hundredth.
 // - Completed sessions (charger and operator) with their readings, and stopped charger
 //   transactions with their outcome and plan, go store.sessions_retention_days after they
 //   ended (and last changed).
 // Error policy: a failed step is logged and the purge tried again at the next run.
 import type { AppContext } from '../../context.js';
 import type { Module } from '../../lifecycle.js';
+import { chargerSessionId } from '../../ocpp/charger-session-id.js';
 import { DEFAULT_LATE_VALUES_S } from '../../ocpp/charger-sessions.js';
+import { marketByCode, nativeResolutionS } from '../../prices/markets.js';
+import { readingsThePriceNeeds } from '../../pricing/reading-thinning.js';
+import { checkReadings, priceSession, type EnergyReading } from '../../pricing/session-cost.js';
+import { clipToWindow } from '../../pricing/session-window.js';
+import { PriceStore } from '../../store/prices.js';
 import { SessionRetentionStore, type RetentionCutoffs } from '../../store/session-retention.js';
+import { SessionStore } from '../../store/sessions.js';
 import type { ClockGate } from '../../uplink/clock-gate.js';
 
 const DAY_MS = 86_400_000;
@@ -31,6 +41,8 @@ export function retentionCutoffs(config: AppContext['config'], nowMs: number): R
 }
 
 export interface PurgeCounts {
+  /** Session readings dropped from settled charger sessions (their price does not depend on them). */
+  thinnedReadings: number;
   settledValues: number;
   looseValues: number;
   sessions: number;
@@ -44,6 +56,8 @@ export class SessionRetention implements Module {
   private stopped = false;
   private purging: Promise<PurgeCounts> | null = null;
   private store?: SessionRetentionStore;
+  private sessions?: SessionStore;
+  private prices?: PriceStore;
 
   constructor(
     private readonly ctx: AppContext,
@@ -70,31 +84,71 @@ export class SessionRetention implements Module {
     return this.purging;
   }
 
+  /** Thins up to `limit` settled charger sessions: [sessions thinned, readings dropped]. */
+  private thinSettled(store: SessionRetentionStore, cutoffs: RetentionCutoffs, limit: number): [number, number] {
+    const sessions = (this.sessions ??= new SessionStore(this.ctx.db));
+    const prices = (this.prices ??= new PriceStore(this.ctx.db));
+    return store.transaction(() => {
+      const settled = store.unthinned(cutoffs, limit);
+      let dropped = 0;
+      for (const tx of settled) {
+        const id = chargerSessionId(tx.chargePointId, tx.transactionId);
+        const session = sessions.get(id, true);
+        if (session?.readings && session.resourceId === null && session.endMs !== null && checkReadings(session.readings, 1).length === 0) {
+          const kept = readingsThePriceNeeds(session.readings, session.startMs, session.endMs);
+          if (kept.length < session.readings.length && this.samePrice(prices, session.marketArea, session.readings, kept, session.startMs, session.endMs)) {
+            const keep = new Set(kept.map((r) => r.timestampMs));
+            for (const r of session.readings) if (!keep.has(r.timestampMs) && sessions.deleteReading(id, r.timestampMs)) dropped++;
+          }
+        }
+        store.markThinned(tx.transactionId);
+      }
+      return [settled.length, dropped];
+    });
+  }
+
+  /** The thinned readings price as the whole list on the stored prices (true when there are none to check with: the rule is exact). */
+  private samePrice(prices: PriceStore, marketArea: string, all: readonly EnergyReading[], kept: readonly EnergyReading[], startMs: number, endMs: number): boolean {
+    const market = marketByCode(marketArea);
+    if (!market) return false;
+    const price = (readings: readonly EnergyReading[]) => {
+      const clipped = clipToWindow(readings, startMs, endMs);
+      if (clipped.length < 2) return null;
+      const result = priceSession(clipped, prices.native(market.code, clipped[0].timestampMs, clipped[clipped.length - 1].timestampMs), (at) => nativeResolutionS(market, at));
+      return result.ok ? result.totalCostExclVat : null;
+    };
+    const before = price(all);
+    return before === null || before === price(kept);
+  }
+
   private async purgeInSteps(): Promise<PurgeCounts> {
-    const counts: PurgeCounts = { settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 };
+    const counts: PurgeCounts = { thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 };
     const now = this.clockGate.trustedNow();
     if (now === null) return counts;
     const store = (this.store ??= new SessionRetentionStore(this.ctx.db));
     const cutoffs = retentionCutoffs(this.ctx.config, now);
-    const kinds: Array<[keyof PurgeCounts, (limit: number) => number]> = [
-      ['settledValues', (l) => store.purgeSettledValues(cutoffs, l)],
-      ['looseValues', (l) => store.purgeLooseValues(cutoffs, l)],
-      ['sessions', (l) => store.purgeEndedSessions(cutoffs, Math.ceil(l / 100))],
-      ['transactions', (l) => store.purgeEndedTransactions(cutoffs, Math.ceil(l / 100))],
+    // Each step: [rows or sessions done (0: nothing left), what counts].
+    const one = (n: number): [number, number] => [n, n];
+    const kinds: Array<[keyof PurgeCounts, (limit: number) => [number, number]]> = [
+      ['thinnedReadings', (l) => this.thinSettled(store, cutoffs, Math.ceil(l / 100))],
+      ['settledValues', (l) => one(store.purgeSettledValues(cutoffs, l))],
+      ['looseValues', (l) => one(store.purgeLooseValues(cutoffs, l))],
+      ['sessions', (l) => one(store.purgeEndedSessions(cutoffs, Math.ceil(l / 100)))],
+      ['transactions', (l) => one(store.purgeEndedTransactions(cutoffs, Math.ceil(l / 100)))],
     ];
     try {
       for (const [kind, step] of kinds) {
         while (!this.stopped) {
-          const n = step(STEP_ROWS);
+          const [done, n] = step(STEP_ROWS);
           counts[kind] += n;
-          if (n === 0) break;
+          if (done === 0) break;
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
     } catch (err) {
       this.ctx.logger.warn({ err, purged: counts }, 'sessions and charger data purge failed; tried again at the next run');
     }
-    if (counts.settledValues + counts.looseValues + counts.sessions + counts.transactions > 0) {
+    if (Object.values(counts).some((n) => n > 0)) {
       this.ctx.logger.info({ purged: counts, sessions_before: new Date(cutoffs.endedBeforeMs).toISOString() }, 'purged settled charger values and old sessions');
     }
     return counts;
