@@ -188,6 +188,7 @@ export class CentralSystem implements Module {
       connectedSinceMs: st.connected ? st.connectedSinceMs : null,
       lastMessageAtMs: st.lastMessageAtMs,
       clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
+      clockProblem: st.clockProblem ?? null,
       ...parts.store.chargePointView(id),
       lastSession: parts.outcomes.lastOfCharger(id),
     }));

@@ -207,6 +207,9 @@ describe.skipIf(!hasSharedData)('metergate run: charger sessions held to the met
     const flagged = (await view('CP-C', transactionId)).clock_problem as string;
     expect(flagged).toContain('local time sent as UTC');
     expect(flagged).toContain('2 h behind');
+    const shown = async () => ((await api('GET', '/status.json', '')).body.chargers as Array<{ charge_point_id: string; clock_problem: string | null }>).find((c) => c.charge_point_id === 'CP-C')!.clock_problem;
+    expect(await shown()).toBe(flagged);
+    expect(await metric(/metergate_ocpp_charger_clock_offset_seconds\{charge_point_id="CP-C"\} (-?\d+)/)).toBeLessThan(-7100);
     await cp.call('StopTransaction', { transactionId, meterStop: 2000, timestamp: behind() });
     const refused = await cdr(`ocpp:CP-C:${transactionId}`);
     expect(refused.status).toBe(422);
@@ -214,6 +217,7 @@ describe.skipIf(!hasSharedData)('metergate run: charger sessions held to the met
     // The charger sets its clock from our Heartbeat answer: back in step, a new transaction is not flagged.
     const { currentTime } = (await cp.call('Heartbeat', {})) as { currentTime: string };
     await cp.call('StatusNotification', { connectorId: 2, errorCode: 'NoError', status: 'Available', timestamp: currentTime });
+    expect(await shown()).toBeNull();
     const { transactionId: after } = (await cp.call('StartTransaction', { connectorId: 2, idTag: 'T', meterStart: 2000, timestamp: new Date().toISOString() })) as { transactionId: number };
     expect((await view('CP-C', after)).clock_problem).toBeNull();
     await cp.call('StopTransaction', { transactionId: after, meterStop: 2000, timestamp: new Date().toISOString() });

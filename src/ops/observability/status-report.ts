@@ -51,6 +51,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       connected_since: iso(c.connectedSinceMs),
       last_message_at: iso(c.lastMessageAtMs),
       clock_ahead_s: c.clockAheadS,
+      clock_problem: c.clockProblem ?? null,
       vendor: c.vendor,
       model: c.model,
       connectors: c.connectors.map((k) => ({ connector_id: k.connectorId, status: k.status, error_code: k.errorCode, status_at: iso(k.statusAtMs) })),

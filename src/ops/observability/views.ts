@@ -99,6 +99,8 @@ export interface ChargerView {
   readonly lastMessageAtMs: number | null;
   /** The charger's clock is ahead of the gateway's by this much (s), or null while it is not (beyond clock.step_tolerance_s). */
   readonly clockAheadS: number | null;
+  /** While its clock is known to be off (either way, beyond clock.step_tolerance_s): why; its transactions are flagged (docs/chargers.md). */
+  readonly clockProblem?: string | null;
   readonly vendor: string | null;
   readonly model: string | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;

@@ -81,6 +81,7 @@ function renderChargers(chargers, nowMs) {
     const stateCell = el('td');
     stateCell.append(badge(c.state));
     if (c.clock_ahead_s !== null) stateCell.append(el('span', { class: 'muted clock-ahead' }, ` clock ${c.clock_ahead_s} s ahead`));
+    if (c.clock_problem) stateCell.append(el('div', { class: 'muted clock-problem' }, c.clock_problem));
     const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}`).join(', ');
     const sessions = c.open_transactions.map((t) => `${t.session} since ${new Date(t.started_at).toLocaleTimeString()}, ${fmt(t.energy_wh / 1000, 2)} kWh`).join('; ');
     tr.append(
