@@ -162,8 +162,9 @@ export function buildModules(ctx: AppContext): Module[] {
   // Follows each charging session against its plan and plans the rest again when it falls behind.
   const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx, await charging())) : null;
   if (planFollower) modules.push(planFollower);
-  // Lowers (and later raises again) the planned chargers' current as the site meter's load changes.
-  const siteFollower = centralSystem && siteMeter ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx, await charging())) : null;
+  // Lowers (and later raises again) the planned chargers' current as the site meter's load, or
+  // who shares site.limit_a, changes.
+  const siteFollower = centralSystem && (siteMeter || ctx.config.site.limit_a !== undefined) ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx, await charging())) : null;
   if (siteFollower) modules.push(siteFollower);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
@@ -230,6 +231,11 @@ export function buildModules(ctx: AppContext): Module[] {
     events.on('charger.connector-status', (e) => planFollower.instance?.connectorStatus(e));
     events.on('charger.transaction-started', (e) => planFollower.instance?.transactionStarted(e));
     events.on('charger.transaction-stopped', (e) => planFollower.instance?.transactionStopped(e));
+  }
+  // A car joining the site's share (after the plan follower stored its default target) lowers the others at once.
+  if (siteFollower) {
+    events.on('charger.transaction-started', (e) => siteFollower.instance?.sharingChanged(e));
+    events.on('plan.updated', (e) => e.reason !== 'site-load' && siteFollower.instance?.sharingChanged(e));
   }
   // A target deleted or ended: the profiles set for it are cleared from the charger.
   if (centralSystem) events.on('plan.cleared', (e) => centralSystem.instance?.clearPlan(e));

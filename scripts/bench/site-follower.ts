@@ -48,7 +48,9 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
   const db = openDatabase(join(dir, 'metergate.db'));
   try {
     new PriceStore(db).upsert(prices, { source: 'bench', fetchedAtMs: 0 });
-    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 }, forecast: { enabled: false } };
+    // Every connector configured (its ceilings: 16 A, 6 A minimum, three phases, 230 V).
+    const chargers = Array.from({ length: connectors }, (_, i) => ({ id: `CP-${i}`, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 }] }));
+    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 }, chargers, forecast: { enabled: false } };
     const reading = { resourceId: 'grid', sampledAtMs: NOW - 1000, currentsA: [8 + 6 * connectors, 7 + 6 * connectors, 8 + 6 * connectors] as [number, number, number], powerW: null };
     const logger = createLogger('silent');
     const events = new EventBus(logger);
@@ -71,7 +73,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     for (const t of all) {
       const plan = planner.plan(t, NOW);
       const transactionId = ocpp.store.chargePointView(t.chargePointId).openTransactions[0]!.transactionId;
-      const request = chargingProfileRequest(plan, { connectorId: 1, transactionId, plannedAtMs: NOW, departureMs: t.departureMs, charger: t });
+      const request = chargingProfileRequest(plan, { connectorId: 1, transactionId, plannedAtMs: NOW, departureMs: t.departureMs });
       profiles.put({ chargePointId: t.chargePointId, connectorId: 1, purpose: 'TxProfile', transactionId, chargingProfileId: request.csChargingProfiles.chargingProfileId, plannedAtMs: NOW, sentAtMs: NOW, status: 'Accepted', error: null, periods: request.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length, requestJson: JSON.stringify(request) });
     }
     const follower = new SiteFollower(ctx, buildChargingServices(ctx));
@@ -79,7 +81,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     const perReadingMs = medianMs(() => follower.check());
     void follower.stop();
     // Baseline: one plan of one connector alone on the site (GET …/plan).
-    const alone = new TargetPlanner(openChargingStores(db), false, { limitA: 25, meter: null });
+    const alone = new TargetPlanner(openChargingStores(db), false, { ...siteContext(ctx), limitA: 25, meter: null });
     const singlePlanMs = medianMs(() => alone.plan(all[0]!, NOW));
     return { perReadingMs, singlePlanMs, sent };
   } finally {

@@ -3,7 +3,9 @@
 // per planned slot at its current (A; or its power in W for a charger that takes only W),
 // 0 where the plan does not charge, from the time
 // the plan was made to departure; TxProfile for a running transaction, else TxDefaultProfile
-// (the charger uses it for the next transaction on that connector).
+// (the charger uses it for the next transaction on that connector). The plan's own limits
+// (within the configured ceilings, planning/ceilings.ts) give the phases and the power in
+// W: nothing here can allow more than the plan.
 import type { Plan } from '../planning/plan.js';
 import type { ScheduleSegment } from '../planning/progress.js';
 
@@ -12,6 +14,8 @@ export type ChargingProfilePurpose = 'TxProfile' | 'TxDefaultProfile';
 export interface ChargingSchedulePeriod {
   readonly startPeriod: number;
   readonly limit: number;
+  /** Phases the charger may use; absent means 3 (OCPP 1.6), so it is sent only for a one-phase plan. */
+  readonly numberPhases?: number;
 }
 
 export interface SetChargingProfileRequest {
@@ -70,22 +74,23 @@ export function chargingProfileRequest(
     readonly transactionId: number | null;
     readonly plannedAtMs: number;
     readonly departureMs: number;
-    /** A (default) or W; in W a planned current is sent as current × phases × voltage. */
+    /** A (default) or W; in W a planned current is sent as current × the plan's phases × its voltage. */
     readonly rateUnit?: 'A' | 'W';
-    readonly charger?: { readonly phases: number; readonly voltageV: number };
   },
 ): SetChargingProfileRequest {
   const rateUnit = where.rateUnit ?? 'A';
-  if (rateUnit === 'W' && !where.charger) throw new RangeError('a schedule in W needs the charger phases and voltage');
-  const limitFor = (currentA: number) => (rateUnit === 'W' ? limitForPowerW(currentA * where.charger!.phases * where.charger!.voltageV) : limitForCurrentA(currentA));
+  const { phases, voltageV } = plan.charger;
+  const limitFor = (currentA: number) => (rateUnit === 'W' ? limitForPowerW(currentA * phases * voltageV) : limitForCurrentA(currentA));
+  // OCPP 1.6 assumes 3 phases unless told: a one-phase plan says so in every period.
+  const phasesField = phases < 3 ? { numberPhases: phases } : {};
   // Whole seconds: startSchedule is sent to the second, periods count seconds from it.
   const startMs = Math.floor(where.plannedAtMs / 1000) * 1000;
   const secondsFromStart = (ms: number) => Math.max(0, Math.round((ms - startMs) / 1000));
   const periods: ChargingSchedulePeriod[] = [];
   const add = (startPeriod: number, limit: number) => {
     const last = periods[periods.length - 1];
-    if (last && last.startPeriod === startPeriod) periods[periods.length - 1] = { startPeriod, limit };
-    else if (!last || last.limit !== limit) periods.push({ startPeriod, limit });
+    if (last && last.startPeriod === startPeriod) periods[periods.length - 1] = { startPeriod, limit, ...phasesField };
+    else if (!last || last.limit !== limit) periods.push({ startPeriod, limit, ...phasesField });
   };
   let cursorS = 0;
   for (const slot of [...plan.planned.slots].sort((a, b) => a.startMs - b.startMs)) {
@@ -120,7 +125,8 @@ export function chargingProfileRequest(
 /**
  * The power a sent schedule allows, as segments from startSchedule to its end: what the
  * charger may deliver, which the plan follower (plan-follower.ts) compares the delivered
- * energy against. A limit in A is per phase (limit × phases × voltage).
+ * energy against. A limit in A is per phase (limit × phases × voltage; a period's own
+ * numberPhases when it has one).
  */
 export function scheduleSegments(request: SetChargingProfileRequest, charger: { readonly phases: number; readonly voltageV: number }): ScheduleSegment[] {
   const schedule = request.csChargingProfiles.chargingSchedule;
@@ -129,6 +135,6 @@ export function scheduleSegments(request: SetChargingProfileRequest, charger: { 
   return periods.map((p, i) => ({
     startMs: startMs + p.startPeriod * 1000,
     endMs: startMs + (periods[i + 1]?.startPeriod ?? schedule.duration) * 1000,
-    powerW: schedule.chargingRateUnit === 'W' ? p.limit : p.limit * charger.phases * charger.voltageV,
+    powerW: schedule.chargingRateUnit === 'W' ? p.limit : p.limit * (p.numberPhases ?? charger.phases) * charger.voltageV,
   }));
 }

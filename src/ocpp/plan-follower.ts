@@ -79,11 +79,14 @@ export class PlanFollower implements Module {
     const nowMs = this.ctx.clock.now();
     const target = this.targets.get(chargePointId, connectorId);
     if (!target || target.departureMs <= nowMs) return false;
+    // The limits within the configured ceilings; a connector not configured is not planned.
+    const limits = this.planner.bounded(target)?.limits;
+    if (!limits) return false;
     const sent = this.profiles.get(chargePointId, connectorId);
     // Only the profile in force is known: the car's draw is judged against it alone.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return false;
     const known = this.planner.observedDraw(target);
-    const charger = { phases: this.phasesOf(target, sent.plannedAtMs), voltageV: target.voltageV };
+    const charger = { phases: this.phasesOf(target, limits.phases, sent.plannedAtMs), voltageV: limits.voltageV };
     const segments = scheduleSegments(JSON.parse(sent.requestJson) as SetChargingProfileRequest, charger);
     const allowedPowerW = (atMs: number) => segments.find((g) => g.startMs <= atMs && atMs < g.endMs)?.powerW ?? 0;
     const samples = this.draws.samples(transactionId, Math.max(sent.plannedAtMs, nowMs - LEARN_WINDOW_MS), Number.MAX_SAFE_INTEGER);
@@ -91,20 +94,20 @@ export class PlanFollower implements Module {
     if (!observed) return false;
     // The most the car was seen to take: a later, lower run (a battery tapering off) does not lower it.
     if (known && observed.maxCurrentA * observed.phases <= known.maxCurrentA * known.phases + 0.05) return false;
-    const maxCurrentA = Math.min(observed.maxCurrentA, target.maxCurrentA);
-    const phases = Math.min(observed.phases, target.phases);
+    const maxCurrentA = Math.min(observed.maxCurrentA, limits.maxCurrentA);
+    const phases = Math.min(observed.phases, limits.phases);
     this.state.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs });
     this.ctx.logger.info(
-      { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, observed_max_current_a: maxCurrentA, observed_phases: phases, charger_max_current_a: target.maxCurrentA, charger_phases: target.phases },
+      { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, observed_max_current_a: maxCurrentA, observed_phases: phases, charger_max_current_a: limits.maxCurrentA, charger_phases: limits.phases },
       'car draws less than allowed: the rest of its session is planned with what it draws',
     );
     return true;
   }
 
-  /** The phases a profile planned at plannedAtMs was made for: the car's observed ones once learnt, else the target's. */
-  private phasesOf(target: ChargingTarget, plannedAtMs: number): number {
+  /** The phases a profile planned at plannedAtMs was made for: the car's observed ones once learnt, else the target's (within its ceiling). */
+  private phasesOf(target: ChargingTarget, phases: number, plannedAtMs: number): number {
     const observed = this.planner.observedDraw(target);
-    return observed && plannedAtMs >= observed.atMs ? observed.phases : target.phases;
+    return observed && plannedAtMs >= observed.atMs ? Math.min(phases, observed.phases) : phases;
   }
 
   connectorStatus(e: Events['charger.connector-status']): void {
@@ -159,6 +162,8 @@ export class PlanFollower implements Module {
     const nowMs = clock.now();
     const target = this.targets.get(chargePointId, connectorId);
     if (!target || target.departureMs <= nowMs) return null;
+    const limits = this.planner.bounded(target)?.limits;
+    if (!limits) return null;
     const sent = this.profiles.get(chargePointId, connectorId);
     // Only a schedule the charger took for this transaction is one to follow.
     if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
@@ -177,7 +182,7 @@ export class PlanFollower implements Module {
     const progress = followProgress(
       {
         plannedAtMs: sent.plannedAtMs,
-        segments: scheduleSegments(request, { phases: this.phasesOf(target, sent.plannedAtMs), voltageV: target.voltageV }),
+        segments: scheduleSegments(request, { phases: this.phasesOf(target, limits.phases, sent.plannedAtMs), voltageV: limits.voltageV }),
         departureMs: target.departureMs,
         energyNeededWh: target.energyWh,
         deliveredAtPlanWh: Math.max(0, registerAtWh(delivery.readings, Math.max(sent.plannedAtMs, countFromMs))! - startWh),

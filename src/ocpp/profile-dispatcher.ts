@@ -156,7 +156,7 @@ export class ProfileDispatcher {
     const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
     // In W only for a charger that declared it takes only W (charger-configuration.ts).
     const rateUnit = chargingRateUnitFor(configuration.get(id, RATE_UNIT_KEY)?.value);
-    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit, charger: target });
+    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit });
     const sentAtMs = clock.now();
     let status: string;
     let error: string | null = null;

@@ -10,6 +10,11 @@
 // site-load), which the central system sends as SetChargingProfile. A meter that falls
 // silent is checked on a timer: once its reading is older than site.max_reading_age_s the
 // plans fall back to the minimum current (the planner's stale rule), lowered the same way.
+// The site's share changes too when a car joins it (charger.transaction-started, a plan
+// made for a connector: plan.updated), with or without a site meter: the other connectors
+// are checked at once, so a new car's current is never added on top of what the others
+// still hold above their new share (site.limit_a is a ceiling for them together). Without
+// a site meter the follower runs for site.limit_a alone, and the timer raises again.
 import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
@@ -53,10 +58,11 @@ export class SiteFollower implements Module {
   async start(): Promise<void> {
     const { config } = this.ctx;
     this.started = true;
-    // A silent meter sends no samples: its staleness is noticed here.
+    // A silent meter sends no samples: its staleness is noticed here. Without a meter nothing
+    // else raises a connector again once a car has left the site.
     const maxAgeMs = config.site.max_reading_age_s * 1000;
     this.timer = setInterval(() => {
-      if (this.lastSampleMs === null || this.ctx.clock.now() - this.lastSampleMs > maxAgeMs) this.check();
+      if (config.site.meter === undefined || this.lastSampleMs === null || this.ctx.clock.now() - this.lastSampleMs > maxAgeMs) this.check();
     }, Math.max(1000, maxAgeMs / 2));
     this.timer.unref();
   }
@@ -72,8 +78,16 @@ export class SiteFollower implements Module {
     this.check();
   }
 
-  /** Compares every planned connector's plan in force with what the site leaves it now. */
-  check(): void {
+  /**
+   * Who shares the site may have changed (a transaction started, a connector got a new plan,
+   * which is not this follower's own): every other planned connector is checked at once.
+   */
+  sharingChanged(e: { readonly chargePointId: string; readonly connectorId: number }): void {
+    this.check(e);
+  }
+
+  /** Compares every planned connector's plan in force (but `except`'s) with what the site leaves it now. */
+  check(except?: { readonly chargePointId: string; readonly connectorId: number }): void {
     if (!this.started) return;
     const nowMs = this.ctx.clock.now();
     let targets: ChargingTarget[];
@@ -85,6 +99,9 @@ export class SiteFollower implements Module {
       return;
     }
     for (const target of targets) {
+      if (except && target.chargePointId === except.chargePointId && target.connectorId === except.connectorId) continue;
+      // A connector that is not configured is never planned (planning/ceilings.ts).
+      if (!this.planner.bounded(target)) continue;
       try {
         this.checkConnector(target, nowMs);
       } catch (err) {
@@ -102,8 +119,8 @@ export class SiteFollower implements Module {
     const state = this.state.get(chargePointId, connectorId);
     // A plan this sent and the charger has not answered yet is the one in force.
     const pending = state.siteChangedAtMs !== null && state.siteChangedAtMs > sent.plannedAtMs && state.siteCapA !== null;
-    const inForceA = pending ? state.siteCapA! : restMaxCurrentA(JSON.parse(sent.requestJson) as SetChargingProfileRequest, target, nowMs);
     const plan = this.planner.plan(target, nowMs);
+    const inForceA = pending ? state.siteCapA! : restMaxCurrentA(JSON.parse(sent.requestJson) as SetChargingProfileRequest, plan.limits, nowMs);
     const share = plan.site?.share;
     if (!share) return;
     const freshPlanA = planMaxCurrentA(plan, nowMs);
@@ -133,11 +150,16 @@ export class SiteFollower implements Module {
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
-/** The highest current per phase a sent schedule allows from nowMs to its end (W turned into A). */
+/** The highest current per phase a sent schedule allows from nowMs to its end (a limit in W turned into A at the phases it allows). */
 function restMaxCurrentA(request: SetChargingProfileRequest, charger: { phases: number; voltageV: number }, nowMs: number): number {
-  let maxW = 0;
-  for (const s of scheduleSegments(request, charger)) if (s.endMs > nowMs) maxW = Math.max(maxW, s.powerW);
-  return maxW / (charger.phases * charger.voltageV);
+  const schedule = request.csChargingProfiles.chargingSchedule;
+  const segments = scheduleSegments(request, charger);
+  let maxA = 0;
+  schedule.chargingSchedulePeriod.forEach((p, i) => {
+    if (segments[i]!.endMs <= nowMs) return;
+    maxA = Math.max(maxA, schedule.chargingRateUnit === 'A' ? p.limit : p.limit / ((p.numberPhases ?? charger.phases) * charger.voltageV));
+  });
+  return maxA;
 }
 
 /** The highest current per phase a plan uses from nowMs on. */

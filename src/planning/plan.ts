@@ -78,6 +78,8 @@ export interface Schedule {
 }
 
 export interface Plan {
+  /** The limits planned with (a profile's phases, and its limits in W, come from them). */
+  readonly charger: ChargerLimits;
   readonly energyNeededWh: number;
   readonly allowedCurrentA: number;
   readonly allowedPowerW: number;
@@ -129,6 +131,7 @@ export function planCharging(request: PlanRequest): Plan {
   const shortfallWh = Math.max(0, energyNeededWh - planned.energyWh);
   const meetsTarget = shortfallWh <= EPSILON_WH;
   return {
+    charger,
     energyNeededWh,
     allowedCurrentA: currentA,
     allowedPowerW: powerW,

@@ -6,7 +6,7 @@ import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
 import type { ChargingTargetStore } from '../store/charging-targets.js';
 import type { ChargingServices } from './charging-services.js';
-import type { TargetPlanner } from './target-plan.js';
+import { ConnectorNotConfigured, type TargetPlanner } from './target-plan.js';
 
 export class Replanner implements Module {
   readonly name = 'charging-plans';
@@ -35,8 +35,10 @@ export class Replanner implements Module {
       try {
         plan = planner.plan(target, nowMs);
       } catch (err) {
+        // A target stored for a connector since removed from the config has no ceilings: never planned.
+        if (err instanceof ConnectorNotConfigured) this.ctx.logger.warn({ chargePointId: target.chargePointId, connectorId: target.connectorId, reason: err.message }, 'charging target not planned: its connector is not configured');
         // One target's bad prices (e.g. overlapping periods) must not stop the others.
-        this.ctx.logger.error({ err, chargePointId: target.chargePointId, connectorId: target.connectorId }, 'charging plan failed');
+        else this.ctx.logger.error({ err, chargePointId: target.chargePointId, connectorId: target.connectorId }, 'charging plan failed');
         continue;
       }
       this.ctx.logger.info(

@@ -1,7 +1,9 @@
-// What planning needs of the site beyond a target: the configured limit per phase, and the
-// site meter followed on the event bus (site/site-meter.ts, read through the probes). The
-// one place that turns config site.* into planning inputs; every TargetPlanner gets it.
+// What planning needs of the site beyond a target: the configured limit per phase and
+// connectors (the ceilings no target can raise, ceilings.ts), and the site meter followed
+// on the event bus (site/site-meter.ts, read through the probes). The one place that turns
+// config site.* and chargers[].connectors into planning inputs; every TargetPlanner gets it.
 import type { AppContext } from '../context.js';
+import { configuredCeilings, type Ceilings } from './ceilings.js';
 import type { SiteLoadSettings, SiteMeterReading } from './site-load.js';
 
 export interface SiteMeterSource {
@@ -12,16 +14,20 @@ export interface SiteMeterSource {
 }
 
 export interface SiteContext {
-  /** The connection's limit per phase from the config, for targets that give none. */
+  /** The connection's limit per phase from the config (site.limit_a): a target's own may only be lower. */
   readonly limitA: number | null;
   readonly meter: SiteMeterSource | null;
+  /** The configured connectors (chargers[].connectors[]): a connector not listed is never planned. */
+  readonly ceilings: Ceilings;
 }
 
 export function siteContext(ctx: Pick<AppContext, 'config' | 'probes'>): SiteContext {
   const site = ctx.config.site;
   const meter = site.meter;
+  const ceilings = configuredCeilings(ctx.config);
   return {
-    limitA: site.limit_a ?? null,
+    limitA: ceilings.siteLimitA,
+    ceilings,
     meter:
       meter === undefined
         ? null
@@ -32,6 +38,3 @@ export function siteContext(ctx: Pick<AppContext, 'config' | 'probes'>): SiteCon
           },
   };
 }
-
-/** No site settings: plans use only what each target says. */
-export const NO_SITE: SiteContext = { limitA: null, meter: null };

@@ -3,7 +3,9 @@
 // the OCPP central system share it). The planning itself stays pure (plan.ts, periods.ts).
 // The energy needed counts from when the target was set (or its transaction started, if
 // later): what the connector's open transaction delivered since then is already in the car,
-// so the plan is for the rest.
+// so the plan is for the rest. Every target is planned within the configured ceilings
+// (ceilings.ts), also one stored before the config was lowered: a connector that is not
+// configured is not planned at all (ConnectorNotConfigured).
 import type { ChargingProgressStore } from '../store/charging-progress.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingStores } from '../store/charging-stores.js';
@@ -11,17 +13,23 @@ import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import type { PriceStore } from '../store/prices.js';
+import { boundLimits, type BoundedLimits, type CeilingClamp, type ConnectorCeiling } from './ceilings.js';
+import type { ChargerLimits } from './limits.js';
 import { planPeriods } from './periods.js';
 import { planCharging, type Plan } from './plan.js';
-import { NO_SITE, type SiteContext } from './site-context.js';
+import type { SiteContext } from './site-context.js';
 import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js';
 import { shareSiteCurrent } from './site-share.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
 
-/** A target's plan with the site limit it was made under: the target's, else the configured one, less the other load. */
+/** A target's plan with the site limit it was made under: the lower of the target's and the configured one, less the other load. */
 export interface TargetPlan extends Plan {
+  /** The target's limits within the configured ceilings (before the car's observed draw and the site's share lower them). */
+  readonly limits: BoundedLimits;
+  /** What the ceilings lowered of what the stored target asks for (empty when it asks for nothing more than configured). */
+  readonly clamps: readonly CeilingClamp[];
   readonly site: {
     readonly limitA: number;
     /** The other load per phase the plan subtracted (A): the site meter's, else what the client said. */
@@ -38,9 +46,35 @@ export interface TargetPlan extends Plan {
 }
 
 /** A share less the margin, but not below the minimum current when the share reaches it. */
+const floor2 = (v: number) => Math.floor(v * 100 + 1e-9) / 100;
+
 const withMargin = (shareA: number, minCurrentA: number, marginA: number) => (shareA >= minCurrentA ? Math.max(minCurrentA, shareA - marginA) : shareA);
 
 const keyOf = (t: { chargePointId: string; connectorId: number }) => `${t.chargePointId}\u0000${t.connectorId}`;
+
+/** A target for a charger or connector that is not in the config: it has no ceilings, so it is never planned. */
+export class ConnectorNotConfigured extends Error {
+  constructor(
+    readonly chargePointId: string,
+    readonly connectorId: number,
+    readonly chargerConfigured: boolean,
+  ) {
+    super(
+      chargerConfigured
+        ? `connector ${connectorId} of charge point ${chargePointId} is not configured (chargers[].connectors lists each connector with its limits)`
+        : `charge point ${chargePointId} is not configured (chargers[].id)`,
+    );
+    this.name = 'ConnectorNotConfigured';
+  }
+}
+
+/** A target with its limits within the ceilings. */
+interface BoundedTarget {
+  readonly target: ChargingTarget;
+  readonly ceiling: ConnectorCeiling;
+  readonly limits: BoundedLimits;
+  readonly clamps: readonly CeilingClamp[];
+}
 
 export class TargetPlanner {
   private readonly prices: PriceStore;
@@ -54,8 +88,8 @@ export class TargetPlanner {
     /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
     stores: Pick<ChargingStores, 'prices' | 'forecasts' | 'progress' | 'draws' | 'targets' | 'follow'>,
     private readonly forecastEnabled: boolean,
-    /** The configured site limit and site meter (planning/site-context.ts). */
-    private readonly site: SiteContext = NO_SITE,
+    /** The configured site limit, connectors and site meter (planning/site-context.ts). */
+    private readonly site: SiteContext,
   ) {
     this.prices = stores.prices;
     this.forecasts = stores.forecasts;
@@ -76,11 +110,13 @@ export class TargetPlanner {
    * that wobbles by less does not lower the current again on the next reading.
    */
   plan(target: ChargingTarget, nowMs: number, opts: { readonly siteMarginA?: number } = {}): TargetPlan {
+    const bounded = this.bounded(target);
+    if (!bounded) throw new ConnectorNotConfigured(target.chargePointId, target.connectorId, this.site.ceilings.chargePointConfigured(target.chargePointId));
     const fromMs = nowMs - LOOKBACK_MS;
     const forecast = this.forecastEnabled ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
     const observed = this.observedDraw(target);
-    const limits = this.effectiveLimits(target, observed);
-    const site = this.siteOf(target, nowMs);
+    const limits = this.effectiveLimits(bounded.limits, observed);
+    const site = this.siteOf(bounded, nowMs);
     const deliveredWh = this.deliveredWh(target);
     const plan = planCharging({
       nowMs,
@@ -91,7 +127,18 @@ export class TargetPlanner {
       site: site === null ? undefined : { limitA: site.limitA, otherLoadA: site.otherLoadA ?? undefined },
       periods: planPeriods(this.prices.native(target.marketArea, fromMs, target.departureMs), forecast),
     });
-    return { ...plan, site, observed, deliveredWh };
+    return { ...plan, limits: bounded.limits, clamps: bounded.clamps, site, observed, deliveredWh };
+  }
+
+  /**
+   * The target's limits within the configured ceilings (ceilings.ts) and what they lowered;
+   * null for a charger or connector that is not configured (it is never planned).
+   */
+  bounded(target: ChargingTarget): BoundedTarget | null {
+    const ceiling = this.site.ceilings.connector(target.chargePointId, target.connectorId);
+    if (!ceiling) return null;
+    const { limits, clamps } = boundLimits(target, ceiling, this.site.limitA);
+    return { target, ceiling, limits, clamps };
   }
 
   /** The car's observed maximum draw, learnt in the connector's open transaction (car-draw.ts), or null. */
@@ -102,23 +149,24 @@ export class TargetPlanner {
     return { maxCurrentA: state.observedMaxCurrentA, phases: state.observedPhases ?? target.phases, atMs: state.observedAtMs ?? 0 };
   }
 
-  /** The target's limits, lowered to what the car was seen to draw (never raised by it). */
-  private effectiveLimits(target: ChargingTarget, observed: TargetPlan['observed']) {
-    const limits = { maxCurrentA: target.maxCurrentA, minCurrentA: target.minCurrentA, phases: target.phases, voltageV: target.voltageV };
+  /** The target's limits (within the ceilings), lowered to what the car was seen to draw (never raised by it). */
+  private effectiveLimits(bounded: BoundedLimits, observed: TargetPlan['observed']): ChargerLimits {
+    const limits = { maxCurrentA: bounded.maxCurrentA, minCurrentA: bounded.minCurrentA, phases: bounded.phases, voltageV: bounded.voltageV };
     if (!observed) return limits;
     // Never below the minimum current: a charger cannot signal less, so a car that draws less is planned at it.
     return { ...limits, maxCurrentA: Math.max(limits.minCurrentA, Math.min(limits.maxCurrentA, observed.maxCurrentA)), phases: Math.min(limits.phases, observed.phases) };
   }
 
   /**
-   * The site limit (the target's, else the configured one), the other load (the site
-   * meter's, else the client's) and this connector's share of the rest with every other
+   * The site limit (the lower of the target's and the configured one), the other load (the
+   * site meter's, else the client's) and this connector's share of the rest with every other
    * connector planned on the site now (a target in force and an open transaction).
    */
-  private siteOf(target: ChargingTarget, nowMs: number): TargetPlan['site'] {
-    const limitA = target.siteLimitA ?? this.site.limitA;
+  private siteOf(bounded: BoundedTarget, nowMs: number): TargetPlan['site'] {
+    const { target } = bounded;
+    const limitA = bounded.limits.siteLimitA;
     if (limitA === null) return null;
-    const sharing = this.sharing(target, nowMs);
+    const sharing = this.sharing(bounded, nowMs);
     const meter = this.site.meter;
     let otherLoadA = target.siteOtherLoadA;
     let load: SiteLoad | null = null;
@@ -129,7 +177,8 @@ export class TargetPlanner {
         reading: meter.reading(),
         ownDraw: meter.settings.includesChargers ? this.plannedDraw(sharing, nowMs, meter.settings.maxReadingAgeMs) : null,
         limitA,
-        minCurrentA: target.minCurrentA,
+        // Without a fresh reading only the configured minimum is safe: a client's higher minimum then waits.
+        minCurrentA: bounded.ceiling.minCurrentA,
         clientOtherLoadA: target.siteOtherLoadA ?? 0,
         settings: meter.settings,
       });
@@ -138,20 +187,23 @@ export class TargetPlanner {
     const headroomA = Math.max(0, limitA - Math.max(0, otherLoadA ?? 0));
     const shares = shareSiteCurrent(
       headroomA,
-      sharing.map((t) => {
-        const limits = this.effectiveLimits(t, this.observedDraw(t));
-        return { key: keyOf(t), maxCurrentA: limits.maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: t.departureMs };
+      sharing.map((b) => {
+        const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
+        return { key: keyOf(b.target), maxCurrentA: limits.maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs };
       }),
     );
-    return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: Math.round(headroomA * 100) / 100, shareA: Math.round((shares.get(keyOf(target)) ?? 0) * 100) / 100 } };
+    // Rounded down, as a share given to the charger must not grow by rounding.
+    return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shares.get(keyOf(target)) ?? 0) } };
   }
 
-  /** The target and every other one in force whose connector has a car plugged in (an open transaction). */
-  private sharing(target: ChargingTarget, nowMs: number): ChargingTarget[] {
+  /** The target and every other one in force whose connector has a car plugged in (an open transaction), each within its ceilings; one not configured is not planned. */
+  private sharing(bounded: BoundedTarget, nowMs: number): BoundedTarget[] {
     const others = this.targets
       .upcoming(nowMs)
-      .filter((t) => keyOf(t) !== keyOf(target) && this.draws.openTransactionId(t.chargePointId, t.connectorId) !== null);
-    return [target, ...others];
+      .filter((t) => keyOf(t) !== keyOf(bounded.target) && this.draws.openTransactionId(t.chargePointId, t.connectorId) !== null)
+      .map((t) => this.bounded(t))
+      .filter((b): b is BoundedTarget => b !== null);
+    return [bounded, ...others];
   }
 
   /**
@@ -159,11 +211,11 @@ export class TargetPlanner {
    * currents, each if measured within maxAgeMs): taken off a site meter that measures the
    * chargers too. None known: null (nothing taken off, the other load counts too high).
    */
-  private plannedDraw(sharing: readonly ChargingTarget[], nowMs: number, maxAgeMs: number): ConnectorDraw | null {
+  private plannedDraw(sharing: readonly BoundedTarget[], nowMs: number, maxAgeMs: number): ConnectorDraw | null {
     let sum: [number, number, number] | null = null;
     let sampledAtMs = nowMs;
-    for (const t of sharing) {
-      const d = this.draws.latest(t.chargePointId, t.connectorId, t.phases, t.voltageV);
+    for (const { target: t, limits } of sharing) {
+      const d = this.draws.latest(t.chargePointId, t.connectorId, limits.phases, limits.voltageV);
       if (!d || Math.abs(nowMs - d.sampledAtMs) > maxAgeMs) continue;
       sum = sum ? (sum.map((a, i) => a + d.currentsA[i]!) as [number, number, number]) : [...d.currentsA];
       sampledAtMs = Math.min(sampledAtMs, d.sampledAtMs);

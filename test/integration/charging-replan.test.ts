@@ -25,7 +25,7 @@ describe.skipIf(!hasSharedData)(`charging plans are made again when prices arriv
   const publishedUntilMs = at('2025-11-12T23:00:00Z');
 
   beforeAll(async () => {
-    http = await startTestHttp({ config: { prices: { regions: ['NL'], source: 'none' } }, ctx: { clock: { now: () => nowMs } } });
+    http = await startTestHttp({ config: { prices: { regions: ['NL'], source: 'none' }, chargers: [{ id: 'CP-9', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1 }] }] }, ctx: { clock: { now: () => nowMs } } });
     native = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
     new PriceStore(http.ctx.db).upsert(native.filter((p) => p.startMs < publishedUntilMs), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
     replanner = buildModules(http.ctx).find((m) => m.name === 'charging-plans')!;

@@ -20,9 +20,20 @@ describe.skipIf(!hasSharedData)(`charging plans over HTTP (real NL 2025 prices)$
   let nowMs = at('2025-11-12T06:10:00Z');
   const clock = { now: () => nowMs };
   let cpo: string;
+  // Plans are made only for configured connectors; CP-R's connector 2 allows 32 A.
+  const connectors = (...ids: number[]) => ids.map((connector_id) => ({ connector_id }));
+  const password = 'charger-secret-0123456789';
+  const CHARGERS = {
+    chargers: [
+      { id: 'CP-1', password, auth: 'accept_all', connectors: connectors(1, 2) },
+      { id: 'CP-R', password, auth: 'accept_all', connectors: [{ connector_id: 2, max_current_a: 32 }] },
+      { id: 'CP-F', password, auth: 'accept_all', connectors: connectors(1) },
+      { id: 'CP-X', password, auth: 'accept_all', connectors: connectors(1) },
+    ],
+  };
 
   beforeAll(async () => {
-    http = await startTestHttp({ ctx: { clock } });
+    http = await startTestHttp({ ctx: { clock }, config: CHARGERS });
     loadNl2025Prices(http.ctx.db);
     cpo = http.token('cpo');
   });
@@ -73,7 +84,7 @@ describe.skipIf(!hasSharedData)(`charging plans over HTTP (real NL 2025 prices)$
   it('keeps the target across a restart (a new server on the same SQLite file)', async () => {
     await call(http, 'PUT', '/api/v1/chargers/CP-R/connectors/2/plan', { body: { departure_time: '2025-11-12T20:00:00Z', energy_wh: 5_000, charger: { max_current_a: 32, phases: 1 } } });
     const db = openDaemonDatabase(databasePath(http.ctx.config.data_dir));
-    const again = await startTestHttp({ ctx: { clock, db } });
+    const again = await startTestHttp({ ctx: { clock, db }, config: CHARGERS });
     try {
       const got = await call(again, 'GET', '/api/v1/chargers/CP-R/connectors/2/plan', { token: again.token('cpo') });
       expect(got.res.status).toBe(200);
@@ -135,5 +146,38 @@ describe.skipIf(!hasSharedData)(`charging plans over HTTP (real NL 2025 prices)$
     expect(cases[3][1].body.errors[0].path).toBe('departure_time');
     const after = await call(http, 'GET', path);
     expect(after.res.status).toBe(404);
+  });
+
+  it('has plans only for configured connectors: 404 for any other charge point or connector, PUT and GET', async () => {
+    const body = { departure_time: '2025-11-12T16:00:00Z', energy_wh: 1_000 };
+    for (const path of ['/api/v1/chargers/CP-NOPE/connectors/1/plan', '/api/v1/chargers/CP-X/connectors/2/plan']) {
+      const put = await call(http, 'PUT', path, { body });
+      expectDocumented('PUT', PLAN, put.res, put.body);
+      expect(put.res.status).toBe(404);
+      expect(put.body.detail).toMatch(/not configured/);
+      const got = await call(http, 'GET', path);
+      expectDocumented('GET', PLAN, got.res, got.body);
+      expect(got.res.status).toBe(404);
+    }
+  });
+
+  it('plans at the configured limits when a request asks for more, and says so', async () => {
+    const put = await call(http, 'PUT', '/api/v1/chargers/CP-X/connectors/1/plan', { body: { departure_time: '2025-11-12T16:00:00Z', energy_wh: 20_000, charger: { max_current_a: 40, min_current_a: 2, voltage_v: 240 } } });
+    expectDocumented('PUT', PLAN, put.res, put.body);
+    expect(put.res.status).toBe(201);
+    expect(put.body.charger).toEqual({ max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 });
+    expect(put.body.ceilings_applied).toEqual([
+      { field: 'charger.max_current_a', requested: 40, applied: 16, setting: 'chargers[3].connectors[0].max_current_a' },
+      { field: 'charger.min_current_a', requested: 2, applied: 6, setting: 'chargers[3].connectors[0].min_current_a' },
+      { field: 'charger.voltage_v', requested: 240, applied: 230, setting: 'chargers[3].connectors[0].voltage_v' },
+    ]);
+    expect(put.body.allowed_current_a).toBe(16);
+    expect(Math.max(...put.body.planned.periods.map((p: { current_a: number }) => p.current_a))).toBeLessThanOrEqual(16);
+    // Stored at the ceilings: a GET plans with them and has nothing more to lower.
+    const got = await call(http, 'GET', '/api/v1/chargers/CP-X/connectors/1/plan');
+    expect(got.body).toMatchObject({ charger: { max_current_a: 16, phases: 3 }, ceilings_applied: [], allowed_current_a: 16 });
+    // Less than configured is the client's to ask.
+    const less = await call(http, 'PUT', '/api/v1/chargers/CP-X/connectors/1/plan', { body: { departure_time: '2025-11-12T16:00:00Z', energy_wh: 20_000, charger: { max_current_a: 10, phases: 1 } } });
+    expect(less.body).toMatchObject({ charger: { max_current_a: 10, phases: 1 }, ceilings_applied: [], allowed_power_w: 2_300 });
   });
 });

@@ -25,7 +25,8 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
   let hourly: Map<number, number>;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({ startMs: at('2025-05-11T06:20:00Z'), pricesFromMs: at('2025-05-11T00:00:00Z'), pricesToMs: at('2025-05-12T00:00:00Z'), chargers: [{ id: 'CP-OUT' }] });
+    gw = await startPlanGateway({ startMs: at('2025-05-11T06:20:00Z'), pricesFromMs: at('2025-05-11T00:00:00Z'), pricesToMs: at('2025-05-12T00:00:00Z'), chargers: [{ id: 'CP-OUT', connectors: [{ connector_id: 1 }] }] });
+    // Only connector 1 is configured (it has the plan): connector 2's unplanned session is compared at the default power.
     // The expected costs below are worked out from the CSV itself, not from the gateway's store.
     hourly = new Map(gw.prices.filter((p) => p.startMs >= at('2025-05-11T00:00:00Z') && p.startMs < at('2025-05-12T00:00:00Z')).map((p) => [p.startMs, p.pricePerMwh]));
     expect(hourly.size).toBe(24);

@@ -67,7 +67,7 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
       simArgs: ['--load-file', loadFile],
       // The meter measures the rest of the site (the chargers are wired after it).
       site: { limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: MAX_AGE_S, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: HYSTERESIS_A },
-      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' })),
+      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }] })),
       // Subscribed before the daemon wires its modules: a sample is counted before the site follower hears it.
       beforeStart: (ctx, clock) => {
         ctx.events.on('sample.taken', (s) => void samples.push(s));

@@ -39,7 +39,7 @@ describe.skipIf(!hasSharedData)(`plans take the site meter's reading as the othe
       dir: mkdtempSync(join(tmpdir(), 'mg-site-meter-')),
       siteMeter: SITE_METER,
       site: { limit_a: 25, meter_includes_chargers: true, max_reading_age_s: MAX_AGE_S },
-      chargers: [{ id: 'CP-SITE', password: PASSWORD, auth: 'accept_all' }],
+      chargers: [{ id: 'CP-SITE', password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }] }],
       // What the poller told the bus, to check the plan against the very reading it used.
       beforeStart: (ctx) => ctx.events.on('sample.taken', (s) => void samples.push(s)),
     });

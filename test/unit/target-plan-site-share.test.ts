@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configuredCeilings } from '../../src/planning/ceilings.js';
 import type { SiteContext } from '../../src/planning/site-context.js';
 import type { SiteMeterReading } from '../../src/planning/site-load.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
@@ -40,8 +41,10 @@ describe.skipIf(!hasSharedData)(`TargetPlanner shares the site between connector
   let db: Db;
   let reading: SiteMeterReading;
   const transactions: Record<string, number> = {};
+  const connector = { connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3 as const, voltage_v: 230 };
   const site = (): SiteContext => ({
     limitA: 25,
+    ceilings: configuredCeilings({ site: { limit_a: 25 }, chargers: ['CP-A', 'CP-B', 'CP-C'].map((id) => ({ id, connectors: [connector] })) }),
     meter: { resourceId: 'grid', settings: { maxReadingAgeMs: 60_000, includesChargers: true, voltageV: 230 }, reading: () => reading },
   });
 

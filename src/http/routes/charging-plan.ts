@@ -2,10 +2,13 @@
 // sets the departure time and the energy needed for a connector, reads the cheapest plan
 // (docs/planning.md) and removes the target. The target is stored (it survives a restart); the plan is computed
 // on each read from the stored prices and forecast, so it always uses the newest prices.
+// Only configured connectors have plans (404 otherwise), and the configured limits are
+// ceilings: a request above one is planned at the ceiling and the answer says so in
+// ceilings_applied (planning/ceilings.ts, docs/chargers.md "Ceilings").
 // The planning itself is pure (src/planning/); this file only reads, stores and shapes.
 import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
-import { DEFAULT_CHARGER_LIMITS } from '../../planning/limits.js';
+import { boundLimits, configuredCeilings, type CeilingClamp } from '../../planning/ceilings.js';
 import type { SiteLoad } from '../../planning/site-load.js';
 import type { TargetPlan } from '../../planning/target-plan.js';
 import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
@@ -25,8 +28,6 @@ export const CHARGING_PLAN_PATH = '/api/v1/chargers/:charge_point_id/connectors/
 const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
 /** How far ahead a departure may be: beyond a week there are neither prices nor a forecast. */
 const MAX_AHEAD_MS = 8 * 24 * 3_600_000;
-/** Defaults for a charger whose limits the client does not give (planning/limits.ts). */
-const DEFAULT_CHARGER = { max_current_a: DEFAULT_CHARGER_LIMITS.maxCurrentA, min_current_a: DEFAULT_CHARGER_LIMITS.minCurrentA, phases: DEFAULT_CHARGER_LIMITS.phases, voltage_v: DEFAULT_CHARGER_LIMITS.voltageV };
 
 interface TargetRequest {
   departure_time: string;
@@ -60,7 +61,21 @@ function siteMeterView(m: SiteLoad): Record<string, unknown> {
   };
 }
 
-export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan & { readonly site?: TargetPlan['site']; readonly observed?: TargetPlan['observed'] }, nowMs: number, deliveredWh: number): Record<string, unknown> {
+/** A limit the request (or the stored target) asked for above the configured ceiling, and what the plan uses. */
+function clampView(c: CeilingClamp): Record<string, unknown> {
+  return { field: c.field, requested: c.requested, applied: c.applied, setting: c.setting };
+}
+
+export function planView(
+  target: ChargingTarget,
+  market: MarketInfo,
+  plan: Plan & { readonly site?: TargetPlan['site']; readonly observed?: TargetPlan['observed']; readonly limits?: TargetPlan['limits'] },
+  nowMs: number,
+  deliveredWh: number,
+  clamps: readonly CeilingClamp[] = [],
+): Record<string, unknown> {
+  // The limits planned with: the stored target's within the ceilings configured now.
+  const charger = plan.limits ?? target;
   return {
     charge_point_id: target.chargePointId,
     connector_id: target.connectorId,
@@ -71,7 +86,8 @@ export function planView(target: ChargingTarget, market: MarketInfo, plan: Plan 
     departure_time: formatUtc(target.departureMs),
     energy_needed_wh: round(plan.energyNeededWh, 1),
     energy_delivered_wh: round(deliveredWh, 1),
-    charger: { max_current_a: target.maxCurrentA, min_current_a: target.minCurrentA, phases: target.phases, voltage_v: target.voltageV },
+    charger: { max_current_a: charger.maxCurrentA, min_current_a: charger.minCurrentA, phases: charger.phases, voltage_v: charger.voltageV },
+    ceilings_applied: clamps.map(clampView),
     site: plan.site === undefined ? (target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA }) : plan.site === null ? null : { limit_a: plan.site.limitA, other_load_a: plan.site.otherLoadA },
     site_meter: plan.site?.meter ? siteMeterView(plan.site.meter) : null,
     site_share: plan.site?.share ? { connectors: plan.site.share.connectors, headroom_a: plan.site.share.headroomA, share_a: plan.site.share.shareA } : null,
@@ -157,6 +173,8 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
   const validate = schemaValidator('ChargingTargetRequest');
   const { targets, profiles } = deps.charging.stores;
   const planner = deps.charging.planner;
+  // The configured connectors and site limit: the ceilings of every request (planning/ceilings.ts).
+  const ceilings = configuredCeilings(deps.config);
   const access = deps.priceAccess;
 
   function connectorOf(params: Record<string, string | string[] | undefined>): { chargePointId: string; connectorId: number } {
@@ -170,6 +188,14 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     return { chargePointId, connectorId };
   }
 
+  /** The connector's configured limits; 404 for a charge point or connector that is not configured. */
+  function configuredConnector(chargePointId: string, connectorId: number) {
+    const ceiling = ceilings.connector(chargePointId, connectorId);
+    if (ceiling) return ceiling;
+    if (!ceilings.chargePointConfigured(chargePointId)) throw new HttpProblem(404, `charge point ${chargePointId} is not configured (chargers[].id); plans are made only for configured connectors`);
+    throw new HttpProblem(404, `connector ${connectorId} of charge point ${chargePointId} is not configured (chargers[].connectors); plans are made only for configured connectors`);
+  }
+
   function marketFor(code: string, path: string): MarketInfo {
     const market = access.market(code);
     if (!market) throw new HttpProblem(422, `unknown market area ${code.slice(0, 40)}`, { errors: [{ path, message: `must be one of ${access.knownMarkets().join(', ')}` }] });
@@ -180,6 +206,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
 
   router.put(CHARGING_PLAN_PATH, auth, ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
     const { chargePointId, connectorId } = connectorOf(req.params);
+    const ceiling = configuredConnector(chargePointId, connectorId);
     if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the ChargingTargetRequest schema', { errors: fieldErrors(validate) });
     const input = req.body as TargetRequest;
     const nowMs = deps.clock.now();
@@ -187,8 +214,21 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     if (typeof departureMs === 'string') throw new HttpProblem(422, 'invalid departure_time', { errors: [{ path: 'departure_time', message: departureMs }] });
     if (departureMs <= nowMs) throw new HttpProblem(422, 'departure_time is not in the future', { errors: [{ path: 'departure_time', message: `must be after now (${formatUtc(nowMs)})` }] });
     if (departureMs > nowMs + MAX_AHEAD_MS) throw new HttpProblem(422, 'departure_time is too far ahead', { errors: [{ path: 'departure_time', message: 'must be at most 8 days ahead (prices and forecasts reach no further)' }] });
-    const charger = { ...DEFAULT_CHARGER, ...input.charger };
-    if (charger.min_current_a > charger.max_current_a) throw new HttpProblem(422, 'the charger limits contradict each other', { errors: [{ path: 'charger.min_current_a', message: 'must not exceed charger.max_current_a' }] });
+    const asked = input.charger ?? {};
+    if (asked.min_current_a !== undefined && asked.max_current_a !== undefined && asked.min_current_a > asked.max_current_a) {
+      throw new HttpProblem(422, 'the charger limits contradict each other', { errors: [{ path: 'charger.min_current_a', message: 'must not exceed charger.max_current_a' }] });
+    }
+    // What the client leaves out is the connector's configured limit; what it gives may be lower, never higher.
+    const { limits, clamps } = boundLimits(
+      { maxCurrentA: asked.max_current_a, minCurrentA: asked.min_current_a, phases: asked.phases, voltageV: asked.voltage_v, siteLimitA: input.site?.limit_a },
+      ceiling,
+      ceilings.siteLimitA,
+    );
+    if (limits.minCurrentA > limits.maxCurrentA) {
+      throw new HttpProblem(422, 'the charger limits contradict the connector\'s', {
+        errors: [{ path: 'charger.max_current_a', message: `must be at least the connector's minimum current (${limits.minCurrentA} A, ${ceiling.setting}.min_current_a)` }],
+      });
+    }
     const marketCode = input.market_area_code ?? access.configuredMarkets()[0];
     if (marketCode === undefined) throw new HttpProblem(422, 'no market area given and none configured', { errors: [{ path: 'market_area_code', message: 'is required when prices.regions is empty' }] });
     const market = marketFor(marketCode, 'market_area_code');
@@ -198,24 +238,29 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
       marketArea: market.code,
       departureMs,
       energyWh: input.energy_wh,
-      maxCurrentA: charger.max_current_a,
-      minCurrentA: charger.min_current_a,
-      phases: charger.phases,
-      voltageV: charger.voltage_v,
-      siteLimitA: input.site?.limit_a ?? null,
+      maxCurrentA: limits.maxCurrentA,
+      minCurrentA: limits.minCurrentA,
+      phases: limits.phases,
+      voltageV: limits.voltageV,
+      // Without a limit of its own the target follows site.limit_a as configured at each plan.
+      siteLimitA: input.site?.limit_a === undefined ? null : limits.siteLimitA,
       siteOtherLoadA: input.site?.other_load_a ?? null,
       updatedAtMs: nowMs,
     };
+    if (clamps.length > 0) {
+      deps.logger.info({ charge_point_id: chargePointId, connector_id: connectorId, ceilings_applied: clamps }, 'charging target asked for more than configured: planned at the configured limits');
+    }
     const created = targets.get(chargePointId, connectorId) === undefined;
     targets.put(target);
     const plan = planner.plan(target, nowMs);
     deps.events.emit('plan.updated', { chargePointId, connectorId, marketArea: market.code, reason: 'target-set', plannedAtMs: nowMs, plan });
     if (created) res.status(201).location(req.originalUrl);
-    res.set('Cache-Control', 'no-store').json(planView(target, market, plan, nowMs, 0));
+    res.set('Cache-Control', 'no-store').json(planView(target, market, plan, nowMs, 0, [...clamps, ...plan.clamps]));
   });
 
   router.get(CHARGING_PLAN_PATH, auth, (req, res) => {
     const { chargePointId, connectorId } = connectorOf(req.params);
+    configuredConnector(chargePointId, connectorId);
     const target = targets.get(chargePointId, connectorId);
     if (!target) throw new HttpProblem(404, `no charging target is set for connector ${connectorId} of ${chargePointId}; PUT one first`);
     const nowMs = deps.clock.now();
@@ -223,7 +268,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
     const sent = profiles.get(chargePointId, connectorId);
     const plan = planner.plan(target, nowMs);
     res.set('Cache-Control', 'no-store').json({
-      ...planView(target, market, plan, nowMs, plan.deliveredWh),
+      ...planView(target, market, plan, nowMs, plan.deliveredWh, plan.clamps),
       ended_at: target.endedAtMs == null ? null : formatUtc(target.endedAtMs),
       charger_profile: sent ? profileView(sent) : null,
       charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
