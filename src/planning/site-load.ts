@@ -69,13 +69,15 @@ export interface SiteLoadInput {
 }
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
+/** The other load to a hundredth of an ampere, rounded up: counted too high, never too low (what is below 1e-9 of a hundredth is float noise). */
+const up2 = (v: number) => Math.max(0, Math.ceil(v * 100 - 1e-6) / 100);
 
 export function siteOtherLoad(input: SiteLoadInput): SiteLoad {
   const { nowMs, reading, settings } = input;
   const client = Math.max(0, input.clientOtherLoadA);
   const assumed = (state: 'stale' | 'no-reading', note: string): SiteLoad => ({
     state,
-    otherLoadA: round2(Math.max(client, input.limitA - input.minCurrentA)),
+    otherLoadA: up2(Math.max(client, input.limitA - input.minCurrentA)),
     resourceId: input.resourceId,
     sampledAtMs: reading?.sampledAtMs ?? null,
     meterLoadA: null,
@@ -107,7 +109,7 @@ export function siteOtherLoad(input: SiteLoadInput): SiteLoad {
   const other = Math.max(...meterLoadA.map((a, i) => a - (ownDrawA ? Math.max(0, ownDrawA[i]) : 0)));
   return {
     state: 'measured',
-    otherLoadA: round2(Math.max(0, other, client)),
+    otherLoadA: up2(Math.max(0, other, client)),
     resourceId: input.resourceId,
     sampledAtMs: reading.sampledAtMs,
     meterLoadA: meterLoadA.map(round2) as unknown as [number, number, number],
