@@ -61,7 +61,8 @@ describe.skipIf(!hasSharedData)('metergate run: charger sessions held to the met
         'forecast: { enabled: false }',
         `ocpp: { host: 127.0.0.1, port: ${ocppPort} }`,
         'chargers:',
-        ...['CP-A', 'CP-B', 'CP-C'].flatMap((id) => [`  - id: ${id}`, `    password: ${PASSWORD}`, '    auth: accept_all']),
+        // Connector 1 configured: plans are made only for configured connectors (docs/chargers.md "Ceilings").
+        ...['CP-A', 'CP-B', 'CP-C'].flatMap((id) => [`  - id: ${id}`, `    password: ${PASSWORD}`, '    auth: accept_all', '    connectors: [{ connector_id: 1 }]']),
         '',
       ].join('\n'),
     );
