@@ -78,6 +78,9 @@ export function answerClientErrors(server: Server, opts: RequestTimeouts & { rea
     logger.debug({ code: err.code, status: problem.status }, 'http request refused by the parser');
     count('OTHER', problem.status);
     socket.end(rawProblemResponse(problem));
+    // end() only half-closes (an http server allows half-open sockets): a slow-loris client
+    // that keeps trickling bytes would keep the socket. Closed once the answer is out.
+    socket.once('finish', () => socket.destroy());
   });
 
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {

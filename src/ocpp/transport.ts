@@ -41,6 +41,13 @@ import { ocpp16Validator } from './validator.js';
 export const MAX_FRAME_BYTES = 1024 * 1024;
 /** Answers queued for a charger that does not read them (socket.writableLength); beyond it the connection is closed. */
 export const MAX_UNSENT_BYTES = 256 * 1024;
+/**
+ * Calls a charger may have sent and not had answered yet. OCPP-J 1.6 (4.1.1, synchronicity)
+ * says a party sends its next call only after the previous one was answered, so a charger
+ * keeping to it has one; beyond this bound it is flooding (each call costs a commit) and
+ * the connection is closed, the calls still queued not handled.
+ */
+export const MAX_CALLS_IN_FLIGHT = 25;
 /** Headers of an upgrade (and a TLS handshake) must arrive within this; slower peers are cut off. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** Open sockets per listener (chargers, handshakes under way, refused ones closing). */
@@ -73,7 +80,7 @@ export class OcppTransport {
     const { config, logger, metrics } = this.ctx;
     this.refusals = new Counter({
       name: 'metergate_ocpp_connections_refused_total',
-      help: 'OCPP connections refused or closed by the transport, by reason (bad_url, no_subprotocol, throttled, unknown_id, unauthorized, weak_security, unread_answers, upgrade_error)',
+      help: 'OCPP connections refused or closed by the transport, by reason (bad_url, no_subprotocol, throttled, unknown_id, unauthorized, weak_security, calls_not_awaited, unread_answers, upgrade_error)',
       labelNames: ['reason'] as const,
       registers: [metrics],
     });
@@ -227,27 +234,42 @@ export class OcppTransport {
     });
     // A frame over MAX_FRAME_BYTES, a reset: ws closes the connection and says why here.
     lib.on('socketError', (err: Error) => logger.warn({ charge_point_id: lib.identity, err: { message: err.message } }, 'OCPP connection error; connection closed'));
-    // A charger that sends calls without reading the answers: its answers would pile up in
-    // memory without end (1.14 M Heartbeats in 20 s took 800 MB). Checked at every call.
+    // A charger that floods calls without waiting for the answers, or sends without reading
+    // them: each call costs a commit and its answer memory (1.14 M Heartbeats in 20 s took
+    // 800 MB and starved the other chargers). Checked at every call it sends.
     let closing = false;
-    lib.on('call', () => {
-      if (closing || socket.writableLength <= MAX_UNSENT_BYTES) return;
+    let inFlight = 0;
+    const shut = (reason: 'calls_not_awaited' | 'unread_answers', message: string) => {
       closing = true;
-      this.refusals!.inc({ reason: 'unread_answers' });
-      logger.warn({ charge_point_id: lib.identity, unsent_bytes: socket.writableLength }, 'OCPP connection closed: the charger does not read its answers');
-      void lib.close({ code: 1008, reason: 'answers not read', force: true }).catch(() => undefined);
+      this.refusals!.inc({ reason });
+      logger.warn({ charge_point_id: lib.identity, calls_in_flight: inFlight, unsent_bytes: socket.writableLength }, message);
+      void lib.close({ code: 1008, reason: reason.replaceAll('_', ' '), force: true }).catch(() => undefined);
       socket.destroy();
+    };
+    lib.on('call', ({ outbound }: { outbound: boolean }) => {
+      if (outbound || closing) return;
+      inFlight += 1;
+      if (inFlight > MAX_CALLS_IN_FLIGHT) shut('calls_not_awaited', `OCPP connection closed: more than ${MAX_CALLS_IN_FLIGHT} calls sent without waiting for their answers (OCPP-J 4.1.1)`);
+      else if (socket.writableLength > MAX_UNSENT_BYTES) shut('unread_answers', 'OCPP connection closed: the charger does not read its answers');
     });
-    this.onClient(guardedClient(lib, (action, err) => logger.error({ charge_point_id: lib.identity, action, err }, 'OCPP call failed inside the gateway; answered InternalError')));
+    lib.on('response', ({ outbound }: { outbound: boolean }) => {
+      if (outbound) inFlight -= 1;
+    });
+    this.onClient(guardedClient(lib, () => closing, (action, err) => logger.error({ charge_point_id: lib.identity, action, err }, 'OCPP call failed inside the gateway; answered InternalError')));
   }
 }
 
-/** The client the central system uses: the library's, with every handler's non-OCPP error answered as InternalError. */
-function guardedClient(lib: RpcServerClient, internal: (action: string, err: unknown) => void): ChargerClient {
+/**
+ * The client the central system uses: the library's, with every handler's non-OCPP error
+ * answered as InternalError, and no handler run for a call that arrives on a connection
+ * being closed (the rest of a flood already read from the socket).
+ */
+function guardedClient(lib: RpcServerClient, closing: () => boolean, internal: (action: string, err: unknown) => void): ChargerClient {
   return {
     identity: lib.identity,
     handle: (method, handler) =>
       lib.handle(method, async (call) => {
+        if (closing()) throw createRPCError('GenericError', 'connection closing');
         try {
           return await handler(call);
         } catch (err) {
