@@ -72,10 +72,10 @@ const PRICE_CHANGES: ReadonlySet<MergeOutcome> = new Set(['corrected', 'refined'
 export class PriceStore {
   private readonly stmts;
 
-  private readonly sessions: SessionStore;
+  /** Made when a price changes (a database migrated only as far as the prices may lack the session tables). */
+  private sessions?: SessionStore;
 
   constructor(private readonly db: Db) {
-    this.sessions = new SessionStore(db);
     this.stmts = {
       deleteAt: db.prepare<[string, number]>('DELETE FROM prices WHERE market_area = ? AND start_ms = ?'),
       anyBetween: db.prepare<[string, number, number]>('SELECT 1 FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? LIMIT 1').pluck(),
@@ -166,7 +166,7 @@ export class PriceStore {
         written += plan.write.length;
         // A session over a price that changed has another price record now (docs/http-api.md).
         for (const r of plan.runs) {
-          if (PRICE_CHANGES.has(r.outcome) && r.maxChangePerMwh !== 0) this.sessions.pricesChanged(area, r.fromMs, r.toMs, provenance.fetchedAtMs);
+          if (PRICE_CHANGES.has(r.outcome) && r.maxChangePerMwh !== 0) (this.sessions ??= new SessionStore(this.db)).pricesChanged(area, r.fromMs, r.toMs, provenance.fetchedAtMs);
         }
         for (const [o, n] of Object.entries(plan.counts)) counts[o as MergeOutcome] += n;
         runs.push(...plan.runs);
