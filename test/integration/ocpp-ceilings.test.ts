@@ -40,8 +40,9 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('plans at site.limit_a 20 and the 10 A one-phase connector whatever the client asks; the chargers never receive more', { timeout: 180_000 }, async () => {
-    const dataDir = join(dir, 'data');
+  /** Real NL prices moved to now and a cpo token in a new data dir, two one-phase 10 A chargers on the site given, `metergate run` started. */
+  async function startGateway(name: string, site: string) {
+    const dataDir = join(dir, name);
     mkdirSync(dataDir);
     const nowMs = Date.now();
     // Real NL prices of a week in 2025 at the same weekday and time of day, moved to now.
@@ -59,7 +60,7 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
     db.close();
     const [ocppPort, httpPort] = [await freePort(), await freePort()];
     writeFileSync(join(dir, 'cp-key'), `${PASSWORD}\n`);
-    const config = join(dir, 'config.yaml');
+    const config = join(dir, `${name}.yaml`);
     const oneTenAmpPhase = '    connectors: [{ connector_id: 1, max_current_a: 10, phases: 1 }]';
     writeFileSync(
       config,
@@ -71,7 +72,7 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
         'prices: { regions: [NL], source: none }',
         'forecast: { enabled: false }',
         `ocpp: { host: 127.0.0.1, port: ${ocppPort} }`,
-        'site: { limit_a: 20 }',
+        `site: ${site}`,
         'chargers:',
         '  - id: CP-AMP',
         `    password_file: ${join(dir, 'cp-key')}`,
@@ -111,7 +112,13 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
       return { cp, profiles };
     };
 
-    daemon = await startDaemon(config);
+    const started = await startDaemon(config);
+    daemon = started;
+    return { api, connect, nowMs, daemon: started };
+  }
+
+  it('plans at site.limit_a 20 and the 10 A one-phase connector whatever the client asks; the chargers never receive more', { timeout: 180_000 }, async () => {
+    const { api, connect, nowMs, daemon: gateway } = await startGateway('issue-example', '{ limit_a: 20 }');
     const amp = await connect('CP-AMP', null);
     const watt = await connect('CP-WATT', 'Power');
     const departure = new Date(nowMs + 14 * 3_600_000).toISOString();
@@ -167,7 +174,40 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
       expect(Math.max(...charger.profiles.flatMap((p) => p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit)))).toBe(ceiling);
     }
     for (const c of clients) await c.close();
-    expect(await daemon.stop()).toBe(0);
-    expect(daemon.output()).toContain('charging target asked for more than configured');
+    expect(await gateway.stop()).toBe(0);
+    expect(gateway.output()).toContain('charging target asked for more than configured');
+  });
+
+  it('site.limit_a holds for two cars together without a site meter: the one charging is lowered when the second starts', { timeout: 180_000 }, async () => {
+    // 15 A for two 10 A connectors: alone one gets 10 A, together they share it. The site
+    // follower's timer (half of max_reading_age_s) is pushed out of the test's reach, so only
+    // the second car's start can lower the first in time.
+    const { api, connect, nowMs, daemon: gateway } = await startGateway('two-cars', '{ limit_a: 15, max_reading_age_s: 3600 }');
+    const first = await connect('CP-AMP', null);
+    const second = await connect('CP-WATT', 'Current');
+    // More than 14 hours at 10 A can deliver: every period of the plan charges at the current allowed.
+    const departure = new Date(nowMs + 14 * 3_600_000).toISOString();
+    const target = { departure_time: departure, energy_wh: 100_000 };
+    const txProfiles = (profiles: readonly SentProfile[]) => profiles.filter((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+    const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
+    const start = (cp: RPCClient) => cp.call('StartTransaction', { connectorId: 1, idTag: '04A1B2C3D4', meterStart: 0, timestamp: new Date().toISOString() });
+
+    expect((await api('PUT', '/api/v1/chargers/CP-AMP/connectors/1/plan', target)).status).toBe(201);
+    await start(first.cp);
+    await until(() => txProfiles(first.profiles).length === 1, 'the first car\'s TxProfile', 60_000);
+    expect(maxLimit(txProfiles(first.profiles)[0]!)).toBe(10);
+    await until(async () => (await api('GET', '/api/v1/chargers/CP-AMP/connectors/1/plan')).body.charger_profile?.status === 'Accepted', 'the first TxProfile stored as accepted', 60_000);
+
+    expect((await api('PUT', '/api/v1/chargers/CP-WATT/connectors/1/plan', target)).status).toBe(201);
+    await start(second.cp);
+    await until(() => txProfiles(second.profiles).length >= 1 && txProfiles(first.profiles).length >= 2, 'the second car\'s TxProfile and the first car lowered', 30_000);
+    // The profiles each charger holds now add up to at most the site limit, in every period.
+    const held = [txProfiles(first.profiles).at(-1)!, txProfiles(second.profiles).at(-1)!];
+    expect(held.map(maxLimit).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(15);
+    const plan = await api('GET', '/api/v1/chargers/CP-WATT/connectors/1/plan');
+    expect(plan.body.site_share).toMatchObject({ connectors: 2, headroom_a: 15 });
+    for (const c of [first.cp, second.cp]) await c.close();
+    expect(await gateway.stop()).toBe(0);
+    expect(gateway.output()).toContain('site load rose: charging current lowered');
   });
 });
