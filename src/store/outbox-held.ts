@@ -25,6 +25,7 @@ export function heldStatements(db: Db) {
     insert: db.prepare(`INSERT OR IGNORE INTO outbox_held (${COLUMNS}, reason, reason_code, held_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     totals: db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM outbox_held'),
     oldestIds: db.prepare<[number], { id: number; bytes: number }>('SELECT id, bytes FROM outbox_held ORDER BY id LIMIT ?'),
+    maxId: db.prepare<[], number>('SELECT COALESCE(MAX(id), 0) FROM outbox_held').pluck(),
     deleteUpTo: db.prepare('DELETE FROM outbox_held WHERE id <= ?'),
     oldestOfTopic: db.prepare<[string], { id: number; bytes: number }>("SELECT id, bytes FROM outbox_held WHERE reason = 'refused' AND topic = ? ORDER BY id LIMIT 1"),
     sizeOfTopic: db.prepare<[string], { n: number; b: number; maxId: number | null }>(

@@ -4,6 +4,7 @@
 // a whole: the publisher pages through it by id.
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
+import { MetricSets } from './metric-sets.js';
 import { heldStatements, toHeldGroup, type HeldGroup, type HoldReason } from './outbox-held.js';
 
 export interface OutboxMessage {
@@ -13,6 +14,13 @@ export interface OutboxMessage {
   readonly retain: boolean;
   /** The message's own timestamp (sampled_at, booted_at, scanned_at), for the clock check before it leaves. */
   readonly stampedAtMs: number;
+  /**
+   * A measurement whose metrics are those of a reading committed in the same transaction
+   * (resource, stampedAtMs): `metricsJson` is their JSON as it appears in the payload. They
+   * are not stored twice (SD-card wear): the row keeps `[]` in their place, and they are read
+   * back from the reading when the row is read.
+   */
+  readonly reading?: { readonly resourceId: string; readonly metricsJson: string };
 }
 
 export interface OutboxRow extends OutboxMessage {
@@ -56,8 +64,8 @@ export interface OutboxMark {
   readonly heldBytes: number;
 }
 
-/** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms */
-type RawRow = [number, string, string, string, number, number, number, number, number];
+/** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms, metrics_at, the reading's metrics_json */
+type RawRow = [number, string, string, string, number, number, number, number, number, number | null, string | null];
 
 /** A run of consecutive acknowledged ids: how many distinct rows and their bytes. */
 interface Run {
@@ -101,8 +109,11 @@ export class Outbox {
   private heldRows: number;
   private heldBytes: number;
   private heldGroupsCache: HeldGroup[] | null = null;
+  /** The lowest id the next row may take (ids never come back while the process runs: the publisher's cursors rely on it). */
+  private nextId: number;
   private readonly held;
   private readonly stmts;
+  private readonly metricSets: MetricSets;
   private readonly deleteMany: (ids: readonly { id: number; bytes: number }[]) => number;
 
   constructor(
@@ -110,14 +121,21 @@ export class Outbox {
     private readonly limits: OutboxLimits,
   ) {
     this.stmts = {
-      insert: db.prepare(
-        'INSERT INTO outbox (message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      // No AUTOINCREMENT (migration 161: its sqlite_sequence page was one more page written
+      // per commit), so the id is chosen here: above every id this process has handed out,
+      // and above what is in the table (the rightmost leaf, which the insert writes anyway).
+      insert: db.prepare<[number, string, string, string, number, number, number, number, number, string | null, number | null]>(
+        'INSERT INTO outbox (id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms, reading_resource_id, metrics_at) VALUES (MAX(?, (SELECT COALESCE(MAX(id), 0) + 1 FROM outbox)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       // Raw rows (arrays), shaped into objects in JS: better-sqlite3 builds a row object
       // property by property through the V8 API, which cost twice as much per row (2.3 vs
       // 1.2 us) as an array plus an object literal here.
       page: db
-        .prepare<[number, number, number], RawRow>('SELECT id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms FROM outbox WHERE id > ? AND id <= ? ORDER BY id LIMIT ?')
+        .prepare<[number, number, number], RawRow>(
+          `SELECT o.id, o.message_id, o.topic, o.payload, o.bytes, o.qos, o.retain, o.stamped_at_ms, o.created_at_ms, o.metrics_at, r.metrics_json
+           FROM outbox o LEFT JOIN readings r ON r.resource_id = o.reading_resource_id AND r.sampled_at_ms = o.stamped_at_ms
+           WHERE o.id > ? AND o.id <= ? ORDER BY o.id LIMIT ?`,
+        )
         .raw(),
       deleteRange: db.prepare<[number, number]>('DELETE FROM outbox WHERE id BETWEEN ? AND ? RETURNING bytes').pluck(),
       deleteRangeQuick: db.prepare<[number, number]>('DELETE FROM outbox WHERE id BETWEEN ? AND ?'),
@@ -127,6 +145,7 @@ export class Outbox {
       maxId: db.prepare('SELECT COALESCE(MAX(id), 0) FROM outbox').pluck(),
       totals: db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM outbox'),
     };
+    this.metricSets = new MetricSets(db);
     const totals = this.stmts.totals.get()!;
     this.rows = totals.n;
     this.totalBytes = totals.b;
@@ -134,6 +153,8 @@ export class Outbox {
     const heldTotals = this.held.totals.get()!;
     this.heldRows = heldTotals.n;
     this.heldBytes = heldTotals.b;
+    // Held rows keep their outbox id and go back with it: a new row must never take one.
+    this.nextId = Math.max(this.stmts.maxId.get() as number, this.held.maxId.get() as number) + 1;
     // Acknowledged ids arrive mostly as runs of consecutive integers (rows are sent in id
     // order): one range delete per run. A range holds only ids from the batch, so it can
     // never take a row that is not acknowledged. The plain delete is enough when every row
@@ -184,11 +205,19 @@ export class Outbox {
   enqueue(message: OutboxMessage, nowMs: number): { id: number; dropped: number } {
     const bytes = messageBytes(message);
     const messageId = randomUUID();
-    const info = this.stmts.insert.run(messageId, message.topic, message.payload, bytes, message.qos, message.retain ? 1 : 0, message.stampedAtMs, nowMs);
+    // The reading's metrics stay out of the row: `[]` in their place, and where.
+    const at = message.reading ? message.payload.lastIndexOf(message.reading.metricsJson) : -1;
+    const [payload, resourceId, metricsAt] =
+      message.reading && at >= 0
+        ? [`${message.payload.slice(0, at)}[]${message.payload.slice(at + message.reading.metricsJson.length)}`, message.reading.resourceId, at]
+        : [message.payload, null, null];
+    const info = this.stmts.insert.run(this.nextId, messageId, message.topic, payload, bytes, message.qos, message.retain ? 1 : 0, message.stampedAtMs, nowMs, resourceId, metricsAt);
+    const id = Number(info.lastInsertRowid);
+    this.nextId = id + 1;
     this.rows += 1;
     this.totalBytes += bytes;
     const dropped = this.overBound() ? this.evictOldest() : 0;
-    return { id: Number(info.lastInsertRowid), dropped };
+    return { id, dropped };
   }
 
   private overBound(): boolean {
@@ -233,13 +262,23 @@ export class Outbox {
     return dropped;
   }
 
-  /** Up to `limit` rows with afterId < id <= upToId, oldest first. */
+  /**
+   * Up to `limit` rows with afterId < id <= upToId, oldest first, each with its whole payload.
+   * A measurement whose reading is gone (deleted by hand: the retention purge keeps the
+   * readings the outbox refers to) cannot be rebuilt and is left out.
+   */
   page(afterId: number, limit: number, upToId = Number.MAX_SAFE_INTEGER): OutboxRow[] {
     const raw = this.stmts.page.all(afterId, upToId, limit) as unknown as RawRow[];
-    const rows = new Array<OutboxRow>(raw.length);
+    const rows: OutboxRow[] = [];
     for (let i = 0; i < raw.length; i++) {
       const r = raw[i];
-      rows[i] = { id: r[0], messageId: r[1], topic: r[2], payload: r[3], bytes: r[4], qos: r[5] === 0 ? 0 : 1, retain: r[6] === 1, stampedAtMs: r[7], createdAtMs: r[8] };
+      let payload = r[3];
+      const at = r[9];
+      if (at !== null) {
+        if (r[10] === null) continue;
+        payload = `${payload.slice(0, at)}${this.metricSets.contractJson(r[10])}${payload.slice(at + 2)}`;
+      }
+      rows.push({ id: r[0], messageId: r[1], topic: r[2], payload, bytes: r[4], qos: r[5] === 0 ? 0 : 1, retain: r[6] === 1, stampedAtMs: r[7], createdAtMs: r[8] });
     }
     return rows;
   }

@@ -2,6 +2,7 @@
 import type { MeterSample, Metric } from '../domain.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { MetricSets } from './metric-sets.js';
 
 /** One stored reading, in the domain's words. */
 export interface StoredReading {
@@ -42,8 +43,10 @@ export function prepareResourceAfter(db: Db): Statement<[string], string> {
 
 export class ReadingsStore {
   private readonly stmts;
+  private readonly sets: MetricSets;
 
   constructor(private readonly db: Db) {
+    this.sets = new MetricSets(db);
     this.stmts = {
       insert: db.prepare(
         // Flagged when it falls inside the suspect window of a recorded clock step (store/clock-steps.ts).
@@ -68,6 +71,8 @@ export class ReadingsStore {
       ).pluck(),
       deleteRange: db.prepare<{ r: string; from: number; to: number }>('DELETE FROM readings WHERE resource_id = @r AND sampled_at_ms >= @from AND sampled_at_ms < @to'),
       count: db.prepare('SELECT COUNT(*) FROM readings').pluck(),
+      // Measurements in the outbox take their metrics from their reading (migration 161).
+      oldestReferenced: db.prepare<[], number | null>('SELECT MIN(stamped_at_ms) FROM outbox WHERE reading_resource_id IS NOT NULL').pluck(),
     };
   }
 
@@ -76,17 +81,17 @@ export class ReadingsStore {
     const { resourceId, sampledAtMs, metrics } = sample;
     const energy = metricValue(metrics, 'active_energy_import');
     const power = metricValue(metrics, 'total_active_power');
-    return this.stmts.insert.run({ resource: resourceId, at: sampledAtMs, energy, power, metrics: JSON.stringify(metrics) }).changes === 1;
+    return this.stmts.insert.run({ resource: resourceId, at: sampledAtMs, energy, power, metrics: this.sets.encode(metrics) }).changes === 1;
   }
 
   /** Readings of a resource with fromMs <= sampledAt <= toMs, oldest first (session pricing: cumulative energy in Wh with timestamps). */
   between(resourceId: string, fromMs: number, toMs: number): StoredReading[] {
-    return this.stmts.between.all(resourceId, fromMs, toMs).map(toReading);
+    return this.stmts.between.all(resourceId, fromMs, toMs).map((row) => this.toReading(row));
   }
 
   latest(resourceId: string): StoredReading | null {
     const row = this.stmts.latest.get(resourceId);
-    return row ? toReading(row) : null;
+    return row ? this.toReading(row) : null;
   }
 
   /**
@@ -95,6 +100,7 @@ export class ReadingsStore {
    * daemon purges in steps instead (`purgeStep`, yielding to the event loop in between).
    */
   purgeBefore(cutoffMs: number, sessionEdgeGapMs = 0): number {
+    cutoffMs = this.purgeCutoff(cutoffMs);
     let n = 0;
     for (let at = this.firstPurgeCursor(); at !== null; ) {
       const step = this.purgeStep(at, cutoffMs, sessionEdgeGapMs, 10_000);
@@ -102,6 +108,17 @@ export class ReadingsStore {
       at = step.next;
     }
     return n;
+  }
+
+  /**
+   * The retention cutoff, moved back before the oldest reading a waiting measurement still
+   * takes its metrics from (a backlog older than the retention after a long outage): those
+   * readings stay until their message is delivered or dropped by the outbox bound. Reads the
+   * outbox once (a scan, once an hour).
+   */
+  purgeCutoff(cutoffMs: number): number {
+    const oldest = this.stmts.oldestReferenced.get() ?? null;
+    return oldest === null ? cutoffMs : Math.min(cutoffMs, oldest);
   }
 
   /** Where a purge starts: the oldest instant of the first resource; null without readings. */
@@ -147,15 +164,15 @@ export class ReadingsStore {
   count(): number {
     return this.stmts.count.get() as number;
   }
-}
 
-function toReading(row: Row): StoredReading {
-  return {
-    resourceId: row.resource_id,
-    sampledAtMs: row.sampled_at_ms,
-    energyImportWh: row.energy_import_wh,
-    powerW: row.power_w,
-    metrics: JSON.parse(row.metrics_json) as Metric[],
-    clockSuspect: row.clock_suspect === 1,
-  };
+  private toReading(row: Row): StoredReading {
+    return {
+      resourceId: row.resource_id,
+      sampledAtMs: row.sampled_at_ms,
+      energyImportWh: row.energy_import_wh,
+      powerW: row.power_w,
+      metrics: this.sets.decode(row.metrics_json),
+      clockSuspect: row.clock_suspect === 1,
+    };
+  }
 }

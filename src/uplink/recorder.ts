@@ -144,7 +144,15 @@ export class MeasurementRecorder implements Module {
     const problems = messageProblems('measurement', message);
     const outboxMessage: OutboxMessage | null =
       problems.length === 0 && config.mqtt
-        ? { topic: topicFor(config.mqtt.topic_prefix, sample.resourceId, 'measurement'), payload: JSON.stringify(message), qos: 1, retain: false, stampedAtMs: sample.sampledAtMs }
+        ? {
+            topic: topicFor(config.mqtt.topic_prefix, sample.resourceId, 'measurement'),
+            payload: JSON.stringify(message),
+            qos: 1,
+            retain: false,
+            stampedAtMs: sample.sampledAtMs,
+            // Stored once, in the reading (SD-card wear): the outbox row points at it.
+            reading: { resourceId: sample.resourceId, metricsJson: JSON.stringify(message.data.metrics) },
+          }
         : null;
     if (problems.length > 0) this.invalid('measurement', problems, sample.resourceId);
     this.push({ kind: 'reading', sample, message: outboxMessage });
@@ -333,7 +341,7 @@ export class MeasurementRecorder implements Module {
   private async purgeInSteps(): Promise<number> {
     const now = this.deps.clockGate ? this.deps.clockGate.trustedNow() : this.deps.clock.now();
     if (now === null) return 0;
-    const cutoff = now - this.deps.config.store.readings_retention_days * DAY_MS;
+    const cutoff = this.deps.readings.purgeCutoff(now - this.deps.config.store.readings_retention_days * DAY_MS);
     const margin = sessionMaxEdgeGapMs(this.deps.config);
     const { readings } = this.deps;
     let n = 0;
