@@ -1,5 +1,8 @@
 // Benchmarks measure what ships: the compiled modules in dist/ (built first), typed as their source.
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The checkout's root (where `npm run build` runs and dist/ lands). */
@@ -22,4 +25,22 @@ export async function distGateway() {
   const { createLogger } = await fromDist<typeof import('../../src/log.js')>('log.js');
   const { openDatabase } = await fromDist<typeof import('../../src/store/db.js')>('store/db.js');
   return { validateConfig, createContext, createLogger, openDatabase, buildUplink };
+}
+
+/**
+ * The dist/ of an earlier commit, to measure next to this checkout in the same run: `git
+ * archive` of `ref` into the temporary directory, compiled there against this checkout's
+ * node_modules (once per commit; reused while it is there). Returns its dist/ directory.
+ */
+export function buildBaselineDist(ref: string): string {
+  const sha = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
+  const dir = join(tmpdir(), `mg-bench-baseline-${sha}`);
+  if (existsSync(join(dir, 'dist', 'cli.js'))) return join(dir, 'dist');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C '${dir}'`], { cwd: repoRoot });
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+  execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+  execFileSync('node', ['scripts/copy-assets.mjs'], { cwd: dir, stdio: 'inherit' });
+  return join(dir, 'dist');
 }
