@@ -1,0 +1,205 @@
+// Benchmark: resident memory of the whole daemon as a gateway runs it — meters polled, the
+// uplink to a TLS mosquitto, the HTTP API, the price forecaster training on a year of real
+// prices, and the OCPP central system with a charger connected — for the baseline's code and
+// unit flags and for this checkout's, in the same run.
+//   npx tsx scripts/bench/daemon-rss.ts [seconds=120] [rounds=1]   (BASELINE=<git ref>, METERS=4)
+// Each variant: the compiled daemon (dist/cli.js run) under the node flags of ITS
+// systemd/metergate.service ExecStart, a fresh data directory seeded with REAL NL day-ahead
+// prices (../shared/data/prices/nl-2025-quarterhour-local-utc.csv, moved forward by whole
+// weeks so that the last day is tomorrow: the forecaster then trains at start as on a live
+// gateway), METERS simulated SDM630 meters on a Modbus TCP bus (`metergate sim`, its own
+// process) polled every 10 s, and one simulated OCPP 1.6J charger (ocpp-rpc) that boots,
+// reports its status and sends MeterValues every 10 s. RSS (VmRSS) is sampled every 250 ms
+// for `seconds`: at 'metergate started', the peak, and the steady value (median of the last
+// third). Target: peak below 100 MB (a 512 MB board). BASELINE defaults to 4ca041a (main
+// before these changes).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { RPCClient } from 'ocpp-rpc';
+import { freePort, startTlsBroker } from '../../test/helpers/mosquitto.js';
+import { sharedData } from '../../test/helpers/shared-data.js';
+import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
+import { shippedNodeFlags } from './shipped-node.js';
+
+const SECONDS = Number(process.argv[2] ?? 120);
+const ROUNDS = Number(process.argv[3] ?? 1);
+const METERS = Number(process.env.METERS ?? 4);
+const BASELINE = process.env.BASELINE ?? '4ca041a';
+const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
+const CHARGER = 'CP-BENCH-1';
+const CHARGER_PASSWORD = 'charger-secret-0123456789';
+const WEEK_MS = 7 * 86_400_000;
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+
+buildDist();
+const variants = [
+  { name: 'baseline', dist: buildBaselineDist(BASELINE) },
+  { name: 'now', dist: join(repoRoot, 'dist') },
+]
+  .filter((v) => process.env.ONLY === undefined || process.env.ONLY === v.name)
+  .map((v) => {
+    const unit = readFileSync(join(dirname(v.dist), 'systemd', 'metergate.service'), 'utf8');
+    return { ...v, flags: shippedNodeFlags(unit), env: unitEnvironment(unit) };
+  });
+
+/** The unit's Environment= assignments (KEY=value words), which the daemon runs with as installed. */
+function unitEnvironment(unit: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of unit.split('\n')) {
+    if (!line.startsWith('Environment=')) continue;
+    for (const word of line.slice('Environment='.length).trim().split(/\s+/)) {
+      const eq = word.indexOf('=');
+      if (eq > 0) env[word.slice(0, eq)] = word.slice(eq + 1);
+    }
+  }
+  return env;
+}
+
+const broker = await startTlsBroker([{ username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] }]);
+const sim = spawn(process.execPath, ['dist/cli.js', 'sim', '--tcp', '0', '--unit', Array.from({ length: METERS }, (_, i) => i + 1).join(','), '--exit-with-parent'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+const simPort = await new Promise<number>((resolve, reject) => {
+  let text = '';
+  sim.stdout!.on('data', (d: Buffer) => {
+    text += d.toString();
+    const m = /"tcpPort":(\d+)/.exec(text);
+    if (m) resolve(Number(m[1]));
+  });
+  sim.once('exit', (code) => reject(new Error(`simulator exited (${code})`)));
+});
+const meterIds = Array.from({ length: METERS }, () => randomUUID());
+
+/** A data directory with a year of real prices, moved forward by whole weeks to end tomorrow, written by the variant's own code. */
+async function seed(dist: string, dataDir: string): Promise<number> {
+  const from = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(dist, path)).href)) as T;
+  const { openDatabase } = await from<typeof import('../../src/store/db.js')>('store/db.js');
+  const { PriceStore } = await from<typeof import('../../src/store/prices.js')>('store/prices.js');
+  const { parsePriceCsv } = await from<typeof import('../../src/prices/sources/csv.js')>('prices/sources/csv.js');
+  const { requireMarket } = await from<typeof import('../../src/prices/markets.js')>('prices/markets.js');
+  const periods = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
+  const lastEnd = Math.max(...periods.map((p) => p.startMs + p.durationS * 1000));
+  const shift = Math.floor((Date.now() + 2 * 86_400_000 - lastEnd) / WEEK_MS) * WEEK_MS;
+  const db = openDatabase(join(dataDir, 'metergate.db'));
+  const n = new PriceStore(db).upsert(periods.map((p) => ({ ...p, startMs: p.startMs + shift })), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: Date.now() });
+  db.close();
+  return n;
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+interface Result {
+  startedMb: number;
+  peakMb: number;
+  steadyMb: number;
+  forecastAtS: number | null;
+  peakAtS: number;
+  /** At the end: private and shared RSS, V8 heap, external memory. */
+  makeup: string;
+}
+
+async function runVariant(v: (typeof variants)[number]): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-bench-rss-'));
+  const prices = await seed(v.dist, join(dir, 'data'));
+  const [httpPort, ocppPort] = [await freePort(), await freePort()];
+  const config = join(dir, 'config.yaml');
+  writeFileSync(
+    config,
+    `organization_id: ${ORG}
+data_dir: ${dir}/data
+log_level: info
+buses: [{ name: sim, type: tcp, host: 127.0.0.1, tcp_port: ${simPort} }]
+meters:
+${meterIds.map((id, i) => `  - { resource_id: ${id}, bus: sim, unit_id: ${i + 1}, profile: sdm630 }`).join('\n')}
+mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}' }
+clock: { trust: system }
+http: { host: 127.0.0.1, port: ${httpPort} }
+prices: { regions: [NL], source: none }
+forecast: { enabled: true }
+ocpp: { host: 127.0.0.1, port: ${ocppPort} }
+chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
+`,
+  );
+  const child: ChildProcess = spawn(process.execPath, [...v.flags, join(v.dist, 'cli.js'), 'run', '--config', config], { cwd: dir, env: { ...process.env, ...v.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  let charger: RPCClient | null = null;
+  let meterTimer: NodeJS.Timeout | null = null;
+  try {
+    const t0 = performance.now();
+    while (!out.includes('metergate started')) {
+      if (child.exitCode !== null) throw new Error(`daemon exited:\n${out.slice(-3000)}`);
+      if (performance.now() - t0 > 120_000) throw new Error(`daemon did not start:\n${out.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const startedMb = rssMb(child.pid!);
+    charger = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: CHARGER, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+    charger.handle(async () => ({ status: 'Accepted' }));
+    await charger.connect();
+    await charger.call('BootNotification', { chargePointVendor: 'Bench', chargePointModel: 'RSS' });
+    await charger.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available' });
+    let wh = 1000;
+    meterTimer = setInterval(() => {
+      wh += 10;
+      void charger!
+        .call('MeterValues', { connectorId: 1, meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] }] })
+        .catch(() => undefined);
+    }, 10_000);
+    const samples: Array<{ s: number; mb: number }> = [];
+    let forecastAtS: number | null = null;
+    const tRun = performance.now();
+    while ((performance.now() - tRun) / 1000 < SECONDS) {
+      await new Promise((r) => setTimeout(r, 250));
+      if (child.exitCode !== null) throw new Error(`daemon exited:\n${out.slice(-3000)}`);
+      const s = (performance.now() - tRun) / 1000;
+      samples.push({ s, mb: rssMb(child.pid!) });
+      if (forecastAtS === null && out.includes('"msg":"forecast stored"')) forecastAtS = s;
+    }
+    if (forecastAtS === null) console.log(`  ${v.name}: no 'forecast stored' within ${SECONDS} s (${prices} prices seeded)`);
+    const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+    const num = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576;
+    const smaps = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(smaps)?.[1] ?? 0) / 1024;
+    const makeup = `private ${(kb('Private_Clean') + kb('Private_Dirty')).toFixed(1)} MB, shared ${(kb('Shared_Clean') + kb('Shared_Dirty')).toFixed(1)} MB, V8 heap used ${num('metergate_nodejs_heap_size_used_bytes').toFixed(1)} of ${num('metergate_nodejs_heap_size_total_bytes').toFixed(1)} MB, external ${num('metergate_nodejs_external_memory_bytes').toFixed(1)} MB`;
+    const peak = samples.reduce((a, b) => (b.mb > a.mb ? b : a), { s: 0, mb: startedMb });
+    const steady = median(samples.slice(Math.floor((samples.length * 2) / 3)).map((x) => x.mb));
+    return { startedMb, peakMb: peak.mb, peakAtS: peak.s, steadyMb: steady, forecastAtS, makeup };
+  } finally {
+    if (meterTimer) clearInterval(meterTimer);
+    await charger?.close({ force: true }).catch(() => undefined);
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+console.log(`${METERS} simulated SDM630 meters (10 s), uplink to TLS mosquitto, HTTP, forecast on a year of real NL prices, OCPP with one charger; ${SECONDS} s per run; baseline ${BASELINE}`);
+for (const v of variants) console.log(`  ${v.name}: ${Object.entries(v.env).map(([k, x]) => `${k}=${x} `).join('')}node ${v.flags.join(' ')} ${v.dist}/cli.js run`);
+const results = new Map<string, Result[]>(variants.map((v) => [v.name, []]));
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternating order, so neither side always runs on the busier minute.
+    for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
+      const r = await runVariant(v);
+      results.get(v.name)!.push(r);
+      console.log(
+        `  round ${round + 1} ${v.name.padEnd(8)}: RSS at start ${r.startedMb.toFixed(1)} MB, peak ${r.peakMb.toFixed(1)} MB (at ${r.peakAtS.toFixed(0)} s), steady ${r.steadyMb.toFixed(1)} MB; forecast stored at ${r.forecastAtS === null ? '-' : `${r.forecastAtS.toFixed(0)} s`}\n      at the end: ${r.makeup}`,
+      );
+    }
+  }
+} finally {
+  sim.kill('SIGTERM');
+  await broker.stop();
+}
+if (variants.length < 2) process.exit(0);
+const [a, b] = [results.get('baseline')!, results.get('now')!];
+const med = (rs: Result[], k: 'startedMb' | 'peakMb' | 'steadyMb') => median(rs.map((r) => r[k]));
+console.log('\nmedians over rounds      baseline ->    now  (ratio)');
+for (const k of ['startedMb', 'steadyMb', 'peakMb'] as const) {
+  console.log(`  ${k.replace('Mb', ' RSS (MB)').padEnd(22)} ${med(a, k).toFixed(1).padStart(8)} -> ${med(b, k).toFixed(1).padStart(6)}  (${(med(b, k) / med(a, k)).toFixed(2)}x)`);
+}
+console.log(`target: peak below 100 MB: ${med(b, 'peakMb') < 100 ? 'met' : 'NOT met'}`);
