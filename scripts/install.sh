@@ -170,8 +170,8 @@ chown "$UID_N":"$GID_N" "$DATA"; chmod 0750 "$DATA"
 
 # --- Service ----------------------------------------------------------------------
 install -d -m 0755 "$(dirname "$UNIT")"
-# The unit names /usr/bin/node; point it at the node this install found.
-sed "s#^ExecStart=/usr/bin/node #ExecStart=$NODE_BIN #" "$SRC/systemd/metergate.service" > "$UNIT.tmp"
+# The unit names the package's Node (/opt/metergate/node/bin/node); point it at the node this install found.
+sed "s#^ExecStart=/opt/metergate/node/bin/node #ExecStart=$NODE_BIN #" "$SRC/systemd/metergate.service" > "$UNIT.tmp"
 chmod 0644 "$UNIT.tmp" && mv "$UNIT.tmp" "$UNIT"
 [ "$LIVE" = 1 ] && systemctl daemon-reload
 systemctl_root enable metergate.service >/dev/null 2>&1 || die "systemctl enable metergate.service failed"

@@ -1,41 +1,18 @@
 #!/usr/bin/env node
-// metergate command line: one sub-command per file in src/cli/, registered here.
-import { Command } from 'commander';
-import { VERSION } from './version.js';
+// metergate command line. First the Node: a release this version does not support is
+// refused with a clear message before anything that might fail on it obscurely is loaded
+// (the commands are imported only after the check: static imports would load first).
+import { supportedNodeRange, unsupportedNode } from './node-support.js';
 
-type Register = (program: Command) => void;
-
-// Each sub-command's module is imported only when that sub-command runs (or for the
-// full help): `metergate run` must not carry the code of doctor, forecast evaluation,
-// price import, scan or the simulator in its resident memory (docs/uplink.md, Figures).
-const COMMANDS: Record<string, () => Promise<Register>> = {
-  run: async () => (await import('./cli/run.js')).registerRunCommand,
-  config: async () => (await import('./cli/config.js')).registerConfigCommands,
-  sim: async () => (await import('./cli/sim.js')).registerSimCommand,
-  token: async () => (await import('./cli/token.js')).registerTokenCommands,
-  scan: async () => (await import('./cli/scan.js')).registerScanCommand,
-  doctor: async () => (await import('./cli/doctor.js')).registerDoctorCommand,
-  demo: async () => (await import('./cli/demo.js')).registerDemoCommand,
-  prices: async () => (await import('./cli/prices.js')).registerPricesCommands,
-  forecast: async () => (await import('./cli/forecast.js')).registerForecastCommands,
-  firstboot: async () => (await import('./cli/firstboot.js')).registerFirstBootCommand,
-  outbox: async () => (await import('./cli/outbox.js')).registerOutboxCommands,
-};
-
-// --version loads the native modules to report them; it is answered before any sub-command loads.
-if (process.argv[2] === '--version' || process.argv[2] === '-V') {
-  const { versionReport } = await import('./cli/version.js');
-  process.stdout.write(`${versionReport()}\n`);
-  process.exit(0);
+const refusal = unsupportedNode(process.versions.node, supportedNodeRange());
+if (refusal !== undefined) {
+  process.stderr.write(
+    `${refusal} (${process.execPath}).\n` +
+      'fix: run it with the Node the package brings, /opt/metergate/node/bin/node (as /usr/bin/metergate and the ' +
+      'systemd units do), or install a supported Node (docs/install.md).\n',
+  );
+  // 78 (EX_CONFIG): systemd does not restart it (RestartPreventExitStatus=78); another
+  // start on the same Node would fail the same way.
+  process.exit(78);
 }
-
-const program = new Command()
-  .name('metergate')
-  .description('Edge gateway: Modbus meters -> SQLite -> TLS MQTT; day-ahead prices; session pricing and forecasts over HTTP')
-  .version(VERSION, '-V, --version', 'print the versions of metergate, Node, SQLite and the native modules');
-
-const invoked = process.argv[2];
-const wanted = invoked !== undefined && Object.hasOwn(COMMANDS, invoked) ? [COMMANDS[invoked]] : Object.values(COMMANDS);
-for (const load of wanted) (await load())(program);
-
-await program.parseAsync(process.argv);
+await import('./cli/program.js');

@@ -31,7 +31,7 @@ import { MqttConnection } from './uplink/connection.js';
 import { DeviceMessages } from './uplink/device-messages.js';
 import { OutboxPublisher } from './uplink/publisher.js';
 import { MeasurementRecorder } from './uplink/recorder.js';
-import { BUILD_DATE_MS } from './version.js';
+import { BUILD_DATE_MS, VERSION } from './version.js';
 import { SiteMeter } from './site/site-meter.js';
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
@@ -39,7 +39,12 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
   return Object.freeze({
     config,
     logger,
-    db: overrides.db ?? openDaemonDatabase(databasePath(config.data_dir)),
+    // After an upgrade the journal says what the new program changed in the database.
+    db:
+      overrides.db ??
+      openDaemonDatabase(databasePath(config.data_dir), (applied) =>
+        logger.info({ migrations: applied.map((m) => `${String(m.version).padStart(3, '0')}_${m.name}`), software_version: VERSION }, `database migrated: ${applied.length} schema migration(s) applied`),
+      ),
     clock: overrides.clock ?? systemClock,
     metrics: overrides.metrics ?? new Registry(),
     liveness: overrides.liveness ?? new Liveness(),

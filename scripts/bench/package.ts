@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { startSim } from '../../test/helpers/sim-process.js';
 import { removeDir, startPtyPair } from '../../test/helpers/socat.js';
-import { ARCHES, debPath, targetNode, unpack, type DebArch } from '../../test/package/deb.js';
+import { ARCHES, debPath, packageNode, unpack, type DebArch } from '../../test/package/deb.js';
 import { shippedNodeFlags } from './shipped-node.js';
 
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 3;
@@ -89,7 +89,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const results: Partial<Record<DebArch, number>> = {};
 for (const arch of ARCHES) {
   const root = unpack(arch);
-  const node = targetNode(arch);
+  const node = packageNode(arch, root);
   const times: number[] = [];
   try {
     for (let i = 0; i < runs; i++) times.push(await startToFirstPollMs(arch, join(root, 'opt/metergate'), node));

@@ -2,7 +2,7 @@
 // files it names: broker password, CA certificate) on the boot partition; at the next boot
 // the metergate-firstboot unit runs `metergate firstboot`, which validates it as
 // `config check` would, moves it and those files to /etc/metergate (root:metergate 0640),
-// removes them from the FAT partition and starts the service. A bad file stays where it
+// removes them from the FAT partition; the command then starts the service. A bad file stays where it
 // is, next to metergate-error.txt saying what to fix; the gateway keeps its old config.
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, chownSync, chmodSync } from 'node:fs';
@@ -17,8 +17,6 @@ export interface FirstBootOptions {
   /** The gateway's root file system: '/' on the gateway, a directory in tests. */
   readonly root: string;
   readonly now?: () => Date;
-  /** Starts (or restarts) metergate.service; only on the live system. */
-  readonly startService?: () => void;
 }
 
 export type FirstBootResult =
@@ -98,13 +96,21 @@ export function runFirstBoot(opts: FirstBootOptions): FirstBootResult {
   for (const name of [...plan.moves.map((m) => m.name), BOOT_CONFIG, ERROR_FILE]) rmSync(join(bootDir, name), { force: true });
   writeDurably(join(bootDir, APPLIED_FILE), appliedReport(plan.moves, now()), 0o644);
   syncDir(bootDir);
-  opts.startService?.();
   return { outcome: 'applied', bootDir, moves: plan.moves };
 }
 
-/** On the live system: restart the service if it runs (new config), start it otherwise. */
-export function startMetergateService(): void {
+/**
+ * On the live system: restart the service if it runs (new config), start it otherwise.
+ * Returns why that failed (systemctl's own words), or undefined when the job was queued.
+ */
+export function startMetergateService(): string | undefined {
   const active = spawnSync('systemctl', ['is-active', '--quiet', 'metergate.service']).status === 0;
-  // --no-block: this runs from a unit ordered before metergate.service; waiting would deadlock.
-  spawnSync('systemctl', ['--no-block', active ? 'restart' : 'start', 'metergate.service'], { stdio: 'inherit' });
+  const verb = active ? 'restart' : 'start';
+  // --no-block: this runs from a unit ordered before metergate.service; waiting would
+  // deadlock. So this sees what systemctl refuses (no such unit, masked, no systemd), and
+  // a daemon that then fails is metergate.service's own failure, in its journal.
+  const r = spawnSync('systemctl', ['--no-block', verb, 'metergate.service'], { encoding: 'utf8', timeout: 60_000 });
+  if (r.error) return `systemctl ${verb} metergate.service: ${r.error.message}`;
+  if (r.status !== 0) return `systemctl ${verb} metergate.service exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim().split('\n').join(' ') || 'no message'}`;
+  return undefined;
 }

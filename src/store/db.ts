@@ -69,14 +69,14 @@ export function migrate(db: Db, migrations: Migration[] = listMigrations()): num
  * then, so the daemon starts, polls and keeps what it cannot store yet in memory
  * (docs/uplink.md); the reserve is made again at the next open with space.
  */
-export function openDatabase(path: string): Db {
+export function openDatabase(path: string, onMigrated?: MigratedListener): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Db;
   try {
-    db = configure(path);
+    db = configure(path, onMigrated);
   } catch (err) {
     if (path === ':memory:' || !isStorageUnavailable(err) || !releaseReserve(path)) throw err;
-    db = configure(path);
+    db = configure(path, onMigrated);
   }
   if (path !== ':memory:') keepReserve(path);
   giveToDirectoryOwner(path);
@@ -86,7 +86,10 @@ export function openDatabase(path: string): Db {
 /** The page size of a new database (docs/uplink.md, storage wear). */
 export const PAGE_SIZE_BYTES = 1024;
 
-function configure(path: string): Db {
+/** Told the migrations an open applied (in order), when it applied any. */
+export type MigratedListener = (applied: readonly Migration[]) => void;
+
+function configure(path: string, onMigrated?: MigratedListener): Db {
   const db = new Database(path);
   try {
     // 1 KiB pages instead of 4 KiB: a commit writes every page it touches whole, to the WAL
@@ -103,7 +106,9 @@ function configure(path: string): Db {
     // scan of a long outbox would otherwise leave 14 MB more resident. mmap stays off (the
     // default), so the file's pages never count as the daemon's memory.
     db.pragma('cache_size = -2000');
-    migrate(db);
+    const migrations = listMigrations();
+    const done = new Set(migrate(db, migrations));
+    if (done.size > 0) onMigrated?.(migrations.filter((m) => done.has(m.version)));
     return db;
   } catch (err) {
     db.close();
@@ -166,8 +171,8 @@ function giveToDirectoryOwner(path: string): void {
  */
 export const DAEMON_BUSY_TIMEOUT_MS = 250;
 
-export function openDaemonDatabase(path: string): Db {
-  const db = openDatabase(path);
+export function openDaemonDatabase(path: string, onMigrated?: MigratedListener): Db {
+  const db = openDatabase(path, onMigrated);
   db.pragma(`busy_timeout = ${DAEMON_BUSY_TIMEOUT_MS}`);
   return db;
 }

@@ -1,6 +1,7 @@
 // The .deb packages under test (built by `bash scripts/package --all`) and how to run what
-// is inside one on this machine: amd64 with this Node, arm64 and armhf with the matching
-// Node 20 under qemu-user-static (scripts/target-node).
+// is inside one on this machine: amd64 and arm64 with the Node they bundle
+// (/opt/metergate/node/bin/node; arm64 under qemu-user-static), armhf, which runs on the
+// distribution's nodejs 20, with npm's last armv7l Node 20 under qemu (scripts/target-node).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,11 @@ export const ARCHES = ['amd64', 'arm64', 'armhf'] as const;
 export type DebArch = (typeof ARCHES)[number];
 
 export const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+/** The Node release the amd64 and arm64 packages bundle. */
+export const BUNDLED_NODE = readFileSync('packaging/node-version', 'utf8').trim();
+/** Where the units and /usr/bin/metergate find the package's Node. */
+export const PACKAGE_NODE = 'opt/metergate/node/bin/node';
+export const bundlesNode = (arch: DebArch) => arch !== 'armhf';
 export const DEB_DIR = process.env.METERGATE_DEB_DIR ?? resolve('.tmp/deb');
 const BUILD = 'bash scripts/package --all';
 
@@ -38,12 +44,19 @@ export function canRun(arch: DebArch): boolean {
   return peer(`${q.qemu} and ${q.libRoot} (qemu-user-static, libc6-${arch}-cross)`, ok, 'bash scripts/install-package-deps');
 }
 
-/** The command prefix that runs Node of `arch`: [program, ...args]. Fetches the target Node once. */
-export function targetNode(arch: DebArch): string[] {
+/** The command prefix that runs `node` (a binary of `arch`): [program, ...args]. */
+export function onArch(arch: DebArch, node: string): string[] {
   const q = QEMU[arch];
-  if (!q.qemu) return [process.execPath];
-  const node = execFileSync('bash', ['scripts/target-node', arch], { encoding: 'utf8' }).trim();
-  return [q.qemu, '-L', q.libRoot!, node];
+  return q.qemu ? [q.qemu, '-L', q.libRoot!, node] : [node];
+}
+
+/**
+ * The command prefix that runs the Node of an unpacked package in `root`: its own
+ * (amd64, arm64), or for armhf the stand-in for Debian's nodejs 20 (fetched once).
+ */
+export function packageNode(arch: DebArch, root: string): string[] {
+  if (bundlesNode(arch)) return onArch(arch, join(root, PACKAGE_NODE));
+  return onArch(arch, execFileSync('bash', ['scripts/target-node', arch], { encoding: 'utf8' }).trim());
 }
 
 /** Unpacks the package's files (no maintainer scripts) into a new directory. */

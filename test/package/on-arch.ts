@@ -4,7 +4,7 @@
 // build), reads a simulated meter over a socat pty (the serialport binding) and publishes
 // to a real mosquitto over TLS.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,7 +14,7 @@ import { hasSocat } from '../helpers/peers.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
-import { canRun, controlField, debPath, hasDeb, nodeArchOf, targetNode, unpack, VERSION, type DebArch } from './deb.js';
+import { BUNDLED_NODE, bundlesNode, canRun, controlField, debPath, hasDeb, nodeArchOf, PACKAGE_NODE, packageNode, unpack, VERSION, type DebArch } from './deb.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const METER = '4a6c8e0a-2b3c-4d5e-8f6a-7b8c9d0e1f2a';
@@ -63,22 +63,50 @@ export function definePackageTests(arch: DebArch): void {
     beforeAll(() => {
       root = unpack(arch);
       app = join(root, 'opt/metergate');
-      node = targetNode(arch);
+      node = packageNode(arch, root);
     }, SLOW_MS);
     afterAll(() => {
       if (root) rmSync(root, { recursive: true, force: true });
     });
 
-    it('is a package for its architecture that depends on Node 20 and keeps the config as a conffile', () => {
+    it('is a package for its architecture with its Node, units under /usr/lib, and no conffile', () => {
       expect(controlField(arch, 'Package')).toBe('metergate');
       expect(controlField(arch, 'Version')).toBe(VERSION);
       expect(controlField(arch, 'Architecture')).toBe(arch);
-      expect(controlField(arch, 'Depends')).toMatch(/(^|, )nodejs \(>= 20\)(,|$)/);
-      expect(execFileSync('dpkg-deb', ['--info', debPath(arch), 'conffiles'], { encoding: 'utf8' }).trim()).toBe('/etc/metergate/config.yaml');
-      for (const f of ['usr/bin/metergate', 'lib/systemd/system/metergate.service', 'lib/systemd/system/metergate-firstboot.service', 'lib/udev/rules.d/99-metergate-serial.rules', 'etc/metergate/config.yaml', 'opt/metergate/dist/cli.js']) {
+      const depends = controlField(arch, 'Depends');
+      if (bundlesNode(arch)) {
+        // Installs on Debian 12 (nodejs 18) and 13 alike: nothing but the C and C++ runtime.
+        expect(depends).not.toMatch(/nodejs/);
+        expect(depends).toMatch(/(^|, )libc6 \(>= 2\.\d+\)(,|$)/);
+      } else {
+        expect(depends).toMatch(/(^|, )nodejs \(>= 20\.11\), nodejs \(<< 21\)(,|$)/);
+      }
+      // The installer's configuration is not the package's: no conffile to prompt about.
+      expect(execFileSync('dpkg-deb', ['--info', debPath(arch)], { encoding: 'utf8' })).not.toMatch(/\bconffiles\b/);
+      expect(existsSync(join(root, 'etc'))).toBe(false);
+      expect(existsSync(join(root, 'lib')), 'nothing under /lib (Debian 13 purges warn about it)').toBe(false);
+      for (const f of ['usr/bin/metergate', 'usr/lib/systemd/system/metergate.service', 'usr/lib/systemd/system/metergate-firstboot.service', 'usr/lib/udev/rules.d/99-metergate-serial.rules', 'opt/metergate/config/example.yaml', 'opt/metergate/dist/cli.js']) {
         expect(existsSync(join(root, f)), f).toBe(true);
       }
-      expect(readFileSync(join(root, 'etc/metergate/config.yaml'), 'utf8')).toBe(readFileSync('config/example.yaml', 'utf8'));
+      expect(readFileSync(join(root, 'opt/metergate/config/example.yaml'), 'utf8')).toBe(readFileSync('config/example.yaml', 'utf8'));
+      for (const f of ['usr/bin/metergate', 'usr/lib/systemd/system/metergate.service', 'usr/lib/systemd/system/metergate-firstboot.service']) {
+        expect(readFileSync(join(root, f), 'utf8'), f).toContain(`/${PACKAGE_NODE} `);
+      }
+      if (bundlesNode(arch)) {
+        expect(execFileSync('file', ['-b', join(root, PACKAGE_NODE)], { encoding: 'utf8' })).toContain(ELF[arch]);
+        expect(existsSync(join(root, 'opt/metergate/node/LICENSE'))).toBe(true);
+      } else {
+        expect(readlinkSync(join(root, PACKAGE_NODE))).toBe('/usr/bin/node');
+      }
+    });
+
+    it('holds exactly what its sources build: dist/ is the build of src/, nothing more', () => {
+      const built = (dir: string): string[] =>
+        readdirSync(dir, { recursive: true, withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+          .sort();
+      expect(built(join(app, 'dist'))).toEqual(built('dist'));
     });
 
     it('holds exactly the production dependencies, with native modules built for its architecture', () => {
@@ -97,10 +125,18 @@ export function definePackageTests(arch: DebArch): void {
       expect(r.status, r.output).toBe(0);
       const lines = r.stdout.trim().split('\n');
       expect(lines[0]).toBe(`metergate ${VERSION}`);
-      expect(lines[1]).toMatch(new RegExp(`^node 20\\.\\d+\\.\\d+ \\(module ABI 115, linux-${nodeArchOf(arch)}\\)$`));
+      if (bundlesNode(arch)) expect(lines[1]).toMatch(new RegExp(`^node ${BUNDLED_NODE.replace(/\./g, '\\.')} \\(module ABI \\d+, linux-${nodeArchOf(arch)}\\)$`));
+      else expect(lines[1]).toMatch(new RegExp(`^node 20\\.\\d+\\.\\d+ \\(module ABI 115, linux-${nodeArchOf(arch)}\\)$`));
       expect(lines[2]).toMatch(/^sqlite 3\.\d+\.\d+ \(better-sqlite3 \d+\.\d+\.\d+\)$/);
       expect(lines[3]).toMatch(/^serialport bindings \d+\.\d+\.\d+ \(@serialport\/bindings-cpp, native binding loaded\)$/);
       expect(lines[4]).toMatch(/^modbus-serial \d+\.\d+\.\d+$/);
+    });
+
+    it('its SQLite binding survives V8 collecting statements and databases outside JavaScript', () => {
+      // https://github.com/nodejs/node/issues/65446: an abort at an idle GC, mid-operation.
+      const r = spawnSync(node[0], [...node.slice(1), 'scripts/sqlite-gc-probe.cjs', join(app, 'node_modules/better-sqlite3')], { encoding: 'utf8', timeout: SLOW_MS });
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(/^survived \d+ major collections$/m);
     });
 
     it('metergate demo, whose packages a gateway does not get, says how to get them', () => {
