@@ -4,7 +4,7 @@
 // cuts whatever is left after a grace period).
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/types.js';
@@ -30,6 +30,34 @@ export interface HttpServerOptions {
 }
 
 type TlsFiles = NonNullable<Config['http']['tls']>;
+
+/**
+ * Requests a client may have pipelined on one connection and not had answered yet. Node
+ * takes every request of a TCP read and keeps the answers the client has not read in
+ * memory (~1,000 GETs of openapi.json, 90 kB each: RSS 84 -> 165 MB, held while the
+ * client stays connected). Clients send the next request after reading an answer
+ * (browsers and curl do not pipeline); beyond this the connection is closed.
+ */
+export const MAX_PIPELINED_REQUESTS = 32;
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The app behind the bound on a connection's unanswered requests. */
+function boundPipelining(app: Handler, closed: (remote: string | undefined) => void): Handler {
+  const unanswered = new WeakMap<object, number>();
+  return (req, res) => {
+    const socket = req.socket;
+    const n = (unanswered.get(socket) ?? 0) + 1;
+    unanswered.set(socket, n);
+    res.once('close', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
+    if (n > MAX_PIPELINED_REQUESTS) {
+      if (!socket.destroyed) closed(socket.remoteAddress);
+      socket.destroy();
+      return;
+    }
+    app(req, res);
+  };
+}
 
 function readTlsFiles(tls: TlsFiles): { cert: string; key: string } {
   return { cert: readFileSync(tls.cert_file, 'utf8'), key: readFileSync(tls.key_file, 'utf8') };
@@ -60,7 +88,7 @@ export class HttpServer implements Module {
       requireHostHeader: false,
       connectionsCheckingInterval: this.options.timeoutCheckIntervalMs ?? 1_000,
     };
-    const app = createApp(this.deps, this.options.routes ?? ROUTES);
+    const app = boundPipelining(createApp(this.deps, this.options.routes ?? ROUTES), (remote) => this.deps.logger.warn({ remote, max: MAX_PIPELINED_REQUESTS }, 'HTTP connection closed: more requests pipelined than answered'));
     const server = tls ? createTlsServer({ ...httpOptions, ...readTlsFiles(tls), minVersion: 'TLSv1.2' }, app) : createServer(httpOptions, app);
     if (tls) {
       // A failed handshake has no HTTP answer to give; say why at debug level (never the bytes).

@@ -172,6 +172,7 @@ describe('fuzz campaign against metergate run: OCPP and HTTP ports', () => {
     for (const r of rows) {
       if (r.case.includes('slow-loris')) expect(r.seen, `${r.case}: every slow socket cut off`).toMatch(/^50\/50 cut off/);
       if (r.case.includes('idle sockets')) expect(r.seen, r.case).toMatch(/^300\/300 closed/);
+      if (r.case.includes('never reads')) expect(r.seen, r.case).toMatch(/closed by the gateway/);
       expect(r.failed, `${r.case}: healthy charger's Heartbeats failed`).toBe(0);
       expect(r.beats, `${r.case}: healthy charger answered during the attack`).toBeGreaterThan(0);
       expect(r.missed, `${r.case}: meter slots missed`).toBe(0);
