@@ -246,3 +246,42 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
     await cp.close();
   });
 });
+
+describe('ocpp.port: false', () => {
+  it('listens on wss:// only: a charger connects over TLS, nothing answers ws://', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-wss-only-'));
+    const server = makeCertificates(dir);
+    const [tlsPort, http] = [await freePort(), await freePort()];
+    const lines: string[] = [];
+    const config = validateConfig(
+      {
+        organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+        data_dir: join(dir, 'data'),
+        log_level: 'info',
+        http: { host: '127.0.0.1', port: http, tls: { cert_file: server.cert, key_file: server.key } },
+        prices: { regions: ['NL'], source: 'none' },
+        forecast: { enabled: false },
+        ocpp: { host: '127.0.0.1', port: false, tls_port: tlsPort },
+        chargers: [{ id: 'CP-P1', password: PASSWORD, auth: 'accept_all' }],
+      },
+      'test',
+      {},
+    );
+    const daemon = new Daemon(createContext(config, { logger: createLogger('info', { write: (line: string) => void lines.push(line) }) }));
+    await daemon.start();
+    const cp = new RPCClient({ endpoint: `wss://localhost:${tlsPort}`, identity: 'CP-P1', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false, wsOpts: { ca: readFileSync(server.ca, 'utf8') } } as ClientOptions);
+    try {
+      await cp.connect();
+      expect(await cp.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
+      const listening = JSON.parse(lines.find((l) => l.includes('OCPP central system listening'))!) as { port: number; tls_port: number };
+      expect(listening).toMatchObject({ port: 0, tls_port: tlsPort });
+      // The port ws:// used to take by default answers nothing of ours either.
+      const ws = new RPCClient({ endpoint: 'ws://127.0.0.1:8887', identity: 'CP-P1', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+      await expect(ws.connect()).rejects.toBeDefined();
+    } finally {
+      await cp.close({ force: true }).catch(() => undefined);
+      await daemon.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
