@@ -7,6 +7,7 @@
 // evening, a real SQLite file in a temporary directory. The meter is read every poll
 // (1 s or more), so the time per reading is the CPU the site follower takes per poll.
 // Run: npx tsx scripts/bench/site-follower.ts [runs]   (needs ../shared/data)
+import { Registry } from 'prom-client';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -50,13 +51,13 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     new PriceStore(db).upsert(prices, { source: 'bench', fetchedAtMs: 0 });
     // Every connector configured (its ceilings: 16 A, 6 A minimum, three phases, 230 V).
     const chargers = Array.from({ length: connectors }, (_, i) => ({ id: `CP-${i}`, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 }] }));
-    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 }, chargers, forecast: { enabled: false } };
+    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 }, chargers, forecast: { enabled: false }, store: { write_queue_max_entries: 5000 } };
     const reading = { resourceId: 'grid', sampledAtMs: NOW - 1000, currentsA: [8 + 6 * connectors, 7 + 6 * connectors, 8 + 6 * connectors] as [number, number, number], powerW: null };
     const logger = createLogger('silent');
     const events = new EventBus(logger);
     let sent = 0;
     events.on('plan.updated', () => void sent++);
-    const ctx = { db, clock: { now: () => NOW }, events, logger, config, probes: { siteMeter: () => reading } } as unknown as AppContext;
+    const ctx = { db, clock: { now: () => NOW }, events, logger, config, probes: { siteMeter: () => reading }, metrics: new Registry() } as unknown as AppContext;
     const ocpp = new ChargerSessions(db, { marketArea: 'NL' });
     const targets = new ChargingTargetStore(db);
     const all: ChargingTarget[] = [];

@@ -14,7 +14,7 @@ import type { Module } from '../lifecycle.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import type { OcppStore } from '../store/ocpp.js';
-import { StoreWriteQueue } from '../store/write-queue.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
@@ -75,7 +75,7 @@ export class CentralSystem implements Module {
     const store = sessions.store;
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
-    const writes = new StoreWriteQueue({ db, logger, clock: this.ctx.clock, metrics, maxEntries: config.store.write_queue_max_entries, kind: 'ocpp' });
+    const { writes } = this.charging;
     const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null);
     const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher, writes);
     this.parts = { store, outcomes, writes, handlers, dispatcher };
@@ -96,6 +96,7 @@ export class CentralSystem implements Module {
 
   async stop(): Promise<void> {
     await this.transport.stop();
+    // The followers have stopped before (reverse start order): one last try of what waits.
     this.parts?.writes.stop();
   }
 

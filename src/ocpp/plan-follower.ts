@@ -23,6 +23,7 @@ import type { ChargingProfileStore } from '../store/charging-profiles.js';
 import type { ChargingProgressStore } from '../store/charging-progress.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 
 /** A connector in one of these cannot charge; back in one of CHARGEABLE it can again. */
@@ -40,6 +41,7 @@ export class PlanFollower implements Module {
   private readonly profiles: ChargingProfileStore;
   private readonly progress: ChargingProgressStore;
   private readonly planner: TargetPlanner;
+  private readonly writes: StoreWriteQueue;
   /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
   private readonly state: FollowStateStore;
   private readonly draws: ConnectorDrawStore;
@@ -58,9 +60,18 @@ export class PlanFollower implements Module {
     this.state = stores.follow;
     this.draws = stores.draws;
     this.planner = charging.planner;
+    this.writes = charging.writes;
   }
 
   async start(): Promise<void> {}
+
+  /**
+   * Writes through the charging write queue (store/write-queue.ts): while the store refuses
+   * writes they wait in memory and following goes on; one that fails is logged here.
+   */
+  private write(what: string, chargePointId: string, connectorId: number, work: () => void): void {
+    this.writes.run(`${what} of ${chargePointId}`, work).catch((err: unknown) => this.ctx.logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, `plan follower: ${what} not stored`));
+  }
 
   async stop(): Promise<void> {}
 
@@ -96,7 +107,7 @@ export class PlanFollower implements Module {
     if (known && observed.maxCurrentA * observed.phases <= known.maxCurrentA * known.phases + 0.05) return false;
     const maxCurrentA = Math.min(observed.maxCurrentA, limits.maxCurrentA);
     const phases = Math.min(observed.phases, limits.phases);
-    this.state.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs });
+    this.write('car draw', chargePointId, connectorId, () => this.state.setObserved(chargePointId, connectorId, { transactionId, maxCurrentA, phases, atMs: nowMs }));
     this.ctx.logger.info(
       { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, observed_max_current_a: maxCurrentA, observed_phases: phases, charger_max_current_a: limits.maxCurrentA, charger_phases: limits.phases },
       'car draws less than allowed: the rest of its session is planned with what it draws',
@@ -141,7 +152,7 @@ export class PlanFollower implements Module {
       logger.warn({ charge_point_id: e.chargePointId, connector_id: e.connectorId, market_area: target.marketArea }, 'default charging target not applied: no stored prices before its departure');
       return;
     }
-    this.targets.put(target);
+    this.write('default target', e.chargePointId, e.connectorId, () => this.targets.put(target));
     logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId, departure: new Date(target.departureMs).toISOString(), energy_wh: target.energyWh }, 'default charging target applied');
   }
 
@@ -150,8 +161,18 @@ export class PlanFollower implements Module {
    * the profiles set for it are cleared from the charger (plan.cleared).
    */
   transactionStopped(e: Events['charger.transaction-stopped']): void {
-    if (!this.targets.end(e.chargePointId, e.connectorId, e.stoppedAtMs)) return;
-    this.state.setReplanned(e.chargePointId, e.connectorId, null);
+    // Kept across tries: a try that ended the target and then found the store refusing goes on from there.
+    let ended = false;
+    this.write('target end', e.chargePointId, e.connectorId, () => {
+      ended ||= this.targets.end(e.chargePointId, e.connectorId, e.stoppedAtMs);
+      if (!ended) return;
+      this.state.setReplanned(e.chargePointId, e.connectorId, null);
+      this.targetEnded(e);
+    });
+  }
+
+
+  private targetEnded(e: Events['charger.transaction-stopped']): void {
     this.ctx.logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId }, 'charging target ended with its transaction; its charging profiles are cleared');
     this.ctx.events.emit('plan.cleared', { chargePointId: e.chargePointId, connectorId: e.connectorId, reason: 'transaction-stopped', atMs: this.ctx.clock.now() });
   }
@@ -220,7 +241,7 @@ export class PlanFollower implements Module {
       logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'charging plan failed');
       return progress;
     }
-    this.state.setReplanned(chargePointId, connectorId, nowMs);
+    this.write('replan time', chargePointId, connectorId, () => this.state.setReplanned(chargePointId, connectorId, nowMs));
     if (reason === 'charger-available') this.backReplanAtMs.set(key, nowMs);
     logger.info({ ...fields, planned_wh: Math.round(plan.planned.energyWh), meets_target: plan.meetsTarget }, 'charging session behind its plan: the rest planned again');
     events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason, plannedAtMs: nowMs, plan });

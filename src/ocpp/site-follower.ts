@@ -25,6 +25,7 @@ import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 
 export class SiteFollower implements Module {
@@ -34,6 +35,7 @@ export class SiteFollower implements Module {
   private readonly draws: ConnectorDrawStore;
   private readonly state: FollowStateStore;
   private readonly planner: TargetPlanner;
+  private readonly writes: StoreWriteQueue;
   private timer?: NodeJS.Timeout;
   private lastSampleMs: number | null = null;
   private started = false;
@@ -48,6 +50,7 @@ export class SiteFollower implements Module {
     this.draws = stores.draws;
     this.state = stores.follow;
     this.planner = charging.planner;
+    this.writes = charging.writes;
   }
 
   private get rule(): SiteGuardRule {
@@ -129,7 +132,10 @@ export class SiteFollower implements Module {
     // Half the hysteresis under the share: a wobble of the load by less lowers nothing again.
     const sentPlan = this.planner.plan(target, nowMs, { siteMarginA: this.rule.raiseHysteresisA / 2 });
     const sentA = planMaxCurrentA(sentPlan, nowMs);
-    this.state.setSiteChange(chargePointId, connectorId, nowMs, sentA);
+    // Through the write queue: a store that refuses writes must not keep the current from being lowered.
+    this.writes
+      .run(`site change of ${chargePointId}`, () => this.state.setSiteChange(chargePointId, connectorId, nowMs, sentA))
+      .catch((err: unknown) => this.ctx.logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'site follower state not stored'));
     this.ctx.logger.info(
       {
         charge_point_id: chargePointId,

@@ -17,7 +17,7 @@ import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
 import { isStorageUnavailable, primaryCode, storageErrorReason, STORE_RETRY_EVERY_MS, withWriteBusyTimeout, type StorageError } from '../store/storage-errors.js';
-import { storeWriteFailures } from '../store/write-queue.js';
+import { storePendingDropped, storeWriteFailures } from '../store/write-queue.js';
 import type { ClockGate } from './clock-gate.js';
 import { buildMeasurement } from './messages.js';
 import { topicFor } from './topics.js';
@@ -87,7 +87,7 @@ export class MeasurementRecorder implements Module {
       invalid: new Counter({ name: 'metergate_uplink_invalid_messages_total', help: 'Messages that failed their JSON Schema and were not stored or sent (a bug)', labelNames: ['type'], registers }),
       stored: new Counter({ name: 'metergate_readings_stored_total', help: 'Readings committed to SQLite (with their measurement message); a reading already stored for that instant is not counted', registers }),
       failures: storeWriteFailures(deps.metrics),
-      pendingDropped: new Counter({ name: 'metergate_store_pending_dropped_total', help: 'Writes dropped, oldest first, because the in-memory queue for a store that refuses writes was full', labelNames: ['kind'], registers }),
+      pendingDropped: storePendingDropped(deps.metrics),
       writable: new Gauge({ name: 'metergate_store_writable', help: '1 while the store takes writes, 0 while they wait in memory', registers, collect() { this.set(self.failure ? 0 : 1); } }),
       pending: new Gauge({ name: 'metergate_store_pending_writes', help: 'Readings and messages waiting in memory for the store to take writes again', registers, collect() { this.set(self.pending.length); } }),
     };
