@@ -67,8 +67,10 @@ export class StoreWriteQueue {
   /**
    * Runs `work` (its reads and writes, one unit) now when nothing waits and the store takes
    * writes, else after what waits, and while the store refuses writes again every second.
-   * Resolves with its result once it ran; rejects with its error when it failed for a reason
-   * other than the storage (not tried again), or with StoreWriteDropped.
+   * Called from inside a unit being run (an event that unit emitted), it runs at once too:
+   * it belongs to that unit's moment (what the unit's caller reads next); refused, it waits
+   * after the others. Resolves with its result once it ran; rejects with its error when it
+   * failed for a reason other than the storage (not tried again), or with StoreWriteDropped.
    */
   run<T>(what: string, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -76,10 +78,15 @@ export class StoreWriteQueue {
         reject(new StoreWriteDropped(`${what}: not written, the ${this.deps.kind} module has stopped`));
         return;
       }
-      this.pending.push({ work, what, resolve: resolve as (v: unknown) => void, reject });
+      const entry: Entry = { work, what, resolve: resolve as (v: unknown) => void, reject };
+      if (this.flushing) {
+        this.runNested(entry);
+        return;
+      }
+      this.pending.push(entry);
       this.bound();
       // While the store refuses writes the timer tries (once a second), not every new write.
-      if (this.failure === null && !this.flushing) this.flush();
+      if (this.failure === null) this.flush();
     });
   }
 
@@ -139,6 +146,23 @@ export class StoreWriteQueue {
     } finally {
       this.flushing = false;
     }
+  }
+
+  private runNested(entry: Entry): void {
+    let result: unknown;
+    try {
+      result = withWriteBusyTimeout(this.deps.db, entry.work);
+    } catch (err) {
+      if (!isStorageUnavailable(err)) {
+        entry.reject(err);
+        return;
+      }
+      // The flush under way tries it again after the others (and says so when the store refuses).
+      this.pending.push(entry);
+      this.bound();
+      return;
+    }
+    entry.resolve(result);
   }
 
   private bound(): void {

@@ -16,6 +16,7 @@
 // never more than site.limit_a, and with a fresh site meter reading never more than the
 // headroom it measured; none at all for a connector that is not configured. After every
 // event the TxProfiles in force on the charging connectors add up to at most site.limit_a.
+import { Registry } from 'prom-client';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,7 +185,7 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   const db = openDaemonDatabase(databasePath(dir));
   const logger = createLogger('silent');
   const events = new EventBus(logger);
-  const ctx = { config: withMeter, logger, db, clock: { now: () => nowMs }, events, probes: { siteMeter: () => reading } } as unknown as AppContext;
+  const ctx = { config: withMeter, logger, db, clock: { now: () => nowMs }, events, probes: { siteMeter: () => reading }, metrics: new Registry() } as unknown as AppContext;
   const sessions = new ChargerSessions(db, { marketArea: 'NL' });
   const ocpp = sessions.store;
   // One planner and one set of stores for all, as daemon.ts builds them.
