@@ -61,7 +61,10 @@ export async function startTestHttp(opts: { config?: Record<string, unknown>; ro
 export async function rawRequest(url: string, init: { method: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Response> {
   const { request } = await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: init.method, headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) } }, (res) => {
+    // A fresh connection per request (agent: false): the global agent keeps sockets alive, and
+    // a test that blocks the event loop past the server's keepAliveTimeout (loading a year of
+    // prices in-process) would reuse a socket the server has already closed (ECONNRESET).
+    const req = request(url, { agent: false, method: init.method, headers: { ...init.headers, ...(init.body !== undefined ? { 'content-length': String(Buffer.byteLength(init.body)) } : {}) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
