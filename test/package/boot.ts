@@ -40,7 +40,7 @@ const sampledAt = (m: Received) => (m.json.data as { sampled_at: string }).sampl
 async function newerPackage(dir: string): Promise<string> {
   const built = debPath('amd64', NEWER);
   if (!existsSync(built)) {
-    const r = await run('bash', ['scripts/package', '--version', NEWER, '--no-lint', '--out', resolve(built, '..')], { timeoutMs: STEP_MS });
+    const r = await run('bash', ['scripts/package', '--version', NEWER, '--no-lint', '--gzip', '--out', resolve(built, '..')], { timeoutMs: STEP_MS });
     if (r.status !== 0) throw new Error(`scripts/package --version ${NEWER} failed:\n${r.output}`);
   }
   const raw = join(dir, 'raw');
@@ -239,12 +239,17 @@ forecast: { enabled: false }
       expect(r.output).toContain(`Unpacking metergate (${NEWER}) over (${VERSION})`);
       expect(r.output).toContain('metergate: restarted metergate.service');
       expect((await sh("dpkg-query -W -f '${Version}' metergate")).stdout).toBe(NEWER);
+      const v = await sh('metergate --version');
+      expect(v.stdout.split('\n')[0], v.output).toBe(`metergate ${NEWER}`);
       expect(readFileSync(gw.at('etc/metergate/config.yaml'), 'utf8')).toBe(configBefore);
       for (const f of ['mqtt-password', 'ca.pem']) expect(existsSync(gw.at(`etc/metergate/${f}`)), f).toBe(true);
 
       await waitForMeasurements(before + 5, 'five measurements after the upgrade');
       const state = await unitState();
       expect(state.ActiveState, JSON.stringify(state)).toBe('active');
+      // The restarted daemon says which release it is.
+      const boots = sub.messages.filter((m) => m.topic === topicFor('svc', METER, 'boot_notification'));
+      expect(boots.map((m) => (m.json.gateway as { software_version: string }).software_version)).toContain(NEWER);
       // Stopped, so the database is complete and quiet; every reading it holds reached the broker.
       const stop = await sh('systemctl stop metergate.service');
       expect(stop.status, stop.output).toBe(0);
