@@ -245,7 +245,7 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
       const detail = { limit: p.limit, unit: schedule.chargingRateUnit, numberPhases: p.numberPhases, perPhaseA, ceiling, siteLimitA: sc.siteLimitA, headroomA, atMs: nowMs };
       if (perPhaseA > ceiling.max_current_a + 1e-9) violations.push({ what: 'above the connector max_current_a', chargePointId, connectorId, detail });
       if (sc.siteLimitA !== null && perPhaseA > sc.siteLimitA + 1e-9) violations.push({ what: 'above site.limit_a', chargePointId, connectorId, detail });
-      if (headroomA !== null && perPhaseA > headroomA + 1e-9) violations.push({ what: 'above the headroom the site meter measured', chargePointId, connectorId, detail });
+      if (headroomA !== null && perPhaseA > headroomA + FLOAT_NOISE_A) violations.push({ what: 'above the headroom the site meter measured', chargePointId, connectorId, detail });
       if (p.limit > 0 && phases > ceiling.phases) violations.push({ what: 'on more phases than the connector has', chargePointId, connectorId, detail });
     }
   };
@@ -423,6 +423,14 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   }
 }
 
+// site-load.ts counts what is below 1e-6 of a hundredth of an ampere (1e-8 A) as float noise
+// when it rounds the other load up; a meter resolves milliamperes at best.
+const FLOAT_NOISE_A = 1e-8;
+// Locally each run explores new random cases (fast-check prints the seed of a failure to
+// replay it); CI runs a fixed seed, so that a case found only today cannot fail a landing
+// at random (METERGATE_FC_SEED replays any seed).
+const SEED = process.env.METERGATE_FC_SEED !== undefined ? Number(process.env.METERGATE_FC_SEED) : process.env.CI ? 20261127 : undefined;
+
 describe('configured limits are ceilings: every profile built under random clients, targets, replans, site loads and car draws', () => {
   it('never allows more than the connector, its phases, the site limit or the measured headroom; never plans a connector that is not configured', { timeout: 600_000 }, () => {
     let built = 0;
@@ -432,7 +440,7 @@ describe('configured limits are ceilings: every profile built under random clien
         built += profilesBuilt;
         expect(violations).toEqual([]);
       }),
-      { numRuns: 150 },
+      { numRuns: 150, ...(SEED !== undefined ? { seed: SEED } : {}) },
     );
     // The runs did build profiles (a property over none would prove nothing).
     expect(built).toBeGreaterThan(300);
