@@ -23,6 +23,7 @@ import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { fillToLastByte } from '../helpers/disk-fill.js';
 import { isRoot, peer } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
@@ -91,23 +92,7 @@ function diskFullFault(dir: string, storeWritable: () => Promise<boolean>): Stor
   let filler: string | null = null;
   return {
     async start() {
-      filler = join(dir, `filler-${Date.now()}`);
-      const fd = openSync(filler, 'w');
-      try {
-        for (const size of [65_536, 4096, 1]) {
-          const chunk = Buffer.alloc(size, 0x5a);
-          for (;;) {
-            try {
-              writeSync(fd, chunk);
-            } catch (err) {
-              if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-              break;
-            }
-          }
-        }
-      } finally {
-        closeSync(fd);
-      }
+      filler = fillToLastByte(dir);
       await until(async () => !(await storeWritable()), 'the store refusing writes on the full disk', 30_000);
     },
     async end() {

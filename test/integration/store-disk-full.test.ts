@@ -8,11 +8,12 @@
 // Needs root (mount). With CI set it fails instead of skipping when it cannot mount.
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { fillToLastByte } from '../helpers/disk-fill.js';
 import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
 import { peer } from '../helpers/peers.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -39,28 +40,6 @@ function canMount(): string | null {
 const mountProblem = canMount();
 // With CI set, a missing mount or broker fails the file (test/helpers/peers.ts) instead of skipping.
 const canMountTmpfs = peer(`a tmpfs mount (${mountProblem})`, mountProblem === null, 'run the tests as root, as CI does');
-
-/** Writes until the file system refuses one more byte; returns the filler's path. */
-function fillToLastByte(dir: string): string {
-  const path = join(dir, `filler-${Date.now()}`);
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [65_536, 4096, 1]) {
-      const chunk = Buffer.alloc(size, 0x5a);
-      for (;;) {
-        try {
-          writeSync(fd, chunk);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-          break;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
 
 describe.skipIf(!canMountTmpfs || !hasMosquitto)('data directory on a full disk', () => {
   let dir: string;
