@@ -125,18 +125,20 @@ export class SessionRetention implements Module {
     const counts: PurgeCounts = { thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 };
     const now = this.clockGate.trustedNow();
     if (now === null) return counts;
-    const store = (this.store ??= new SessionRetentionStore(this.ctx.db));
     const cutoffs = retentionCutoffs(this.ctx.config, now);
     // Each step: [rows or sessions done (0: nothing left), what counts].
     const one = (n: number): [number, number] => [n, n];
-    const kinds: Array<[keyof PurgeCounts, (limit: number) => [number, number]]> = [
-      ['thinnedReadings', (l) => this.thinSettled(store, cutoffs, Math.ceil(l / 100))],
-      ['settledValues', (l) => one(store.purgeSettledValues(cutoffs, l))],
-      ['looseValues', (l) => one(store.purgeLooseValues(cutoffs, l))],
-      ['sessions', (l) => one(store.purgeEndedSessions(cutoffs, Math.ceil(l / 100)))],
-      ['transactions', (l) => one(store.purgeEndedTransactions(cutoffs, Math.ceil(l / 100)))],
-    ];
     try {
+      // Inside the try: preparing the statements reads the schema, which a locked or broken
+      // database can refuse; the purge is then tried again at the next run, as a failed step is.
+      const store = (this.store ??= new SessionRetentionStore(this.ctx.db));
+      const kinds: Array<[keyof PurgeCounts, (limit: number) => [number, number]]> = [
+        ['thinnedReadings', (l) => this.thinSettled(store, cutoffs, Math.ceil(l / 100))],
+        ['settledValues', (l) => one(store.purgeSettledValues(cutoffs, l))],
+        ['looseValues', (l) => one(store.purgeLooseValues(cutoffs, l))],
+        ['sessions', (l) => one(store.purgeEndedSessions(cutoffs, Math.ceil(l / 100)))],
+        ['transactions', (l) => one(store.purgeEndedTransactions(cutoffs, Math.ceil(l / 100)))],
+      ];
       for (const [kind, step] of kinds) {
         while (!this.stopped) {
           const [done, n] = step(STEP_ROWS);
