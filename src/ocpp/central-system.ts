@@ -80,6 +80,7 @@ export class CentralSystem implements Module {
     const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher, writes);
     this.parts = { store, outcomes, writes, handlers, dispatcher };
     this.registerMetrics(store, writes);
+    dispatcher.start();
     await this.transport.start();
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
   }
@@ -95,6 +96,7 @@ export class CentralSystem implements Module {
   }
 
   async stop(): Promise<void> {
+    this.parts?.dispatcher.stop();
     await this.transport.stop();
     // The followers have stopped before (reverse start order): one last try of what waits.
     this.parts?.writes.stop();
@@ -161,6 +163,17 @@ export class CentralSystem implements Module {
         for (const [id, s] of state) this.set({ charge_point_id: id }, s.clockOffsetMs ? Math.round(s.clockOffsetMs / 1000) : 0);
       },
     });
+    const strategies = this.charging.stores.strategies;
+    new Gauge({
+      name: 'metergate_ocpp_charging_strategy',
+      help: 'The charging strategy in force per connector (1; docs/chargers.md "Chargers that say no"): tx-profile, tx-default-profile, tx-profile-by-period, tx-default-profile-by-period, charge-point-max-profile, charge-point-max-profile-by-period, remote-start-stop',
+      labelNames: ['charge_point_id', 'connector_id', 'strategy'] as const,
+      registers: [metrics],
+      collect() {
+        this.reset();
+        for (const s of strategies.all()) this.set({ charge_point_id: s.chargePointId, connector_id: String(s.connectorId), strategy: s.strategy }, 1);
+      },
+    });
     new Gauge({
       name: 'metergate_ocpp_open_transactions',
       help: 'Charger transactions started and not stopped yet',
@@ -192,6 +205,10 @@ export class CentralSystem implements Module {
       clockProblem: st.clockProblem ?? null,
       ...parts.store.chargePointView(id),
       lastSession: parts.outcomes.lastOfCharger(id),
+      chargingStrategies: this.charging.stores.strategies
+        .all()
+        .filter((s) => s.chargePointId === id)
+        .map((s) => ({ connectorId: s.connectorId, strategy: s.strategy, reason: s.reason, chosenAtMs: s.chosenAtMs })),
     }));
   }
 

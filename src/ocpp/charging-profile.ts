@@ -9,7 +9,7 @@
 import type { Plan } from '../planning/plan.js';
 import type { ScheduleSegment } from '../planning/progress.js';
 
-export type ChargingProfilePurpose = 'TxProfile' | 'TxDefaultProfile';
+export type ChargingProfilePurpose = 'TxProfile' | 'TxDefaultProfile' | 'ChargePointMaxProfile';
 
 export interface ChargingSchedulePeriod {
   readonly startPeriod: number;
@@ -65,7 +65,7 @@ export function chargingRateUnitFor(declared: string | null | undefined): 'A' | 
 }
 
 /** The profile id per connector and purpose: a new plan replaces the connector's previous profile of that purpose. */
-export const chargingProfileIdOf = (connectorId: number, purpose: ChargingProfilePurpose): number => connectorId * 10 + (purpose === 'TxProfile' ? 2 : 1);
+export const chargingProfileIdOf = (connectorId: number, purpose: ChargingProfilePurpose): number => connectorId * 10 + (purpose === 'TxProfile' ? 2 : purpose === 'TxDefaultProfile' ? 1 : 3);
 
 export function chargingProfileRequest(
   plan: Plan,
@@ -76,6 +76,12 @@ export function chargingProfileRequest(
     readonly departureMs: number;
     /** A (default) or W; in W a planned current is sent as current × the plan's phases × its voltage. */
     readonly rateUnit?: 'A' | 'W';
+    /**
+     * The profile's purpose (charging-strategy.ts); default: TxProfile for a running
+     * transaction, else TxDefaultProfile. A ChargePointMaxProfile goes to connector 0 and a
+     * TxDefaultProfile names no transaction.
+     */
+    readonly purpose?: ChargingProfilePurpose;
   },
 ): SetChargingProfileRequest {
   const rateUnit = where.rateUnit ?? 'A';
@@ -101,12 +107,13 @@ export function chargingProfileRequest(
   }
   const durationS = Math.max(1, Math.ceil((where.departureMs - startMs) / 1000));
   if (periods.length === 0 || cursorS < durationS) add(cursorS, 0);
-  const purpose: ChargingProfilePurpose = where.transactionId === null ? 'TxDefaultProfile' : 'TxProfile';
+  const purpose: ChargingProfilePurpose = where.purpose ?? (where.transactionId === null ? 'TxDefaultProfile' : 'TxProfile');
+  const transactionId = purpose === 'TxProfile' ? where.transactionId : null;
   return {
-    connectorId: where.connectorId,
+    connectorId: purpose === 'ChargePointMaxProfile' ? 0 : where.connectorId,
     csChargingProfiles: {
       chargingProfileId: chargingProfileIdOf(where.connectorId, purpose),
-      ...(where.transactionId === null ? {} : { transactionId: where.transactionId }),
+      ...(transactionId === null ? {} : { transactionId }),
       stackLevel: 0,
       chargingProfilePurpose: purpose,
       chargingProfileKind: 'Absolute',
@@ -137,4 +144,58 @@ export function scheduleSegments(request: SetChargingProfileRequest, charger: { 
     endMs: startMs + (periods[i + 1]?.startPeriod ?? schedule.duration) * 1000,
     powerW: schedule.chargingRateUnit === 'W' ? p.limit : p.limit * (p.numberPhases ?? charger.phases) * charger.voltageV,
   }));
+}
+
+/**
+ * A by-period strategy's profile (charging-strategy.ts): the whole plan's request cut to the
+ * period in force at nowMs and the next ones, at most maxPeriods, starting at nowMs (whole
+ * seconds). The last period sent holds until the schedule's end, so a charger the gateway
+ * loses keeps the last planned limit (never more than the plan) instead of none.
+ * nextBoundaryMs: when the first period left out starts (the profile is sent again then);
+ * null when the cut holds the rest of the plan.
+ */
+export function profileWindow(request: SetChargingProfileRequest, nowMs: number, maxPeriods: number): { request: SetChargingProfileRequest; nextBoundaryMs: number | null } {
+  const profile = request.csChargingProfiles;
+  const schedule = profile.chargingSchedule;
+  const startMs = Date.parse(schedule.startSchedule);
+  const offsetS = Math.min(Math.max(0, Math.floor((nowMs - startMs) / 1000)), Math.max(0, schedule.duration - 1));
+  const periods = schedule.chargingSchedulePeriod;
+  let first = 0;
+  while (first + 1 < periods.length && periods[first + 1]!.startPeriod <= offsetS) first++;
+  const cut = periods.slice(first, first + Math.max(1, Math.floor(maxPeriods)));
+  const next = periods[first + cut.length];
+  return {
+    request: {
+      ...request,
+      csChargingProfiles: {
+        ...profile,
+        chargingSchedule: {
+          ...schedule,
+          duration: schedule.duration - offsetS,
+          startSchedule: new Date(startMs + offsetS * 1000).toISOString(),
+          chargingSchedulePeriod: cut.map((p, i) => ({ ...p, startPeriod: i === 0 ? 0 : p.startPeriod - offsetS })),
+        },
+      },
+    },
+    nextBoundaryMs: next ? startMs + next.startPeriod * 1000 : null,
+  };
+}
+
+/**
+ * The remote-start-stop strategy's step at nowMs (charging-strategy.ts): whether the plan
+ * charges now (its period's limit above 0), and when that next changes (null: not before
+ * the schedule's end).
+ */
+export function chargingNow(request: SetChargingProfileRequest, nowMs: number): { charging: boolean; nextChangeMs: number | null } {
+  const schedule = request.csChargingProfiles.chargingSchedule;
+  const startMs = Date.parse(schedule.startSchedule);
+  const periods = schedule.chargingSchedulePeriod;
+  const offsetS = (nowMs - startMs) / 1000;
+  let current = periods[0];
+  for (const p of periods) if (p.startPeriod <= offsetS) current = p;
+  const charging = (current?.limit ?? 0) > 0;
+  const endMs = startMs + schedule.duration * 1000;
+  if (nowMs >= endMs) return { charging: false, nextChangeMs: null };
+  const change = periods.find((p) => p.startPeriod > offsetS && p.limit > 0 !== charging);
+  return { charging, nextChangeMs: change ? startMs + change.startPeriod * 1000 : null };
 }

@@ -18,6 +18,7 @@ import { followProgress, registerAtWh, FOLLOW_RULE, type FollowRule, type Progre
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { TargetPlanner } from '../planning/target-plan.js';
 import { requireMarket } from '../prices/markets.js';
+import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
 import type { ChargingProgressStore } from '../store/charging-progress.js';
@@ -45,6 +46,7 @@ export class PlanFollower implements Module {
   /** When each connector was last planned again here (the answer to a new profile takes a while to be stored), kept across restarts. */
   private readonly state: FollowStateStore;
   private readonly draws: ConnectorDrawStore;
+  private readonly strategies: ChargingStrategyStore;
   /** When each connector was last planned again for coming back (charger-available), in memory. */
   private readonly backReplanAtMs = new Map<string, number>();
 
@@ -59,6 +61,7 @@ export class PlanFollower implements Module {
     this.progress = stores.progress;
     this.state = stores.follow;
     this.draws = stores.draws;
+    this.strategies = stores.strategies;
     this.planner = charging.planner;
     this.writes = charging.writes;
   }
@@ -95,7 +98,8 @@ export class PlanFollower implements Module {
     if (!limits) return false;
     const sent = this.profiles.get(chargePointId, connectorId);
     // Only the profile in force is known: the car's draw is judged against it alone.
-    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return false;
+    // Any purpose the charger took for this transaction (charging-strategy.ts) limits it.
+    if (!sent || sent.status !== 'Accepted' || sent.transactionId !== transactionId) return false;
     const known = this.planner.observedDraw(target);
     const charger = { phases: this.phasesOf(target, limits.phases, sent.plannedAtMs), voltageV: limits.voltageV };
     const segments = scheduleSegments(JSON.parse(sent.requestJson) as SetChargingProfileRequest, charger);
@@ -161,6 +165,11 @@ export class PlanFollower implements Module {
    * the profiles set for it are cleared from the charger (plan.cleared).
    */
   transactionStopped(e: Events['charger.transaction-stopped']): void {
+    // The gateway stopped it to pause the car (remote-start-stop, docs/chargers.md "Chargers that say no"): the target goes on.
+    if (this.strategies.get(e.chargePointId, e.connectorId)?.pausedTransactionId === e.transactionId) {
+      this.ctx.logger.info({ charge_point_id: e.chargePointId, connector_id: e.connectorId, transaction_id: e.transactionId }, 'transaction stopped by the gateway to pause the car: its charging target goes on');
+      return;
+    }
     // Kept across tries: a try that ended the target and then found the store refusing goes on from there.
     let ended = false;
     this.write('target end', e.chargePointId, e.connectorId, () => {
@@ -186,8 +195,8 @@ export class PlanFollower implements Module {
     const limits = this.planner.bounded(target)?.limits;
     if (!limits) return null;
     const sent = this.profiles.get(chargePointId, connectorId);
-    // Only a schedule the charger took for this transaction is one to follow.
-    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile') return null;
+    // Only a schedule the charger took for this transaction is one to follow (any purpose: charging-strategy.ts).
+    if (!sent || sent.status !== 'Accepted' || sent.transactionId === null) return null;
     // Coming back is one event per outage, though a charger reports it for connector 0 and
     // the connector: while the plan made for it is not answered yet, that plan counts it.
     const key = `${chargePointId}\u0000${connectorId}`;

@@ -8,7 +8,7 @@
 import type { Logger } from '../log.js';
 import type { ChargingProfileStore, ProfileClear } from '../store/charging-profiles.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
-import { chargingProfileIdOf } from './charging-profile.js';
+import { chargingProfileIdOf, type ChargingProfilePurpose } from './charging-profile.js';
 
 /** What sending needs of an ocpp-rpc client. */
 export interface CallingClient {
@@ -16,9 +16,13 @@ export interface CallingClient {
   call(method: string, params: unknown): Promise<unknown>;
 }
 
-/** Stores a pending clear of every profile id the gateway uses on the connector. */
-export function requestClears(store: ChargingProfileStore, where: { chargePointId: string; connectorId: number; reason: ProfileClear['reason']; atMs: number }): void {
-  for (const purpose of ['TxProfile', 'TxDefaultProfile'] as const) {
+/** Stores a pending clear of every profile id the gateway uses on the connector (the ChargePointMaxProfile's too when its strategy sent one). */
+export function requestClears(
+  store: ChargingProfileStore,
+  where: { chargePointId: string; connectorId: number; reason: ProfileClear['reason']; atMs: number },
+  purposes: readonly ChargingProfilePurpose[] = ['TxProfile', 'TxDefaultProfile'],
+): void {
+  for (const purpose of purposes) {
     store.putClear({
       chargePointId: where.chargePointId,
       connectorId: where.connectorId,
@@ -47,7 +51,9 @@ export async function sendPendingClears(client: CallingClient, store: ChargingPr
       try {
         status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId })) as { status: string }).status;
       } catch (err) {
-        status = 'error';
+        // A CallError the charger sent (NotImplemented, ...) is its answer, not sent again; no answer is tried again.
+        const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
+        status = typeof code === 'string' && code !== '' ? code : 'error';
         error = (err as Error).message.slice(0, 500);
       }
       // While the store refuses writes the answer waits in its queue (store/write-queue.ts).

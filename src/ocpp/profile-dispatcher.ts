@@ -2,13 +2,16 @@
 // "Schedules in A or W", "Clearing profiles"): a connector's plan as SetChargingProfile, the
 // clears of profiles nobody wants any more, and the GetConfiguration read of the unit a
 // charger takes its schedules in. Plans go out when they change (plan.updated), when a
-// charger boots or reconnects, and when a transaction starts.
+// charger boots or reconnects, and when a transaction starts; by the strategy the charger's
+// declarations and refusals leave (charging-strategy.ts, docs/chargers.md "Chargers that
+// say no"), and again at each period boundary for the strategies that send a plan piece by piece.
 //
 // Error policy: an outbound exchange never throws out of here. A charger that does not
 // answer has that stored as the answer ('error'); every answer is written through the
 // store's write queue (store/write-queue.ts), so while the database refuses writes it waits
 // in memory and is written when it takes them again; anything else that fails is logged
 // with the charger and connector, and the exchange is tried again on the next plan or connect.
+import type { ChargerConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Events } from '../events.js';
 import type { ChargingServices } from '../planning/charging-services.js';
@@ -17,20 +20,50 @@ import type { ChargingTarget } from '../store/charging-targets.js';
 import type { OcppStore } from '../store/ocpp.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient } from './charger-client.js';
-import { RATE_UNIT_KEY, readChargingRateUnit } from './charger-configuration.js';
-import { chargingProfileRequest, chargingRateUnitFor } from './charging-profile.js';
+import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
+import { chargingNow, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
+import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 
+/** How often the boundaries of the plans followed piece by piece are checked (against the gateway clock). */
+const BOUNDARY_CHECK_MS = 1000;
+
+/** A connector's plan as last sent, kept to act again at its next boundary (by-period, remote-start-stop). */
+interface Followed {
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly plan: Plan;
+  readonly plannedAtMs: number;
+  readonly strategy: StrategyName;
+  nextBoundaryMs: number | null;
+}
+
+const keyOf = (chargePointId: string, connectorId: number) => `${chargePointId}\u0000${connectorId}`;
+
 export class ProfileDispatcher {
+  private readonly followed = new Map<string, Followed>();
+  private timer?: NodeJS.Timeout;
+
   constructor(
     private readonly ctx: Pick<AppContext, 'clock' | 'logger'>,
     private readonly charging: ChargingServices,
     private readonly ocpp: OcppStore,
     private readonly writes: StoreWriteQueue,
-    private readonly chargers: ReadonlyMap<string, unknown>,
+    private readonly chargers: ReadonlyMap<string, Pick<ChargerConfig, 'connectors'>>,
     /** The charger's current connection, or null while it is not connected. */
     private readonly clientOf: (chargePointId: string) => ChargerClient | null,
   ) {}
+
+  /** Starts checking the boundaries of plans followed piece by piece (central-system.ts start). */
+  start(): void {
+    this.timer = setInterval(() => this.tick(), BOUNDARY_CHECK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.followed.clear();
+  }
 
   /**
    * Sends a connector's new plan to its charger (plan.updated, wired in daemon.ts). A charger
@@ -54,7 +87,10 @@ export class ProfileDispatcher {
    */
   clearPlan(e: Events['plan.cleared']): void {
     if (!this.chargers.has(e.chargePointId)) return;
-    const stored = this.writes.run(`profile clears of ${e.chargePointId}`, () => requestClears(this.charging.stores.profiles, e));
+    this.followed.delete(keyOf(e.chargePointId, e.connectorId));
+    const inForce = this.charging.stores.strategies.get(e.chargePointId, e.connectorId)?.strategy;
+    const purposes = inForce?.startsWith('charge-point-max-profile') ? (['TxProfile', 'TxDefaultProfile', 'ChargePointMaxProfile'] as const) : undefined;
+    const stored = this.writes.run(`profile clears of ${e.chargePointId}`, () => requestClears(this.charging.stores.profiles, e, purposes));
     const sent = stored
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(() => {
@@ -82,7 +118,7 @@ export class ProfileDispatcher {
       this.background(
         (async () => {
           if (!this.isCurrent(client)) return;
-          if (this.charging.stores.configuration.get(client.identity, RATE_UNIT_KEY) === undefined) await this.readConfiguration(client);
+          if (this.charging.stores.configuration.get(client.identity, FEATURE_PROFILES_KEY) === undefined) await this.readConfiguration(client);
           if (this.isCurrent(client)) this.applyStoredTargets(client, null);
         })(),
         'charging plans not sent after reconnect',
@@ -109,7 +145,28 @@ export class ProfileDispatcher {
 
   /** After a StartTransaction's answer (the charger needs the transactionId): the plan as a TxProfile for it. */
   transactionStarted(client: ChargerClient, connectorId: number): void {
-    setImmediate(() => this.background((async () => this.applyStoredTargets(client, connectorId))(), 'charging plan not sent after StartTransaction', client.identity, connectorId));
+    const id = client.identity;
+    const followed = this.followed.get(keyOf(id, connectorId));
+    const resumed = async () => {
+      const { strategies, targets } = this.charging.stores;
+      if (strategies.get(id, connectorId)?.pausedTransactionId == null) return false;
+      await this.writes.run(`resume of ${id}`, () => strategies.setPaused(id, connectorId, null));
+      const target = targets.get(id, connectorId);
+      // The car resumed under the plan it was paused by: that plan goes on (a new plan would count the energy already charged again).
+      if (!followed || followed.strategy !== 'remote-start-stop' || !target) return false;
+      await this.sendProfile(client, connectorId, followed.plan, followed.plannedAtMs, target);
+      return true;
+    };
+    setImmediate(() =>
+      this.background(
+        (async () => {
+          if (!(await resumed())) this.applyStoredTargets(client, connectorId);
+        })(),
+        'charging plan not sent after StartTransaction',
+        id,
+        connectorId,
+      ),
+    );
   }
 
   private isCurrent(client: ChargerClient): boolean {
@@ -117,7 +174,7 @@ export class ProfileDispatcher {
   }
 
   private readConfiguration(client: ChargerClient): Promise<void> {
-    return readChargingRateUnit(client, this.charging.stores.configuration, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
+    return readChargerCapabilities(client, this.charging.stores.configuration, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
   }
 
   private sendClears(client: ChargerClient): Promise<void> {
@@ -144,36 +201,88 @@ export class ProfileDispatcher {
   }
 
   /**
-   * SetChargingProfile for the plan: TxProfile for the connector's open transaction, else
-   * TxDefaultProfile. The answer (or why none came) is stored for the plan's GET. ocpp-rpc
+   * Sends the plan by the strategy in force for the connector (charging-strategy.ts): a
+   * SetChargingProfile of the purpose and length the charger takes, or for a charger with no
+   * smart charging RemoteStop/StartTransaction at the plan's times. A refusal (Rejected,
+   * NotSupported, a CallError) is stored for the charger and the plan goes by the next
+   * strategy at once, so a car is never held at 0 A with a kind of profile its charger
+   * refused before. Each answer (or why none came) is stored for the plan's GET; ocpp-rpc
    * sends one call at a time per charger, so answers are stored in the order sent.
    */
   private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget): Promise<void> {
-    const { clock, logger } = this.ctx;
-    const { profiles, configuration } = this.charging.stores;
+    const { clock } = this.ctx;
+    const { configuration, strategies } = this.charging.stores;
     const id = client.identity;
     const open = this.ocpp.chargePointView(id).openTransactions.filter((t) => t.connectorId === connectorId);
     const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
-    // In W only for a charger that declared it takes only W (charger-configuration.ts).
-    const rateUnit = chargingRateUnitFor(configuration.get(id, RATE_UNIT_KEY)?.value);
-    const request = chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit });
+    const capabilities = storedCapabilities(configuration, id);
+    const soleConnector = (this.chargers.get(id)?.connectors?.length ?? 0) === 1;
+    const whole = (strategy: ChargingStrategy | null) =>
+      chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit: strategy?.rateUnit ?? chargingRateUnitFor(capabilities.allowedChargingRateUnit), purpose: strategy?.purpose ?? undefined });
+    const planPeriods = whole(null).csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length;
+    // Refusals learnt here count at once, also while the store refuses writes.
+    const learnt: Refusal[] = [];
+    for (let tries = 0; tries < STRATEGIES.length; tries++) {
+      const refusals = [...strategies.refusals(id), ...learnt];
+      const strategy = chooseStrategy({ capabilities, refusals, transactionOpen: transactionId !== null, planPeriods, soleConnector });
+      await this.recordStrategy(id, connectorId, strategy);
+      const key = keyOf(id, connectorId);
+      if (strategy.purpose === null) {
+        const nextBoundaryMs = await this.remoteStep(client, connectorId, plan, whole(null), transactionId, target);
+        this.followed.set(key, { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs });
+        return;
+      }
+      const request = whole(strategy);
+      const cut = strategy.periodsPerProfile === null ? { request, nextBoundaryMs: null } : profileWindow(request, clock.now(), strategy.periodsPerProfile);
+      const answer = await this.setChargingProfile(client, connectorId, cut.request, request, transactionId, plannedAtMs, plan, strategy.name);
+      if (isRefusal(answer)) {
+        const refusal: Refusal = { strategy: refusesAllProfiles(answer) ? 'all-profiles' : strategy.name, answer, atMs: clock.now() };
+        learnt.push(refusal);
+        await this.writes.run(`refusal of ${id}`, () => strategies.putRefusal(id, refusal));
+        continue;
+      }
+      this.followed.set(key, { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs: answer === 'Accepted' ? cut.nextBoundaryMs : null });
+      return;
+    }
+  }
+
+  /** Stores the strategy in force and logs a change (with why). */
+  private async recordStrategy(chargePointId: string, connectorId: number, strategy: ChargingStrategy): Promise<void> {
+    const strategies = this.charging.stores.strategies;
+    const before = strategies.get(chargePointId, connectorId);
+    if (before?.strategy === strategy.name && before.reason === strategy.reason) return;
+    await this.writes.run(`charging strategy of ${chargePointId}`, () => strategies.put({ chargePointId, connectorId, strategy: strategy.name, reason: strategy.reason, chosenAtMs: this.ctx.clock.now() }));
+    this.ctx.logger.info(
+      { charge_point_id: chargePointId, connector_id: connectorId, strategy: strategy.name, previous_strategy: before?.strategy ?? null, purpose: strategy.purpose, periods_per_profile: strategy.periodsPerProfile, rate_unit: strategy.rateUnit, reason: strategy.reason },
+      'charging strategy in force changed',
+    );
+  }
+
+  /** One SetChargingProfile and its answer stored; returns the answer: the status, the CallError's code, or 'error' when none came. */
+  private async setChargingProfile(client: ChargerClient, connectorId: number, sent: SetChargingProfileRequest, whole: SetChargingProfileRequest, transactionId: number | null, plannedAtMs: number, plan: Plan, strategy: StrategyName): Promise<string> {
+    const { clock, logger } = this.ctx;
+    const { profiles } = this.charging.stores;
+    const id = client.identity;
     const sentAtMs = clock.now();
     let status: string;
     let error: string | null = null;
     try {
-      const answer = (await client.call('SetChargingProfile', request)) as { status: string };
+      const answer = (await client.call('SetChargingProfile', sent)) as { status: string };
       status = answer.status;
     } catch (err) {
-      status = 'error';
+      // A CallError the charger sent carries its code (ocpp-rpc RPCError): that is its answer.
+      const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
+      status = typeof code === 'string' && code !== '' ? code : 'error';
       error = (err as Error).message.slice(0, 500);
     }
-    const profile = request.csChargingProfiles;
+    const profile = sent.csChargingProfiles;
     // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
     await this.writes.run(`SetChargingProfile answer of ${id}`, () => {
       profiles.put({
         chargePointId: id,
         connectorId,
         purpose: profile.chargingProfilePurpose,
+        // The session runs under the plan by any profile the charger takes while it is open.
         transactionId,
         chargingProfileId: profile.chargingProfileId,
         plannedAtMs,
@@ -181,7 +290,8 @@ export class ProfileDispatcher {
         status,
         error,
         periods: profile.chargingSchedule.chargingSchedulePeriod.length,
-        requestJson: JSON.stringify(request),
+        // The whole plan (a by-period strategy sends it a cut at a time): what the followers compare delivery with.
+        requestJson: JSON.stringify(whole),
       });
       // The session ran under this plan only if the charger took it.
       if (transactionId !== null && status === 'Accepted') {
@@ -195,9 +305,72 @@ export class ProfileDispatcher {
         });
       }
     });
-    const fields = { charge_point_id: id, connector_id: connectorId, purpose: profile.chargingProfilePurpose, transaction_id: transactionId, periods: profile.chargingSchedule.chargingSchedulePeriod.length, status, err: error === null ? undefined : { message: error } };
+    const fields = { charge_point_id: id, connector_id: connectorId, strategy, purpose: profile.chargingProfilePurpose, transaction_id: transactionId, periods: profile.chargingSchedule.chargingSchedulePeriod.length, status, err: error === null ? undefined : { message: error } };
     if (status === 'Accepted') logger.info(fields, 'charging profile sent');
     else logger.warn(fields, 'charging profile not taken by the charger');
+    return status;
+  }
+
+  /**
+   * remote-start-stop: where the plan holds the car at 0 its transaction is stopped
+   * (RemoteStopTransaction; the stop does not end the target, plan-follower.ts), where it
+   * charges again a transaction is started with the paused one's idTag. A charger that takes
+   * no profile draws what it can: it is started only where the site ceilings allow the
+   * connector's configured current, so a ceiling stays a ceiling. Returns when the plan
+   * next changes between charging and not.
+   */
+  private async remoteStep(client: ChargerClient, connectorId: number, plan: Plan, whole: SetChargingProfileRequest, transactionId: number | null, target: ChargingTarget): Promise<number | null> {
+    const { clock, logger } = this.ctx;
+    const strategies = this.charging.stores.strategies;
+    const id = client.identity;
+    const step = chargingNow(whole, clock.now());
+    const configuredA = this.chargers.get(id)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a ?? Infinity;
+    const withinCeilings = plan.allowedCurrentA + 1e-9 >= configuredA;
+    const charging = step.charging && withinCeilings;
+    const log = { charge_point_id: id, connector_id: connectorId, strategy: 'remote-start-stop', departure: new Date(target.departureMs).toISOString() };
+    if (!charging && transactionId !== null) {
+      // Marked first: the StopTransaction that follows must find it.
+      await this.writes.run(`pause of ${id}`, () => strategies.setPaused(id, connectorId, transactionId));
+      const status = await this.remoteCall(client, 'RemoteStopTransaction', { transactionId });
+      if (status !== 'Accepted') await this.writes.run(`pause of ${id}`, () => strategies.setPaused(id, connectorId, null));
+      logger.info({ ...log, transaction_id: transactionId, status, within_ceilings: withinCeilings }, 'car paused by RemoteStopTransaction: the plan holds it at 0 now');
+    } else if (charging && transactionId === null) {
+      const paused = strategies.get(id, connectorId)?.pausedTransactionId ?? null;
+      const idTag = paused === null ? undefined : this.ocpp.transaction(paused)?.idTag;
+      if (idTag !== undefined) {
+        const status = await this.remoteCall(client, 'RemoteStartTransaction', { connectorId, idTag });
+        logger.info({ ...log, paused_transaction_id: paused, status }, 'car resumed by RemoteStartTransaction: the plan charges now');
+      }
+    }
+    return step.nextChangeMs;
+  }
+
+  /** A remote call's status, or the CallError's code, or 'error' when no answer came. */
+  private async remoteCall(client: ChargerClient, method: string, params: Record<string, unknown>): Promise<string> {
+    try {
+      return ((await client.call(method, params)) as { status: string }).status;
+    } catch (err) {
+      const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
+      this.ctx.logger.warn({ charge_point_id: client.identity, method, err: { message: (err as Error).message } }, 'remote call not taken by the charger');
+      return typeof code === 'string' && code !== '' ? code : 'error';
+    }
+  }
+
+  /** The by-period and remote-start-stop strategies act again at each boundary of the plan they follow. */
+  private tick(): void {
+    const nowMs = this.ctx.clock.now();
+    for (const [key, f] of this.followed) {
+      if (f.nextBoundaryMs === null || f.nextBoundaryMs > nowMs) continue;
+      const client = this.clientOf(f.chargePointId);
+      if (!client) continue;
+      f.nextBoundaryMs = null;
+      const target = this.charging.stores.targets.get(f.chargePointId, f.connectorId);
+      if (!target || target.endedAtMs != null || target.departureMs <= nowMs) {
+        this.followed.delete(key);
+        continue;
+      }
+      this.background(this.sendProfile(client, f.connectorId, f.plan, f.plannedAtMs, target), 'charging plan not sent at a period boundary', f.chargePointId, f.connectorId);
+    }
   }
 
   /** This file's error policy for an exchange that runs on after its caller returned: logged, never thrown out. */

@@ -118,7 +118,8 @@ export class SiteFollower implements Module {
     const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
     if (transactionId === null) return;
     const sent = this.profiles.get(chargePointId, connectorId);
-    if (!sent || sent.status !== 'Accepted' || sent.purpose !== 'TxProfile' || sent.transactionId !== transactionId) return;
+    // Any purpose the charger took for this transaction (charging-strategy.ts) limits it.
+    if (!sent || sent.status !== 'Accepted' || sent.transactionId !== transactionId) return;
     const state = this.state.get(chargePointId, connectorId);
     // A plan this sent and the charger has not answered yet is the one in force.
     const pending = state.siteChangedAtMs !== null && state.siteChangedAtMs > sent.plannedAtMs && state.siteCapA !== null;

@@ -6,7 +6,7 @@ import type { Db } from './db.js';
 export interface SentChargingProfile {
   readonly chargePointId: string;
   readonly connectorId: number;
-  readonly purpose: 'TxProfile' | 'TxDefaultProfile';
+  readonly purpose: 'TxProfile' | 'TxDefaultProfile' | 'ChargePointMaxProfile';
   readonly transactionId: number | null;
   readonly chargingProfileId: number;
   readonly plannedAtMs: number;
@@ -21,7 +21,7 @@ export interface SentChargingProfile {
 interface Row {
   charge_point_id: string;
   connector_id: number;
-  purpose: 'TxProfile' | 'TxDefaultProfile';
+  purpose: 'TxProfile' | 'TxDefaultProfile' | 'ChargePointMaxProfile';
   transaction_id: number | null;
   charging_profile_id: number;
   planned_at_ms: number;

@@ -5,6 +5,7 @@
 import { FollowStateStore } from './charging-follow-state.js';
 import { ChargingProfileStore } from './charging-profiles.js';
 import { ChargingProgressStore } from './charging-progress.js';
+import { ChargingStrategyStore } from './charging-strategies.js';
 import { ChargingTargetStore } from './charging-targets.js';
 import { ConnectorDrawStore } from './connector-draw.js';
 import type { Db } from './db.js';
@@ -21,6 +22,8 @@ export interface ChargingStores {
   readonly prices: PriceStore;
   readonly forecasts: ForecastStore;
   readonly configuration: OcppConfigurationStore;
+  /** What chargers refused and the charging strategy in force per connector. */
+  readonly strategies: ChargingStrategyStore;
 }
 
 export function openChargingStores(db: Db): ChargingStores {
@@ -33,5 +36,6 @@ export function openChargingStores(db: Db): ChargingStores {
     prices: new PriceStore(db),
     forecasts: new ForecastStore(db),
     configuration: new OcppConfigurationStore(db),
+    strategies: new ChargingStrategyStore(db),
   };
 }

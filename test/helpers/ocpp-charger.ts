@@ -60,9 +60,52 @@ export function profileEnergyWh(profile: SentProfile, opts: { fromMs?: number; t
 
 export interface SimulatedCharger {
   client: RPCClient;
+  /** Every SetChargingProfile received, taken or refused. */
   profiles: SentProfile[];
   clears: Array<Record<string, unknown>>;
   configurationRequests: Array<Record<string, unknown>>;
+  /** RemoteStartTransaction / RemoteStopTransaction calls received, in order. */
+  remote: Array<{ method: 'RemoteStartTransaction' | 'RemoteStopTransaction'; params: Record<string, unknown> }>;
+}
+
+/**
+ * How a charger says no (docs/chargers.md "Chargers that say no"), as chargers in the field
+ * do (evcc issues 15581, 17836, 16768, 15474, 15493):
+ *   rejects-tx-profile   answers Rejected to every TxProfile, takes the rest
+ *   only-tx-default      takes only TxDefaultProfile (Rejected otherwise)
+ *   max-one-period       declares ChargingScheduleMaxPeriods 1, rejects a schedule of more
+ *   only-w               declares ChargingScheduleAllowedChargingRateUnit Power, rejects a schedule in A
+ *   no-smart-charging    declares SupportedFeatureProfiles without SmartCharging, answers NotSupported to SetChargingProfile
+ *   not-implemented      declares nothing, has no SetChargingProfile at all (ocpp-rpc answers the NotImplemented CallError)
+ * Every one takes RemoteStart/StopTransaction (Accepted) and records them.
+ */
+export type ChargerRefusal = 'rejects-tx-profile' | 'only-tx-default' | 'max-one-period' | 'only-w' | 'no-smart-charging' | 'not-implemented';
+
+const REFUSAL_CONFIGURATION: Record<ChargerRefusal, Record<string, string>> = {
+  'rejects-tx-profile': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Current', ChargingScheduleMaxPeriods: '96' },
+  'only-tx-default': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Current,Power', ChargingScheduleMaxPeriods: '96' },
+  'max-one-period': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '1', ChargingScheduleAllowedChargingRateUnit: 'Current', ChargingScheduleMaxPeriods: '1' },
+  'only-w': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Power', ChargingScheduleMaxPeriods: '96' },
+  'no-smart-charging': { SupportedFeatureProfiles: 'Core,FirmwareManagement,RemoteTrigger' },
+  'not-implemented': {},
+};
+
+/** The refusing charger's answer to a SetChargingProfile. */
+function refusalAnswer(refusal: ChargerRefusal, p: SentProfile): 'Accepted' | 'Rejected' | 'NotSupported' {
+  const { chargingProfilePurpose: purpose, chargingSchedule } = p.csChargingProfiles;
+  switch (refusal) {
+    case 'rejects-tx-profile':
+      return purpose === 'TxProfile' ? 'Rejected' : 'Accepted';
+    case 'only-tx-default':
+      return purpose === 'TxDefaultProfile' ? 'Accepted' : 'Rejected';
+    case 'max-one-period':
+      return chargingSchedule.chargingSchedulePeriod.length > 1 ? 'Rejected' : 'Accepted';
+    case 'only-w':
+      return chargingSchedule.chargingRateUnit === 'W' ? 'Accepted' : 'Rejected';
+    case 'no-smart-charging':
+    case 'not-implemented':
+      return 'NotSupported';
+  }
 }
 
 export interface PlanGateway {
@@ -81,7 +124,7 @@ export interface PlanGateway {
    * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it). The
    * profiles it receives go to `profiles` when given (to count over reconnects).
    */
-  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string; profiles?: SentProfile[] }): Promise<SimulatedCharger>;
+  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string; profiles?: SentProfile[]; refusal?: ChargerRefusal }): Promise<SimulatedCharger>;
   /**
    * Stops the gateway and starts a new one on the same data directory and config, as a
    * restart does: nothing is kept but what is stored. Chargers must connect again; listeners
@@ -140,19 +183,32 @@ export async function startPlanGateway(opts: {
     },
     async connect(identity, o = {}) {
       const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: SimulatedCharger = { client, profiles: o.profiles ?? [], clears: [], configurationRequests: [] };
-      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-        charger.profiles.push(params as SentProfile);
-        return { status: o.answer?.() ?? 'Accepted' };
-      });
+      const charger: SimulatedCharger = { client, profiles: o.profiles ?? [], clears: [], configurationRequests: [], remote: [] };
+      const refusal = o.refusal;
+      // A charger that does not implement SetChargingProfile has no handler: ocpp-rpc answers the NotImplemented CallError.
+      if (refusal !== 'not-implemented') {
+        client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+          charger.profiles.push(params as SentProfile);
+          return { status: refusal ? refusalAnswer(refusal, params as SentProfile) : (o.answer?.() ?? 'Accepted') };
+        });
+      }
+      for (const method of ['RemoteStartTransaction', 'RemoteStopTransaction'] as const) {
+        client.handle(method, async ({ params }: { params?: unknown }) => {
+          charger.remote.push({ method, params: params as Record<string, unknown> });
+          return { status: 'Accepted' };
+        });
+      }
       client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
         charger.clears.push(params as Record<string, unknown>);
         return { status: 'Accepted' };
       });
       client.handle('GetConfiguration', async ({ params }: { params?: unknown }) => {
         charger.configurationRequests.push(params as Record<string, unknown>);
-        const key = 'ChargingScheduleAllowedChargingRateUnit';
-        return o.rateUnits === undefined ? { unknownKey: [key] } : { configurationKey: [{ key, readonly: true, value: o.rateUnits }] };
+        const known: Record<string, string> = refusal ? REFUSAL_CONFIGURATION[refusal] : o.rateUnits === undefined ? {} : { ChargingScheduleAllowedChargingRateUnit: o.rateUnits };
+        const keys = ((params as { key?: string[] }).key ?? Object.keys(known));
+        const configurationKey = keys.filter((k) => k in known).map((key) => ({ key, readonly: true, value: known[key]! }));
+        const unknownKey = keys.filter((k) => !(k in known));
+        return { ...(configurationKey.length > 0 ? { configurationKey } : {}), ...(unknownKey.length > 0 ? { unknownKey } : {}) };
       });
       await client.connect();
       clients.push(client);

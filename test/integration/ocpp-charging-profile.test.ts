@@ -29,7 +29,16 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
   let transactionId = 0;
   let planAtStart: any;
 
-  const connectCharger = () => gw.connect('CP-PLAN', { answer: () => answer, profiles: received });
+  // 'Rejected' answers one SetChargingProfile, then the charger takes profiles again.
+  const connectCharger = () =>
+    gw.connect('CP-PLAN', {
+      answer: () => {
+        const a = answer;
+        answer = 'Accepted';
+        return a;
+      },
+      profiles: received,
+    });
 
   beforeAll(async () => {
     gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: publishedUntilMs, chargers: [{ id: 'CP-PLAN' }] });
@@ -97,7 +106,7 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     expect((await api('GET', PLAN)).body.charger_profile).toMatchObject({ transaction_id: start.transactionId, status: 'Accepted' });
   });
 
-  it('sends the new plan when the next day\'s prices arrive, and records a Rejected answer', async () => {
+  it('sends the new plan when the next day\'s prices arrive; a Rejected TxProfile falls to a TxDefaultProfile, remembered', async () => {
     const before = (await api('GET', PLAN)).body;
     // Before the next day's prices only the evening is plannable.
     expect(before.planned.periods.every((p: PlanPeriodView) => Date.parse(p.start) < publishedUntilMs)).toBe(true);
@@ -105,30 +114,39 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     const tomorrow = gw.prices.filter((p) => p.startMs >= publishedUntilMs && p.startMs < publishedUntilMs + 86_400_000);
     new PriceStore(gw.daemon.ctx.db).upsert(tomorrow, { source: 'entsoe', fetchedAtMs: gw.nowMs });
     gw.daemon.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: publishedUntilMs, toMs: publishedUntilMs + 86_400_000, periods: tomorrow.length });
-    await until(() => received.length === 3, 'a SetChargingProfile after prices.updated', 20_000);
+    await until(() => received.length >= 3, 'a SetChargingProfile after prices.updated', 20_000);
     const profile = received[2]!;
     expect(profile.csChargingProfiles.chargingProfilePurpose).toBe('TxProfile');
     const after = (await api('GET', PLAN)).body;
     expect(after.planned.periods.some((p: PlanPeriodView) => Date.parse(p.start) >= publishedUntilMs)).toBe(true);
     expectProfileMatchesPlan(profile, after);
     expect(profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod).not.toEqual(received[1]!.csChargingProfiles.chargingSchedule.chargingSchedulePeriod);
-    await until(async () => (await api('GET', PLAN)).body.charger_profile?.status === 'Rejected', 'the Rejected answer stored', 20_000);
-    // A rejected plan is not what the session runs under: it keeps the one accepted at its start.
-    const sessions = (await api('GET', PLAN)).body.planned_sessions;
+    // The charger rejected the TxProfile: the same plan goes at once as the next strategy's profile (docs/chargers.md "Chargers that say no").
+    await until(() => received.length === 4, 'the TxDefaultProfile after the rejected TxProfile', 20_000);
+    expect(received[3]!.csChargingProfiles.chargingProfilePurpose).toBe('TxDefaultProfile');
+    expect(received[3]!.csChargingProfiles.transactionId).toBeUndefined();
+    expect(received[3]!.csChargingProfiles.chargingSchedule.chargingSchedulePeriod).toEqual(profile.csChargingProfiles.chargingSchedule.chargingSchedulePeriod);
+    await until(async () => (await api('GET', PLAN)).body.charger_profile?.purpose === 'TxDefaultProfile', 'the TxDefaultProfile answer stored', 20_000);
+    const got = (await api('GET', PLAN)).body;
+    expect(got.charger_profile).toMatchObject({ status: 'Accepted', transaction_id: transactionId });
+    expect(got.charging_strategy).toMatchObject({ strategy: 'tx-default-profile', charger_refused: [{ strategy: 'tx-profile', answer: 'Rejected' }] });
+    expect(got.charging_strategy.reason).toMatch(/^tx-default-profile: tx-profile refused before \(Rejected at /);
+    // The session runs under the plan the charger took (as a TxDefaultProfile).
+    const sessions = got.planned_sessions;
     expect(sessions).toHaveLength(1);
-    expect(sessions[0].planned_at).toBe(planAtStart.planned_at);
-    expect(sessions[0].expected_cost).toBeCloseTo(planAtStart.planned.cost.expected, 4);
+    expect(sessions[0].planned_at).toBe(after.planned_at);
+    planAtStart = after;
   });
 
-  it('a charger that reconnects without BootNotification gets its TxProfile again', async () => {
+  it('a charger that reconnects without BootNotification gets its plan again, by the strategy it took (not the TxProfile it rejected)', async () => {
     answer = 'Accepted';
     gw.nowMs = at('2025-11-12T13:00:00Z');
     await cp.client.close();
     cp = await connectCharger();
-    await until(() => received.length === 4, 'a SetChargingProfile after the reconnect', 20_000);
-    expect(received[3]!.csChargingProfiles).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId });
+    await until(() => received.length === 5, 'a SetChargingProfile after the reconnect', 20_000);
+    expect(received[4]!.csChargingProfiles.chargingProfilePurpose).toBe('TxDefaultProfile');
     const got = await api('GET', PLAN);
-    expectProfileMatchesPlan(received[3]!, got.body);
+    expectProfileMatchesPlan(received[4]!, got.body);
     await until(async () => (await api('GET', PLAN)).body.charger_profile?.status === 'Accepted', 'the Accepted answer stored', 20_000);
     planAtStart = got.body;
   });

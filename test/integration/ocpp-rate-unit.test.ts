@@ -33,7 +33,7 @@ describe.skipIf(!hasSharedData)(`charging schedules in the unit the charger decl
 
   it('asks each charger after its BootNotification and stores what it declares', async () => {
     await until(() => watts.configurationRequests.length === 1 && amps.configurationRequests.length === 1, 'GetConfiguration after boot', 20_000);
-    expect(watts.configurationRequests[0]).toEqual({ key: ['ChargingScheduleAllowedChargingRateUnit'] });
+    expect(watts.configurationRequests[0]).toEqual({ key: ['SupportedFeatureProfiles', 'ChargeProfileMaxStackLevel', 'ChargingScheduleAllowedChargingRateUnit', 'ChargingScheduleMaxPeriods'] });
     await until(() => stored('CP-WATT') !== undefined && stored('CP-AMP') !== undefined, 'the answers stored', 20_000);
     expect(stored('CP-WATT')).toEqual({ value: 'Power', readonly: 1 });
     expect(stored('CP-AMP')).toEqual({ value: 'Current,Power', readonly: 1 });

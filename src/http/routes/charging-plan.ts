@@ -12,7 +12,9 @@ import { boundLimits, configuredCeilings, type CeilingClamp } from '../../planni
 import type { SiteLoad } from '../../planning/site-load.js';
 import type { TargetPlan } from '../../planning/target-plan.js';
 import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
+import type { Refusal } from '../../ocpp/charging-strategy.js';
 import type { PlannedSession, ProfileClear, SentChargingProfile } from '../../store/charging-profiles.js';
+import type { StrategyInForce } from '../../store/charging-strategies.js';
 import type { ChargingTarget } from '../../store/charging-targets.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -136,6 +138,18 @@ function profileView(p: SentChargingProfile): Record<string, unknown> {
   };
 }
 
+/** How the plan reaches the charger (docs/chargers.md "Chargers that say no"): the strategy in force, why, and what the charger refused. */
+function strategyView(s: StrategyInForce | undefined, refusals: readonly Refusal[]): Record<string, unknown> | null {
+  if (!s) return null;
+  return {
+    strategy: s.strategy,
+    reason: s.reason,
+    chosen_at: formatUtc(s.chosenAtMs),
+    paused_transaction_id: s.pausedTransactionId,
+    charger_refused: refusals.map((r) => ({ strategy: r.strategy, answer: r.answer, at: formatUtc(r.atMs) })),
+  };
+}
+
 /** A ClearChargingProfile the gateway sent (or will send) for a profile it set, and the answer. */
 function clearView(c: ProfileClear): Record<string, unknown> {
   return {
@@ -171,7 +185,7 @@ function plannedSessionView(chargePointId: string, p: PlannedSession): Record<st
 export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
-  const { targets, profiles } = deps.charging.stores;
+  const { targets, profiles, strategies } = deps.charging.stores;
   const planner = deps.charging.planner;
   // The configured connectors and site limit: the ceilings of every request (planning/ceilings.ts).
   const ceilings = configuredCeilings(deps.config);
@@ -271,6 +285,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
       ...planView(target, market, plan, nowMs, plan.deliveredWh, plan.clamps),
       ended_at: target.endedAtMs == null ? null : formatUtc(target.endedAtMs),
       charger_profile: sent ? profileView(sent) : null,
+      charging_strategy: strategyView(strategies.get(chargePointId, connectorId), strategies.refusals(chargePointId)),
       charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
       planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)),
     });

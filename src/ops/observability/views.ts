@@ -115,6 +115,8 @@ export interface ChargerView {
     readonly immediateCost: number | null;
     readonly unpricedReason: string | null;
   } | null;
+  /** How each planned connector's plan reaches it (ocpp/charging-strategy.ts, docs/chargers.md "Chargers that say no"): the strategy in force and why. */
+  readonly chargingStrategies?: ReadonlyArray<{ readonly connectorId: number; readonly strategy: string; readonly reason: string; readonly chosenAtMs: number }>;
 }
 
 /**
