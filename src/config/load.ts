@@ -72,7 +72,7 @@ export function formatAjvError(e: ErrorObject, schema?: Record<string, unknown>)
     message = 'is required';
   } else if (e.keyword === 'enum') {
     message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  } else if (e.keyword === 'pattern' && path.endsWith('url') && path.startsWith('mqtt')) {
+  } else if (e.keyword === 'pattern' && /^mqtt\.urls?\b/.test(path)) {
     message = 'must start with mqtts:// (TLS is mandatory; plain mqtt:// is refused)';
   }
   return `${path || '(root)'}: ${message}`;
@@ -151,6 +151,8 @@ function crossChecks(config: Config): string[] {
   if (mqtt && mqtt.username && !mqtt.password && !mqtt.password_file && !mqtt.cert_file) {
     problems.push('mqtt.username: has no password: set mqtt.password_file (or mqtt.password, or METERGATE_MQTT__PASSWORD in the environment)');
   }
+  if (mqtt && mqtt.url === undefined && mqtt.urls === undefined) problems.push('mqtt.url: is required'); // or mqtt.urls (the schema says so)
+  if (mqtt && mqtt.url !== undefined && mqtt.urls !== undefined) problems.push('mqtt.urls: set either mqtt.url or mqtt.urls, not both (put every node in mqtt.urls)');
   if (mqtt && mqtt.reconnect_max_ms < mqtt.reconnect_min_ms) problems.push('mqtt.reconnect_max_ms: must be >= mqtt.reconnect_min_ms');
   problems.push(...httpExposureProblems(config.http));
   const chargerIds = new Set<string>();
@@ -289,6 +291,12 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
   }
   if (problems.length > 0) throw new ConfigError(source, [...new Set(problems.map((p) => attributeToEnv(p, envLayer)))]);
   mutable.gateway_id ??= hostname();
+  // One list of nodes from here on; `url` stays the first of them.
+  const mq = mutable.mqtt as { url?: string; urls?: string[] } | undefined;
+  if (mq) {
+    mq.urls ??= [mq.url!];
+    mq.url ??= mq.urls[0];
+  }
   applyMeterDefaults(config);
   return { config: deepFreeze(config), env: envLayer };
 }

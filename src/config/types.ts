@@ -54,7 +54,10 @@ export interface MeterConfig {
 }
 
 export interface MqttConfig {
+  /** The first node (urls[0]); kept for callers that name one broker. */
   readonly url: string;
+  /** Every configured node, in the order tried (`mqtt.url` alone becomes a list of one). */
+  readonly urls: readonly string[];
   readonly username?: string;
   readonly password?: string;
   readonly password_file?: string;

@@ -4,13 +4,21 @@
 // rejects when the broker is down at start-up). Every attempt gets a fresh client, so
 // mqtt.js's in-memory store never resends behind our back: after a loss, unacknowledged
 // rows are sent again from SQLite (the source of truth).
+//
+// Several broker nodes (mqtt.urls, a name with several addresses; uplink/broker-nodes.ts):
+// the connection stays on a node while it works; a lost or refused connection moves it to
+// the next node after the jittered backoff (mqtt.js's own `servers` rotation has no backoff).
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import mqtt, { type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import type { BrokerState } from '../ops/observability/views.js';
-import { reconnectDelayMs } from './backoff.js';
+import type { BrokerNodeView, BrokerState } from '../ops/observability/views.js';
+import { connectDelayMs, STABLE_CONNECTION_MS } from './backoff.js';
+import { NodeHistory, redactUrl, resolveNodes, systemLookup, type AddressLookup, type BrokerNode } from './broker-nodes.js';
+
+export { redactUrl };
 
 export class InsecureBrokerUrlError extends Error {
   constructor(url: string) {
@@ -31,23 +39,13 @@ export function assertTlsUrl(url: string): URL {
   return parsed;
 }
 
-/** The URL without user info, for logs and the status page. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
-  }
-}
-
 export interface MqttConnectionDeps {
   readonly mqtt: MqttConfig;
   readonly clientId: string;
   readonly logger: Logger;
   readonly random?: () => number;
+  /** Addresses of a broker host name; default getaddrinfo. */
+  readonly lookup?: AddressLookup;
 }
 
 export interface PublishRequest {
@@ -73,6 +71,8 @@ export class PublishRefusedError extends Error {
 export interface MqttConnectionEvents {
   connected: [];
   disconnected: [reason: string];
+  /** Every attempt to open a connection, to this node (tests and benchmarks count them). */
+  attempt: [node: string];
 }
 
 export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
@@ -83,11 +83,18 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
   private stopped = true;
   private error: string | null = null;
   private options: IClientOptions | null = null;
-  private readonly url: URL;
+  private readonly urls: readonly URL[];
+  /** The nodes in the order tried; resolved again each time the rotation starts over. */
+  private nodes: BrokerNode[];
+  private index = 0;
+  private readonly history = new NodeHistory();
+  private connectedAtMs: number | null = null;
 
   constructor(private readonly deps: MqttConnectionDeps) {
     super();
-    this.url = assertTlsUrl(deps.mqtt.url);
+    const urls = deps.mqtt.urls && deps.mqtt.urls.length > 0 ? deps.mqtt.urls : [deps.mqtt.url];
+    this.urls = urls.map(assertTlsUrl);
+    this.nodes = this.urls.map((url) => ({ label: redactUrl(url.toString()), url }));
   }
 
   get state(): BrokerState {
@@ -98,12 +105,22 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     return this.error;
   }
 
+  /** The node connected or being tried (URL without credentials). */
   get broker(): string {
-    return redactUrl(this.deps.mqtt.url);
+    return this.node.label;
+  }
+
+  /** Every node, with what it did last. */
+  get brokerNodes(): BrokerNodeView[] {
+    return this.history.views(this.nodes, this.stopped ? null : this.node.label);
   }
 
   get protocolVersion(): 4 | 5 {
     return this.deps.mqtt.protocol_version;
+  }
+
+  private get node(): BrokerNode {
+    return this.nodes[this.index % this.nodes.length]!;
   }
 
   /** Starts connecting (and keeps reconnecting with backoff) until stop(). Never waits for the broker. */
@@ -137,7 +154,8 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
       ...(process.env.DEBUG ? {} : { log: noop }),
     };
     this.stopped = false;
-    this.connect();
+    this.index = 0;
+    void this.resolveThenConnect();
   }
 
   async stop(): Promise<void> {
@@ -150,44 +168,80 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     if (client) await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
   }
 
+  /** At the start of each round through the nodes: a name's addresses may have changed. */
+  private async resolveThenConnect(): Promise<void> {
+    const lookupFn = this.deps.lookup ?? systemLookup;
+    const names = this.urls.some((u) => isIP(u.hostname.replace(/^\[|\]$/g, '')) === 0);
+    if (names) {
+      try {
+        const nodes = await resolveNodes(this.urls, lookupFn);
+        if (nodes.length > 0) this.nodes = nodes;
+      } catch (err) {
+        this.deps.logger.warn({ err: (err as Error).message }, 'could not look up the broker nodes\' addresses; trying the names');
+      }
+    }
+    this.connect();
+  }
+
   private connect(): void {
     if (this.stopped || !this.options) return;
     this.setState('connecting', 'connecting');
-    const client = mqtt.connect(this.url.toString(), this.options);
+    const node = this.node;
+    this.emit('attempt', node.label);
+    const options: IClientOptions = node.address
+      ? { ...this.options, host: node.address, servername: this.options.servername ?? node.url.hostname }
+      : this.options;
+    const client = mqtt.connect(node.url.toString(), options);
     this.client = client;
+    // This attempt's own error: a close without one must not inherit another node's.
+    let attemptError: string | null = null;
     client.on('connect', () => {
       if (client !== this.client) return;
       // Small QoS 1 frames and their PUBACKs: Nagle + delayed ACK would stall the window.
       (client.stream as { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
-      if (this.attempt > 0) this.deps.logger.info({ broker: this.broker, attempts: this.attempt }, 'connected to the MQTT broker again');
-      else this.deps.logger.info({ broker: this.broker, protocol: this.protocolVersion === 5 ? 'MQTT 5.0' : 'MQTT 3.1.1' }, 'connected to the MQTT broker');
-      this.attempt = 0;
+      const fields = { broker: node.label, ...(this.nodes.length > 1 ? { node: `${(this.index % this.nodes.length) + 1} of ${this.nodes.length}` } : {}) };
+      if (this.attempt > 0) this.deps.logger.info({ ...fields, attempts: this.attempt }, 'connected to the MQTT broker again');
+      else this.deps.logger.info({ ...fields, protocol: this.protocolVersion === 5 ? 'MQTT 5.0' : 'MQTT 3.1.1' }, 'connected to the MQTT broker');
+      this.connectedAtMs = performance.now();
       this.error = null;
+      this.history.connected(node.label);
       this.setState('connected', 'connected');
     });
     client.on('error', (err: Error & { code?: number | string }) => {
       if (client !== this.client) return;
       const message = describeError(err);
-      if (message !== this.error) this.deps.logger.warn({ broker: this.broker, err: message }, 'MQTT connection problem');
-      this.error = message;
+      if (message !== this.error) this.deps.logger.warn({ broker: node.label, err: message }, 'MQTT connection problem');
+      this.error = attemptError = message;
     });
     client.on('close', () => {
       if (client !== this.client) return;
       this.client = null;
       client.end(true);
-      this.setState('disconnected', this.error ?? 'connection closed');
+      const wasUp = this.connectedAtMs !== null;
+      // A connection that held is a fresh start; one the broker drops right after CONNACK
+      // (a refusal close, a session taken over) keeps growing the backoff, so a gateway
+      // cannot make a CONNECT loop that a broker's flapping detection bans (docs/uplink.md).
+      if (wasUp && performance.now() - this.connectedAtMs! >= STABLE_CONNECTION_MS) this.attempt = 0;
+      this.connectedAtMs = null;
+      const reason = attemptError ?? 'connection closed';
+      this.history.failed(node.label, wasUp ? `connection lost: ${reason}` : reason, Date.now());
+      this.setState('disconnected', reason);
       this.scheduleReconnect();
     });
   }
 
   private scheduleReconnect(): void {
     if (this.stopped || this.timer) return;
-    const delay = reconnectDelayMs({ minMs: this.deps.mqtt.reconnect_min_ms, maxMs: this.deps.mqtt.reconnect_max_ms }, this.attempt, (this.deps.random ?? Math.random)());
+    const delay = connectDelayMs({ minMs: this.deps.mqtt.reconnect_min_ms, maxMs: this.deps.mqtt.reconnect_max_ms }, this.attempt, (this.deps.random ?? Math.random)());
     this.attempt += 1;
-    this.deps.logger.debug({ broker: this.broker, delayMs: delay, attempt: this.attempt }, 'reconnecting to the MQTT broker after a pause');
+    // Lost or refused: the next node gets the next attempt (one node: the same again).
+    this.index = (this.index + 1) % this.nodes.length;
+    const restart = this.index === 0 && this.nodes.length > 1;
+    this.deps.logger.debug({ broker: this.node.label, delayMs: delay, attempt: this.attempt }, 'reconnecting to the MQTT broker after a pause');
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.connect();
+      if (restart) void this.resolveThenConnect();
+      else this.connect();
     }, delay);
   }
 
@@ -195,7 +249,7 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     const was = this.current;
     this.current = state;
     if (was === 'connected' && state !== 'connected') {
-      if (!this.stopped) this.deps.logger.warn({ broker: this.broker, reason }, 'lost the MQTT broker');
+      if (!this.stopped) this.deps.logger.warn({ broker: this.node.label, reason }, 'lost the MQTT broker');
       this.emit('disconnected', reason);
     }
     if (state === 'connected' && was !== 'connected') this.emit('connected');

@@ -249,6 +249,7 @@ export class OutboxPublisher implements Module {
     return {
       state: c.state,
       broker: c.broker,
+      nodes: c.brokerNodes,
       outboxDepth: stats.depth,
       oldestAgeMs: stats.oldestCreatedAtMs === null ? null : Math.max(0, this.deps.clock.now() - stats.oldestCreatedAtMs),
       lastPublishedAtMs: this.lastPublishedAtMs,

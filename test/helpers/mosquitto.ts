@@ -42,6 +42,8 @@ export interface TlsBroker {
 export interface BrokerOptions {
   /** Keep sessions and queued QoS 1 messages across pause()/resume() (mosquitto persistence). */
   readonly persistence?: boolean;
+  /** Serve this CA's server certificate (several brokers as the nodes of one cluster); default: a CA of its own. */
+  readonly certificates?: { readonly ca: string; readonly cert: string; readonly key: string };
 }
 
 
@@ -76,7 +78,7 @@ async function waitForPort(port: number, proc: ChildProcess, log: () => string):
 export async function startTlsBroker(users: readonly BrokerUser[], opts: BrokerOptions = {}): Promise<TlsBroker> {
   if (!MOSQUITTO) throw new Error('mosquitto not installed');
   const dir = mkdtempSync(join(tmpdir(), 'mg-mqtt-'));
-  const { ca, cert, key } = makeCertificates(dir);
+  const { ca, cert, key } = opts.certificates ?? makeCertificates(dir);
   const pwfile = join(dir, 'passwd');
   writeFileSync(pwfile, '');
   for (const u of users) execFileSync('mosquitto_passwd', ['-b', pwfile, u.username, u.password], { stdio: 'ignore' });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import type { Config, MqttConfig } from '../../config/types.js';
 import { BUILD_DATE_MS } from '../../version.js';
+import { resolveNodes, systemLookup, type BrokerNode } from '../../uplink/broker-nodes.js';
 import { meterCheckName } from './meters.js';
 import { errorCode, errorMessage, fail, pass, skip, warn, type CheckResult, type DoctorCheck, type DoctorEnv } from './types.js';
 
@@ -48,9 +49,10 @@ export function brokerOptions(mq: MqttConfig, config: Config, timeoutMs: number)
   };
 }
 
-function connectOnce(url: string, options: IClientOptions): Promise<MqttClient> {
+function connectOnce(node: BrokerNode, options: IClientOptions): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, options);
+    // A node of a host name with several addresses: this address, the certificate checked against the name.
+    const client = mqtt.connect(node.url.toString(), node.address ? { ...options, host: node.address, servername: options.servername ?? node.url.hostname } : options);
     const onError = (err: Error) => {
       client.end(true);
       reject(err);
@@ -75,7 +77,12 @@ function publishOnce(client: MqttClient, topic: string, payload: string, timeout
   });
 }
 
-function explainConnectError(err: unknown, url: string): CheckResult {
+function explainConnectError(err: unknown, url: string, check = 'broker'): CheckResult {
+  const r = explainFor(err, url);
+  return { ...r, check };
+}
+
+function explainFor(err: unknown, url: string): CheckResult {
   const code = errorCode(err);
   const numeric = Number(code);
   if (code && TLS_FIXES[code]) return fail('broker', `${url}: TLS handshake failed (${code})`, TLS_FIXES[code]);
@@ -102,13 +109,42 @@ export const brokerCheck: DoctorCheck = {
     const config = env.config!;
     const mq = config.mqtt;
     if (!mq) return [warn('broker', 'no mqtt section: nothing is sent to the cloud', 'add mqtt.url, username and password to the config')];
-    let client: MqttClient;
-    try {
-      client = await connectOnce(mq.url, brokerOptions(mq, config, env.timeoutMs));
-    } catch (err) {
-      return [explainConnectError(err, mq.url)];
+    const options = brokerOptions(mq, config, env.timeoutMs);
+    const urls = (mq.urls && mq.urls.length > 0 ? mq.urls : [mq.url]).map((u) => new URL(u));
+    const nodes = await resolveNodes(urls, systemLookup);
+    const loggedIn = (label: string) => `${label}: TLS verified, logged in as ${mq.username ?? '(no user)'} (MQTT ${mq.protocol_version === 5 ? '5.0' : '3.1.1'})`;
+    let client: MqttClient | null = null;
+    const results: CheckResult[] = [];
+    if (nodes.length === 1) {
+      try {
+        client = await connectOnce(nodes[0]!, options);
+      } catch (err) {
+        return [explainConnectError(err, nodes[0]!.label)];
+      }
+      results.push(pass('broker', loggedIn(nodes[0]!.label)));
+    } else {
+      // Every node on its own line: a wrong certificate or a dead node is named for that node.
+      const failed: string[] = [];
+      for (const [i, node] of nodes.entries()) {
+        const check = `broker node ${i + 1}`;
+        try {
+          const c = await connectOnce(node, options);
+          results.push(pass(check, loggedIn(node.label)));
+          if (client) await c.endAsync().catch(() => undefined);
+          else client = c;
+        } catch (err) {
+          results.push(explainConnectError(err, node.label, check));
+          failed.push(`node ${i + 1}`);
+        }
+      }
+      const summary = `${nodes.length - failed.length} of ${nodes.length} broker nodes take the gateway`;
+      if (!client) return [fail('broker', `${summary}: none`, 'see the broker node lines'), ...results];
+      results.unshift(
+        failed.length === 0
+          ? pass('broker', summary)
+          : warn('broker', `${summary}; ${failed.join(', ')} failed (the gateway uses the others meanwhile)`, 'see the broker node lines; until fixed the cluster has fewer nodes for this gateway to fail over to'),
+      );
     }
-    const results: CheckResult[] = [pass('broker', `${mq.url}: TLS verified, logged in as ${mq.username ?? '(no user)'} (MQTT ${mq.protocol_version === 5 ? '5.0' : '3.1.1'})`)];
     if (mq.protocol_version !== 5) {
       results.push(
         warn(
@@ -138,7 +174,7 @@ export const brokerCheck: DoctorCheck = {
         }
         const heartbeat = JSON.stringify({ message_type: 'heartbeat', resource_id: meter.resource_id, organization_id: config.organization_id, published_at: new Date(now).toISOString() });
         try {
-          await publishOnce(client, topic, heartbeat, env.timeoutMs);
+          await publishOnce(client!, topic, heartbeat, env.timeoutMs);
           results.push(pass(check, `${topic}: broker accepted a heartbeat (PUBACK)`));
         } catch (err) {
           const rc = Number(errorCode(err));
@@ -150,7 +186,7 @@ export const brokerCheck: DoctorCheck = {
         }
       }
     } finally {
-      await client.endAsync().catch(() => undefined);
+      await client!.endAsync().catch(() => undefined);
     }
     return results;
   },

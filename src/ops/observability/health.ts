@@ -83,11 +83,26 @@ function meters(list: readonly MeterStatus[] | null): ComponentHealth {
   return { status: 'ok', reason: `${online.length} meter(s) online` };
 }
 
+/**
+ * With several broker nodes: which one (n of m, and its URL off the LAN) and which failed
+ * last and why. A failed node alone does not make the broker degraded: the gateway is on
+ * another one and loses nothing; it is named so someone looks.
+ */
+function nodesLine(u: UplinkView, redactForLan: boolean): string {
+  const nodes = u.nodes ?? [];
+  if (nodes.length < 2) return '';
+  const at = nodes.findIndex((n) => n.state === 'current');
+  const failed = nodes.map((n, i) => ({ n, i })).filter(({ n }) => n.state === 'failed');
+  const on = at < 0 ? '' : ` ${u.state === 'connected' ? 'on' : 'trying'} node ${at + 1} of ${nodes.length}${redactForLan ? '' : ` (${nodes[at]!.node})`}`;
+  const down = failed.length === 0 ? '' : `; failed: ${failed.map(({ n, i }) => (redactForLan ? `node ${i + 1}` : `${n.node} (${n.lastError})`)).join(', ')}`;
+  return `${on}${down}`;
+}
+
 function broker(u: UplinkView | null, maxAgeMs: number, redactForLan: boolean): ComponentHealth {
   if (u === null || u.state === 'disabled') return { status: 'disabled', reason: 'no broker configured' };
   const waiting = u.outboxDepth > 0 ? `${u.outboxDepth} message(s) waiting${u.oldestAgeMs !== null ? `, oldest ${Math.round(u.oldestAgeMs / 1000)} s` : ''}` : 'nothing waiting yet';
   // The last error names the broker's host ("connect ECONNREFUSED 10.0.0.5:8883").
-  const link = u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError && !redactForLan ? ` (${u.lastError})` : ''}`;
+  const link = `${u.state === 'connected' ? 'connected' : `broker ${u.state}${u.lastError && !redactForLan ? ` (${u.lastError})` : ''}`}${nodesLine(u, redactForLan)}`;
   // Held messages are kept, not lost, but wait for someone to fix the broker's ACL (or the
   // clock). Their topics carry organization and resource ids: only a count for the LAN.
   const held = !u.refusals ? '' : redactForLan ? `; ${u.heldMessages ?? 0} message(s) held or refused (which, on /status)` : `; ${u.refusals}`;
@@ -97,7 +112,7 @@ function broker(u: UplinkView | null, maxAgeMs: number, redactForLan: boolean): 
   if (u.state !== 'connected') return { status: 'degraded', reason: `${link}; buffering in the outbox, ${waiting}${held}` };
   if (u.oldestAgeMs !== null && u.oldestAgeMs > maxAgeMs) return { status: 'degraded', reason: `connected but backed up, ${waiting}${held}` };
   if (u.refusals) return { status: 'degraded', reason: `connected, ${waiting}${held}` };
-  return { status: 'ok', reason: u.outboxDepth > 0 ? `connected, ${waiting}` : 'connected' };
+  return { status: 'ok', reason: u.outboxDepth > 0 ? `${link}, ${waiting}` : link };
 }
 
 function clock(c: ClockView | null): ComponentHealth {

@@ -63,6 +63,30 @@ export function registerOpsMetrics(deps: OpsMetricsDeps): void {
       },
     });
   }
+  if (absent('metergate_broker_node_current')) {
+    new Gauge({
+      name: 'metergate_broker_node_current',
+      help: 'Per broker node (mqtt.urls; a host name with several addresses once per address): 1 for the node in use, 0 for the others',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        for (const n of probes.uplink?.().nodes ?? []) this.set({ node: n.node }, n.state === 'current' ? 1 : 0);
+      },
+    });
+  }
+  if (absent('metergate_broker_node_failures')) {
+    new Gauge({
+      name: 'metergate_broker_node_failures',
+      help: 'Per broker node: failed connect attempts and lost connections since the start (the reason is on /healthz, the status page and in doctor)',
+      labelNames: ['node'],
+      registers,
+      collect() {
+        this.reset();
+        for (const n of probes.uplink?.().nodes ?? []) this.set({ node: n.node }, n.failures);
+      },
+    });
+  }
   if (absent('metergate_outbox_depth')) {
     new Gauge({
       name: 'metergate_outbox_depth',

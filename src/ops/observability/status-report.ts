@@ -73,6 +73,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       ? {
           state: uplink.state,
           broker: uplink.broker,
+          nodes: (uplink.nodes ?? []).map((n) => ({ node: n.node, state: n.state, last_error: n.lastError, last_failed_at: iso(n.lastFailedAtMs), failures: n.failures })),
           outbox_depth: uplink.outboxDepth,
           oldest_age_s: uplink.oldestAgeMs === null ? null : Math.round(uplink.oldestAgeMs / 1000),
           last_published_at: iso(uplink.lastPublishedAtMs),
@@ -81,7 +82,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
           held_messages: uplink.heldMessages ?? 0,
           refusals: uplink.refusals ?? null,
         }
-      : { state: 'disabled', broker: null, outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false, held_messages: 0, refusals: null },
+      : { state: 'disabled', broker: null, nodes: [], outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false, held_messages: 0, refusals: null },
     clock: clock ? { trusted: clock.trusted, plausible: clock.plausible, reason: clock.reason, held_samples: clock.heldSamples, step_warning: clock.stepWarning ?? null } : null,
     prices: config.prices.regions.map((region) => {
       const series = probes.priceSeries?.(region, now) ?? null;

@@ -22,10 +22,25 @@ export type HealthContributor = () => ComponentHealth;
 
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
 
+/** One broker node (a configured URL, or one address of a host name with several), as the connection last saw it. */
+export interface BrokerNodeView {
+  /** URL without credentials; `[address]` appended when the host name has several addresses. */
+  readonly node: string;
+  /** `current`: the node the gateway is connected or connecting to; `failed`: its last attempt or connection failed; `standby`: not tried yet, or fine when last used. */
+  readonly state: 'current' | 'failed' | 'standby';
+  /** Why its last attempt or connection failed (a TLS error names this node's certificate), or null. */
+  readonly lastError: string | null;
+  readonly lastFailedAtMs: number | null;
+  /** Failed attempts and lost connections since the start. */
+  readonly failures: number;
+}
+
 export interface UplinkView {
   readonly state: BrokerState;
-  /** Broker URL without credentials. */
+  /** Broker URL without credentials: the node connected or being tried. */
   readonly broker: string | null;
+  /** Every broker node (mqtt.urls; a host name with several addresses counts once per address). */
+  readonly nodes?: readonly BrokerNodeView[];
   readonly outboxDepth: number;
   /** Age of the oldest message waiting for its PUBACK, or null when the outbox is empty. */
   readonly oldestAgeMs: number | null;

@@ -117,6 +117,16 @@ function renderDl(dl, rows) {
   }
 }
 
+/** Every broker node: the one in use, the ones that failed last and why. */
+function nodeList(nodes) {
+  const list = el('ul', { id: 'broker-nodes' });
+  for (const n of nodes) {
+    const why = n.state === 'failed' ? `failed ${n.last_failed_at || ''}: ${n.last_error}` : n.state === 'current' ? 'in use' : 'standby';
+    list.append(el('li', { 'data-node': n.node, 'data-state': n.state }, `${n.node} — ${why}${n.failures ? ` (${n.failures} failure(s))` : ''}`));
+  }
+  return list;
+}
+
 function renderUplink(u, broker, nowMs) {
   // Coloured by the broker's health, not its link: away while the outbox buffers is degraded (yellow).
   renderDl(document.getElementById('uplink'), [
@@ -125,6 +135,7 @@ function renderUplink(u, broker, nowMs) {
     ['Backlog', `${u.outbox_depth} message(s)${u.oldest_age_s !== null ? `, oldest ${u.oldest_age_s} s` : ''}`],
     ['Last published', ago(u.last_published_at, nowMs)],
     ['Last error', u.last_error || '—'],
+    ...(u.nodes && u.nodes.length > 1 ? [['Nodes', nodeList(u.nodes)]] : []),
     ['Held', u.held_messages ? `${u.held_messages} message(s): ${u.refusals}` : (u.refusals || '—')],
   ]);
 }
