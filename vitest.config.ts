@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The package tests need built .deb files: their own CI step (vitest.package.config.ts).
-    exclude: [...configDefaults.exclude, 'test/package/**'],
+    // The broker cluster test is its own CI step too, run once (vitest.cluster.config.ts).
+    exclude: [...configDefaults.exclude, 'test/package/**', 'test/cluster/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests start real brokers and ptys; two cores, so keep the fan-out small.
