@@ -26,6 +26,7 @@ export interface SetChargingProfileRequest {
     readonly stackLevel: number;
     readonly chargingProfilePurpose: ChargingProfilePurpose;
     readonly chargingProfileKind: 'Absolute';
+    readonly validFrom: string;
     readonly validTo: string;
     readonly chargingSchedule: {
       readonly duration: number;
@@ -117,7 +118,9 @@ export function chargingProfileRequest(
       stackLevel: 0,
       chargingProfilePurpose: purpose,
       chargingProfileKind: 'Absolute',
-      // After departure the profile no longer applies: the charger falls back to its own limits.
+      // An Absolute profile names its whole validity (OCTT TC_056/TC_057_CSMS check validFrom and
+      // validTo); after departure it no longer applies: the charger falls back to its own limits.
+      validFrom: new Date(startMs).toISOString(),
       validTo: new Date(startMs + durationS * 1000).toISOString(),
       chargingSchedule: {
         duration: durationS,

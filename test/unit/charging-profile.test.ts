@@ -64,6 +64,7 @@ describe.skipIf(!hasSharedData)(`the worked example as a charging profile${hasSh
         stackLevel: 0,
         chargingProfilePurpose: 'TxDefaultProfile',
         chargingProfileKind: 'Absolute',
+        validFrom: '2025-05-11T06:20:00.000Z',
         validTo: '2025-05-11T16:00:00.000Z',
         chargingSchedule: {
           duration: 34_800,
