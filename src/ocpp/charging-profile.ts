@@ -172,6 +172,7 @@ export function profileWindow(request: SetChargingProfileRequest, nowMs: number,
       ...request,
       csChargingProfiles: {
         ...profile,
+        validFrom: new Date(startMs + offsetS * 1000).toISOString(),
         chargingSchedule: {
           ...schedule,
           duration: schedule.duration - offsetS,

@@ -101,6 +101,7 @@ const request = (periods: Array<[number, number]>, durationS: number): SetChargi
     stackLevel: 0,
     chargingProfilePurpose: 'TxProfile',
     chargingProfileKind: 'Absolute',
+    validFrom: new Date(T0).toISOString(),
     validTo: new Date(T0 + durationS * 1000).toISOString(),
     chargingSchedule: { duration: durationS, startSchedule: new Date(T0).toISOString(), chargingRateUnit: 'A', chargingSchedulePeriod: periods.map(([startPeriod, limit]) => ({ startPeriod, limit })) },
   },
