@@ -27,6 +27,8 @@ export interface MeterStatus {
   readonly lastAnsweredAtMs: number | null;
   readonly lastSample: MeterSample | null;
   readonly consecutiveMisses: number;
+  /** Why the meter gives no sample, in one line with the fix, where its source can tell (P1). */
+  readonly problem?: string | null;
 }
 
 /** One day-ahead price period at native resolution. */

@@ -63,7 +63,7 @@ export function registerScanCommand(program: Command): void {
     .option('--timeout <ms>', 'how long to wait for each unit id; 247 x this bounds the sweep time', '150')
     .option('--bus-name <name>', 'bus name in the snippet (rs485-1 / gateway-1); give each adapter its own')
     .option('--json', 'print the result as JSON instead of a config snippet')
-    .option('--p1', 'look only for a DSMR P1 smart meter: listen up to 12 s at 115200 8N1, then at 9600 7E1 (with --port, or --tcp HOST:PORT for a serial bridge); without it a serial port that talks by itself is checked for P1 telegrams before any Modbus sweep')
+    .option('--p1', 'look only for a DSMR P1 smart meter or an IEC 62056-21 mode D meter (EasyMeter, eBZ): listen up to 12 s at 115200 8N1, then at 9600 7E1, then 2400 7E1 (with --port, or --tcp HOST:PORT for a serial bridge); without it a serial port that talks by itself is checked for telegrams before any Modbus sweep')
     .action(async (opts: ScanCliOptions) => {
       const targets = [opts.port, opts.tcp, opts.rtuOverTcp].filter(Boolean);
       if (targets.length !== 1) {
@@ -162,7 +162,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   const target: P1Target = opts.port ? { type: 'p1', port: opts.port } : { type: 'p1-tcp', host, tcpPort };
   const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
   const base = { type: target.type, port: target.port, host: target.host, tcpPort: target.tcpPort, timeoutMs: 12_000, logger };
-  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0), up to 12 s each\n`);
+  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0, IEC 62056-21 mode D), then 2400 7E1 (mode D), up to 12 s each\n`);
   const first = await listenForTelegram({ ...base, line: '115200 8N1', quietMs: opts.p1 ? undefined : 1_500 });
   if (!opts.p1 && (first.bytes === 0 || first.unavailable)) return false; // silent: a Modbus line (or the sweep reports the port)
   if (!opts.p1) err.write(`${where} talks by itself: a P1 smart meter? listening for telegrams\n`);
@@ -171,9 +171,15 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
     process.exitCode = 1;
     return true;
   }
-  const results = first.telegram ? [first] : [first, await listenForTelegram({ ...base, line: '9600 7E1' })];
+  const results = [first];
+  for (const line of ['9600 7E1', '2400 7E1'] as const) {
+    if (results.some((r) => r.telegram)) break;
+    // A line silent at two speeds is silent at the third: 2400 is tried only where bytes came.
+    if (line === '2400 7E1' && results.every((r) => r.bytes === 0)) break;
+    results.push(await listenForTelegram({ ...base, line }));
+  }
   for (const r of results) {
-    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${p1LineReport(r)})`}\n`);
+    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${p1LineReport(r, 'the bus')})`}\n`);
   }
   const found = results.find((r) => r.telegram);
   if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

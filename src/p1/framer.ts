@@ -11,6 +11,11 @@ export type FramerEvent = { readonly kind: 'telegram'; readonly text: string; re
 export interface FramerOptions {
   /** DSMR 4+ lines (115200 8N1) always send a CRC: a telegram without one is dropped. */
   readonly requireCrc: boolean;
+  /**
+   * Lines without CRC (DSMR 2.2/3.0, IEC 62056-21 mode D): a few bytes between telegrams (an
+   * ETX and its BCC, a line a reading head or gateway adds) are a trailer, not a lost telegram.
+   */
+  readonly trailerMaxBytes?: number;
   /** Longest telegram accepted; real ones are 0.4-2 kB (DSMR 5 allows a few kB of text messages). */
   readonly maxBytes?: number;
 }
@@ -33,13 +38,15 @@ export class TelegramFramer {
       const start = this.buffer.indexOf('/');
       if (start < 0) {
         // Bytes outside a telegram: a synced stream lost them (a telegram whose '/' was hit).
+        // A trailer may still be arriving: keep a short tail until the next '/' or more bytes.
+        if (this.buffer.length <= (this.options.trailerMaxBytes ?? 0)) break;
         if (this.synced && this.buffer.trim().length > 0) events.push({ kind: 'dropped', reason: 'garbled', bytes: this.buffer.length });
         this.buffer = '';
         break;
       }
       if (start > 0) {
         const junk = this.buffer.slice(0, start);
-        if (this.synced && junk.trim().length > 0) events.push({ kind: 'dropped', reason: 'garbled', bytes: junk.length });
+        if (this.synced && junk.trim().length > (this.options.trailerMaxBytes ?? 0)) events.push({ kind: 'dropped', reason: 'garbled', bytes: junk.length });
         this.buffer = this.buffer.slice(start);
       }
       this.synced = true;

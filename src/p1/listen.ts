@@ -5,9 +5,9 @@ import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { P1Connection } from './connection.js';
 import { TelegramFramer, type DropReason } from './framer.js';
-import { crcRequired, type P1Line } from './line-settings.js';
-import { p1Identity, p1Reading, type P1Identity, type P1Reading } from './measurements.js';
-import { parseTelegram, TelegramParseError } from './telegram.js';
+import { framerOptions, type P1Line } from './line-settings.js';
+import { interpretTelegram } from './interpret.js';
+import type { P1Identity, P1Reading } from './measurements.js';
 
 export interface HeardTelegram {
   readonly identity: P1Identity;
@@ -20,7 +20,7 @@ export interface ListenResult {
   readonly telegram: HeardTelegram | null;
   /** Bytes received at all: a Modbus line is silent until asked, a P1 meter talks by itself. */
   readonly bytes: number;
-  readonly drops: Readonly<Partial<Record<DropReason | 'invalid', number>>>;
+  readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
   /** Why the line could not be used, when it could not. */
   readonly unavailable: string | null;
 }
@@ -53,8 +53,8 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
     timeout_ms: opts.timeoutMs,
     retries: 0,
   };
-  const framer = new TelegramFramer({ requireCrc: crcRequired(opts.line) });
-  const drops: Partial<Record<DropReason | 'invalid', number>> = {};
+  const framer = new TelegramFramer(framerOptions(opts.line));
+  const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
   let bytes = 0;
   return new Promise((resolve) => {
     let settled = false;
@@ -77,13 +77,9 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
             drops[event.reason] = (drops[event.reason] ?? 0) + 1;
             continue;
           }
-          try {
-            const telegram = parseTelegram(event.text);
-            finish({ identity: p1Identity(telegram), reading: p1Reading(telegram), crcChecked: event.crcChecked }, null);
-          } catch (err) {
-            if (!(err instanceof TelegramParseError)) throw err;
-            drops.invalid = (drops.invalid ?? 0) + 1;
-          }
+          const outcome = interpretTelegram(event.text);
+          if (outcome.kind === 'ok') finish({ identity: outcome.identity, reading: outcome.reading, crcChecked: event.crcChecked }, null);
+          else drops[outcome.kind] = (drops[outcome.kind] ?? 0) + 1;
         }
       },
     });

@@ -13,10 +13,11 @@ import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterSta
 import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
+import { diagnoseP1, type LineObservation } from './diagnosis.js';
 import { TelegramFramer } from './framer.js';
-import { crcRequired, p1Line } from './line-settings.js';
-import { p1Identity, p1Reading, type P1Identity, type P1Reading } from './measurements.js';
-import { parseTelegram, TelegramParseError } from './telegram.js';
+import { interpretTelegram } from './interpret.js';
+import { framerOptions, p1Line } from './line-settings.js';
+import type { P1Identity, P1Reading } from './measurements.js';
 
 /** A household connection is at most 3 × 80 A; a P1 power beyond this is a garbled telegram. */
 export const P1_MAX_POWER_W = 100_000;
@@ -38,6 +39,10 @@ interface P1Meter extends MeterBookkeeping {
   identity: P1Identity | null;
   lastClockLogMs: number;
   dropsSinceLog: number;
+  /** What the line delivered since the last telegram with electricity (for the one-line diagnosis). */
+  observed: { bytes: number; drops: Record<string, number> };
+  /** When the last whole telegram without electricity came (a heat interface unit), if it is newer than the slot's. */
+  wholeWithoutElectricityAtMs: number | null;
   lastDropLogMono: number;
 }
 
@@ -56,7 +61,7 @@ export class P1Source implements MeterSource {
   constructor(private readonly deps: MeterSourceDeps) {
     const registers = [deps.metrics];
     this.m = {
-      telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid)', labelNames: ['bus', 'outcome'], registers }),
+      telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid, unknown_layout, no_electricity)', labelNames: ['bus', 'outcome'], registers }),
       clockSkew: new Counter({ name: 'metergate_p1_meter_clock_disagreements_total', help: "Telegrams whose meter clock (0-0:1.0.0) differs from the gateway's by more than clock.step_tolerance_s", labelNames: ['resource_id'], registers }),
       clockOffset: new Gauge({ name: 'metergate_p1_meter_clock_offset_seconds', help: "The meter's clock minus the gateway's at the last telegram", labelNames: ['resource_id'], registers }),
       ...meterMetrics(deps.metrics),
@@ -68,7 +73,7 @@ export class P1Source implements MeterSource {
     for (const meterConfig of config.meters) {
       const bus = config.buses.find((b) => b.name === meterConfig.bus);
       if (!bus) continue;
-      const framer = new TelegramFramer({ requireCrc: crcRequired(p1Line(bus)) });
+      const framer = new TelegramFramer(framerOptions(p1Line(bus)));
       const meter: P1Meter = {
         ...freshBookkeeping(meterConfig),
         bus,
@@ -80,10 +85,12 @@ export class P1Source implements MeterSource {
         lastClockLogMs: Number.NEGATIVE_INFINITY,
         dropsSinceLog: 0,
         lastDropLogMono: Number.NEGATIVE_INFINITY,
+        observed: { bytes: 0, drops: {} },
+        wholeWithoutElectricityAtMs: null,
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
-      for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid']) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
+      for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid', 'unknown_layout', 'no_electricity']) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
       this.meters.push(meter);
     }
     for (const meter of this.meters) meter.connection.open();
@@ -102,7 +109,16 @@ export class P1Source implements MeterSource {
   }
 
   statuses(): MeterStatus[] {
-    return this.meters.map(meterStatus);
+    return this.meters.map((m) => ({ ...meterStatus(m), problem: this.problemOf(m) }));
+  }
+
+  /** Why the meter gives no electricity sample, in one line with the fix; null while it does. */
+  private problemOf(meter: P1Meter): string | null {
+    if (meter.state === 'online' && meter.wholeWithoutElectricityAtMs === null) return null;
+    if (meter.state === 'unknown' && meter.observed.bytes === 0) return null;
+    const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops };
+    const index = this.deps.config.buses.findIndex((b) => b.name === meter.bus.name);
+    return diagnoseP1(observation, `buses[${index}] (${meter.bus.name})`)?.text ?? null;
   }
 
   busScan(): BusScanView[] {
@@ -121,32 +137,44 @@ export class P1Source implements MeterSource {
     const meter = this.meters.find((m) => m.config.resource_id === resourceId);
     if (!meter) return undefined;
     const id = meter.identity;
-    return id ? { vendor: id.vendor, model: id.model, serialNumber: id.meterId, firmware: id.dsmrVersion ? `DSMR ${id.dsmrVersion}` : null } : null;
+    return id ? { vendor: id.vendor, model: id.model, serialNumber: id.meterId, firmware: id.firmware } : null;
   }
 
   /** Bytes from the line: whole checked telegrams replace the latest; drops are counted and logged. */
   private received(meter: P1Meter, text: string): void {
     const bus = meter.bus.name;
+    meter.observed.bytes += text.length;
     for (const event of meter.framer.push(text)) {
       if (event.kind === 'dropped') {
         this.m.telegrams.inc({ bus, outcome: event.reason });
+        this.observe(meter, event.reason);
         this.dropped(meter, event.reason, { bytes: event.bytes });
         continue;
       }
       const receivedAtMs = this.deps.clock.now();
-      try {
-        const telegram = parseTelegram(event.text);
-        const reading = p1Reading(telegram);
-        meter.identity = p1Identity(telegram);
-        meter.latest = { reading, receivedAtMs };
-        this.m.telegrams.inc({ bus, outcome: 'ok' });
-        this.checkMeterClock(meter, reading, receivedAtMs);
-      } catch (err) {
-        if (!(err instanceof TelegramParseError)) throw err;
-        this.m.telegrams.inc({ bus, outcome: 'invalid' });
-        this.dropped(meter, 'invalid', { err: err.message });
+      const outcome = interpretTelegram(event.text);
+      this.m.telegrams.inc({ bus, outcome: outcome.kind });
+      if ('error' in outcome) {
+        this.observe(meter, outcome.kind);
+        this.dropped(meter, outcome.kind, { err: outcome.error });
+        continue;
       }
+      meter.identity = outcome.identity;
+      if (outcome.kind === 'no_electricity') {
+        // Whole telegrams, so the device is there: not a miss, but nothing to publish as electricity.
+        meter.wholeWithoutElectricityAtMs = receivedAtMs;
+        this.observe(meter, 'no_electricity');
+        continue;
+      }
+      meter.latest = { reading: outcome.reading, receivedAtMs };
+      meter.wholeWithoutElectricityAtMs = null;
+      meter.observed = { bytes: 0, drops: {} };
+      this.checkMeterClock(meter, outcome.reading, receivedAtMs);
     }
+  }
+
+  private observe(meter: P1Meter, reason: string): void {
+    meter.observed.drops[reason] = (meter.observed.drops[reason] ?? 0) + 1;
   }
 
   /**
@@ -190,6 +218,15 @@ export class P1Source implements MeterSource {
     const labels = { resource_id: meter.config.resource_id, bus: meter.bus.name };
     this.m.polls.inc(labels);
     const latest = meter.latest;
+    const wholeWithout = meter.wholeWithoutElectricityAtMs;
+    if ((latest === null || latest === meter.published) && wholeWithout !== null && wholeWithout > (meter.lastAnsweredAtMs ?? Number.NEGATIVE_INFINITY)) {
+      // A heat interface unit: it answers with whole telegrams, which carry no electricity.
+      meter.misses = 0;
+      meter.lastAnsweredAtMs = wholeWithout;
+      if (meter.state !== 'online') this.deps.logger.warn({ ...labels, problem: this.problemOf(meter) }, 'P1 device sends whole telegrams without electricity');
+      this.setState(meter, 'online');
+      return;
+    }
     if (latest === null || latest === meter.published) {
       this.m.failures.inc(labels);
       meter.misses++;

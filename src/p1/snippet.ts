@@ -1,5 +1,6 @@
 // What `metergate scan` prints for a P1 port it recognised (pure): a summary line and the
 // buses:/meters: entries to paste.
+import { diagnoseP1 } from './diagnosis.js';
 import type { ListenResult } from './listen.js';
 
 export interface P1Target {
@@ -13,14 +14,17 @@ export interface P1Target {
 export function p1Summary(result: ListenResult): string {
   const t = result.telegram;
   if (!t) return `no whole P1 telegram at ${result.line}`;
-  const version = t.identity.dsmrVersion ? `DSMR ${t.identity.dsmrVersion}` : result.line === '9600 7E1' ? 'DSMR 2.2/3.0' : 'DSMR';
-  return `${version} smart meter ${t.identity.meterId ?? '(no meter id)'} (${t.identity.vendor} ${t.identity.model}) at ${result.line}, ${t.crcChecked ? 'CRC checked' : 'no CRC (DSMR 2.2/3.0)'}`;
+  const modeD = t.identity.layout !== 'DSMR';
+  const version = modeD ? t.identity.layout : t.identity.dsmrVersion ? `DSMR ${t.identity.dsmrVersion}` : result.line === '9600 7E1' ? 'DSMR 2.2/3.0' : 'DSMR';
+  const crc = t.crcChecked ? 'CRC checked' : modeD ? 'no CRC (mode D has none)' : 'no CRC (DSMR 2.2/3.0)';
+  return `${version} ${modeD ? 'meter' : 'smart meter'} ${t.identity.meterId ?? '(no meter id)'} (${t.identity.vendor} ${t.identity.model}) at ${result.line}, ${crc}`;
 }
 
-/** What came instead of a whole telegram: `812 bytes; dropped: 2 crc, 1 truncated`. */
-export function p1LineReport(result: ListenResult): string {
+/** What came instead of a whole telegram: `812 bytes; dropped: 2 crc, 1 truncated`, and why in one line with the fix. */
+export function p1LineReport(result: ListenResult, busRef?: string): string {
   const dropped = Object.entries(result.drops).map(([reason, n]) => `${n} ${reason}`).join(', ');
-  return `${result.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''}`;
+  const why = busRef === undefined ? undefined : diagnoseP1(result, busRef)?.text;
+  return `${result.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''}${why ? `; ${why}` : ''}`;
 }
 
 export function p1ConfigSnippet(result: ListenResult, target: P1Target, resourceId: string, name = 'p1-1'): string {

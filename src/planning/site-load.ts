@@ -3,9 +3,12 @@
 // the rest of the site draws out, with where it came from.
 //
 // The rule (docs/planning.md "The site meter"):
-// - a reading no older than maxReadingAgeMs is fresh. Its load per phase is the per-phase
-//   currents when the meter gives them, else its total active power spread evenly over the
-//   three phases (power / (3 × voltage)); power fed into the grid counts as no load;
+// - a reading no older than maxReadingAgeMs is fresh. Its load per phase is its per-phase
+//   active power over the phase's voltage when the meter gives the power of all three phases
+//   (a P1 or mode D meter: signed, so a phase feeding in counts as no load, and finer than the
+//   whole amperes a DSMR 4 meter reports), else the per-phase currents when it gives them, else
+//   its total active power spread evenly over the three phases (power / (3 × voltage)); power
+//   fed into the grid counts as no load;
 // - when the site meter measures the chargers too, the planned connector's own draw (its
 //   charger's latest measured current per phase, if measured within the same age) is taken
 //   off each phase. An unknown own draw is not taken off: the other load is then counted
@@ -24,6 +27,10 @@ export interface SiteMeterReading {
   readonly currentsA: readonly [number, number, number] | null;
   /** Total active power, W (negative: fed into the grid), when the meter gives it. */
   readonly powerW: number | null;
+  /** Active power per phase L1..L3, W (negative: fed in), when the meter gives all three (P1: active_power_l1..l3). */
+  readonly phasePowersW?: readonly [number, number, number] | null;
+  /** Voltage per phase L1..L3, V, when the meter gives all three. */
+  readonly voltagesV?: readonly [number, number, number] | null;
 }
 
 export interface ConnectorDraw {
@@ -50,8 +57,8 @@ export interface SiteLoad {
   readonly meterLoadA: readonly [number, number, number] | null;
   /** The connector's own draw taken off per phase; null when none was. */
   readonly ownDrawA: readonly [number, number, number] | null;
-  /** Whether the phases came from the meter's currents or its total power spread evenly. */
-  readonly perPhase: 'currents' | 'power-split' | null;
+  /** Whether the phases came from the meter's per-phase power, its currents, or its total power spread evenly. */
+  readonly perPhase: 'phase-powers' | 'currents' | 'power-split' | null;
   /** Why the value is assumed, when it is. */
   readonly note: string | null;
 }
@@ -92,8 +99,12 @@ export function siteOtherLoad(input: SiteLoadInput): SiteLoad {
     return assumed('stale', `the site meter ${input.resourceId} was last read ${Math.round(ageMs / 1000)} s ago (more than ${maxAgeS} s): the connector is planned at its minimum current`);
   }
   let meterLoadA: [number, number, number];
-  let perPhase: 'currents' | 'power-split';
-  if (reading.currentsA) {
+  let perPhase: 'phase-powers' | 'currents' | 'power-split';
+  if (reading.phasePowersW) {
+    const volts = reading.voltagesV;
+    meterLoadA = reading.phasePowersW.map((w, i) => Math.max(0, w) / (volts && volts[i] > 0 ? volts[i] : settings.voltageV)) as [number, number, number];
+    perPhase = 'phase-powers';
+  } else if (reading.currentsA) {
     meterLoadA = reading.currentsA.map((a) => Math.max(0, a)) as [number, number, number];
     perPhase = 'currents';
   } else if (reading.powerW !== null) {
@@ -119,17 +130,23 @@ export function siteOtherLoad(input: SiteLoadInput): SiteLoad {
   };
 }
 
-/** The site meter's reading from a sample's metrics (contract names: current_l1..l3, total_active_power). */
+/** The site meter's reading from a sample's metrics (contract names: current_l1..l3, active_power_l1..l3, voltage_l1..l3, total_active_power). */
 export function siteMeterReading(sample: { resourceId: string; sampledAtMs: number; metrics: ReadonlyArray<{ name: string; value: number }> }): SiteMeterReading {
   const value = (name: string) => sample.metrics.find((m) => m.name === name)?.value;
   const l1 = value('current_l1');
   const l2 = value('current_l2');
   const l3 = value('current_l3');
   const power = value('total_active_power');
+  const all3 = (prefix: string): [number, number, number] | null => {
+    const v = [1, 2, 3].map((i) => value(`${prefix}${i}`));
+    return v.every((x) => x !== undefined) ? (v as [number, number, number]) : null;
+  };
   return {
     resourceId: sample.resourceId,
     sampledAtMs: sample.sampledAtMs,
     currentsA: l1 !== undefined && l2 !== undefined && l3 !== undefined ? [l1, l2, l3] : null,
     powerW: power ?? null,
+    phasePowersW: all3('active_power_l'),
+    voltagesV: all3('voltage_l'),
   };
 }

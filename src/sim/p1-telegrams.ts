@@ -2,6 +2,8 @@
 // advance by the telegram's own power over the time since the first one, the meter clock
 // (0-0:1.0.0) shows the time of sending in Dutch local time with its S/W suffix, and a
 // telegram that came with a CRC gets a valid new one. Number widths stay as the meter wrote them.
+// What the capture has after the '!' line (an ETX and BCC, lines a reading head adds) is sent
+// after each telegram as it is.
 import { dsmrCrcHex } from '../p1/crc.js';
 
 export interface ReplayState {
@@ -37,7 +39,9 @@ export function replayTelegram(state: ReplayState, nowMs: number): string {
     }
   }
   if (valueOf(body, '0-0:1.0.0')) body = setValue(body, '0-0:1.0.0', dutchTimestamp(nowMs + (state.meterClockOffsetMs ?? 0)));
-  return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n`;
+  const afterBang = state.template.indexOf('\n', bang);
+  const trailer = afterBang < 0 ? '' : state.template.slice(afterBang + 1);
+  return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n${trailer}`;
 }
 
 function valueOf(body: string, obis: string): { raw: string; unit: string | null } | null {

@@ -64,7 +64,7 @@ describe.skipIf(!hasSocat || !hasSharedData)('doctor on P1 meters', () => {
     expect(results.filter((r) => r.check.startsWith('serial ')).map((r) => r.status), text).toEqual(['pass', 'pass', 'pass']);
     expect(of(METER_A), text).toMatchObject({ status: 'pass' });
     expect(of(METER_A).detail).toMatch(/^p1-a P1 meter \(.*\): DSMR 4\.2 smart meter 3960221976967177082151037881335713 \(Kaifa KAIFA-METER\) at 115200 8N1, CRC checked: 2027 W, 301\d\.\d kWh imported$/);
-    expect(of(METER_B), text).toMatchObject({ status: 'fail', fix: expect.stringContaining('buses[1].line (DSMR 2.2/3.0: 9600 7E1') });
+    expect(of(METER_B), text).toMatchObject({ status: 'fail', fix: expect.stringContaining('wrong line settings, set line: 9600 7E1 on buses[1]') });
     expect(of(METER_C), text).toMatchObject({ status: 'fail', fix: expect.stringContaining('inverted TTL') });
     expect(of(METER_C).detail).toContain('(0 bytes)');
   });

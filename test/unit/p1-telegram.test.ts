@@ -3,10 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dsmrCrcHex } from '../../src/p1/crc.js';
+import { diagnoseP1 } from '../../src/p1/diagnosis.js';
 import { TelegramFramer, type FramerEvent } from '../../src/p1/framer.js';
+import { interpretTelegram } from '../../src/p1/interpret.js';
+import { framerOptions } from '../../src/p1/line-settings.js';
 import { p1Identity, p1Reading } from '../../src/p1/measurements.js';
 import { parseMeterTime } from '../../src/p1/meter-time.js';
 import { parseTelegram, TelegramParseError } from '../../src/p1/telegram.js';
+import { vendorOfFlag } from '../../src/p1/vendors.js';
 import { DSMR_V5_METRICS } from '../helpers/dsmr-v5.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 
@@ -42,6 +46,9 @@ describe.skipIf(!hasSharedData)('P1 telegrams from real meters', () => {
   it('DSMR 4.2 (Kaifa): integer currents, no voltages', () => {
     expect(metricsOf('v4_2.txt')).toEqual({
       total_active_power: [2027, 'W'],
+      active_power_l1: [170, 'W'],
+      active_power_l2: [1247, 'W'],
+      active_power_l3: [209, 'W'],
       active_energy_import: [3016829, 'Wh'],
       active_energy_export: [0, 'Wh'],
       current_l1: [0, 'A'],
@@ -69,10 +76,35 @@ describe.skipIf(!hasSharedData)('P1 telegrams from real meters', () => {
 
   it('identification: manufacturer, model, meter id (decoded where it is hex ASCII) and DSMR version', () => {
     const id = (name: string) => p1Identity(parseTelegram(read(name).replace(/!.*$/s, '!')));
-    expect(id('v5.txt')).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1000', meterId: 'K8EG004046395507', dsmrVersion: '5.0' });
-    expect(id('v4_2.txt')).toEqual({ vendor: 'Kaifa', model: 'KAIFA-METER', meterId: '3960221976967177082151037881335713', dsmrVersion: '4.2' });
-    expect(id('fluvius_v171.txt')).toMatchObject({ vendor: 'FLU', model: '53769484_A', meterId: '1SAG3101021605', dsmrVersion: 'BE 50217' });
-    expect(id('v2_2.txt')).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1004', meterId: '00000000000000', dsmrVersion: null });
+    expect(id('v5.txt')).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1000', meterId: 'K8EG004046395507', dsmrVersion: '5.0', firmware: 'DSMR 5.0', layout: 'DSMR' });
+    expect(id('v4_2.txt')).toEqual({ vendor: 'Kaifa', model: 'KAIFA-METER', meterId: '3960221976967177082151037881335713', dsmrVersion: '4.2', firmware: 'DSMR 4.2', layout: 'DSMR' });
+    expect(id('fluvius_v171.txt')).toMatchObject({ vendor: 'Fluvius', model: '53769484_A', meterId: '1SAG3101021605', dsmrVersion: 'BE 50217' });
+    expect(id('v2_2.txt')).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1004', meterId: '00000000000000', dsmrVersion: null, firmware: null, layout: 'DSMR' });
+    // The Sagemcom T210-D-r's EST flag is not in the FLAG registry: shown as it is.
+    expect(id('sagemcom_t210_d_r.txt')).toMatchObject({ vendor: 'EST', meterId: null });
+  });
+
+  it('meter id from every layout: 0-0:96.1.0 where 96.1.1 is absent, hex or plain, control bytes dropped; a control byte before the model', () => {
+    const v5 = read('v5.txt').replace(/!.*$/s, '!');
+    // E.ON Hungary style: the id in 0-0:96.1.0, plain text.
+    const hungary = v5.replace('0-0:96.1.1(4B384547303034303436333935353037)', '0-0:96.1.0(1SAG1100042819)');
+    expect(p1Identity(parseTelegram(hungary)).meterId).toBe('1SAG1100042819');
+    // Hex-encoded in 0-0:96.1.0, with a NUL padding byte at the end.
+    const hex = v5.replace('0-0:96.1.1(4B384547303034303436333935353037)', '0-0:96.1.0(4B38454730303430343633393535303700)');
+    expect(p1Identity(parseTelegram(hex)).meterId).toBe('K8EG004046395507');
+    // Iskra MIE5T: a control byte starts the model part of the identification line.
+    const mie = v5.replace('/ISk5\\2MT382-1000', '/ISk5\\2\x02MIE5T-1000\x00');
+    expect(p1Identity(parseTelegram(mie))).toMatchObject({ vendor: 'Iskraemeco', model: 'MIE5T-1000' });
+    // A control byte inside a value is a bit error: the value, so the telegram, is refused.
+    expect(interpretTelegram(v5.replace('1-0:1.8.1(000004.426*kWh)', '1-0:1.8.1(0000\x0104.426*kWh)')).kind).toBe('invalid');
+  });
+
+  it('vendor names from the FLAG registry (flag-ids.json), case-insensitive; unknown flags as they are', () => {
+    expect(vendorOfFlag('ESY')).toBe('EasyMeter');
+    expect(vendorOfFlag('EBZ')).toBe('eBZ');
+    expect(vendorOfFlag('LOG')).toBe('LOGAREX Smart Metering');
+    expect(vendorOfFlag('ISk')).toBe('Iskraemeco');
+    expect(vendorOfFlag('QQQ')).toBe('QQQ');
   });
 
   it("the meter's clock: S is CEST (UTC+2), W is CET (UTC+1)", () => {
@@ -126,5 +158,97 @@ describe.skipIf(!hasSharedData)('P1 telegrams from real meters', () => {
     expect(() => parseTelegram(text.replace('1-0:1.7.0(001.19*kW)', '1-0:1.7.0(001.19*kW'))).toThrow(TelegramParseError);
     expect(() => p1Reading(parseTelegram(text.replace('1-0:1.7.0(001.19*kW)', '1-0:1.7.0(0a1.19*kW)')))).toThrow(TelegramParseError);
     expect(() => p1Reading(parseTelegram(text.replace('1-0:1.7.0(001.19*kW)', '1-0:1.7.0(001.19*kV)')))).toThrow(TelegramParseError);
+  });
+});
+
+// IEC 62056-21 mode D (D0) telegrams of real German meters, stored in test/data/iec62056-21 with their sources.
+const modeD = (name: string) => readFileSync(new URL(`../data/iec62056-21/${name}`, import.meta.url), 'latin1');
+
+function modeDMetrics(text: string): Record<string, [number, string]> {
+  const events = new TelegramFramer(framerOptions('9600 7E1')).push(text);
+  expect(events.map((e) => e.kind)).toEqual(['telegram']);
+  const event = events[0];
+  if (event.kind !== 'telegram') throw new Error('dropped');
+  return Object.fromEntries(p1Reading(parseTelegram(event.text)).metrics.map((m) => [m.name, [m.value, m.unit]]));
+}
+
+describe('IEC 62056-21 mode D telegrams from real meters', () => {
+  it('EasyMeter Q3D V3.03: *255 objects, per-phase .7.255 power, two registers', () => {
+    expect(modeDMetrics(modeD('easymeter_q3d_v3.03.txt'))).toEqual({
+      total_active_power: [247.37, 'W'],
+      active_power_l1: [46.04, 'W'],
+      active_power_l2: [122.3, 'W'],
+      active_power_l3: [79.03, 'W'],
+      active_energy_import: [1013036.809, 'Wh'],
+      active_energy_export: [376012.851, 'Wh'],
+    });
+    const t = parseTelegram(modeD('easymeter_q3d_v3.03.txt').replace(/\r\n$/, ''));
+    expect(t.layout).toBe('iec62056-21');
+    expect(p1Identity(t)).toEqual({ vendor: 'EasyMeter', model: 'Q3DA1024 V3.03', meterId: '1ESY1233002534', dsmrVersion: null, firmware: null, layout: 'IEC 62056-21 mode D' });
+  });
+
+  it('EasyMeter Q3D V3.04 feeding in: signed power, negative total', () => {
+    expect(modeDMetrics(modeD('easymeter_q3d_v3.04.txt'))).toEqual({
+      total_active_power: [-2.41, 'W'],
+      active_power_l1: [-2.41, 'W'],
+      active_power_l2: [0, 'W'],
+      active_power_l3: [0, 'W'],
+      active_energy_import: [68364028.017, 'Wh'],
+    });
+  });
+
+  it('eBZ DD3: total 16.7.0, phases 36/56/76.7.0, voltages; id from 1-0:96.1.0', () => {
+    expect(modeDMetrics(modeD('ebz_dd3.txt'))).toEqual({
+      total_active_power: [259.2, 'W'],
+      active_power_l1: [75.18, 'W'],
+      active_power_l2: [92.34, 'W'],
+      active_power_l3: [91.68, 'W'],
+      active_energy_import: [125256.886, 'Wh'],
+      voltage_l1: [232.4, 'V'],
+      voltage_l2: [231.7, 'V'],
+      voltage_l3: [233.7, 'V'],
+    });
+    expect(p1Identity(parseTelegram(modeD('ebz_dd3.txt').replace(/\r\n$/, '')))).toMatchObject({ vendor: 'eBZ', model: 'DD3BZ06ETA_107', meterId: '1EBZ0100507409' });
+  });
+
+  it('what a reading head or gateway adds between telegrams (STX, ETX + BCC, a short line) is a trailer, not a lost telegram; a DSMR 4+ line still counts it', () => {
+    const q3d = modeD('easymeter_q3d_v3.04.txt');
+    const withHead = q3d.replace('\r\n\r\n', '\r\n\r\n\x02') + '\x03\x19' + q3d + 'EOM\r\n' + q3d;
+    const framer = new TelegramFramer(framerOptions('9600 7E1'));
+    const events: FramerEvent[] = [];
+    for (let i = 0; i < withHead.length; i += 5) events.push(...framer.push(withHead.slice(i, i + 5)));
+    expect(events.map((e) => e.kind)).toEqual(['telegram', 'telegram', 'telegram']);
+    expect(p1Reading(parseTelegram((events[0] as { text: string }).text)).metrics[0]).toEqual({ name: 'total_active_power', value: -2.41, unit: 'W' });
+    // Many bytes between telegrams are still a lost telegram, whatever the line.
+    expect(new TelegramFramer(framerOptions('9600 7E1')).push(q3d + 'x'.repeat(200) + q3d).map((e) => (e.kind === 'telegram' ? 'telegram' : e.reason))).toEqual(['telegram', 'garbled', 'telegram']);
+  });
+
+  it('a billing-period value (*01) is history, not the current reading; letter groups (C.1.0) are objects', () => {
+    const text = '/ISk5MT174-0002\r\n\r\n1-0:1.8.0*255(0000502.853*kWh)\r\n1-0:1.8.0*01(0000400.000*kWh)\r\n0-0:C.1.0*255(62807889)\r\n!';
+    const t = parseTelegram(text);
+    expect(p1Reading(t).metrics).toEqual([{ name: 'active_energy_import', value: 502853, unit: 'Wh' }]);
+    expect(p1Identity(t)).toMatchObject({ vendor: 'Iskraemeco', model: 'MT174-0002', meterId: '62807889' });
+  });
+});
+
+describe('why telegrams are dropped, in one line with the fix', () => {
+  it('names the dominant reason', () => {
+    const d = (line: Parameters<typeof diagnoseP1>[0]['line'], bytes: number, drops: Parameters<typeof diagnoseP1>[0]['drops']) => diagnoseP1({ line, bytes, drops }, 'buses[0]')?.problem ?? null;
+    expect(d('115200 8N1', 900, { missing_crc: 3 })).toBe('missing_crc');
+    expect(d('9600 7E1', 900, { missing_crc: 3 })).toBeNull();
+    expect(d('115200 8N1', 4000, { garbled: 5 })).toBe('line_settings');
+    expect(d('115200 8N1', 4000, { truncated: 23 })).toBe('line_settings');
+    expect(d('115200 8N1', 4000, { crc: 5, garbled: 1 })).toBe('bit_errors');
+    expect(d('9600 7E1', 900, { no_electricity: 2 })).toBe('no_electricity');
+    expect(d('9600 7E1', 900, { unknown_layout: 2 })).toBe('unknown_layout');
+    expect(d('115200 8N1', 0, {})).toBe('silent');
+    expect(diagnoseP1({ line: '115200 8N1', bytes: 900, drops: { missing_crc: 1 } }, 'buses[0] (p1)')?.text).toMatch(/^telegrams without CRC on a DSMR 4\+ line .*set line: 9600 7E1 .*on buses\[0\] \(p1\)/);
+  });
+
+  it('a telegram without electricity objects (heat interface unit) is whole, not invalid', () => {
+    const hiu = '/ISk5\\2MT382-1000\r\n\r\n1-3:0.2.8(50)\r\n0-1:24.1.0(004)\r\n0-1:96.1.0(3232323241424344313233343536373839)\r\n0-1:24.2.1(170102161005W)(00012.345*GJ)\r\n!';
+    expect(interpretTelegram(hiu).kind).toBe('no_electricity');
+    expect(interpretTelegram(read('v5.txt').replace(/!.*$/s, '!')).kind).toBe('ok');
+    expect(interpretTelegram('/ISk5\\2MT382-1000\r\n\r\nhello\r\n!').kind).toBe('unknown_layout');
   });
 });

@@ -49,7 +49,32 @@ describe('siteOtherLoad', () => {
 
 describe('siteMeterReading', () => {
   it('takes the per-phase currents only when all three are there', () => {
-    expect(siteMeterReading({ resourceId: 'g', sampledAtMs: 1, metrics: [{ name: 'total_active_power', value: 500 }, { name: 'current_l1', value: 2 }] })).toEqual({ resourceId: 'g', sampledAtMs: 1, currentsA: null, powerW: 500 });
+    expect(siteMeterReading({ resourceId: 'g', sampledAtMs: 1, metrics: [{ name: 'total_active_power', value: 500 }, { name: 'current_l1', value: 2 }] })).toEqual({ resourceId: 'g', sampledAtMs: 1, currentsA: null, powerW: 500, phasePowersW: null, voltagesV: null });
     expect(siteMeterReading({ resourceId: 'g', sampledAtMs: 1, metrics: ['current_l1', 'current_l2', 'current_l3'].map((name, i) => ({ name, value: i })) }).currentsA).toEqual([0, 1, 2]);
+  });
+});
+
+describe('a P1 meter as the site meter: its per-phase power', () => {
+  it('per-phase power over each phase voltage, a phase feeding in counting as no load, before the whole-ampere currents', () => {
+    // As the P1 source publishes a DSMR 5 telegram: power per phase (signed), voltages, currents in whole amperes.
+    const metrics = [
+      { name: 'total_active_power', value: 2600 },
+      { name: 'active_power_l1', value: -1150 },
+      { name: 'active_power_l2', value: 3680 },
+      { name: 'active_power_l3', value: 69 },
+      { name: 'voltage_l1', value: 230 },
+      { name: 'voltage_l2', value: 230 },
+      { name: 'voltage_l3', value: 230 },
+      { name: 'current_l1', value: 5 },
+      { name: 'current_l2', value: 16 },
+      { name: 'current_l3', value: 0 },
+    ];
+    const reading = siteMeterReading({ resourceId: 'grid', sampledAtMs: NOW - 2000, metrics });
+    expect(reading.phasePowersW).toEqual([-1150, 3680, 69]);
+    const load = siteOtherLoad(input({ reading, ownDraw: null, settings: { ...settings, includesChargers: false } }));
+    expect(load).toMatchObject({ state: 'measured', perPhase: 'phase-powers', meterLoadA: [0, 16, 0.3], otherLoadA: 16 });
+    // Without voltages the configured one is used.
+    const noVolts = siteOtherLoad(input({ reading: { ...reading, voltagesV: null }, ownDraw: null, settings: { ...settings, includesChargers: false, voltageV: 230 } }));
+    expect(noVolts.meterLoadA).toEqual([0, 16, 0.3]);
   });
 });

@@ -46,6 +46,8 @@ interface DaemonMeter {
   readonly consecutive_misses: number;
   readonly last_answered_at: string | null;
   readonly metrics?: ReadonlyArray<{ readonly name: string; readonly value: number }>;
+  /** Why a P1 meter gives no sample, with the fix. */
+  readonly problem?: string | null;
 }
 
 /**

@@ -3,6 +3,7 @@
 // the port, asks the daemon instead.
 import type { BusConfig, MeterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
+import { diagnoseP1 } from '../../p1/diagnosis.js';
 import { listenForTelegram } from '../../p1/listen.js';
 import { p1Line } from '../../p1/line-settings.js';
 import { P1_MAX_POWER_W } from '../../p1/p1-source.js';
@@ -16,6 +17,8 @@ export interface DaemonMeterView {
   readonly resource_id: string;
   readonly state: string;
   readonly consecutive_misses: number;
+  /** Why the daemon's P1 source gets nothing usable, with the fix (status.json). */
+  readonly problem?: string | null;
   readonly metrics?: ReadonlyArray<{ readonly name: string; readonly value: number }>;
 }
 
@@ -43,19 +46,22 @@ export async function checkP1Meter(
     if (!/lock|busy|EBUSY|temporarily unavailable/i.test(heard.unavailable)) return fail(name, `${where}: ${heard.unavailable}`, 'fix the serial line or bridge first (see the serial line above)');
     const seen = (await daemonMeters())?.find((m) => m.resource_id === meter.resource_id);
     if (!seen) return warn(name, `${where}: ${endpoint} is held by another process`, 'if that is the metergate service, see `journalctl -u metergate` or the status page; or `sudo systemctl stop metergate` and run doctor again');
-    if (seen.state === 'offline') return fail(name, `${where}: the running daemon gets no whole telegram (${seen.consecutive_misses} slot(s) missed)`, 'see metergate_p1_telegrams_total on /metrics for why telegrams are dropped; check the P1 cable');
+    if (seen.state === 'offline') return fail(name, `${where}: the running daemon gets no whole telegram (${seen.consecutive_misses} slot(s) missed)`, seen.problem ?? 'see metergate_p1_telegrams_total on /metrics for why telegrams are dropped; check the P1 cable');
+    if (seen.problem) return warn(name, `${where} sends to the running daemon, but: ${seen.problem}`, 'see docs/p1.md');
     if (seen.state !== 'online') return warn(name, `${where}: the running daemon has not heard it yet`, 'run doctor again in a few seconds');
     const values = Object.fromEntries((seen.metrics ?? []).map((m) => [m.name, m.value]));
     const problem = judge.implausibility(values, maxPowerW);
     return problem ? fail(name, `${where} sends to the running daemon, but ${problem}`, 'check which meter this P1 port belongs to') : pass(name, `${where} sends to the running daemon: ${judge.format(values)}`);
   }
   if (!heard.telegram) {
+    const why = diagnoseP1(heard, `buses[${busIndex}]`);
     return fail(
       name,
       `${where}: no whole telegram in ${LISTEN_MS / 1000} s at ${heard.line} (${p1LineReport(heard)})`,
       heard.bytes === 0
         ? 'check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)'
-        : `check buses[${busIndex}].line (DSMR 2.2/3.0: 9600 7E1; 4+: 115200 8N1; \`metergate scan --p1 --port ${endpoint}\` tries both); dropped telegrams mean bit errors on the cable`,
+        : (why?.text ??
+            `check buses[${busIndex}].line (DSMR 2.2/3.0, mode D: 9600 7E1 or 2400 7E1; 4+: 115200 8N1; \`metergate scan --p1 --port ${endpoint}\` tries each); dropped telegrams mean bit errors on the cable`),
     );
   }
   const values = Object.fromEntries(heard.telegram.reading.metrics.map((m) => [m.name, m.value]));

@@ -78,8 +78,12 @@ function meters(list: readonly MeterStatus[] | null): ComponentHealth {
   const online = list.filter((m) => m.state === 'online');
   if (online.length === 0 && offline.length === 0) return { status: 'degraded', reason: `${list.length} meter(s) not polled yet` };
   // Nothing is measured at all: the gateway's first job has stopped.
-  if (offline.length === list.length) return { status: 'down', reason: `all ${list.length} meter(s) offline` };
-  if (offline.length > 0) return { status: 'degraded', reason: `${offline.length} of ${list.length} meter(s) offline: ${offline.map((m) => `${m.bus}/${m.unitId}`).join(', ')}` };
+  // A source that knows why a meter gives nothing (P1) says so with the fix, one line each.
+  const why = (m: MeterStatus) => (m.problem ? ` (${m.problem})` : '');
+  if (offline.length === list.length) return { status: 'down', reason: `all ${list.length} meter(s) offline${offline.length === 1 ? why(offline[0]) : ''}` };
+  if (offline.length > 0) return { status: 'degraded', reason: `${offline.length} of ${list.length} meter(s) offline: ${offline.map((m) => `${m.bus}/${m.unitId}${why(m)}`).join(', ')}` };
+  const noted = online.filter((m) => m.problem);
+  if (noted.length > 0) return { status: 'degraded', reason: `${online.length} meter(s) online; ${noted.map((m) => `${m.bus}/${m.unitId}${why(m)}`).join(', ')}` };
   return { status: 'ok', reason: `${online.length} meter(s) online` };
 }
 

@@ -41,6 +41,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       profile: m.profile,
       state: m.state,
       consecutive_misses: m.consecutiveMisses,
+      problem: m.problem ?? null,
       last_answered_at: iso(m.lastAnsweredAtMs),
       sampled_at: iso(m.lastSample?.sampledAtMs),
       metrics: (m.lastSample?.metrics ?? []).map((x) => ({ name: x.name, value: x.value, unit: x.unit })),

@@ -57,6 +57,8 @@ function renderMeters(meters, nowMs) {
     const stateCell = el('td');
     stateCell.append(badge(m.state));
     if (m.consecutive_misses > 0) stateCell.append(el('span', { class: 'muted' }, ` ${m.consecutive_misses} missed`));
+    // Why a P1 meter's telegrams give no sample, with the fix (one line from the source).
+    if (m.problem) stateCell.append(el('div', { class: 'muted meter-problem' }, m.problem));
     tr.append(
       el('td', { title: m.resource_id }, m.resource_id.slice(0, 8)),
       el('td', {}, `${m.bus} / ${m.unit_id}`),

@@ -1,0 +1,46 @@
+// Why a P1 meter's telegrams are not used, in one line with the fix (pure): for /healthz, the
+// status page, doctor and scan alike. Judged from what the line delivered since the last whole
+// telegram with electricity: the drops by reason, whether bytes came at all, and whether whole
+// telegrams came without electricity objects.
+import type { DropReason } from './framer.js';
+import { crcRequired, type P1Line } from './line-settings.js';
+
+/** What came on the line (counts since the last good telegram, or during one listen). */
+export interface LineObservation {
+  readonly line: P1Line;
+  readonly bytes: number;
+  readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
+}
+
+export type P1Problem = 'missing_crc' | 'line_settings' | 'no_electricity' | 'unknown_layout' | 'bit_errors' | 'invalid_values' | 'silent';
+
+export interface P1Diagnosis {
+  readonly problem: P1Problem;
+  /** `<what>: <fix>` in one line. */
+  readonly text: string;
+}
+
+/** The dominant reason nothing usable came, or null when nothing was dropped and bytes came. */
+export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis | null {
+  const n = (k: keyof LineObservation['drops']) => o.drops[k] ?? 0;
+  const other = o.line === '115200 8N1' ? '9600 7E1' : '115200 8N1';
+  if (n('no_electricity') > 0) {
+    return { problem: 'no_electricity', text: 'whole telegrams without electricity objects (a heat interface unit or an M-Bus-only device): nothing to publish as electricity; give its M-Bus channels a resource each (`channels:`), see docs/p1.md' };
+  }
+  if (n('missing_crc') > 0 && crcRequired(o.line)) {
+    return { problem: 'missing_crc', text: `telegrams without CRC on a DSMR 4+ line (${o.line}): a DSMR 2.2/3.0 or IEC 62056-21 mode D meter sends none, set line: 9600 7E1 (mode D also 2400 7E1) on ${busRef}; a bridge that strips the CRC: put it in raw mode` };
+  }
+  if (n('unknown_layout') > 0) {
+    return { problem: 'unknown_layout', text: 'whole telegrams in a layout metergate does not know (lines that are not OBIS objects): capture one with `metergate scan --p1 --json` and report it' };
+  }
+  // At a wrong speed the bytes are noise: no frame closes (garbled, cut, overlong); bit errors
+  // on a right line mostly break the CRC of a frame that does close.
+  const framing = n('garbled') + n('overlong') + n('truncated');
+  if (framing > 0 && framing > n('crc')) {
+    return { problem: 'line_settings', text: `bytes but no whole telegram at ${o.line}: wrong line settings, set line: ${other} on ${busRef} (DSMR 4+: 115200 8N1; DSMR 2.2/3.0 and mode D: 9600 7E1; mode D also 2400 7E1), or let \`metergate scan --p1\` try each` };
+  }
+  if (n('crc') > 0) return { problem: 'bit_errors', text: `telegrams dropped for bit errors (${n('crc')} failed their CRC): a shorter P1 cable or another adapter` };
+  if (n('invalid') > 0) return { problem: 'invalid_values', text: 'telegrams with values or units metergate refuses (a garbled or unexpected value): see the log line "P1 telegram dropped" for the object' };
+  if (o.bytes === 0) return { problem: 'silent', text: 'nothing on the line: check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)' };
+  return null;
+}
