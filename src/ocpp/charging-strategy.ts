@@ -7,8 +7,8 @@
 //   tx-profile                          the whole plan as a TxProfile (a transaction is open)
 //   tx-default-profile                  the whole plan as a TxDefaultProfile
 //   tx-profile-by-period                the plan a few periods at a time (its
-//   tx-default-profile-by-period          ChargingScheduleMaxPeriods, else one), re-sent at
-//                                         each boundary
+//   tx-default-profile-by-period          ChargingScheduleMaxPeriods when the plan is longer,
+//                                         else one), re-sent at each boundary
 //   charge-point-max-profile            the plan as the charger's ChargePointMaxProfile
 //   charge-point-max-profile-by-period    (connector 0): only for a charger with one connector
 //   remote-start-stop                   no profile at all: RemoteStopTransaction where the
@@ -111,7 +111,8 @@ export function chooseStrategy(input: StrategyInput): ChargingStrategy {
   for (const name of STRATEGIES) {
     const why = whyNot(name);
     if (why === null) {
-      const periodsPerProfile = isByPeriod(name) ? (maxPeriods ?? 1) : null;
+      // As many periods as it takes when the whole plan is too long for it; one when a whole plan it could take was refused (the same cut again would be no different).
+      const periodsPerProfile = isByPeriod(name) ? (maxPeriods !== null && input.planPeriods > maxPeriods ? maxPeriods : 1) : null;
       const reason = skipped.length === 0 ? `${name}: the charger takes the whole plan as a TxProfile` : `${name}: ${skipped.map((s) => `${s.strategy} ${s.why}`).join('; ')}`;
       return { name, purpose: PURPOSE[name], periodsPerProfile, rateUnit, skipped, reason };
     }

@@ -77,9 +77,10 @@ export interface SimulatedCharger {
  *   only-w               declares ChargingScheduleAllowedChargingRateUnit Power, rejects a schedule in A
  *   no-smart-charging    declares SupportedFeatureProfiles without SmartCharging, answers NotSupported to SetChargingProfile
  *   not-implemented      declares nothing, has no SetChargingProfile at all (ocpp-rpc answers the NotImplemented CallError)
+ *   only-charge-point-max  takes only a ChargePointMaxProfile (Rejected otherwise)
  * Every one takes RemoteStart/StopTransaction (Accepted) and records them.
  */
-export type ChargerRefusal = 'rejects-tx-profile' | 'only-tx-default' | 'max-one-period' | 'only-w' | 'no-smart-charging' | 'not-implemented';
+export type ChargerRefusal = 'rejects-tx-profile' | 'only-tx-default' | 'max-one-period' | 'only-w' | 'no-smart-charging' | 'not-implemented' | 'only-charge-point-max';
 
 const REFUSAL_CONFIGURATION: Record<ChargerRefusal, Record<string, string>> = {
   'rejects-tx-profile': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Current', ChargingScheduleMaxPeriods: '96' },
@@ -88,6 +89,7 @@ const REFUSAL_CONFIGURATION: Record<ChargerRefusal, Record<string, string>> = {
   'only-w': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Power', ChargingScheduleMaxPeriods: '96' },
   'no-smart-charging': { SupportedFeatureProfiles: 'Core,FirmwareManagement,RemoteTrigger' },
   'not-implemented': {},
+  'only-charge-point-max': { SupportedFeatureProfiles: 'Core,SmartCharging', ChargeProfileMaxStackLevel: '3', ChargingScheduleAllowedChargingRateUnit: 'Current', ChargingScheduleMaxPeriods: '96' },
 };
 
 /** The refusing charger's answer to a SetChargingProfile. */
@@ -102,6 +104,8 @@ function refusalAnswer(refusal: ChargerRefusal, p: SentProfile): 'Accepted' | 'R
       return chargingSchedule.chargingSchedulePeriod.length > 1 ? 'Rejected' : 'Accepted';
     case 'only-w':
       return chargingSchedule.chargingRateUnit === 'W' ? 'Accepted' : 'Rejected';
+    case 'only-charge-point-max':
+      return purpose === 'ChargePointMaxProfile' ? 'Accepted' : 'Rejected';
     case 'no-smart-charging':
     case 'not-implemented':
       return 'NotSupported';

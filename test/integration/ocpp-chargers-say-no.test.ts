@@ -20,6 +20,7 @@ const CHARGERS: Record<string, ChargerRefusal> = {
   'CP-ONLY-W': 'only-w',
   'CP-NO-SC': 'no-smart-charging',
   'CP-NOT-IMPL': 'not-implemented',
+  'CP-MAX-ONLY': 'only-charge-point-max',
 };
 interface PeriodView {
   start: string;
@@ -42,7 +43,7 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
     });
     for (const [id, refusal] of Object.entries(CHARGERS)) {
       cp[id] = await gw.connect(id, { refusal });
-      await cp[id]!.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: refusal });
+      await cp[id]!.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: refusal.slice(0, 20) });
     }
     const stored = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'ChargingScheduleMaxPeriods'").get(id) as { n: number };
     await until(() => Object.keys(CHARGERS).every((id) => stored(id).n === 1), 'every charger configuration read', 30_000);
@@ -101,6 +102,32 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
     const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
     expect(metrics).toContain('metergate_ocpp_charging_strategy{charge_point_id="CP-NOT-IMPL",connector_id="1",strategy="remote-start-stop"} 1');
     expect(metrics).toContain('metergate_ocpp_charging_strategy{charge_point_id="CP-ONE-PERIOD",connector_id="1",strategy="tx-default-profile-by-period"} 1');
+  });
+
+  it('a charger that takes only a ChargePointMaxProfile gets the plan as one on connector 0, after one try of each strategy above it; cleared with the target', async () => {
+    const id = 'CP-MAX-ONLY';
+    const charger = cp[id]!;
+    // Before a transaction: TxDefaultProfile, by period, then ChargePointMaxProfile.
+    await until(async () => (await plan(id)).charger_profile?.purpose === 'ChargePointMaxProfile', 'the ChargePointMaxProfile answer stored', 20_000);
+    expect(charger.profiles.map((p) => p.csChargingProfiles.chargingProfilePurpose)).toEqual(['TxDefaultProfile', 'TxDefaultProfile', 'ChargePointMaxProfile']);
+    const max = charger.profiles[2]!;
+    expect(max.connectorId).toBe(0);
+    expect(max.csChargingProfiles.chargingProfileId).toBe(13);
+    expect(max.csChargingProfiles.transactionId).toBeUndefined();
+    expect(max.csChargingProfiles.chargingSchedule).toEqual(charger.profiles[0]!.csChargingProfiles.chargingSchedule);
+    expect(charger.profiles[1]!.csChargingProfiles.chargingSchedule.chargingSchedulePeriod).toHaveLength(1);
+    const got = await plan(id);
+    expect(got.charger_profile.status).toBe('Accepted');
+    expect(got.charging_strategy.strategy).toBe('charge-point-max-profile');
+    expect(got.charging_strategy.charger_refused.map((r: { strategy: string }) => r.strategy)).toEqual(['tx-default-profile', 'tx-default-profile-by-period']);
+    // A transaction: one try of the TxProfile (never tried before), then the ChargePointMaxProfile again.
+    await startTransaction(id);
+    await until(() => charger.profiles.length === 6, 'the TxProfile tries and the ChargePointMaxProfile', 20_000);
+    expect(charger.profiles.slice(3).map((p) => p.csChargingProfiles.chargingProfilePurpose)).toEqual(['TxProfile', 'TxProfile', 'ChargePointMaxProfile']);
+    // The target deleted: its ChargePointMaxProfile is cleared too.
+    expect((await gw.api('DELETE', planPath(id))).status).toBe(204);
+    await until(() => charger.clears.length === 3, 'the clears', 20_000);
+    expect(charger.clears.map((c) => c.id).sort()).toEqual([11, 12, 13]);
   });
 
   it('a charger that rejects the TxProfile gets the plan as a TxDefaultProfile at once, and never a TxProfile again', async () => {

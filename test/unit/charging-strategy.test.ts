@@ -57,7 +57,8 @@ describe('chooseStrategy', () => {
       // Never a kind of profile the charger refused: a pause (a 0 A period) falls to the next strategy.
       if (s.purpose !== null && input.refusals.some((r) => r.strategy === s.name || r.strategy === 'all-profiles')) fail(input, `${s.name} refused before`);
       if ((s.purpose === null) !== (s.name === 'remote-start-stop')) fail(input, `purpose ${s.purpose}`);
-      if (s.periodsPerProfile !== (s.name.endsWith('by-period') ? (input.capabilities.maxPeriods ?? 1) : null)) fail(input, `periods per profile ${s.periodsPerProfile}`);
+      const max = input.capabilities.maxPeriods;
+      if (s.periodsPerProfile !== (s.name.endsWith('by-period') ? (max !== null && input.planPeriods > max ? max : 1) : null)) fail(input, `periods per profile ${s.periodsPerProfile}`);
       const unit = input.capabilities.allowedChargingRateUnit;
       if (s.rateUnit !== (unit === 'Power' || unit === 'W' ? 'W' : 'A')) fail(input, `unit ${s.rateUnit}`);
     }
@@ -77,6 +78,8 @@ describe('chooseStrategy', () => {
     expect(s.reason).toBe('tx-default-profile: tx-profile refused before (Rejected at 2025-11-12T12:00:00.000Z)');
     expect(chooseStrategy({ ...base, capabilities: { ...base.capabilities, maxPeriods: 1 } })).toMatchObject({ name: 'tx-profile-by-period', periodsPerProfile: 1 });
     expect(chooseStrategy({ ...base, capabilities: { ...base.capabilities, maxPeriods: 4 } })).toMatchObject({ name: 'tx-profile-by-period', periodsPerProfile: 4 });
+    // A whole plan it could take, refused: one period at a time.
+    expect(chooseStrategy({ ...base, refusals: ['tx-profile', 'tx-default-profile'].map((x, i) => ({ strategy: x as StrategyName, answer: 'Rejected', atMs: i })) })).toMatchObject({ name: 'tx-profile-by-period', periodsPerProfile: 1 });
     const onlyMax = { ...base, soleConnector: true, refusals: ['tx-profile', 'tx-default-profile', 'tx-profile-by-period', 'tx-default-profile-by-period'].map((x, i) => ({ strategy: x as StrategyName, answer: 'Rejected', atMs: i })) };
     expect(chooseStrategy(onlyMax).name).toBe('charge-point-max-profile');
     expect(chooseStrategy({ ...onlyMax, soleConnector: false }).name).toBe('remote-start-stop');
