@@ -159,7 +159,7 @@ export function buildModules(ctx: AppContext): Module[] {
     );
   }
   // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
-  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer({ ...ctx, charging: await charging() })));
+  if (ctx.config.http.enabled) modules.push(new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer({ ...ctx, charging: await charging(), centralSystem: () => centralSystem?.instance ?? null })));
   // OCPP 1.6J central system for the configured chargers (docs/chargers.md); ocpp-rpc and
   // its schemas are loaded only when a charger is configured.
   const centralSystem = ctx.config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('./ocpp/central-system.js')).CentralSystem(ctx, await charging())) : null;

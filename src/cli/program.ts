@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   forecast: async () => (await import('./forecast.js')).registerForecastCommands,
   firstboot: async () => (await import('./firstboot.js')).registerFirstBootCommand,
   outbox: async () => (await import('./outbox.js')).registerOutboxCommands,
+  charger: async () => (await import('./charger.js')).registerChargerCommands,
 };
 
 // --version loads the native modules to report them; it is answered before any sub-command loads.

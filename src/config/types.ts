@@ -163,6 +163,8 @@ export interface Config {
     /** How long a charger's call waits for a store that refuses writes before it gets a CallError (its write stays queued). */
     readonly storage_wait_s: number;
     readonly market_area?: string;
+    /** How long an operator operation waits for the charger's answer (ocpp/charger-operations.ts). */
+    readonly operation_timeout_s?: number;
   };
   readonly chargers: readonly ChargerConfig[];
   readonly site: SiteConfig;

@@ -10,6 +10,7 @@ import { httpMetrics } from './metrics.js';
 import type { HttpDeps, RouteDeps, RouteRegistrar } from './deps.js';
 import { createPriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
+import { registerChargerOperationRoutes } from './routes/charger-operations.js';
 import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -28,6 +29,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerMarketPriceForecastRoutes,
   registerChargingPlanRoutes,
   registerChargerTransactionRoutes,
+  registerChargerOperationRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,
 ];

@@ -2,13 +2,25 @@
 // layer shares. Its own file so that routes/ and app.ts do not import each other.
 import type { Router } from 'express';
 import type { AppContext } from '../context.js';
+import type { ChargerOperationsPort } from '../ocpp/charger-operations.js';
+import type { LocalListSync } from '../ocpp/local-list-sync.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { SessionStore } from '../store/sessions.js';
 import type { TokenStore } from '../store/tokens.js';
 import type { PriceAccess } from './price-access.js';
 
 /** What the HTTP app needs: the application context (config, logger, db, clock, metrics) and the shared charging planner and stores. */
-export type HttpDeps = AppContext & { readonly charging: ChargingServices };
+export type HttpDeps = AppContext & {
+  readonly charging: ChargingServices;
+  /** The running OCPP central system's operator operations (daemon.ts), or null before it started / without chargers. */
+  readonly centralSystem?: () => CentralSystemAccess | null;
+};
+
+/** What the HTTP API may ask of the central system: the operator's calls to chargers. */
+export interface CentralSystemAccess {
+  readonly operations: ChargerOperationsPort | null;
+  readonly localLists: LocalListSync | null;
+}
 
 /** What every route registrar gets: the context plus the stores the HTTP layer shares. */
 export interface RouteDeps extends HttpDeps {

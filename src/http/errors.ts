@@ -19,6 +19,8 @@ export interface Problem {
   readonly status: number;
   readonly detail: string;
   readonly errors?: readonly FieldError[];
+  /** A charger's CallError, as it came (the operator operations, routes/charger-operations.ts). */
+  readonly ocpp_error?: { readonly code: string; readonly description: string; readonly details: unknown };
 }
 
 /** A short stable slug per status, so `type` is a URI clients can branch on. */
@@ -37,7 +39,9 @@ const TYPE_SLUGS: Record<number, string> = {
   429: 'too-many-requests',
   431: 'request-header-fields-too-large',
   500: 'internal-error',
+  502: 'bad-gateway',
   503: 'service-unavailable',
+  504: 'gateway-timeout',
 };
 
 export function problemType(status: number): string {
@@ -52,8 +56,9 @@ export class HttpProblem extends Error {
   readonly errors?: readonly FieldError[];
   readonly headers: Readonly<Record<string, string>>;
   readonly type: string;
+  readonly ocppError?: Problem['ocpp_error'];
 
-  constructor(status: number, detail: string, opts: { title?: string; errors?: readonly FieldError[]; headers?: Record<string, string>; type?: string } = {}) {
+  constructor(status: number, detail: string, opts: { title?: string; errors?: readonly FieldError[]; headers?: Record<string, string>; type?: string; ocppError?: Problem['ocpp_error'] } = {}) {
     super(detail);
     this.name = 'HttpProblem';
     this.status = status;
@@ -62,6 +67,7 @@ export class HttpProblem extends Error {
     this.errors = opts.errors && opts.errors.length > 0 ? opts.errors : undefined;
     this.headers = opts.headers ?? {};
     this.type = opts.type ?? problemType(status);
+    this.ocppError = opts.ocppError;
   }
 
   toJSON(): Problem {
@@ -71,6 +77,7 @@ export class HttpProblem extends Error {
       status: this.status,
       detail: this.detail,
       ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.ocppError ? { ocpp_error: this.ocppError } : {}),
     };
   }
 }

@@ -14,9 +14,12 @@ import type { Module } from '../lifecycle.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import type { OcppStore } from '../store/ocpp.js';
+import { LocalListStore } from '../store/ocpp-local-lists.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
+import { ChargerOperations, DEFAULT_OPERATION_TIMEOUT_S, type ChargerOperationsPort } from './charger-operations.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
+import { LocalListSync } from './local-list-sync.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
@@ -28,6 +31,8 @@ interface Parts {
   readonly writes: StoreWriteQueue;
   readonly handlers: ChargerMessageHandlers;
   readonly dispatcher: ProfileDispatcher;
+  readonly operations: ChargerOperations;
+  readonly localLists: LocalListSync;
 }
 
 export class CentralSystem implements Module {
@@ -77,12 +82,38 @@ export class CentralSystem implements Module {
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const { writes } = this.charging;
     const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null);
-    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, dispatcher, writes);
-    this.parts = { store, outcomes, writes, handlers, dispatcher };
+    // The operator's calls (HTTP API, CLI): every outcome typed, none hangs (charger-operations.ts).
+    const operations = new ChargerOperations(this.ctx, metrics, this.chargers, (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null }), (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000);
+    const localLists = new LocalListSync(operations, new LocalListStore(db), writes, () => this.ctx.clock.now(), logger);
+    // After a BootNotification's answer: the plans (dispatcher), then the local authorization
+    // list of a charger with configured id tags, so that it authorizes them offline.
+    const after = {
+      booted: (client: ChargerClient) => {
+        dispatcher.booted(client);
+        if (this.chargers.get(client.identity)?.auth !== 'accept_all') {
+          setImmediate(() => void localLists.sync(client.identity, 'auto').then((r) => {
+            if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) logger.warn({ charge_point_id: client.identity, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger after its boot');
+          }));
+        }
+      },
+      transactionStarted: (client: ChargerClient, connectorId: number) => dispatcher.transactionStarted(client, connectorId),
+    };
+    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes);
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists };
     this.registerMetrics(store, writes);
     dispatcher.start();
     await this.transport.start();
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
+  }
+
+  /** The operator's calls to chargers (HTTP API), once started. */
+  get operations(): ChargerOperationsPort | null {
+    return this.parts?.operations ?? null;
+  }
+
+  /** The local authorization lists the chargers hold, once started. */
+  get localLists(): LocalListSync | null {
+    return this.parts?.localLists ?? null;
   }
 
   /** The bound ws:// port (ocpp.port 0 picks a free one). */

@@ -5,7 +5,7 @@
 export interface ChargerClient {
   readonly identity: string;
   handle(method: string, handler: (call: { params: unknown; messageId: string }) => unknown): void;
-  call(method: string, params: unknown, opts?: { callTimeoutMs?: number }): Promise<unknown>;
+  call(method: string, params: unknown, opts?: { callTimeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): void;
   close(opts?: { code?: number; reason?: string; force?: boolean }): Promise<unknown>;
 }

@@ -22,6 +22,7 @@ import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { judgeChargerClock } from './charger-clock.js';
 import { chargerSessionId } from './charger-session-id.js';
+import { dataTransferAnswer, type DataTransferRequest } from './data-transfer.js';
 import type { ChargerSessions } from './charger-sessions.js';
 import { authorizeIdTag } from './id-tags.js';
 import { ENERGY_REGISTER } from './register-readings.js';
@@ -192,6 +193,13 @@ export class ChargerMessageHandlers {
       this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
       return {};
     }, { whileQueued: () => ({}) });
+
+    // A vendor's own message (data-transfer.ts): any vendor but ours gets UnknownVendorId.
+    on('DataTransfer', (p: DataTransferRequest) => {
+      const answer = dataTransferAnswer(p);
+      log.info({ vendor_id: p.vendorId.slice(0, 255), message_id: p.messageId?.slice(0, 50), status: answer.status }, 'DataTransfer from the charger answered');
+      return answer;
+    }, { store: false });
 
     on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }), { store: false });
 

@@ -16,7 +16,7 @@ describe('chargers and ocpp settings', () => {
   it('defaults: no chargers, ws on 8887 on every address, heartbeat every 300 s', () => {
     const config = validateConfig(BASE, 'test', {});
     expect(config.chargers).toEqual([]);
-    expect(config.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeat_interval_s: 300, storage_wait_s: 10 });
+    expect(config.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeat_interval_s: 300, storage_wait_s: 10, operation_timeout_s: 30 });
   });
 
   it('accepts accept_all and an id-tag list, and reads password_file', () => {

@@ -1,0 +1,182 @@
+// `metergate charger <operation> <charge_point_id> ...`: the operator operations against the
+// RUNNING daemon, over its local HTTP API (routes/charger-operations.ts) with a cpo token,
+// so that the CLI, the HTTP API and the status page go one way, through the one central
+// system that holds the chargers' connections (docs/chargers.md "Operator operations").
+// The URL comes from the config (http.port on loopback; with http.tls the gateway's own
+// certificate is the only CA trusted), or --url. The token comes from MG_TOKEN (not
+// METERGATE_…: those name config settings, config/env.ts) or --token-file, never from the
+// command line (it would show in `ps`).
+//
+// Exit codes: 0 the charger answered (its answer printed as JSON on stdout, even a
+// Rejected); 1 a problem from the gateway (its detail on stderr, the problem JSON on
+// stdout); 64 bad usage; 69 the daemon could not be reached.
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Command, Option } from 'commander';
+import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
+
+interface CommonOptions {
+  config: string;
+  url?: string;
+  tokenFile?: string;
+}
+
+interface Target {
+  readonly url: URL;
+  readonly ca?: string;
+}
+
+function usage(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(64);
+}
+
+function intArg(name: string, min: number) {
+  return (v: string): number => {
+    if (!/^[0-9]+$/.test(v) || Number(v) < min) usage(`${name} must be an integer >= ${min}`);
+    return Number(v);
+  };
+}
+
+function target(opts: CommonOptions): Target {
+  if (opts.url) {
+    try {
+      return { url: new URL(opts.url) };
+    } catch {
+      usage(`--url is not a URL: ${opts.url}`);
+    }
+  }
+  const config = loadConfigOrExit(opts.config);
+  if (!config.http.enabled) usage('http.enabled is false in the config: the daemon has no HTTP API to reach (give --url if it runs elsewhere)');
+  const loopback = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
+  const host = loopback.includes(':') ? `[${loopback}]` : loopback;
+  const tls = config.http.tls;
+  return { url: new URL(`${tls ? 'https' : 'http'}://${host}:${config.http.port}`), ca: tls ? readFileSync(tls.cert_file, 'utf8') : undefined };
+}
+
+function token(opts: CommonOptions): string {
+  const fromFile = opts.tokenFile ? readFileSync(opts.tokenFile, 'utf8').trim() : undefined;
+  const value = fromFile ?? process.env.MG_TOKEN?.trim();
+  if (!value) usage('a cpo token is needed: set MG_TOKEN or give --token-file (create one with: metergate token create --type cpo --name NAME)');
+  return value;
+}
+
+function post(t: Target, path: string, tokenValue: string, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
+  const payload = JSON.stringify(body);
+  const url = new URL(path, t.url);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        headers: { authorization: `Token ${tokenValue}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        // The gateway's own certificate, pinned: its name need not be the loopback address.
+        ...(t.ca ? { ca: t.ca, checkServerIdentity: () => undefined } : {}),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function run(operation: string, chargePointId: string, body: Record<string, unknown>, opts: CommonOptions): Promise<void> {
+  const t = target(opts);
+  const tok = token(opts);
+  let res: { status: number; text: string };
+  try {
+    res = await post(t, `/api/v1/chargers/${encodeURIComponent(chargePointId)}/${operation}`, tok, body);
+  } catch (err) {
+    process.stderr.write(`the daemon could not be reached at ${t.url.origin}: ${(err as Error).message} (is \`metergate run\` running? --url to point elsewhere)\n`);
+    process.exit(69);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(res.text);
+  } catch {
+    parsed = res.text;
+  }
+  process.stdout.write(`${JSON.stringify(parsed, null, 2)}\n`);
+  if (res.status !== 200) {
+    const detail = typeof parsed === 'object' && parsed !== null && 'detail' in parsed ? String((parsed as { detail: unknown }).detail) : `HTTP ${res.status}`;
+    process.stderr.write(`${operation} refused (${res.status}): ${detail}\n`);
+    process.exit(1);
+  }
+}
+
+export function registerChargerCommands(program: Command): void {
+  const charger = program
+    .command('charger')
+    .description('OCPP operations on a connected charger, through the running daemon\'s HTTP API (token: MG_TOKEN or --token-file, type cpo)');
+  const op = (name: string, description: string) =>
+    charger
+      .command(`${name} <charge_point_id>`)
+      .description(description)
+      .option('-c, --config <file>', 'config file (gives the daemon\'s HTTP address)', DEFAULT_CONFIG_PATH)
+      .option('--url <url>', 'the daemon\'s HTTP API instead of the one in the config, e.g. http://127.0.0.1:8080')
+      .option('--token-file <file>', 'file holding a cpo token (default: $MG_TOKEN)');
+  type Opts<T> = CommonOptions & T;
+
+  op('remote-start', 'RemoteStartTransaction')
+    .requiredOption('--id-tag <tag>', 'the id tag to start with')
+    .option('--connector <id>', 'connector (the charger chooses when left out)', intArg('--connector', 1))
+    .option('--with-plan', 'send the connector\'s charging plan as the transaction\'s TxProfile')
+    .action((cp: string, o: Opts<{ idTag: string; connector?: number; withPlan?: boolean }>) =>
+      run('remote-start', cp, { id_tag: o.idTag, ...(o.connector === undefined ? {} : { connector_id: o.connector }), ...(o.withPlan ? { charging_profile: 'plan' } : {}) }, o),
+    );
+  op('remote-stop', 'RemoteStopTransaction')
+    .requiredOption('--transaction <id>', 'the transaction id', intArg('--transaction', 1))
+    .action((cp: string, o: Opts<{ transaction: number }>) => run('remote-stop', cp, { transaction_id: o.transaction }, o));
+  op('reset', 'Reset (soft by default)')
+    .addOption(new Option('--type <type>', 'soft or hard').choices(['soft', 'hard']).default('soft'))
+    .action((cp: string, o: Opts<{ type: string }>) => run('reset', cp, { type: o.type === 'hard' ? 'Hard' : 'Soft' }, o));
+  op('unlock-connector', 'UnlockConnector')
+    .requiredOption('--connector <id>', 'connector', intArg('--connector', 1))
+    .action((cp: string, o: Opts<{ connector: number }>) => run('unlock-connector', cp, { connector_id: o.connector }, o));
+  op('change-availability', 'ChangeAvailability of a connector, or of the whole charger (connector 0, the default)')
+    .addOption(new Option('--type <type>', 'operative or inoperative').choices(['operative', 'inoperative']).makeOptionMandatory())
+    .option('--connector <id>', 'connector; 0: the whole charger', intArg('--connector', 0), 0)
+    .action((cp: string, o: Opts<{ type: string; connector: number }>) => run('change-availability', cp, { connector_id: o.connector, type: o.type === 'operative' ? 'Operative' : 'Inoperative' }, o));
+  op('trigger-message', 'TriggerMessage')
+    .addOption(new Option('--message <name>', 'the message to send now').choices(['BootNotification', 'DiagnosticsStatusNotification', 'FirmwareStatusNotification', 'Heartbeat', 'MeterValues', 'StatusNotification']).makeOptionMandatory())
+    .option('--connector <id>', 'connector (MeterValues, StatusNotification)', intArg('--connector', 1))
+    .action((cp: string, o: Opts<{ message: string; connector?: number }>) => run('trigger-message', cp, { requested_message: o.message, ...(o.connector === undefined ? {} : { connector_id: o.connector }) }, o));
+  op('change-configuration', 'ChangeConfiguration')
+    .requiredOption('--key <key>', 'configuration key')
+    .requiredOption('--value <value>', 'its new value')
+    .action((cp: string, o: Opts<{ key: string; value: string }>) => run('change-configuration', cp, { key: o.key, value: o.value }, o));
+  op('get-configuration', 'GetConfiguration (every key, or those given)')
+    .option('--key <key...>', 'keys to read')
+    .action((cp: string, o: Opts<{ key?: string[] }>) => run('get-configuration', cp, o.key ? { keys: o.key } : {}, o));
+  op('clear-cache', 'ClearCache').action((cp: string, o: CommonOptions) => run('clear-cache', cp, {}, o));
+  op('get-composite-schedule', 'GetCompositeSchedule, next to the plan the gateway sent')
+    .requiredOption('--connector <id>', 'connector; 0: the whole charger', intArg('--connector', 0))
+    .requiredOption('--duration <s>', 'seconds from now', intArg('--duration', 1))
+    .addOption(new Option('--unit <unit>', 'charging rate unit').choices(['A', 'W']))
+    .action((cp: string, o: Opts<{ connector: number; duration: number; unit?: string }>) =>
+      run('get-composite-schedule', cp, { connector_id: o.connector, duration_s: o.duration, ...(o.unit ? { charging_rate_unit: o.unit } : {}) }, o),
+    );
+  op('data-transfer', 'DataTransfer to the charger')
+    .requiredOption('--vendor <id>', 'vendorId')
+    .option('--message-id <id>', 'messageId')
+    .option('--data <text>', 'data')
+    .action((cp: string, o: Opts<{ vendor: string; messageId?: string; data?: string }>) =>
+      run('data-transfer', cp, { vendor_id: o.vendor, ...(o.messageId === undefined ? {} : { message_id: o.messageId }), ...(o.data === undefined ? {} : { data: o.data }) }, o),
+    );
+  op('send-local-list', 'SendLocalList of the configured id tags (the difference to what the charger holds, or --full)')
+    .option('--full', 'send the whole list')
+    .option('--differential', 'send only the difference')
+    .action((cp: string, o: Opts<{ full?: boolean; differential?: boolean }>) => {
+      if (o.full && o.differential) usage('--full and --differential exclude each other');
+      return run('send-local-list', cp, o.full ? { update_type: 'Full' } : o.differential ? { update_type: 'Differential' } : {}, o);
+    });
+  op('get-local-list-version', 'GetLocalListVersion').action((cp: string, o: CommonOptions) => run('get-local-list-version', cp, {}, o));
+}

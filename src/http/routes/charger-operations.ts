@@ -1,0 +1,197 @@
+// POST /api/v1/chargers/:charge_point_id/<operation>: the operator's OCPP 1.6 operations on a
+// connected charger (docs/chargers.md "Operator operations"), with a cpo token. Each body is
+// validated against its schema in openapi.json, turned into the OCPP request, sent
+// (ocpp/charger-operations.ts), and the charger's answer returned next to the request sent.
+// `metergate charger ...` (cli/charger.ts) and the status page call these same routes.
+//
+// Error policy (problem+json): 404 charger not configured; 409 not connected (at once, never
+// waits for it), or a remote start with the plan for a connector without one; 503 central
+// system not running; 502 the charger's CallError (`ocpp_error` as it came); 504 no answer
+// within ocpp.operation_timeout_s; 422 a body or request outside the schema.
+import type { Request, RequestHandler, Router } from 'express';
+import express from 'express';
+import type { OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
+import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor } from '../../ocpp/charging-profile.js';
+import { RATE_UNIT_KEY } from '../../ocpp/charger-configuration.js';
+import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedule.js';
+import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
+import type { RouteDeps } from '../deps.js';
+import { requireToken } from '../auth.js';
+import { HttpProblem, methodNotAllowed, requireJsonBody } from '../errors.js';
+import { formatUtc } from '../timestamps.js';
+import { fieldErrors, schemaValidator } from '../validate.js';
+
+const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
+export const OPERATIONS_BASE = '/api/v1/chargers/:charge_point_id';
+
+type Body = Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+interface OperationContext {
+  readonly deps: RouteDeps;
+  readonly chargePointId: string;
+}
+
+interface Operation {
+  /** Last path segment, e.g. remote-start. */
+  readonly path: string;
+  readonly action: OperatorAction;
+  /** components.schemas name of the body. */
+  readonly schema: string;
+  /** The OCPP request from the validated body. */
+  readonly request: (body: Body, c: OperationContext) => Json;
+  /** What the answer carries besides the request and the charger's answer. */
+  readonly extra?: (request: Json, answer: Json, c: OperationContext) => Json;
+}
+
+const optional = (name: string, value: unknown): Json => (value === undefined ? {} : { [name]: value });
+
+/** A TxProfile of the connector's current plan, for RemoteStartTransaction (OCPP 1.6 5.11: purpose TxProfile, no transactionId). */
+function planProfile(c: OperationContext, connectorId: number | undefined): Json {
+  const { deps, chargePointId } = c;
+  if (connectorId === undefined) throw new HttpProblem(422, 'a charging profile from the plan needs the connector', { errors: [{ path: 'connector_id', message: 'is required with charging_profile "plan"' }] });
+  const target = deps.charging.stores.targets.get(chargePointId, connectorId);
+  const nowMs = deps.clock.now();
+  if (!target || target.departureMs <= nowMs) throw new HttpProblem(409, `connector ${connectorId} of ${chargePointId} has no charging target in force; PUT /api/v1/chargers/${chargePointId}/connectors/${connectorId}/plan first`);
+  const plan = deps.charging.planner.plan(target, nowMs);
+  const rateUnit = chargingRateUnitFor(deps.charging.stores.configuration.get(chargePointId, RATE_UNIT_KEY)?.value);
+  const { csChargingProfiles: p } = chargingProfileRequest(plan, { connectorId, transactionId: null, plannedAtMs: nowMs, departureMs: target.departureMs, rateUnit });
+  return { ...p, chargingProfileId: chargingProfileIdOf(connectorId, 'TxProfile'), chargingProfilePurpose: 'TxProfile' };
+}
+
+/** The schedule the gateway last sent for the connector's plan, and how the composite schedule compares with it. */
+function compositeExtra(request: Json, answer: Json, c: OperationContext): Json {
+  const sent = c.deps.charging.stores.profiles.get(c.chargePointId, Number(request.connectorId));
+  if (!sent) return { plan: null, comparison: { comparable: false, reason: 'the gateway has sent no charging profile for this connector' } };
+  const planned = (JSON.parse(sent.requestJson) as { csChargingProfiles: { chargingSchedule: ScheduleLike } }).csChargingProfiles.chargingSchedule;
+  const plan = { purpose: sent.purpose, transaction_id: sent.transactionId, planned_at: formatUtc(sent.plannedAtMs), sent_at: formatUtc(sent.sentAtMs), status: sent.status, charging_schedule: planned };
+  const composite = answer.chargingSchedule as ScheduleLike | undefined;
+  const startMs = typeof answer.scheduleStart === 'string' ? Date.parse(answer.scheduleStart) : NaN;
+  if (answer.status !== 'Accepted' || !composite) return { plan, comparison: { comparable: false, reason: 'the charger gave no composite schedule' } };
+  const cmp = compareSchedules(composite, startMs, planned);
+  const comparison = cmp.comparable
+    ? { comparable: true, equal: cmp.equal, from: formatUtc(cmp.fromMs), to: formatUtc(cmp.toMs), differences: cmp.differences.map((d) => ({ at: formatUtc(d.atMs), composite_limit: d.compositeLimit, planned_limit: d.plannedLimit })) }
+    : { comparable: false, reason: cmp.reason };
+  return { plan, comparison };
+}
+
+const OPERATIONS: readonly Operation[] = [
+  {
+    path: 'remote-start',
+    action: 'RemoteStartTransaction',
+    schema: 'RemoteStartRequest',
+    request: (b, c) => ({
+      idTag: b.id_tag,
+      ...optional('connectorId', b.connector_id),
+      ...(b.charging_profile === 'plan' ? { chargingProfile: planProfile(c, b.connector_id as number | undefined) } : {}),
+    }),
+  },
+  { path: 'remote-stop', action: 'RemoteStopTransaction', schema: 'RemoteStopRequest', request: (b) => ({ transactionId: b.transaction_id }) },
+  { path: 'reset', action: 'Reset', schema: 'ResetRequest', request: (b) => ({ type: b.type }) },
+  { path: 'unlock-connector', action: 'UnlockConnector', schema: 'UnlockConnectorRequest', request: (b) => ({ connectorId: b.connector_id }) },
+  { path: 'change-availability', action: 'ChangeAvailability', schema: 'ChangeAvailabilityRequest', request: (b) => ({ connectorId: b.connector_id ?? 0, type: b.type }) },
+  { path: 'trigger-message', action: 'TriggerMessage', schema: 'TriggerMessageRequest', request: (b) => ({ requestedMessage: b.requested_message, ...optional('connectorId', b.connector_id) }) },
+  { path: 'change-configuration', action: 'ChangeConfiguration', schema: 'ChangeConfigurationRequest', request: (b) => ({ key: b.key, value: b.value }) },
+  { path: 'get-configuration', action: 'GetConfiguration', schema: 'GetConfigurationRequest', request: (b) => optional('key', b.keys) },
+  { path: 'clear-cache', action: 'ClearCache', schema: 'EmptyOperationRequest', request: () => ({}) },
+  {
+    path: 'get-composite-schedule',
+    action: 'GetCompositeSchedule',
+    schema: 'GetCompositeScheduleRequest',
+    request: (b) => ({ connectorId: b.connector_id, duration: b.duration_s, ...optional('chargingRateUnit', b.charging_rate_unit) }),
+    extra: compositeExtra,
+  },
+  { path: 'data-transfer', action: 'DataTransfer', schema: 'DataTransferRequest', request: (b) => ({ vendorId: b.vendor_id, ...optional('messageId', b.message_id), ...optional('data', b.data) }) },
+  {
+    path: 'get-local-list-version',
+    action: 'GetLocalListVersion',
+    schema: 'EmptyOperationRequest',
+    request: () => ({}),
+    extra: (_r, _a, c) => ({ list_version_held: c.deps.centralSystem?.()?.localLists?.heldVersion(c.chargePointId) ?? null }),
+  },
+];
+
+/** A JSON body when one came; none (no Content-Length, no Transfer-Encoding) is `{}`. */
+function optionalJsonBody(limitBytes: number): RequestHandler[] {
+  const parse = express.json({ limit: limitBytes, strict: true, type: ['application/json', 'application/*+json'] });
+  const hasBody = (req: Request) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  return [
+    (req, res, next) => (hasBody(req) ? requireJsonBody(req, res, next) : next()),
+    (req, res, next) => {
+      if (hasBody(req)) return parse(req, res, next);
+      req.body = {};
+      next();
+    },
+  ];
+}
+
+/** The outcome as the answer, or the problem that says why there is none. */
+function answered(outcome: OperationOutcome, chargePointId: string, action: string): Json {
+  switch (outcome.kind) {
+    case 'answered':
+      return outcome.answer;
+    case 'call-error':
+      throw new HttpProblem(502, `charger ${chargePointId} answered ${action} with the CallError ${outcome.code}${outcome.description ? `: ${outcome.description.slice(0, 200)}` : ''}`, {
+        ocppError: { code: outcome.code, description: outcome.description, details: outcome.details },
+      });
+    case 'unknown-charger':
+      throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    case 'not-connected':
+      throw new HttpProblem(409, `charger ${chargePointId} is not connected${outcome.lastMessageAtMs === null ? '' : ` (last message ${formatUtc(outcome.lastMessageAtMs)})`}; nothing was sent`);
+    case 'timeout':
+      throw new HttpProblem(504, `charger ${chargePointId} did not answer ${action} within ${outcome.timeoutMs / 1000} s (ocpp.operation_timeout_s); it may still act on it`);
+    case 'invalid-request':
+      throw new HttpProblem(422, `the ${action} request does not match the OCPP 1.6 schema: ${outcome.message}`, { errors: [{ path: '(body)', message: outcome.message }] });
+    case 'failed':
+      throw new HttpProblem(502, `the ${action} exchange with charger ${chargePointId} broke off: ${outcome.message}`);
+  }
+}
+
+export function registerChargerOperationRoutes(router: Router, deps: RouteDeps): void {
+  const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
+  const body = optionalJsonBody(deps.config.http.body_limit_bytes);
+
+  /** The charger's id and the running central system, or the problem. */
+  const target = (req: Request) => {
+    const chargePointId = String(req.params.charge_point_id);
+    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
+    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    const cs = deps.centralSystem?.();
+    if (!cs?.operations || !cs.localLists) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
+    return { chargePointId, operations: cs.operations, localLists: cs.localLists };
+  };
+  const validated = (schema: string, value: unknown): Body => {
+    const validate = schemaValidator(schema);
+    if (!validate(value)) throw new HttpProblem(422, `the request body does not match the ${schema} schema`, { errors: fieldErrors(validate) });
+    return value as Body;
+  };
+
+  for (const op of OPERATIONS) {
+    const path = `${OPERATIONS_BASE}/${op.path}`;
+    router.post(path, auth, ...body, async (req, res) => {
+      const { chargePointId, operations } = target(req);
+      const c = { deps, chargePointId };
+      const request = op.request(validated(op.schema, req.body), c);
+      const answer = answered(await operations.call(chargePointId, op.action, request), chargePointId, op.action);
+      res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...op.extra?.(request, answer, c) });
+    });
+    router.all(path, methodNotAllowed(['POST']));
+  }
+
+  // The local authorization list from the configured id tags (ocpp/local-list-sync.ts).
+  const listPath = `${OPERATIONS_BASE}/send-local-list`;
+  router.post(listPath, auth, ...body, async (req, res) => {
+    const { chargePointId, localLists } = target(req);
+    const b = validated('SendLocalListOperationRequest', req.body);
+    const result = await localLists.sync(chargePointId, (b.update_type as LocalListUpdateType | undefined) ?? 'auto');
+    if (result.kind === 'no-list') throw new HttpProblem(409, `charger ${chargePointId} accepts every id tag (auth: accept_all): it has no local authorization list to send`);
+    const base = { charge_point_id: chargePointId, action: 'SendLocalList' };
+    if (result.kind === 'in-step') {
+      res.set('Cache-Control', 'no-store').json({ ...base, request: null, answer: null, note: `the charger holds version ${result.listVersion}, which has the configured id tags: nothing sent (update_type Full sends it again)`, list_version_held: result.listVersion });
+      return;
+    }
+    const answer = answered(result.outcome, chargePointId, 'SendLocalList');
+    res.set('Cache-Control', 'no-store').json({ ...base, request: result.request, answer, list_version_held: localLists.heldVersion(chargePointId) });
+  });
+  router.all(listPath, methodNotAllowed(['POST']));
+}

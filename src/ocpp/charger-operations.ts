@@ -1,0 +1,137 @@
+// The operator's calls to a charger (docs/chargers.md "Operator operations"): one OCPP 1.6
+// call to one configured charger, its outcome as a typed value the HTTP API and the CLI
+// (through the HTTP API) turn into an answer. The OCPP requests themselves are built by the
+// callers from validated input; they are checked here once more against the official
+// schema (validator.ts), so a request the charger would have to refuse is never sent.
+//
+// Error policy: call() never throws and never hangs. A charger that is not configured or not
+// connected is said at once; one that does not answer within ocpp.operation_timeout_s
+// (queued behind another call of ours included) is 'timeout'; its CallError is returned as
+// it came; anything else (the socket closed mid-call) is 'failed'. Each outcome is counted
+// (metergate_ocpp_operations_total) and logged without the request's values.
+import { Counter, type Registry } from 'prom-client';
+import type { AppContext } from '../context.js';
+import type { ChargerConfig } from '../config/types.js';
+import type { ChargerClient } from './charger-client.js';
+import { ocpp16Validator } from './validator.js';
+
+/** The OCPP 1.6 actions an operator may send. */
+export const OPERATOR_ACTIONS = [
+  'RemoteStartTransaction',
+  'RemoteStopTransaction',
+  'Reset',
+  'UnlockConnector',
+  'ChangeAvailability',
+  'TriggerMessage',
+  'ChangeConfiguration',
+  'GetConfiguration',
+  'ClearCache',
+  'GetCompositeSchedule',
+  'DataTransfer',
+  'SendLocalList',
+  'GetLocalListVersion',
+] as const;
+export type OperatorAction = (typeof OPERATOR_ACTIONS)[number];
+
+export type OperationOutcome =
+  | { readonly kind: 'answered'; readonly answer: Record<string, unknown> }
+  /** The charger answered with a CallError (OCPP-J 4.2.3): its code, description and details as sent. */
+  | { readonly kind: 'call-error'; readonly code: string; readonly description: string; readonly details: unknown }
+  | { readonly kind: 'unknown-charger' }
+  | { readonly kind: 'not-connected'; readonly lastMessageAtMs: number | null }
+  | { readonly kind: 'timeout'; readonly timeoutMs: number }
+  /** The request fails the OCPP 1.6 schema: not sent. */
+  | { readonly kind: 'invalid-request'; readonly message: string }
+  /** The exchange broke off (connection closed mid-call). */
+  | { readonly kind: 'failed'; readonly message: string };
+
+/** What the HTTP routes use (a port, so that a daemon without chargers has none). */
+export interface ChargerOperationsPort {
+  call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome>;
+  /** Whether the charger is configured. */
+  configured(chargePointId: string): boolean;
+  charger(chargePointId: string): ChargerConfig | undefined;
+}
+
+export const DEFAULT_OPERATION_TIMEOUT_S = 30;
+
+interface RpcErrorLike {
+  readonly rpcErrorCode: string;
+  readonly message?: string;
+  readonly details?: unknown;
+}
+
+const isRpcError = (err: unknown): err is RpcErrorLike => err instanceof Error && typeof (err as Partial<RpcErrorLike>).rpcErrorCode === 'string';
+
+export class ChargerOperations implements ChargerOperationsPort {
+  private readonly validator = ocpp16Validator();
+  private readonly outcomes: Counter<'action' | 'outcome'>;
+
+  constructor(
+    private readonly ctx: Pick<AppContext, 'logger'>,
+    metrics: Registry,
+    private readonly chargers: ReadonlyMap<string, ChargerConfig>,
+    /** The charger's current connection, or null while it is not connected; with when it was last heard. */
+    private readonly connection: (chargePointId: string) => { client: ChargerClient | null; lastMessageAtMs: number | null },
+    private readonly timeoutMs: number,
+  ) {
+    this.outcomes = new Counter({
+      name: 'metergate_ocpp_operations_total',
+      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, not-connected, timeout, invalid-request, failed)',
+      labelNames: ['action', 'outcome'] as const,
+      registers: [metrics],
+    });
+  }
+
+  configured(chargePointId: string): boolean {
+    return this.chargers.has(chargePointId);
+  }
+
+  charger(chargePointId: string): ChargerConfig | undefined {
+    return this.chargers.get(chargePointId);
+  }
+
+  async call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome> {
+    const outcome = await this.exchange(chargePointId, action, request);
+    if (outcome.kind !== 'unknown-charger') this.outcomes.inc({ action, outcome: outcome.kind });
+    const log = { charge_point_id: chargePointId, action, outcome: outcome.kind };
+    if (outcome.kind === 'answered') this.ctx.logger.info({ ...log, status: typeof outcome.answer.status === 'string' ? outcome.answer.status : undefined }, 'operator operation answered');
+    else if (outcome.kind === 'call-error') this.ctx.logger.warn({ ...log, code: outcome.code }, 'operator operation answered with a CallError');
+    else this.ctx.logger.warn(log, 'operator operation not answered');
+    return outcome;
+  }
+
+  private async exchange(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome> {
+    if (!this.chargers.has(chargePointId)) return { kind: 'unknown-charger' };
+    try {
+      this.validator.validate(`urn:${action}.req`, request);
+    } catch (err) {
+      return { kind: 'invalid-request', message: (err as Error).message.slice(0, 300) };
+    }
+    const { client, lastMessageAtMs } = this.connection(chargePointId);
+    if (!client) return { kind: 'not-connected', lastMessageAtMs };
+    // ocpp-rpc sends one call at a time per charger: its own timeout starts when the call is
+    // sent, so a call queued behind a slow one is bounded here, from now.
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<OperationOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort('operation timeout');
+        resolve({ kind: 'timeout', timeoutMs: this.timeoutMs });
+      }, this.timeoutMs);
+    });
+    const answered = client.call(action, request, { callTimeoutMs: this.timeoutMs, signal: abort.signal }).then(
+      (answer): OperationOutcome => ({ kind: 'answered', answer: (answer ?? {}) as Record<string, unknown> }),
+      (err: unknown): OperationOutcome => {
+        if (isRpcError(err)) return { kind: 'call-error', code: err.rpcErrorCode, description: String(err.message ?? ''), details: err.details ?? {} };
+        if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout', timeoutMs: this.timeoutMs };
+        return { kind: 'failed', message: err instanceof Error ? err.message.slice(0, 300) : String(err) };
+      },
+    );
+    try {
+      return await Promise.race([answered, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
