@@ -128,7 +128,7 @@ export interface PlanGateway {
    * ChargingScheduleAllowedChargingRateUnit; undefined: the key is unknown to it). The
    * profiles it receives go to `profiles` when given (to count over reconnects).
    */
-  connect(identity: string, opts?: { answer?: () => 'Accepted' | 'Rejected'; rateUnits?: string; profiles?: SentProfile[]; refusal?: ChargerRefusal }): Promise<SimulatedCharger>;
+  connect(identity: string, opts?: ChargerOptions): Promise<SimulatedCharger>;
   /**
    * Stops the gateway and starts a new one on the same data directory and config, as a
    * restart does: nothing is kept but what is stored. Chargers must connect again; listeners
@@ -138,6 +138,51 @@ export interface PlanGateway {
   /** Whether the gateway sees the charger connected now (its /metrics gauge). */
   connected(identity: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** What a simulated charger answers (PlanGateway.connect). */
+export interface ChargerOptions {
+  readonly answer?: () => 'Accepted' | 'Rejected';
+  readonly rateUnits?: string;
+  readonly profiles?: SentProfile[];
+  readonly refusal?: ChargerRefusal;
+}
+
+/**
+ * A strict ocpp-rpc charger connected to a gateway's OCPP port (a PlanGateway's or a
+ * `metergate run`'s), answering as `o` says and recording what it receives.
+ */
+export async function connectSimulatedCharger(ocppPort: number, identity: string, password: string, o: ChargerOptions = {}): Promise<SimulatedCharger> {
+  const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity, password, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+  const charger: SimulatedCharger = { client, profiles: o.profiles ?? [], clears: [], configurationRequests: [], remote: [] };
+  const refusal = o.refusal;
+  // A charger that does not implement SetChargingProfile has no handler: ocpp-rpc answers the NotImplemented CallError.
+  if (refusal !== 'not-implemented') {
+    client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+      charger.profiles.push(params as SentProfile);
+      return { status: refusal ? refusalAnswer(refusal, params as SentProfile) : (o.answer?.() ?? 'Accepted') };
+    });
+  }
+  for (const method of ['RemoteStartTransaction', 'RemoteStopTransaction'] as const) {
+    client.handle(method, async ({ params }: { params?: unknown }) => {
+      charger.remote.push({ method, params: params as Record<string, unknown> });
+      return { status: 'Accepted' };
+    });
+  }
+  client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
+    charger.clears.push(params as Record<string, unknown>);
+    return { status: 'Accepted' };
+  });
+  client.handle('GetConfiguration', async ({ params }: { params?: unknown }) => {
+    charger.configurationRequests.push(params as Record<string, unknown>);
+    const known: Record<string, string> = refusal ? REFUSAL_CONFIGURATION[refusal] : o.rateUnits === undefined ? {} : { ChargingScheduleAllowedChargingRateUnit: o.rateUnits };
+    const keys = ((params as { key?: string[] }).key ?? Object.keys(known));
+    const configurationKey = keys.filter((k) => k in known).map((key) => ({ key, readonly: true, value: known[key]! }));
+    const unknownKey = keys.filter((k) => !(k in known));
+    return { ...(configurationKey.length > 0 ? { configurationKey } : {}), ...(unknownKey.length > 0 ? { unknownKey } : {}) };
+  });
+  await client.connect();
+  return charger;
 }
 
 /** Starts a gateway (Daemon with its real modules) with the chargers given and the NL prices of [pricesFromMs, pricesToMs) stored. */
@@ -186,36 +231,8 @@ export async function startPlanGateway(opts: {
       return { status: res.status, body: json };
     },
     async connect(identity, o = {}) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: SimulatedCharger = { client, profiles: o.profiles ?? [], clears: [], configurationRequests: [], remote: [] };
-      const refusal = o.refusal;
-      // A charger that does not implement SetChargingProfile has no handler: ocpp-rpc answers the NotImplemented CallError.
-      if (refusal !== 'not-implemented') {
-        client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-          charger.profiles.push(params as SentProfile);
-          return { status: refusal ? refusalAnswer(refusal, params as SentProfile) : (o.answer?.() ?? 'Accepted') };
-        });
-      }
-      for (const method of ['RemoteStartTransaction', 'RemoteStopTransaction'] as const) {
-        client.handle(method, async ({ params }: { params?: unknown }) => {
-          charger.remote.push({ method, params: params as Record<string, unknown> });
-          return { status: 'Accepted' };
-        });
-      }
-      client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
-        charger.clears.push(params as Record<string, unknown>);
-        return { status: 'Accepted' };
-      });
-      client.handle('GetConfiguration', async ({ params }: { params?: unknown }) => {
-        charger.configurationRequests.push(params as Record<string, unknown>);
-        const known: Record<string, string> = refusal ? REFUSAL_CONFIGURATION[refusal] : o.rateUnits === undefined ? {} : { ChargingScheduleAllowedChargingRateUnit: o.rateUnits };
-        const keys = ((params as { key?: string[] }).key ?? Object.keys(known));
-        const configurationKey = keys.filter((k) => k in known).map((key) => ({ key, readonly: true, value: known[key]! }));
-        const unknownKey = keys.filter((k) => !(k in known));
-        return { ...(configurationKey.length > 0 ? { configurationKey } : {}), ...(unknownKey.length > 0 ? { unknownKey } : {}) };
-      });
-      await client.connect();
-      clients.push(client);
+      const charger = await connectSimulatedCharger(ocppPort, identity, CHARGER_PASSWORD, o);
+      clients.push(charger.client);
       return charger;
     },
     async connected(identity) {
