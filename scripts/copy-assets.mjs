@@ -3,7 +3,7 @@
 import { cpSync, readdirSync, statSync, mkdirSync } from 'node:fs';
 import { join, dirname, extname } from 'node:path';
 
-const ASSET_EXTENSIONS = new Set(['.json', '.sql', '.html', '.css', '.js', '.svg']);
+const ASSET_EXTENSIONS = new Set(['.json', '.yaml', '.sql', '.html', '.css', '.js', '.svg']);
 
 function copyAssets(fromDir, toDir) {
   for (const entry of readdirSync(fromDir)) {

@@ -12,10 +12,11 @@ import { createLogger } from '../../src/log.js';
 import { ModbusBus } from '../../src/modbus/bus.js';
 import { registerCount } from '../../src/modbus/decode.js';
 import { planOnePerValue, planReads, selectRegisters, type PlannedRead } from '../../src/modbus/planner.js';
-import { sdm630 } from '../../src/modbus/profiles/sdm630.js';
+import { builtInProfiles } from '../../src/modbus/profiles/index.js';
 import { startSim } from '../../test/helpers/sim-process.js';
 import { removeDir, startPtyPair } from '../../test/helpers/socat.js';
 
+const sdm630 = builtInProfiles['sdm630']!;
 const POLLS = Number(process.argv[2] ?? 40);
 const BAUD = 9600;
 const BITS_PER_CHAR = 11; // 8E1: start + 8 data + parity + stop

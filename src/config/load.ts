@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject } from 'ajv/dist/2020.js';
 import { parseDocument } from 'yaml';
 import { meterSourceTypes } from '../sources/index.js';
 import type { Config } from './types.js';
@@ -11,16 +10,12 @@ import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
 import { readConfigFile } from './files.js';
+import { configSchema, validateConfigDocument } from './config-schema.js';
 import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 /** sysexits.h EX_CONFIG: what systemd and installers see when the config is wrong. */
 export const EX_CONFIG = 78;
 
-export const configSchema = JSON.parse(
-  readFileSync(new URL('./schema.json', import.meta.url), 'utf8'),
-) as Record<string, unknown>;
 
 /** Every problem with a config, each as `path: message`. */
 export class ConfigError extends Error {
@@ -34,9 +29,7 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, strictRequired: false, allowUnionTypes: true });
-addFormats(ajv);
-const validateSchema = ajv.compile(configSchema);
+const validateSchema = validateConfigDocument;
 /** Meter source types: each checks its own meters and fills their defaults. */
 const sources = meterSourceTypes();
 

@@ -2,7 +2,7 @@
 // in it, set or as a commented default.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/config-schema.js';
 
 interface Node {
   properties?: Record<string, Node>;

@@ -1,22 +1,31 @@
+// Built-in meter profiles: one YAML file per meter model in this folder, named for the
+// profile (`sdm630.yaml` is profile `sdm630`). Adding a meter is adding a file; each file
+// says which manual its registers were checked against.
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { validateMeterProfile } from '../../config/config-schema.js';
 import type { MeterProfile } from '../../config/types.js';
-import { abbB23 } from './abb-b23.js';
-import { em24 } from './em24.js';
-import { em24E1 } from './em24-e1.js';
-import { em340 } from './em340.js';
-import { sdm120 } from './sdm120.js';
-import { sdm630 } from './sdm630.js';
-import { sdm72d } from './sdm72d.js';
 
-/** Built-in meter profiles by name. Each profile is data (one file per meter model). */
-export const builtInProfiles: Readonly<Record<string, MeterProfile>> = Object.freeze({
-  sdm630,
-  sdm120,
-  sdm72d,
-  'abb-b23': abbB23,
-  em24,
-  'em24-e1': em24E1,
-  em340,
-});
+const PROFILES_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+/** Reads and checks every profile file; a broken one is a packaging bug, so it throws. */
+export function loadBuiltInProfiles(dir: string): Record<string, MeterProfile> {
+  const profiles: Record<string, MeterProfile> = {};
+  for (const file of readdirSync(dir).filter((f) => extname(f) === '.yaml').sort()) {
+    const profile: unknown = parse(readFileSync(join(dir, file), 'utf8'));
+    if (!validateMeterProfile(profile)) {
+      const problems = (validateMeterProfile.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+      throw new Error(`built-in meter profile ${file}: ${problems}`);
+    }
+    profiles[basename(file, '.yaml')] = profile;
+  }
+  return profiles;
+}
+
+/** Built-in meter profiles by name. */
+export const builtInProfiles: Readonly<Record<string, MeterProfile>> = Object.freeze(loadBuiltInProfiles(PROFILES_DIR));
 
 /** A meter's profile: user-defined profiles in the config win over built-in ones of the same name. */
 export function resolveProfile(name: string, userProfiles: Readonly<Record<string, MeterProfile>> = {}): MeterProfile | undefined {
