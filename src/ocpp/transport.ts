@@ -60,6 +60,23 @@ const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 /** ocpp-rpc's server-side client, as far as the transport uses it. */
 interface RpcServerClient extends ChargerClient {
   readonly handshake: { readonly request: IncomingMessage };
+  /** Every frame the library sends to the charger goes through here. */
+  sendRaw(message: string | Buffer): void;
+}
+
+/**
+ * ocpp-rpc 2.2.1 (lib/client.js, "Workaround for some mistakes in the spec") renames
+ * OccurenceConstraintViolation to OccurrenceConstraintViolation on ocpp1.6 connections — the
+ * wrong way round: OCPP-J 1.6 Table 7 spells it OccurenceConstraintViolation, and the 1.6
+ * errata (section 5, "won't fix") keeps that spelling (mobilityhouse/ocpp#381). A CallError
+ * frame with the 2.1 spelling goes out with the 1.6 one; every other frame as it is.
+ */
+export function ocpp16CallErrorFrame(message: string | Buffer): string | Buffer {
+  if (typeof message !== 'string' || !message.startsWith('[4,') || !message.includes('"OccurrenceConstraintViolation"')) return message;
+  const frame = JSON.parse(message) as unknown[];
+  if (frame[2] !== 'OccurrenceConstraintViolation') return message;
+  frame[2] = 'OccurenceConstraintViolation';
+  return JSON.stringify(frame);
 }
 
 export class OcppTransport {
@@ -228,6 +245,8 @@ export class OcppTransport {
   private connected(lib: RpcServerClient): void {
     const { logger } = this.ctx;
     const socket: Socket = lib.handshake.request.socket;
+    const sendRaw = lib.sendRaw.bind(lib);
+    lib.sendRaw = (message) => sendRaw(ocpp16CallErrorFrame(message));
     // A frame that is not OCPP-J at all: logged, the connection kept (maxBadMessages is unbounded).
     lib.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
       logger.warn({ charge_point_id: lib.identity, err: { message: error.message }, bytes: buffer.length }, 'malformed OCPP frame ignored');

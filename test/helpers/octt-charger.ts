@@ -51,7 +51,7 @@ export interface OcttCharger {
   /**
    * A call the library's strict mode would refuse to send (an unknown action, a payload
    * that breaks the schema), sent with strict mode off for it; the gateway's answer, or the
-   * code of its CallError.
+   * code of its CallError as sent.
    */
   unchecked(action: string, params: unknown): Promise<{ result: unknown } | { error: string }>;
   /** The gateway's calls of `action`, waiting until there are at least `count`. */
@@ -83,6 +83,8 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
   const violations: string[] = [];
   /** Our calls by message id: what the gateway's CallResult must match. */
   const ours = new Map<string, string>();
+  /** The gateway's CallError frames, in order, as they came on the wire. */
+  const callErrors: Frame[] = [];
 
   const check = (frame: Frame) => {
     const [type, id] = frame as [number, string];
@@ -111,6 +113,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
       return;
     }
     check(frame);
+    if (frame[0] === 4) callErrors.push(frame);
   });
   client.on('badMessage', ({ message }) => violations.push(`not a JSON OCPP-J frame: ${message}`));
 
@@ -128,13 +131,16 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
     violations,
     call: <T>(action: string, params: Record<string, unknown>) => client.call(action, params) as Promise<T>,
     async unchecked(action, params) {
+      const before = callErrors.length;
       client.reconfigure({ strictMode: false });
       try {
         return { result: await client.call(action, params as Record<string, unknown>) };
       } catch (err) {
-        const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
-        if (typeof code !== 'string') throw err;
-        return { error: code };
+        // The code as it came on the wire: ocpp-ws-io reads codes it does not know (OCPP-J
+        // 1.6's own OccurenceConstraintViolation among them) as GenericError.
+        const frame = callErrors.slice(before).at(-1);
+        if (!frame) throw err;
+        return { error: frame[2] as string };
       } finally {
         client.reconfigure({ strictMode: true });
       }
