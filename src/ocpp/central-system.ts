@@ -81,9 +81,10 @@ export class CentralSystem implements Module {
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const { writes } = this.charging;
-    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null);
     // The operator's calls (HTTP API, CLI): every outcome typed, none hangs (charger-operations.ts).
     const operations = new ChargerOperations(this.ctx, metrics, this.chargers, (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null }), (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000);
+    // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
+    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null, operations);
     const localLists = new LocalListSync(operations, new LocalListStore(db), writes, () => this.ctx.clock.now(), logger);
     // After a BootNotification's answer: the plans (dispatcher), then the local authorization
     // list of a charger with configured id tags, so that it authorizes them offline.

@@ -20,6 +20,7 @@ import type { ChargingTarget } from '../store/charging-targets.js';
 import type { OcppStore } from '../store/ocpp.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient } from './charger-client.js';
+import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
 import { chargingNow, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
 import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
@@ -52,6 +53,8 @@ export class ProfileDispatcher {
     private readonly chargers: ReadonlyMap<string, Pick<ChargerConfig, 'connectors'>>,
     /** The charger's current connection, or null while it is not connected. */
     private readonly clientOf: (chargePointId: string) => ChargerClient | null,
+    /** The one call path of charger operations (charger-operations.ts): RemoteStop/StartTransaction of the remote-start-stop strategy. */
+    private readonly operations: Pick<ChargerOperationsPort, 'call'>,
   ) {}
 
   /** Starts checking the boundaries of plans followed piece by piece (central-system.ts start). */
@@ -345,15 +348,11 @@ export class ProfileDispatcher {
     return step.nextChangeMs;
   }
 
-  /** A remote call's status, or the CallError's code, or 'error' when no answer came. */
-  private async remoteCall(client: ChargerClient, method: string, params: Record<string, unknown>): Promise<string> {
-    try {
-      return ((await client.call(method, params)) as { status: string }).status;
-    } catch (err) {
-      const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
-      this.ctx.logger.warn({ charge_point_id: client.identity, method, err: { message: (err as Error).message } }, 'remote call not taken by the charger');
-      return typeof code === 'string' && code !== '' ? code : 'error';
-    }
+  /** A remote call's status, or the CallError's code, or 'error' when no answer came (charger-operations.ts logs and counts each). */
+  private async remoteCall(client: ChargerClient, action: 'RemoteStartTransaction' | 'RemoteStopTransaction', params: Record<string, unknown>): Promise<string> {
+    const outcome = await this.operations.call(client.identity, action, params);
+    if (outcome.kind === 'answered') return typeof outcome.answer.status === 'string' ? outcome.answer.status : 'error';
+    return outcome.kind === 'call-error' ? outcome.code : 'error';
   }
 
   /** The by-period and remote-start-stop strategies act again at each boundary of the plan they follow. */
