@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import { validateConfig } from '../config/load.js';
 import type { Command } from 'commander';
 import type { SeriesPoint } from '../forecast/day-matrix.js';
-import { evaluateRolling, formatEvaluationTable, formatVariantTable } from '../forecast/evaluate.js';
+import { evaluateRolling, formatEvaluationTable, formatVariantTable, pointKey } from '../forecast/evaluate.js';
+import { formatScorecard } from '../forecast/scorecard.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../forecast/local-days.js';
 import { historyDaysNeeded } from '../forecast/market-forecast.js';
 import { rollingOptions } from '../forecast/service.js';
@@ -28,6 +29,8 @@ interface EvalOptions {
   db?: string;
   out: string;
   windowDays?: string;
+  previous?: string;
+  forecastsOut?: string;
 }
 
 export function registerForecastCommands(program: Command): void {
@@ -47,6 +50,8 @@ export function registerForecastCommands(program: Command): void {
       [] as string[],
     )
     .option('--window-days <n>', 'training window (default: config forecast.training_window_days)')
+    .option('--forecasts-out <csv>', 'also write every scored point forecast (day,horizon,slot,forecast): the release\'s forecasts for a later --previous')
+    .option('--previous <csv>', 'a previous release\'s forecasts (written by --forecasts-out) to test against (Diebold-Mariano)')
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'SQLite database to read instead of the configured one')
     .option('--out <dir>', 'where to write the JSON figures and the SVG plot', '.')
@@ -98,10 +103,11 @@ export function registerForecastCommands(program: Command): void {
               }),
             )
           : undefined;
+        const previous = opts.previous ? readPointForecasts(opts.previous) : undefined;
         const started = Date.now();
         let lastReport = 0;
         const result = evaluateRolling(
-          { timeZone: market.timeZone, prices, exogenous, fromDay, toDay, slots: intervalS === 900 ? 96 : 24, options },
+          { timeZone: market.timeZone, prices, exogenous, fromDay, toDay, slots: intervalS === 900 ? 96 : 24, options, ...(previous ? { previous } : {}) },
           (_day, done, total) => {
             if (Date.now() - lastReport > 5000) {
               lastReport = Date.now();
@@ -117,11 +123,18 @@ export function registerForecastCommands(program: Command): void {
           process.stdout.write(`\nshipped (per-horizon blend of direct and recursive, share chosen on calibration errors) vs recursive (day-ahead model fed its own forecasts) vs direct (per-horizon models):\n`);
           process.stdout.write(`${formatVariantTable(result.variants)}\n`);
         }
+        process.stdout.write(`\nas a distribution (quantiles 1..99 % from the conformal scores; CRPS from them; bands from the quantiles; p-values: Kupiec unconditional, Christoffersen conditional on the points in time order, slots ok = slots whose daily sequence passes Christoffersen at 5 %; DM on daily mean absolute errors, negative = this forecast better${previous ? `, previous = ${opts.previous}` : ''}):\n`);
+        process.stdout.write(`${formatScorecard(result.scorecard, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
+        if (result.scorecardExcluded > 0) process.stdout.write(`scorecard excluded: ${result.scorecardExcluded} point(s) whose naive or a quantile was not a number\n`);
+        if (opts.forecastsOut) {
+          mkdirSync(dirname(opts.forecastsOut), { recursive: true });
+          writeFileSync(opts.forecastsOut, `day,horizon,slot,forecast\n${result.pointForecasts.map((p) => `${isoDate(p.day)},${p.horizon},${p.slot},${p.forecast}`).join('\n')}\n`);
+        }
         mkdirSync(opts.out, { recursive: true });
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);
@@ -129,6 +142,20 @@ export function registerForecastCommands(program: Command): void {
         db.close();
       }
     });
+}
+
+/** A release's forecasts as written by --forecasts-out, keyed as evaluateRolling's `previous`. */
+function readPointForecasts(file: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const lines = readFileSync(file, 'utf8').trim().split('\n');
+  if (lines[0] !== 'day,horizon,slot,forecast') fail(`${file}: expected the header day,horizon,slot,forecast (written by --forecasts-out)`);
+  for (const [i, line] of lines.slice(1).entries()) {
+    const [day, horizon, slot, forecast] = line.split(',');
+    const value = Number(forecast);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || !Number.isInteger(Number(horizon)) || !Number.isInteger(Number(slot)) || !Number.isFinite(value)) fail(`${file} line ${i + 2}: not day,horizon,slot,forecast`);
+    out.set(pointKey(dayFromIso(day), Number(horizon), Number(slot)), value);
+  }
+  return out;
 }
 
 function fail(message: string): never {

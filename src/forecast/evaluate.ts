@@ -7,6 +7,10 @@ import { longestWindow } from './lear.js';
 import { isoDate } from './local-days.js';
 import { naiveLagDays, scoreByHorizon, type HorizonScore, type ScoredPoint } from './metrics.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
+import { QUANTILE_LEVELS, Scorecard, type ScorecardRow } from './scorecard.js';
+
+/** Key of a scored point in `EvaluationInput.previous`: target day, horizon, slot. */
+export const pointKey = (day: number, horizon: number, slot: number): string => `${day}:${horizon}:${slot}`;
 
 export interface EvaluationInput {
   readonly timeZone: string;
@@ -18,6 +22,8 @@ export interface EvaluationInput {
   /** 24 (hourly) or 96 (quarter-hourly) periods a day. */
   readonly slots: number;
   readonly options: RollingOptions;
+  /** A previous release's forecasts of the same points (pointKey), for Diebold-Mariano. */
+  readonly previous?: ReadonlyMap<string, number>;
 }
 
 export interface HorizonRow extends HorizonScore {
@@ -61,6 +67,12 @@ export interface Evaluation {
   /** Per horizon, how many day forecasts came from the model and how many from the fallback. */
   readonly methods: MethodCount[];
   /** Day-ahead (horizon 1) forecast against actual, for the plot. */
+  /** Per horizon, the forecast judged as a distribution (scorecard.ts). */
+  readonly scorecard: ScorecardRow[];
+  /** Points the scorecard left out (a quantile or the naive not a number). */
+  readonly scorecardExcluded: number;
+  /** Every scored point forecast, to be kept as the release's forecasts (`previous` of a later run). */
+  readonly pointForecasts: { readonly day: number; readonly horizon: number; readonly slot: number; readonly forecast: number }[];
   readonly dayAhead: { readonly day: string; readonly slot: number; readonly actual: number; readonly forecast: number; readonly lower: number; readonly upper: number }[];
 }
 
@@ -71,7 +83,10 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const exogenous = input.exogenous
     ? Object.fromEntries(Object.entries(input.exogenous).map(([k, v]) => [k, toDayMatrix(input.timeZone, v, historyFrom, toDay, slots)]))
     : undefined;
-  const forecaster = new ConformalForecaster({ prices, exogenous }, options);
+  const forecaster = new ConformalForecaster({ prices, exogenous }, { ...options, quantileLevels: QUANTILE_LEVELS });
+  const scorecard = new Scorecard();
+  let scorecardExcluded = 0;
+  const pointForecasts: Evaluation['pointForecasts'] = [];
   // Warm-up origins give the first scored origins their calibration errors.
   const firstOrigin = fromDay - 1 - options.horizonDays - options.calibrationDays - options.horizonDays;
   const lastOrigin = toDay - 1;
@@ -113,6 +128,12 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
             }
           }
         }
+        if (d.quantiles) {
+          const quantiles = Float64Array.from(QUANTILE_LEVELS, (_, i) => d.quantiles![i * slots + s]);
+          const previous = input.previous?.get(pointKey(d.day, d.horizon, s)) ?? NaN;
+          if (!scorecard.add(d.horizon, { day: d.day, slot: s, actual, forecast: d.forecast[s], naive, previous, quantiles })) scorecardExcluded++;
+        }
+        if (Number.isFinite(d.forecast[s])) pointForecasts.push({ day: d.day, horizon: d.horizon, slot: s, forecast: d.forecast[s] });
         points.push({ horizon: d.horizon, actual, forecast: d.forecast[s], naive, lower: d.lower[s], upper: d.upper[s] });
         weekly.push({ horizon: d.horizon, actual, naive: valueAt(prices, d.day - 7, s), forecast: d.forecast[s] });
         if (d.horizon === 1 && Number.isFinite(d.forecast[s]) && Number.isFinite(d.lower[s]) && Number.isFinite(d.upper[s])) dayAhead.push({ day: isoDate(d.day), slot: s, actual, forecast: d.forecast[s], lower: d.lower[s], upper: d.upper[s] });
@@ -133,7 +154,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
         v.n === 0 ? [] : [{ horizon: i + 1, n: v.n, shipped: score(v, 0), recursive: score(v, 1), direct: score(v, 2), meanRecursiveShare: v.days > 0 ? v.share / v.days : 0 }],
       )
     : undefined;
-  return { rows, ...(variants ? { variants } : {}), origins, methods, dayAhead };
+  return { rows, ...(variants ? { variants } : {}), origins, methods, scorecard: scorecard.rows(), scorecardExcluded, pointForecasts, dayAhead };
 }
 
 /** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */

@@ -9,6 +9,7 @@ import { valueAt, type DayMatrix } from './day-matrix.js';
 import { forecastLearPaths, quantileSorted, type DayForecast, type LearOptions } from './lear.js';
 import { blendDay, ShareScores } from './blend.js';
 import { PenaltyCache } from './penalty-cache.js';
+import { normalQuantile } from './probabilistic.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
 
@@ -37,6 +38,11 @@ export interface RollingOptions extends LearOptions {
   readonly recursiveBlend?: boolean;
   /** How many recent origins' errors choose the blend's share (default calibrationDays). */
   readonly blendCalibrationDays?: number;
+  /**
+   * Levels (0..1) of quantiles to report besides the band (`BoundedDayForecast.quantiles`;
+   * the backtest's scorecard asks for them, the service does not).
+   */
+  readonly quantileLevels?: readonly number[];
 }
 
 export interface RollingInput {
@@ -58,6 +64,8 @@ export interface BoundedDayForecast {
   readonly direct?: Float64Array;
   readonly recursive?: Float64Array;
   readonly recursiveShare?: number;
+  /** With quantileLevels: the quantiles, level-major (level i, slot s at i * slots + s). */
+  readonly quantiles?: Float64Array;
 }
 
 /** Mean absolute day-to-day change of the last 14 known days: the scale of errors at an origin. */
@@ -211,6 +219,14 @@ export class ConformalForecaster {
         lower[s] = p.values[s] + qLo * scale;
         upper[s] = p.values[s] + qHi * scale;
       }
+      const quantiles = options.quantileLevels
+        ? conformalQuantiles(options.quantileLevels, p.values, scale, {
+            nominalHalf: (1 - options.coverage) / 2,
+            qLo,
+            qHi,
+            ...(calibrated ? { scores, aciHalf: this.missLevel[p.horizon - 1] / 2 } : {}),
+          })
+        : undefined;
       const b = blends?.[p.horizon - 1];
       out.push({
         originDay: o,
@@ -222,6 +238,7 @@ export class ConformalForecaster {
         upper,
         calibrationSize: calibrated ? n : 0,
         ...(b ? { direct: b.direct, recursive: b.recursive, recursiveShare: b.share } : {}),
+        ...(quantiles ? { quantiles } : {}),
       });
     }
     past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive })) });
@@ -229,6 +246,40 @@ export class ConformalForecaster {
     while (past.length > 0 && past[0].originDay < o - kept - options.horizonDays) past.shift();
     return out;
   }
+}
+
+/**
+ * Quantiles of a day forecast from the same conformal scores as its band: the score
+ * quantile at each level, the levels warped piecewise linearly so that the band's own
+ * levels land on the ACI-adjusted ones (0 -> 0, nominal alpha/2 -> ACI's alpha/2,
+ * 0.5 -> 0.5, symmetric above). So the quantiles at the band's levels are exactly its
+ * lower and upper bounds (the endpoint's contract) and the adaptive correction carries
+ * over to every level; monotone in the level. Without scores (cold start) a normal law
+ * whose band quantiles are the cold-start bounds.
+ */
+export function conformalQuantiles(
+  levels: readonly number[],
+  values: Float64Array,
+  scale: number,
+  c: { nominalHalf: number; qLo: number; qHi: number; scores?: readonly number[]; aciHalf?: number },
+): Float64Array {
+  const slots = values.length;
+  const out = new Float64Array(levels.length * slots);
+  levels.forEach((tau, i) => {
+    let q: number;
+    if (Math.abs(tau - c.nominalHalf) < 1e-9) q = c.qLo;
+    else if (Math.abs(tau - (1 - c.nominalHalf)) < 1e-9) q = c.qHi;
+    else if (c.scores && c.aciHalf !== undefined) q = quantileSorted(c.scores, warpLevel(tau, c.nominalHalf, c.aciHalf));
+    else q = (normalQuantile(tau) / -normalQuantile(c.nominalHalf)) * (tau < 0.5 ? -c.qLo : c.qHi);
+    for (let s = 0; s < slots; s++) out[i * slots + s] = values[s] + q * scale;
+  });
+  return out;
+}
+
+/** Piecewise-linear map of [0, 1] with a -> b, 0.5 -> 0.5 and its mirror image above 0.5. */
+export function warpLevel(tau: number, a: number, b: number): number {
+  if (tau > 0.5) return 1 - warpLevel(1 - tau, a, b);
+  return tau <= a ? (tau * b) / a : b + ((tau - a) * (0.5 - b)) / (0.5 - a);
 }
 
 function blendDays(options: RollingOptions): number {
