@@ -125,6 +125,10 @@ export function registerForecastCommands(program: Command): void {
         }
         process.stdout.write(`\nas a distribution (quantiles 1..99 % from the conformal scores; CRPS from them; bands from the quantiles; p-values: Kupiec unconditional, Christoffersen conditional on the points in time order, slots ok = slots whose daily sequence passes Christoffersen at 5 %; DM on daily mean absolute errors, negative = this forecast better${previous ? `, previous = ${opts.previous}` : ''}):\n`);
         process.stdout.write(`${formatScorecard(result.scorecard, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
+        for (const [name, rows] of Object.entries(result.candidateScorecards)) {
+          process.stdout.write(`\ncandidate quantiles: ${name === 'idr' ? 'isotonic distributional regression of the price on the forecast (same calibration origins)' : 'average of the IDR and the conformal quantiles'}:\n`);
+          process.stdout.write(`${formatScorecard(rows, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
+        }
         if (result.scorecardExcluded > 0) process.stdout.write(`scorecard excluded: ${result.scorecardExcluded} point(s) whose naive or a quantile was not a number\n`);
         if (opts.forecastsOut) {
           mkdirSync(dirname(opts.forecastsOut), { recursive: true });
@@ -134,7 +138,7 @@ export function registerForecastCommands(program: Command): void {
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

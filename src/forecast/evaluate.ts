@@ -69,6 +69,8 @@ export interface Evaluation {
   /** Day-ahead (horizon 1) forecast against actual, for the plot. */
   /** Per horizon, the forecast judged as a distribution (scorecard.ts). */
   readonly scorecard: ScorecardRow[];
+  /** The same for the candidate quantiles (RollingOptions.quantileLevels' `candidates`). */
+  readonly candidateScorecards: { readonly idr: ScorecardRow[]; readonly average: ScorecardRow[] };
   /** Points the scorecard left out (a quantile or the naive not a number). */
   readonly scorecardExcluded: number;
   /** Every scored point forecast, to be kept as the release's forecasts (`previous` of a later run). */
@@ -85,6 +87,8 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     : undefined;
   const forecaster = new ConformalForecaster({ prices, exogenous }, { ...options, quantileLevels: QUANTILE_LEVELS });
   const scorecard = new Scorecard();
+  const idrCard = new Scorecard();
+  const averageCard = new Scorecard();
   let scorecardExcluded = 0;
   const pointForecasts: Evaluation['pointForecasts'] = [];
   // Warm-up origins give the first scored origins their calibration errors.
@@ -131,7 +135,14 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
         if (d.quantiles) {
           const quantiles = Float64Array.from(QUANTILE_LEVELS, (_, i) => d.quantiles![i * slots + s]);
           const previous = input.previous?.get(pointKey(d.day, d.horizon, s)) ?? NaN;
-          if (!scorecard.add(d.horizon, { day: d.day, slot: s, actual, forecast: d.forecast[s], naive, previous, quantiles })) scorecardExcluded++;
+          const point = { day: d.day, slot: s, actual, forecast: d.forecast[s], naive, previous };
+          if (!scorecard.add(d.horizon, { ...point, quantiles })) scorecardExcluded++;
+          if (d.candidates) {
+            const idr = d.candidates.idr;
+            const average = d.candidates.average;
+            idrCard.add(d.horizon, { ...point, quantiles: Float64Array.from(QUANTILE_LEVELS, (_, i) => idr[i * slots + s]) });
+            averageCard.add(d.horizon, { ...point, quantiles: Float64Array.from(QUANTILE_LEVELS, (_, i) => average[i * slots + s]) });
+          }
         }
         if (Number.isFinite(d.forecast[s])) pointForecasts.push({ day: d.day, horizon: d.horizon, slot: s, forecast: d.forecast[s] });
         points.push({ horizon: d.horizon, actual, forecast: d.forecast[s], naive, lower: d.lower[s], upper: d.upper[s] });
@@ -154,7 +165,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
         v.n === 0 ? [] : [{ horizon: i + 1, n: v.n, shipped: score(v, 0), recursive: score(v, 1), direct: score(v, 2), meanRecursiveShare: v.days > 0 ? v.share / v.days : 0 }],
       )
     : undefined;
-  return { rows, ...(variants ? { variants } : {}), origins, methods, scorecard: scorecard.rows(), scorecardExcluded, pointForecasts, dayAhead };
+  return { rows, ...(variants ? { variants } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
 }
 
 /** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */

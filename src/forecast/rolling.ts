@@ -10,6 +10,7 @@ import { forecastLearPaths, quantileSorted, type DayForecast, type LearOptions }
 import { blendDay, ShareScores } from './blend.js';
 import { PenaltyCache } from './penalty-cache.js';
 import { normalQuantile } from './probabilistic.js';
+import { idrQuantiles } from './idr.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
 
@@ -66,6 +67,13 @@ export interface BoundedDayForecast {
   readonly recursiveShare?: number;
   /** With quantileLevels: the quantiles, level-major (level i, slot s at i * slots + s). */
   readonly quantiles?: Float64Array;
+  /**
+   * With quantileLevels, candidates measured against the conformal quantiles (issue 24),
+   * same layout: IDR of the price on the forecast, and the average of the IDR and the
+   * conformal quantiles (Lipiecki, Uniejewski & Weron's averaging of post-processors).
+   * Cold (too few calibration pairs): the conformal quantiles.
+   */
+  readonly candidates?: { readonly idr: Float64Array; readonly average: Float64Array };
 }
 
 /** Mean absolute day-to-day change of the last 14 known days: the scale of errors at an origin. */
@@ -185,6 +193,9 @@ export class ConformalForecaster {
     const scale = options.scaling === 'none' ? 1 : recentVariation(input.prices, o);
     for (const p of points) {
       const scores: number[] = [];
+      // Calibration pairs (forecast, price) for the IDR candidate, only when quantiles are asked for.
+      const pairX: number[] = [];
+      const pairY: number[] = [];
       for (const f of past) {
         if (f.originDay < o - options.calibrationDays - p.horizon + 1) continue;
         if (f.originDay + p.horizon > o) continue;
@@ -194,7 +205,13 @@ export class ConformalForecaster {
           // Only finite errors calibrate: a NaN does not sort, and one in the set turned
           // every later bound NaN (issue 15).
           const score = (valueAt(input.prices, fd.day, s) - fd.values[s]) / f.scale;
-          if (Number.isFinite(score)) scores.push(score);
+          if (Number.isFinite(score)) {
+            scores.push(score);
+            if (options.quantileLevels) {
+              pairX.push(fd.values[s]);
+              pairY.push(valueAt(input.prices, fd.day, s));
+            }
+          }
         }
       }
       scores.sort((a, b) => a - b);
@@ -227,6 +244,7 @@ export class ConformalForecaster {
             ...(calibrated ? { scores, aciHalf: this.missLevel[p.horizon - 1] / 2 } : {}),
           })
         : undefined;
+      const candidates = quantiles && options.quantileLevels ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY) : undefined;
       const b = blends?.[p.horizon - 1];
       out.push({
         originDay: o,
@@ -239,6 +257,7 @@ export class ConformalForecaster {
         calibrationSize: calibrated ? n : 0,
         ...(b ? { direct: b.direct, recursive: b.recursive, recursiveShare: b.share } : {}),
         ...(quantiles ? { quantiles } : {}),
+        ...(candidates ? { candidates } : {}),
       });
     }
     past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive })) });
@@ -274,6 +293,14 @@ export function conformalQuantiles(
     for (let s = 0; s < slots; s++) out[i * slots + s] = values[s] + q * scale;
   });
   return out;
+}
+
+/** The IDR and averaged quantiles of a day forecast (BoundedDayForecast.candidates). */
+function idrCandidates(levels: readonly number[], values: Float64Array, conformal: Float64Array, pairX: readonly number[], pairY: readonly number[]): { idr: Float64Array; average: Float64Array } {
+  if (pairX.length < 2 * values.length) return { idr: conformal, average: conformal };
+  const idr = idrQuantiles(pairX, pairY, values, levels);
+  const average = Float64Array.from(idr, (q, i) => (q + conformal[i]) / 2);
+  return { idr, average };
 }
 
 /** Piecewise-linear map of [0, 1] with a -> b, 0.5 -> 0.5 and its mirror image above 0.5. */

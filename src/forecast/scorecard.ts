@@ -2,7 +2,7 @@
 // 1..99 % quantiles, pinball loss at 10/50/90 %, coverage of the central 50/80/95 % bands
 // with Kupiec's and Christoffersen's tests, and Diebold-Mariano against the naive and
 // against a previous release's forecasts. Points are added in time order; pure.
-import { christoffersen, crpsFromQuantiles, dieboldMariano, kupiec, pinball, type DieboldMariano } from './probabilistic.js';
+import { blockBootstrapSe, christoffersen, crpsFromQuantiles, dieboldMariano, kupiec, pinball, type DieboldMariano } from './probabilistic.js';
 
 /** The CRPS grid: 1, 2, ..., 99 %. */
 export const CRPS_LEVELS: readonly number[] = Array.from({ length: 99 }, (_, i) => (i + 1) / 100);
@@ -59,6 +59,9 @@ export interface ScorecardRow {
   readonly dmNaive: DieboldMariano;
   /** The same against the previous release's forecasts, on the points both have. */
   readonly dmPrevious?: DieboldMariano;
+  /** Noise: moving-block bootstrap standard errors (7-day blocks) of rMAE and CRPS. */
+  readonly rmaeSe: number;
+  readonly crpsSe: number;
 }
 
 interface DaySums {
@@ -68,6 +71,7 @@ interface DaySums {
   prevN: number;
   prevAbs: number;
   prevOwn: number;
+  crps: number;
 }
 
 class HorizonAccumulator {
@@ -82,7 +86,8 @@ class HorizonAccumulator {
     this.n++;
     const q = p.quantiles;
     const grid = CRPS_INDEX.map((i) => q[i]);
-    this.crps += crpsFromQuantiles(p.actual, grid, CRPS_LEVELS);
+    const crps = crpsFromQuantiles(p.actual, grid, CRPS_LEVELS);
+    this.crps += crps;
     PINBALL_INDEX.forEach((i, k) => (this.pinball[k] += pinball(p.actual, q[i], PINBALL_LEVELS[k])));
     BAND_INDEX.forEach(([lo, hi], b) => {
       const miss = p.actual < q[lo] || p.actual > q[hi] ? 1 : 0;
@@ -92,7 +97,8 @@ class HorizonAccumulator {
       this.slotMisses[b].set(p.slot, perSlot);
     });
     let d = this.days.get(p.day);
-    if (!d) this.days.set(p.day, (d = { n: 0, abs: 0, naive: 0, prevN: 0, prevAbs: 0, prevOwn: 0 }));
+    if (!d) this.days.set(p.day, (d = { n: 0, abs: 0, naive: 0, prevN: 0, prevAbs: 0, prevOwn: 0, crps: 0 }));
+    d.crps += crps;
     const own = Math.abs(p.actual - p.forecast);
     d.n++;
     d.abs += own;
@@ -142,6 +148,14 @@ class HorizonAccumulator {
       bands,
       dmNaive,
       ...(dmPrevious ? { dmPrevious } : {}),
+      rmaeSe: blockBootstrapSe(
+        days.map((d) => d.abs),
+        days.map((d) => d.naive),
+      ),
+      crpsSe: blockBootstrapSe(
+        days.map((d) => d.crps),
+        days.map((d) => d.n),
+      ),
     };
   }
 }
@@ -174,12 +188,12 @@ const dmFmt = (dm: DieboldMariano | undefined): string => (dm ? `${Number.isFini
  */
 export function formatScorecard(rows: readonly ScorecardRow[], point: ReadonlyMap<number, { mae: number; rmae: number }>): string {
   const bandHead = BANDS.map((b) => `${Math.round(100 * b)} % cov (Kupiec p / Chr. p / slots ok)`).join(' | ');
-  const head = `| day | MAE | rMAE | CRPS | pinball 10 / 50 / 90 % | ${bandHead} | DM vs naive (p) | DM vs previous (p) |`;
+  const head = `| day | MAE | rMAE ±2 SE | CRPS ±2 SE | pinball 10 / 50 / 90 % | ${bandHead} | DM vs naive (p) | DM vs previous (p) |`;
   const sep = `|${'---|'.repeat(7 + BANDS.length)}`;
   const lines = rows.map((r) => {
     const pt = point.get(r.horizon);
     const bands = r.bands.map((b) => `${(100 * b.coverage).toFixed(1)} (${pFmt(b.kupiecP)} / ${pFmt(b.christoffersenP)} / ${b.slotsPassing}/${b.slots})`).join(' | ');
-    return `| D+${r.horizon} | ${pt ? pt.mae.toFixed(2) : '-'} | ${pt ? pt.rmae.toFixed(3) : '-'} | ${r.crps.toFixed(2)} | ${r.pinball.map((x) => x.toFixed(2)).join(' / ')} | ${bands} | ${dmFmt(r.dmNaive)} | ${dmFmt(r.dmPrevious)} |`;
+    return `| D+${r.horizon} | ${pt ? pt.mae.toFixed(2) : '-'} | ${pt ? pt.rmae.toFixed(3) : '-'} ±${(2 * r.rmaeSe).toFixed(3)} | ${r.crps.toFixed(2)} ±${(2 * r.crpsSe).toFixed(2)} | ${r.pinball.map((x) => x.toFixed(2)).join(' / ')} | ${bands} | ${dmFmt(r.dmNaive)} | ${dmFmt(r.dmPrevious)} |`;
   });
   return [head, sep, ...lines].join('\n');
 }

@@ -2,6 +2,7 @@
 // cases and textbook values (chi-square and normal tables).
 import { describe, expect, it } from 'vitest';
 import {
+  blockBootstrapSe,
   chiSquareSurvival,
   christoffersen,
   crpsFromQuantiles,
@@ -12,6 +13,7 @@ import {
   pinball,
 } from '../../src/forecast/probabilistic.js';
 import { quantileSorted } from '../../src/forecast/lear.js';
+import { antitonicFit, idrQuantiles } from '../../src/forecast/idr.js';
 import { conformalQuantiles, warpLevel } from '../../src/forecast/rolling.js';
 import { CRPS_LEVELS, QUANTILE_LEVELS, Scorecard } from '../../src/forecast/scorecard.js';
 
@@ -134,5 +136,39 @@ describe('scorecard', () => {
     // every day the forecast beats the naive by 3: DM -> -infinity, p 0
     expect(row.dmNaive.statistic).toBe(-Infinity);
     expect(row.dmPrevious).toBeUndefined();
+  });
+});
+
+describe('isotonic distributional regression and the bootstrap noise', () => {
+  it('pool-adjacent-violators: the non-increasing least-squares fit', () => {
+    expect(Array.from(antitonicFit([1, 0, 1, 0, 0]))).toEqual([1, 0.5, 0.5, 0, 0]);
+    expect(Array.from(antitonicFit([0, 0, 1, 1]))).toEqual([0.5, 0.5, 0.5, 0.5]);
+    expect(Array.from(antitonicFit([1, 1, 0, 0]))).toEqual([1, 1, 0, 0]);
+  });
+
+  it('IDR: outcomes that are the forecast plus a fixed spread come back as that spread', () => {
+    // y = x + e with e in {-1, 0, 1} equally often for every x: at a forecast x the
+    // distribution is x + {-1, 0, 1} (within the thresholds' interpolation).
+    const x: number[] = [];
+    const y: number[] = [];
+    for (let v = 0; v < 100; v++) for (const e of [-1, 0, 1]) (x.push(v), y.push(v + e));
+    const q = idrQuantiles(x, y, [50], [0.1, 0.5, 0.9]);
+    expect(q[0]).toBeGreaterThanOrEqual(48.5);
+    expect(q[0]).toBeLessThanOrEqual(50);
+    expect(q[1]).toBeCloseTo(50, 0);
+    expect(q[2]).toBeGreaterThanOrEqual(50);
+    expect(q[2]).toBeLessThanOrEqual(51.5);
+    expect(q[0]).toBeLessThanOrEqual(q[1]);
+    expect(q[1]).toBeLessThanOrEqual(q[2]);
+  });
+
+  it('block bootstrap: no spread for identical days, and the textbook SE of a mean for independent ones', () => {
+    expect(blockBootstrapSe([2, 2, 2, 2], [1, 1, 1, 1])).toBe(0);
+    // i.i.d. days with sd 1 (alternating +-1 around 0 has sd ~1): SE of the mean of 400 about 1/sqrt(400) = 0.05;
+    // blocks of 1 day resample independently.
+    const num = Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? 1 : -1));
+    const se = blockBootstrapSe(num, num.map(() => 1), 1, 2000, 7);
+    expect(se).toBeGreaterThan(0.045);
+    expect(se).toBeLessThan(0.055);
   });
 });
