@@ -49,6 +49,17 @@ export interface Refusal {
   /** Its answer: Rejected, NotSupported, or the CallError code (NotImplemented, ...). */
   readonly answer: string;
   readonly atMs: number;
+  /** The firmware it ran then (BootNotification firmwareVersion; null: none sent). */
+  readonly firmwareVersion?: string | null;
+}
+
+/**
+ * The refusals that count for a charger running `firmwareVersion` now: those made under the
+ * same firmware (an update may bring what it refused). A refusal stored without a firmware
+ * (undefined) always counts.
+ */
+export function refusalsInForce(refusals: readonly Refusal[], firmwareVersion: string | null): Refusal[] {
+  return refusals.filter((r) => r.firmwareVersion === undefined || r.firmwareVersion === firmwareVersion);
 }
 
 export interface StrategyInput {

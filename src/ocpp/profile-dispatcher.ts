@@ -23,7 +23,7 @@ import type { ChargerClient } from './charger-client.js';
 import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
 import { chargingNow, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
-import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
+import { chooseStrategy, isRefusal, refusalsInForce, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 
 /** How often the boundaries of the plans followed piece by piece are checked (against the gateway clock). */
@@ -225,8 +225,9 @@ export class ProfileDispatcher {
     const planPeriods = whole(null).csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length;
     // Refusals learnt here count at once, also while the store refuses writes.
     const learnt: Refusal[] = [];
+    const firmwareVersion = strategies.firmwareOf(id);
     for (let tries = 0; tries < STRATEGIES.length; tries++) {
-      const refusals = [...strategies.refusals(id), ...learnt];
+      const refusals = refusalsInForce([...strategies.refusals(id), ...learnt], firmwareVersion);
       const strategy = chooseStrategy({ capabilities, refusals, transactionOpen: transactionId !== null, planPeriods, soleConnector });
       await this.recordStrategy(id, connectorId, strategy);
       const key = keyOf(id, connectorId);
@@ -239,7 +240,7 @@ export class ProfileDispatcher {
       const cut = strategy.periodsPerProfile === null ? { request, nextBoundaryMs: null } : profileWindow(request, clock.now(), strategy.periodsPerProfile);
       const answer = await this.setChargingProfile(client, connectorId, cut.request, request, transactionId, plannedAtMs, plan, strategy.name);
       if (isRefusal(answer)) {
-        const refusal: Refusal = { strategy: refusesAllProfiles(answer) ? 'all-profiles' : strategy.name, answer, atMs: clock.now() };
+        const refusal: Refusal = { strategy: refusesAllProfiles(answer) ? 'all-profiles' : strategy.name, answer, atMs: clock.now(), firmwareVersion };
         learnt.push(refusal);
         await this.writes.run(`refusal of ${id}`, () => strategies.putRefusal(id, refusal));
         continue;

@@ -37,8 +37,11 @@ export class ChargingStrategyStore {
 
   constructor(db: Db) {
     this.stmts = {
-      putRefusal: db.prepare('INSERT OR REPLACE INTO ocpp_charger_refusals (charge_point_id, strategy, answer, at_ms) VALUES (?, ?, ?, ?)'),
-      refusals: db.prepare<[string], { strategy: Refusal['strategy']; answer: string; at_ms: number }>('SELECT strategy, answer, at_ms FROM ocpp_charger_refusals WHERE charge_point_id = ? ORDER BY at_ms'),
+      putRefusal: db.prepare('INSERT OR REPLACE INTO ocpp_charger_refusals (charge_point_id, strategy, answer, at_ms, firmware_version) VALUES (?, ?, ?, ?, ?)'),
+      refusals: db.prepare<[string], { strategy: Refusal['strategy']; answer: string; at_ms: number; firmware_version: string | null }>(
+        'SELECT strategy, answer, at_ms, firmware_version FROM ocpp_charger_refusals WHERE charge_point_id = ? ORDER BY at_ms',
+      ),
+      firmware: db.prepare<[string], { firmware_version: string | null }>('SELECT firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?'),
       putStrategy: db.prepare(
         `INSERT INTO ocpp_charging_strategies (charge_point_id, connector_id, strategy, reason, chosen_at_ms, paused_transaction_id) VALUES (@chargePointId, @connectorId, @strategy, @reason, @chosenAtMs, NULL)
          ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET strategy = excluded.strategy, reason = excluded.reason, chosen_at_ms = excluded.chosen_at_ms`,
@@ -50,11 +53,17 @@ export class ChargingStrategyStore {
   }
 
   putRefusal(chargePointId: string, r: Refusal): void {
-    this.stmts.putRefusal.run(chargePointId, r.strategy, r.answer, r.atMs);
+    this.stmts.putRefusal.run(chargePointId, r.strategy, r.answer, r.atMs, r.firmwareVersion ?? null);
   }
 
+  /** Every refusal stored for the charger, under whatever firmware (charging-strategy.ts refusalsInForce picks those that count). */
   refusals(chargePointId: string): Refusal[] {
-    return this.stmts.refusals.all(chargePointId).map((r) => ({ strategy: r.strategy, answer: r.answer, atMs: r.at_ms }));
+    return this.stmts.refusals.all(chargePointId).map((r) => ({ strategy: r.strategy, answer: r.answer, atMs: r.at_ms, firmwareVersion: r.firmware_version }));
+  }
+
+  /** The firmware the charger reported at its last BootNotification (null: none, or never booted). */
+  firmwareOf(chargePointId: string): string | null {
+    return this.stmts.firmware.get(chargePointId)?.firmware_version ?? null;
   }
 
   /** Stores the strategy in force; the paused transaction stays as it was. */

@@ -148,6 +148,13 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
     expect(cp[id]!.profiles[3]!.csChargingProfiles.chargingProfilePurpose).toBe('TxDefaultProfile');
     // Never again a TxProfile, a pause (a 0 A period) included.
     expect(cp[id]!.profiles.slice(2).map((p) => p.csChargingProfiles.chargingProfilePurpose)).toEqual(['TxDefaultProfile', 'TxDefaultProfile']);
+    // A firmware update may bring what it refused: booted with another firmware, it is tried again (and refuses again here).
+    const n = cp[id]!.profiles.length;
+    await cp[id]!.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'rejects-tx-profile', firmwareVersion: '2.0' });
+    await until(() => cp[id]!.profiles.length === n + 2, 'the TxProfile tried again after the firmware changed, then the TxDefaultProfile', 20_000);
+    expect(cp[id]!.profiles.slice(n).map((p) => p.csChargingProfiles.chargingProfilePurpose)).toEqual(['TxProfile', 'TxDefaultProfile']);
+    await until(async () => (await plan(id)).charging_strategy.charger_refused.length === 1 && (await plan(id)).charger_profile?.purpose === 'TxDefaultProfile', 'the new refusal stored', 20_000);
+    expect((await plan(id)).charging_strategy.charger_refused).toEqual([{ strategy: 'tx-profile', answer: 'Rejected', at: new Date(gw.nowMs).toISOString().replace('.000Z', 'Z') }]);
     const only = cp['CP-TX-DEFAULT']!;
     await startTransaction('CP-TX-DEFAULT');
     await until(() => only.profiles.length === 3, 'the TxDefault-only charger: TxProfile refused, TxDefaultProfile taken', 20_000);

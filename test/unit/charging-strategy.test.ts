@@ -3,7 +3,7 @@
 // remote-start-stop strategies act by (charging-profile.ts profileWindow, chargingNow).
 import { describe, expect, it } from 'vitest';
 import { chargingNow, profileWindow, type SetChargingProfileRequest } from '../../src/ocpp/charging-profile.js';
-import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type Refusal, type StrategyInput, type StrategyName } from '../../src/ocpp/charging-strategy.js';
+import { chooseStrategy, isRefusal, refusalsInForce, refusesAllProfiles, STRATEGIES, type Refusal, type StrategyInput, type StrategyName } from '../../src/ocpp/charging-strategy.js';
 
 const PROFILE_STRATEGIES = STRATEGIES.filter((s) => s !== 'remote-start-stop');
 const FEATURES: Array<string[] | null> = [null, ['Core', 'SmartCharging'], ['Core', 'FirmwareManagement'], []];
@@ -86,6 +86,17 @@ describe('chooseStrategy', () => {
     expect(chooseStrategy({ ...base, capabilities: { ...base.capabilities, supportedFeatureProfiles: ['Core', 'RemoteTrigger'] } }).reason).toContain('has no SmartCharging');
     expect(chooseStrategy({ ...base, refusals: [{ strategy: 'all-profiles', answer: 'NotImplemented', atMs: 0 }] })).toMatchObject({ name: 'remote-start-stop', purpose: null });
     expect(chooseStrategy({ ...base, capabilities: { ...base.capabilities, allowedChargingRateUnit: 'Power' } }).rateUnit).toBe('W');
+  });
+
+  it('a refusal counts while the charger runs the firmware it refused under', () => {
+    const refusals: Refusal[] = [
+      { strategy: 'tx-profile', answer: 'Rejected', atMs: 1, firmwareVersion: '1.0' },
+      { strategy: 'all-profiles', answer: 'NotImplemented', atMs: 2, firmwareVersion: null },
+      { strategy: 'tx-default-profile', answer: 'Rejected', atMs: 3 },
+    ];
+    expect(refusalsInForce(refusals, '1.0').map((r) => r.atMs)).toEqual([1, 3]);
+    expect(refusalsInForce(refusals, null).map((r) => r.atMs)).toEqual([2, 3]);
+    expect(refusalsInForce(refusals, '2.0').map((r) => r.atMs)).toEqual([3]);
   });
 
   it('which answers are refusals to remember, and which refuse every profile', () => {
