@@ -13,6 +13,12 @@
 // for `seconds`: at 'metergate started', the peak, and the steady value (median of the last
 // third). Target: peak below 100 MB (a 512 MB board). BASELINE defaults to 4ca041a (main
 // before these changes).
+// Looking closer: EXTRA_FLAGS='--trace-gc' adds node flags to both variants (to try a flag
+// before it goes into the unit), TRACE=1 prints the log's messages with the RSS at each
+// during start and the RSS every 2 s, DAEMON_LOG=<path> keeps each daemon's output
+// (<path>.baseline, <path>.now). On the Node the package bundles: run this script with that
+// node first in PATH and node_modules' better-sqlite3 built for it (as scripts/test-bundled-node
+// does); the daemons run on the node that runs this script.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +35,8 @@ const SECONDS = Number(process.argv[2] ?? 120);
 const ROUNDS = Number(process.argv[3] ?? 1);
 const METERS = Number(process.env.METERS ?? 4);
 const BASELINE = process.env.BASELINE ?? '4ca041a';
+const EXTRA_FLAGS = (process.env.EXTRA_FLAGS ?? '').split(/\s+/).filter(Boolean);
+const TRACE = process.env.TRACE !== undefined;
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const CHARGER = 'CP-BENCH-1';
 const CHARGER_PASSWORD = 'charger-secret-0123456789';
@@ -123,7 +131,7 @@ ocpp: { host: 127.0.0.1, port: ${ocppPort} }
 chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
 `,
   );
-  const child: ChildProcess = spawn(process.execPath, [...v.flags, join(v.dist, 'cli.js'), 'run', '--config', config], { cwd: dir, env: { ...process.env, ...v.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...v.flags, ...EXTRA_FLAGS, join(v.dist, 'cli.js'), 'run', '--config', config], { cwd: dir, env: { ...process.env, ...v.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -131,7 +139,17 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
   let meterTimer: NodeJS.Timeout | null = null;
   try {
     const t0 = performance.now();
+    let logged = 0;
+    const traceStart = (): void => {
+      if (!TRACE) return;
+      const lines = out.split('\n');
+      for (; logged < lines.length - 1; logged++) {
+        const msg = /"msg":"([^"]*)"/.exec(lines[logged])?.[1];
+        if (msg) console.log(`    ${((performance.now() - t0) / 1000).toFixed(1)} s ${rssMb(child.pid!).toFixed(1)} MB: ${msg.slice(0, 80)}`);
+      }
+    };
     while (!out.includes('metergate started')) {
+      traceStart();
       if (child.exitCode !== null) throw new Error(`daemon exited:\n${out.slice(-3000)}`);
       if (performance.now() - t0 > 120_000) throw new Error(`daemon did not start:\n${out.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 20));
@@ -157,6 +175,8 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
       if (child.exitCode !== null) throw new Error(`daemon exited:\n${out.slice(-3000)}`);
       const s = (performance.now() - tRun) / 1000;
       samples.push({ s, mb: rssMb(child.pid!) });
+      traceStart();
+      if (TRACE && samples.length % 8 === 0) console.log(`    ${s.toFixed(0)} s: ${samples[samples.length - 1].mb.toFixed(1)} MB`);
       if (forecastAtS === null && out.includes('"msg":"forecast stored"')) forecastAtS = s;
     }
     if (forecastAtS === null) console.log(`  ${v.name}: no 'forecast stored' within ${SECONDS} s (${prices} prices seeded)`);
@@ -170,6 +190,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
     return { startedMb, peakMb: peak.mb, peakAtS: peak.s, steadyMb: steady, forecastAtS, makeup };
   } finally {
     if (meterTimer) clearInterval(meterTimer);
+    if (process.env.DAEMON_LOG) writeFileSync(`${process.env.DAEMON_LOG}.${v.name}`, out);
     await charger?.close({ force: true }).catch(() => undefined);
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));

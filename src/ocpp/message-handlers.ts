@@ -14,7 +14,7 @@
 // and the others their usual answer. Either way the unit stays queued until it is written
 // (docs/chargers.md "When the store refuses writes").
 import { Counter, type Registry } from 'prom-client';
-import { createRPCError } from 'ocpp-rpc';
+import { createRPCError } from './rpc.js';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { OcppStore, TransactionRecord } from '../store/ocpp.js';

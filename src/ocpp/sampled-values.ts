@@ -1,7 +1,7 @@
 // Pure: OCPP 1.6 meterValue/transactionData (already schema-checked) as the rows the
 // store keeps. Every value is checked before any is stored: a Raw value that is not a
 // number makes the whole call a CallError, so nothing is half-stored.
-import { createRPCError } from 'ocpp-rpc';
+import { createRPCError } from './rpc.js';
 import type { SampledValueRow } from '../store/ocpp.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 

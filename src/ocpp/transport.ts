@@ -23,7 +23,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import { Counter } from 'prom-client';
-import { RPCServer, createRPCError } from 'ocpp-rpc';
+import { RPCServer, createRPCError } from './rpc.js';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import { authorizationKeyForms } from './authorization-key.js';

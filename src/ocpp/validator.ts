@@ -4,7 +4,7 @@
 // protocol's CallError (FormationViolation) before a handler runs, as any schema failure.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import { createValidator } from 'ocpp-rpc';
+import type { createValidator as CreateValidator } from 'ocpp-rpc';
 
 interface SchemaDoc {
   readonly $id: string;
@@ -12,6 +12,10 @@ interface SchemaDoc {
 }
 
 const require = createRequire(import.meta.url);
+// lib/validator.js itself, not the package: requiring the package builds its standard
+// validators (rpc.ts says why the central system does without them).
+const { createValidator } = require('ocpp-rpc/lib/validator.js') as { createValidator: typeof CreateValidator };
+let shared: ReturnType<typeof CreateValidator> | undefined;
 
 /** ocpp-rpc's ocpp1.6 schemas with our constraints merged into the named properties. */
 export function ocpp16Schemas(): SchemaDoc[] {
@@ -29,6 +33,7 @@ export function ocpp16Schemas(): SchemaDoc[] {
   });
 }
 
-export function ocpp16Validator(): ReturnType<typeof createValidator> {
-  return createValidator('ocpp1.6', ocpp16Schemas());
+/** The validator (one per process: it holds nothing per call, and each ajv instance with the schemas costs about 1.3 MB of heap). */
+export function ocpp16Validator(): ReturnType<typeof CreateValidator> {
+  return (shared ??= createValidator('ocpp1.6', ocpp16Schemas()));
 }

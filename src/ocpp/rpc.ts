@@ -1,0 +1,32 @@
+// ocpp-rpc as the central system uses it, without the validators it builds at load for
+// every subprotocol it knows. Requiring the library (lib/server.js, lib/client.js) runs
+// lib/standard-validators.js, which parses its OCPP 2.0.1 and 2.1 schemas (1.6 MB of JSON)
+// into two ajv instances: 3 MB of V8 heap kept for good, about 6.5 MB of RSS and seconds
+// of CPU at start on a loaded board, for subprotocols this gateway never speaks. Only
+// ocpp1.6 is offered, with our own validator (validator.ts), so the standard list is put in
+// require's cache as that one validator before the library is first required: ocpp-rpc
+// clients or servers in the same process (a test's strict charger) still find ocpp1.6.
+// Every module of the daemon takes ocpp-rpc from here, never `from 'ocpp-rpc'`.
+// The load-time cost: https://github.com/mikuso/ocpp-rpc/blob/042e695e4d3a4d024e5416f68025c8232ddfb1da/lib/standard-validators.js
+import { createRequire, Module } from 'node:module';
+import type * as OcppRpc from 'ocpp-rpc';
+import { ocpp16Validator } from './validator.js';
+
+const require = createRequire(import.meta.url);
+
+/** Puts [our ocpp1.6 validator] in require's cache as the standard list, unless ocpp-rpc's is loaded already (then this changes nothing). */
+function withoutStandardValidators(): void {
+  const path = require.resolve('ocpp-rpc/lib/standard-validators.js');
+  if (require.cache[path]) return;
+  const stub = new Module(path);
+  stub.filename = path;
+  stub.loaded = true;
+  stub.exports = [ocpp16Validator()];
+  require.cache[path] = stub;
+}
+
+withoutStandardValidators();
+const rpc = require('ocpp-rpc') as typeof OcppRpc;
+
+export const { RPCServer, createRPCError } = rpc;
+export type RPCServer = OcppRpc.RPCServer;
