@@ -17,6 +17,8 @@ import type { OcppStore } from '../store/ocpp.js';
 import { LocalListStore } from '../store/ocpp-local-lists.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
+import { storedCapabilities } from './charger-configuration.js';
+import { registerChargerMetrics } from './charger-metrics.js';
 import { ChargerOperations, DEFAULT_OPERATION_TIMEOUT_S, type ChargerOperationsPort } from './charger-operations.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { LocalListSync } from './local-list-sync.js';
@@ -102,6 +104,7 @@ export class CentralSystem implements Module {
     const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes);
     this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists };
     this.registerMetrics(store, writes);
+    registerChargerMetrics(metrics, () => this.chargerViews());
     dispatcher.start();
     await this.transport.start();
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
@@ -237,6 +240,7 @@ export class CentralSystem implements Module {
       clockProblem: st.clockProblem ?? null,
       ...parts.store.chargePointView(id),
       lastSession: parts.outcomes.lastOfCharger(id),
+      supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       chargingStrategies: this.charging.stores.strategies
         .all()
         .filter((s) => s.chargePointId === id)

@@ -152,7 +152,7 @@ export class OcppStore {
       lastInstant: db.prepare<[number, string], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ?'),
       lastAnyInstant: db.prepare<[number], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ?'),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
-      chargePoint: db.prepare<[string], { vendor: string | null; model: string | null }>('SELECT vendor, model FROM ocpp_charge_points WHERE charge_point_id = ?'),
+      chargePoint: db.prepare<[string], { vendor: string | null; model: string | null; firmware_version: string | null }>('SELECT vendor, model, firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?'),
       connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number }>('SELECT status, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
       connectors: db.prepare<[string], { connector_id: number; status: string; error_code: string; status_at_ms: number }>(
         'SELECT connector_id, status, error_code, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? ORDER BY connector_id',
@@ -247,6 +247,7 @@ export class OcppStore {
   chargePointView(chargePointId: string): {
     vendor: string | null;
     model: string | null;
+    firmwareVersion: string | null;
     connectors: Array<{ connectorId: number; status: string; errorCode: string; statusAtMs: number }>;
     openTransactions: Array<{ transactionId: number; connectorId: number; session: string; startedAtMs: number; energyWh: number }>;
   } {
@@ -254,6 +255,7 @@ export class OcppStore {
     return {
       vendor: cp?.vendor ?? null,
       model: cp?.model ?? null,
+      firmwareVersion: cp?.firmware_version ?? null,
       connectors: this.stmts.connectors.all(chargePointId).map((r) => ({ connectorId: r.connector_id, status: r.status, errorCode: r.error_code, statusAtMs: r.status_at_ms })),
       openTransactions: this.stmts.open.all(ENERGY_REGISTER, chargePointId).map((r) => ({
         transactionId: r.transaction_id,

@@ -6,7 +6,7 @@ import { validateConfig } from '../../src/config/load.js';
 import type { AppContext } from '../../src/context.js';
 import { createContext } from '../../src/daemon.js';
 import { buildChargingServices, type ChargingServices } from '../../src/planning/charging-services.js';
-import type { RouteRegistrar } from '../../src/http/deps.js';
+import type { HttpDeps, RouteRegistrar } from '../../src/http/deps.js';
 import { HttpServer, type HttpServerOptions } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { TokenStore, type TokenType } from '../../src/store/tokens.js';
@@ -22,7 +22,7 @@ export interface TestHttp {
   close(): Promise<void>;
 }
 
-export async function startTestHttp(opts: { config?: Record<string, unknown>; routes?: readonly RouteRegistrar[]; ctx?: Partial<AppContext>; server?: HttpServerOptions } = {}): Promise<TestHttp> {
+export async function startTestHttp(opts: { config?: Record<string, unknown>; routes?: readonly RouteRegistrar[]; ctx?: Partial<AppContext>; server?: HttpServerOptions; centralSystem?: HttpDeps['centralSystem'] } = {}): Promise<TestHttp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'metergate-http-'));
   const config = validateConfig(
     {
@@ -37,7 +37,7 @@ export async function startTestHttp(opts: { config?: Record<string, unknown>; ro
   );
   const ctx = createContext(config, { logger: createLogger('silent'), ...opts.ctx });
   const charging = buildChargingServices(ctx);
-  const server = new HttpServer({ ...ctx, charging }, { ...opts.server, ...(opts.routes ? { routes: opts.routes } : {}) });
+  const server = new HttpServer({ ...ctx, charging, ...(opts.centralSystem ? { centralSystem: opts.centralSystem } : {}) }, { ...opts.server, ...(opts.routes ? { routes: opts.routes } : {}) });
   await server.start();
   const tokens = new TokenStore(ctx.db);
   return {

@@ -1,6 +1,8 @@
 // The status page's Chargers section in a real browser (Debian's chromium via
 // playwright-core): a strict ocpp-rpc charger connected over ws with an open session,
-// another configured charger that is not connected.
+// another configured charger that is not connected; firmware, feature profiles, connectors
+// with their open transaction (and /metrics the same); operations from the page go through
+// the HTTP API with the operator's token, refused without it.
 import { chromium, type Browser } from 'playwright-core';
 import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +10,7 @@ import { freePort } from '../../src/free-port.js';
 import { CentralSystem } from '../../src/ocpp/central-system.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
 import { chromiumPath } from '../helpers/peers.js';
+import { until } from '../helpers/wait.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const CHROMIUM = chromiumPath();
@@ -18,6 +21,7 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
   let central: CentralSystem;
   let cp: RPCClient;
   let browser: Browser;
+  const resets: unknown[] = [];
 
   beforeAll(async () => {
     http = await startTestHttp({
@@ -29,11 +33,18 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
           { id: 'CP-BARN', password: PASSWORD, auth: 'accept_all' },
         ],
       },
+      centralSystem: () => central ?? null,
     });
     central = new CentralSystem(http.ctx, http.charging);
     http.ctx.probes.observe([central]);
     await central.start();
     cp = new RPCClient({ endpoint: `ws://127.0.0.1:${central.port()}`, identity: 'CP-DRIVEWAY', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+    cp.handle('GetConfiguration', async () => ({ configurationKey: [{ key: 'SupportedFeatureProfiles', readonly: true, value: 'Core,SmartCharging,RemoteTrigger' }] }));
+    cp.handle('SetChargingProfile', async () => ({ status: 'Accepted' }));
+    cp.handle('Reset', async ({ params }: { params?: unknown }) => {
+        resets.push(params);
+        return { status: 'Accepted' };
+    });
     await cp.connect();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -47,8 +58,8 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     await http?.close();
   });
 
-  it('shows each configured charger, connected or not, its connectors and its open session with the energy so far', async () => {
-    await cp.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+  it('shows each configured charger, connected or not, its connectors and its open session with the energy so far; operations need the token', { timeout: 120_000 }, async () => {
+    await cp.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single', firmwareVersion: '6.1.0-4151' });
     await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Charging' });
     const tx = (await cp.call('StartTransaction', { connectorId: 1, idTag: 'T', meterStart: 10_000, timestamp: new Date(Date.now() - 600_000).toISOString() })) as { transactionId: number };
     await cp.call('MeterValues', { connectorId: 1, transactionId: tx.transactionId, meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [{ value: '11850' }] }] });
@@ -66,5 +77,35 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     expect(text).toMatch(/1[.,]85 kWh/);
     await expect(page.locator('tr[data-charger="CP-BARN"] .badge').textContent()).resolves.toBe('disconnected');
     expect(await page.locator('#components [data-component="chargers"]').textContent()).toContain('1 of 2 charge point(s) connected');
+    // What it is: firmware from its boot, the feature profiles read after it; each connector with its open transaction.
+    await until(async () => (await row.locator('.profiles').count()) === 1 && (await row.locator('.profiles').textContent()) === 'Core, SmartCharging, RemoteTrigger', 'the feature profiles on the page', 30_000);
+    expect(await row.locator('.firmware').textContent()).toBe('firmware 6.1.0-4151');
+    expect(await row.textContent()).toContain(`1: Charging, transaction ${tx.transactionId}`);
+    const metrics = await (await fetch(`${http.url}/metrics`)).text();
+    expect(metrics).toContain('metergate_ocpp_charger_info{charge_point_id="CP-DRIVEWAY",vendor="Alfen",model="Eve Single",firmware="6.1.0-4151"} 1');
+    expect(metrics).toContain('metergate_ocpp_charger_supported_profile{charge_point_id="CP-DRIVEWAY",profile="SmartCharging"} 1');
+    expect(metrics).toContain('metergate_ocpp_connector_status{charge_point_id="CP-DRIVEWAY",connector_id="1",status="Charging",error_code="NoError"} 1');
+    expect(metrics).toContain(`metergate_ocpp_connector_open_transaction_id{charge_point_id="CP-DRIVEWAY",connector_id="1"} ${tx.transactionId}`);
+    expect(metrics).toMatch(/metergate_ocpp_charger_last_message_timestamp_seconds\{charge_point_id="CP-DRIVEWAY"\} \d{10}/);
+
+    // An operation from the page without the token: the API refuses it, nothing reaches the charger.
+    const result = page.locator('#operation-result');
+    await row.locator('button[data-operation="reset"]').click();
+    await until(async () => (await result.getAttribute('data-status')) === '401', 'operation answered 401', 30_000);
+    expect(await result.textContent()).toContain('refused (401)');
+    // A token of another type: 403.
+    await page.fill('#operator-token', http.token('cdrs'));
+    await row.locator('button[data-operation="reset"]').click();
+    await until(async () => (await result.getAttribute('data-status')) === '403', 'operation answered 403', 30_000);
+    expect(resets).toEqual([]);
+    // With the operator's token: sent, and the charger's answer shown.
+    await page.fill('#operator-token', http.token('cpo'));
+    await row.locator('button[data-operation="reset"]').click();
+    await until(async () => (await result.getAttribute('data-status')) === '200', 'operation answered 200', 30_000);
+    expect(await result.textContent()).toBe('reset CP-DRIVEWAY: {"status":"Accepted"}');
+    expect(resets).toEqual([{ type: 'Soft' }]);
+    // The charger that is not connected: refused at once.
+    await page.locator('tr[data-charger="CP-BARN"] button[data-operation="reset"]').click();
+    await until(async () => (await result.getAttribute('data-status')) === '409', 'operation answered 409', 30_000);
   });
 });

@@ -55,7 +55,21 @@ export function buildStatusReport(deps: StatusReportDeps) {
       clock_problem: c.clockProblem ?? null,
       vendor: c.vendor,
       model: c.model,
-      connectors: c.connectors.map((k) => ({ connector_id: k.connectorId, status: k.status, error_code: k.errorCode, status_at: iso(k.statusAtMs) })),
+      firmware_version: c.firmwareVersion ?? null,
+      supported_profiles: c.supportedProfiles ?? null,
+      connectors: c.connectors.map((k) => {
+        const open = c.openTransactions.filter((t) => t.connectorId === k.connectorId).at(-1);
+        const strategy = c.chargingStrategies?.find((s) => s.connectorId === k.connectorId);
+        return {
+          connector_id: k.connectorId,
+          status: k.status,
+          error_code: k.errorCode,
+          status_at: iso(k.statusAtMs),
+          open_transaction: open ? { transaction_id: open.transactionId, session: open.session, started_at: iso(open.startedAtMs), energy_wh: open.energyWh } : null,
+          plan_strategy: strategy ? { strategy: strategy.strategy, reason: strategy.reason, chosen_at: iso(strategy.chosenAtMs) } : null,
+        };
+      }),
+      plan_strategies: (c.chargingStrategies ?? []).map((s) => ({ connector_id: s.connectorId, strategy: s.strategy, reason: s.reason, chosen_at: iso(s.chosenAtMs) })),
       open_transactions: c.openTransactions.map((t) => ({ transaction_id: t.transactionId, connector_id: t.connectorId, session: t.session, started_at: iso(t.startedAtMs), energy_wh: t.energyWh })),
       last_session: c.lastSession
         ? {

@@ -118,6 +118,10 @@ export interface ChargerView {
   readonly clockProblem?: string | null;
   readonly vendor: string | null;
   readonly model: string | null;
+  /** From its last BootNotification. */
+  readonly firmwareVersion?: string | null;
+  /** Its SupportedFeatureProfiles as read after boot (ocpp/charger-configuration.ts), or null while unknown. */
+  readonly supportedProfiles?: readonly string[] | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;
   readonly openTransactions: ReadonlyArray<{ readonly transactionId: number; readonly connectorId: number; readonly session: string; readonly startedAtMs: number; readonly energyWh: number }>;
   /** What its most recently completed session came to (ocpp/session-outcomes.ts), or null before any. */

@@ -84,18 +84,69 @@ function renderChargers(chargers, nowMs) {
     stateCell.append(badge(c.state));
     if (c.clock_ahead_s !== null) stateCell.append(el('span', { class: 'muted clock-ahead' }, ` clock ${c.clock_ahead_s} s ahead`));
     if (c.clock_problem) stateCell.append(el('div', { class: 'muted clock-problem' }, c.clock_problem));
-    const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}`).join(', ');
+    const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}${k.open_transaction ? `, transaction ${k.open_transaction.transaction_id}` : ''}${k.plan_strategy ? `, plan by ${k.plan_strategy.strategy}` : ''}`).join('; ');
     const sessions = c.open_transactions.map((t) => `${t.session} since ${new Date(t.started_at).toLocaleTimeString()}, ${fmt(t.energy_wh / 1000, 2)} kWh`).join('; ');
     tr.append(
       el('td', {}, c.charge_point_id),
       stateCell,
-      el('td', {}, [c.vendor, c.model].filter(Boolean).join(' ') || '—'),
+      modelCell(c),
       el('td', {}, connectors || '—'),
       el('td', {}, sessions || '—'),
       el('td', { class: 'last-session' }, lastSession(c.last_session)),
       el('td', { class: 'muted' }, ago(c.last_message_at, nowMs)),
+      operationsCell(c),
     );
     body.append(tr);
+  }
+}
+
+/** Vendor and model, firmware and the feature profiles it declared. */
+function modelCell(c) {
+  const td = el('td', {}, [c.vendor, c.model].filter(Boolean).join(' ') || '—');
+  if (c.firmware_version) td.append(el('div', { class: 'muted firmware' }, `firmware ${c.firmware_version}`));
+  if (c.supported_profiles) td.append(el('div', { class: 'muted profiles' }, c.supported_profiles.join(', ') || 'no feature profiles'));
+  const strategies = (c.plan_strategies || []).map((s) => `${s.connector_id}: ${s.strategy} (${s.reason})`);
+  if (strategies.length > 0) td.append(el('div', { class: 'muted strategies', title: 'plan strategy in force' }, `plan: ${strategies.join('; ')}`));
+  return td;
+}
+
+/**
+ * Operations go through the HTTP API with the operator's cpo token typed into this page
+ * (#operator-token, kept in this tab's memory only): the page has no way around the API's
+ * token check, so it can do nothing the token may not.
+ */
+function operationsCell(c) {
+  const td = el('td', { class: 'operations' });
+  const button = (label, operation, body) => {
+    const b = el('button', { type: 'button', 'data-operation': operation }, label);
+    b.addEventListener('click', () => operate(c.charge_point_id, operation, body));
+    return b;
+  };
+  td.append(button('Soft reset', 'reset', { type: 'Soft' }));
+  for (const k of c.connectors.filter((x) => x.connector_id > 0)) {
+    td.append(button(`Unlock ${k.connector_id}`, 'unlock-connector', { connector_id: k.connector_id }));
+    if (k.open_transaction) td.append(button(`Stop ${k.open_transaction.transaction_id}`, 'remote-stop', { transaction_id: k.open_transaction.transaction_id }));
+  }
+  return td;
+}
+
+async function operate(chargePointId, operation, body) {
+  const out = document.getElementById('operation-result');
+  const token = document.getElementById('operator-token').value.trim();
+  out.textContent = `${operation} ${chargePointId}: sending…`;
+  try {
+    const res = await fetch(`/api/v1/chargers/${encodeURIComponent(chargePointId)}/${operation}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Token ${token}` } : {}) },
+      body: JSON.stringify(body),
+      cache: 'no-store',
+    });
+    const json = await res.json();
+    out.dataset.status = String(res.status);
+    out.textContent = res.ok ? `${operation} ${chargePointId}: ${JSON.stringify(json.answer)}` : `${operation} ${chargePointId} refused (${res.status}): ${json.detail}`;
+  } catch (err) {
+    out.dataset.status = 'error';
+    out.textContent = `${operation} ${chargePointId}: ${err.message}`;
   }
 }
 
