@@ -129,7 +129,8 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
         '',
       ].join('\n'),
     );
-    daemon = await startDaemon(config);
+    // Generous: CI runs two test files at once on 2 cores.
+    daemon = await startDaemon(config, { startTimeoutMs: 120_000 });
     cp = await connectOcttCharger({
       endpoint: `ws://127.0.0.1:${ocppPort}`,
       identity: CP,
@@ -170,7 +171,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
         },
       },
     });
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     await cp?.close();
