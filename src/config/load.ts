@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import { parseDocument } from 'yaml';
 import { meterSourceTypes } from '../sources/index.js';
-import type { Config } from './types.js';
+import type { Config, MeterConfig } from './types.js';
 import { httpExposureProblems } from './http-exposure.js';
 import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
@@ -291,7 +291,22 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
     mq.url ??= mq.urls[0];
   }
   applyMeterDefaults(config);
+  expandChannels(config);
   return { config: deepFreeze(config), env: envLayer };
+}
+
+/**
+ * A P1 meter's M-Bus channels are resources of their own (docs/p1.md): each becomes a meters
+ * entry of its own (channel set, unit_id the channel number, profile dsmr-mbus) on the meter's
+ * bus, so boot_notification, heartbeats, network_scan and the status page see it like any meter.
+ */
+function expandChannels(config: Config): void {
+  const meters = config.meters as MeterConfig[];
+  for (const meter of [...meters]) {
+    for (const [number, resourceId] of Object.entries(meter.channels ?? {})) {
+      meters.push({ resource_id: resourceId, bus: meter.bus, unit_id: Number(number), profile: 'dsmr-mbus', extra_metrics: [], channel: { of: meter.resource_id, number: Number(number) } });
+    }
+  }
 }
 
 /** What a meter's source lets it leave out (a P1 meter's unit_id and profile). */

@@ -51,6 +51,13 @@ export interface MeterConfig {
   readonly profile: string;
   readonly extra_metrics: readonly string[];
   readonly max_power_w?: number;
+  /** P1 meters: M-Bus channel number ('1'..'4') to the resource id it is published as. */
+  readonly channels?: Readonly<Record<string, string>>;
+  /**
+   * Set on the entries config/load.ts adds for a P1 meter's `channels` (never in the file): this
+   * resource is M-Bus channel `number` of the meter `of`. Its unit_id is the channel number.
+   */
+  readonly channel?: { readonly of: string; readonly number: number };
 }
 
 export interface MqttConfig {

@@ -18,6 +18,7 @@ export function registerModbusSource(registry: SourceRegistry): void {
 
 function meterProblems(meter: Partial<MeterConfig>, i: number, config: { profiles?: unknown }): string[] {
   const problems: string[] = [];
+  if (meter.channels !== undefined) problems.push(`meters[${i}].channels: M-Bus channels are read from a P1 meter's telegrams; a Modbus meter has none`);
   if (meter.unit_id === undefined) problems.push(`meters[${i}].unit_id: is required`);
   if (meter.profile === undefined) problems.push(`meters[${i}].profile: is required`);
   if (typeof meter.profile !== 'string') return problems;

@@ -17,17 +17,35 @@ import { diagnoseP1, type LineObservation } from './diagnosis.js';
 import { TelegramFramer } from './framer.js';
 import { interpretTelegram } from './interpret.js';
 import { framerOptions, p1Line } from './line-settings.js';
+import { mbusChannels, type MbusChannel } from './mbus.js';
 import type { P1Identity, P1Reading } from './measurements.js';
+import type { Telegram } from './telegram.js';
 
 /** A household connection is at most 3 × 80 A; a P1 power beyond this is a garbled telegram. */
 export const P1_MAX_POWER_W = 100_000;
 /** Disagreement logs about the meter's clock, at most this often per meter. */
 const CLOCK_LOG_EVERY_MS = 600_000;
 const DROP_LOG_EVERY_MS = 60_000;
+/** A channel's capture time may be this far after the telegram that carries it (clock drift, DST), no further. */
+const CHANNEL_FUTURE_MS = 3_600_000;
+/** ... and at most this far before it (hourly DSMR 4 channels are up to an hour old). */
+const CHANNEL_MAX_AGE_MS = 24 * 3_600_000;
 
 interface Latest {
   readonly reading: P1Reading;
   readonly receivedAtMs: number;
+}
+
+/** One M-Bus channel of a P1 meter, published as its own resource (config `channels`). */
+interface P1Channel extends MeterBookkeeping {
+  readonly number: number;
+  /** The channel as the newest whole telegram carried it, and when that came. */
+  latest: MbusChannel | null;
+  heardAtMs: number | null;
+  /** The capture time of the reading last handed on: a reading is sent once per capture time. */
+  publishedCaptureMs: number;
+  /** A capture time refused as too far from the telegram's (logged once), shown as the channel's problem. */
+  staleCaptureMs: number | null;
 }
 
 interface P1Meter extends MeterBookkeeping {
@@ -43,6 +61,7 @@ interface P1Meter extends MeterBookkeeping {
   observed: { bytes: number; drops: Record<string, number> };
   /** When the last whole telegram without electricity came (a heat interface unit), if it is newer than the slot's. */
   wholeWithoutElectricityAtMs: number | null;
+  readonly channels: P1Channel[];
   lastDropLogMono: number;
 }
 
@@ -72,7 +91,8 @@ export class P1Source implements MeterSource {
     const { config, logger } = this.deps;
     for (const meterConfig of config.meters) {
       const bus = config.buses.find((b) => b.name === meterConfig.bus);
-      if (!bus) continue;
+      // A channel entry (config/load.ts expandChannels) is read from its meter's telegrams, not a line of its own.
+      if (!bus || meterConfig.channel) continue;
       const framer = new TelegramFramer(framerOptions(p1Line(bus)));
       const meter: P1Meter = {
         ...freshBookkeeping(meterConfig),
@@ -87,6 +107,9 @@ export class P1Source implements MeterSource {
         lastDropLogMono: Number.NEGATIVE_INFINITY,
         observed: { bytes: 0, drops: {} },
         wholeWithoutElectricityAtMs: null,
+        channels: config.meters
+          .filter((c) => c.channel?.of === meterConfig.resource_id)
+          .map((c) => ({ ...freshBookkeeping(c), number: c.channel!.number, latest: null, heardAtMs: null, publishedCaptureMs: Number.NEGATIVE_INFINITY, staleCaptureMs: null })),
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
@@ -109,7 +132,18 @@ export class P1Source implements MeterSource {
   }
 
   statuses(): MeterStatus[] {
-    return this.meters.map((m) => ({ ...meterStatus(m), problem: this.problemOf(m) }));
+    return this.meters.flatMap((m) => [
+      { ...meterStatus(m), problem: this.problemOf(m) },
+      ...m.channels.map((c) => ({ ...meterStatus(c), problem: this.channelProblem(m, c) })),
+    ]);
+  }
+
+  /** Why a channel gives no sample, in one line; null while it does. */
+  private channelProblem(meter: P1Meter, c: P1Channel): string | null {
+    if (c.state === 'offline') return `channel ${c.number} is not in the meter's telegrams${meter.state === 'offline' ? ' (the meter is offline)' : ''}: check meters[].channels against the meter's 0-n:24.1.0 lines`;
+    if (c.latest?.skipped) return `channel ${c.number}: ${c.latest.skipped}`;
+    if (c.staleCaptureMs !== null) return `channel ${c.number}: its capture time ${new Date(c.staleCaptureMs).toISOString()} is far from the meter's clock (the M-Bus device stopped reporting, or its clock is unset)`;
+    return null;
   }
 
   /** Why the meter gives no electricity sample, in one line with the fix; null while it does. */
@@ -134,6 +168,12 @@ export class P1Source implements MeterSource {
   }
 
   identity(resourceId: string): MeterIdentity | null | undefined {
+    const channel = this.meters.flatMap((m) => m.channels).find((c) => c.config.resource_id === resourceId);
+    if (channel) {
+      const c = channel.latest;
+      // DSMR relays the device type and id, not the M-Bus device's maker.
+      return c ? { vendor: 'unknown', model: `M-Bus ${c.medium} meter (device type ${c.deviceType ?? 'not given'}, channel ${c.number})`, serialNumber: c.equipmentId, firmware: null } : null;
+    }
     const meter = this.meters.find((m) => m.config.resource_id === resourceId);
     if (!meter) return undefined;
     const id = meter.identity;
@@ -160,6 +200,7 @@ export class P1Source implements MeterSource {
         continue;
       }
       meter.identity = outcome.identity;
+      this.channelsHeard(meter, outcome.telegram, receivedAtMs);
       if (outcome.kind === 'no_electricity') {
         // Whole telegrams, so the device is there: not a miss, but nothing to publish as electricity.
         meter.wholeWithoutElectricityAtMs = receivedAtMs;
@@ -171,6 +212,48 @@ export class P1Source implements MeterSource {
       meter.observed = { bytes: 0, drops: {} };
       this.checkMeterClock(meter, outcome.reading, receivedAtMs);
     }
+  }
+
+  /** A whole telegram: each configured channel as it carries it (absent: null). */
+  private channelsHeard(meter: P1Meter, telegram: Telegram, receivedAtMs: number): void {
+    if (meter.channels.length === 0) return;
+    const found = mbusChannels(telegram);
+    for (const channel of meter.channels) {
+      channel.latest = found.find((c) => c.number === channel.number) ?? null;
+      if (channel.latest) channel.heardAtMs = receivedAtMs;
+    }
+  }
+
+  /**
+   * One slot of one channel: online while new telegrams carry it; its reading is handed on
+   * once per capture time (5-minute or hourly), stamped with that time, never again.
+   */
+  private sampleChannel(meter: P1Meter, channel: P1Channel): void {
+    const labels = { resource_id: channel.config.resource_id, bus: meter.bus.name };
+    const heard = channel.heardAtMs;
+    if (heard === null || heard <= (channel.lastAnsweredAtMs ?? Number.NEGATIVE_INFINITY) || channel.latest === null) {
+      channel.misses++;
+      if (channel.misses >= this.deps.config.poll.offline_after_misses) this.setState(channel, 'offline');
+      return;
+    }
+    channel.misses = 0;
+    channel.lastAnsweredAtMs = heard;
+    this.setState(channel, 'online');
+    const reading = channel.latest.reading;
+    if (!reading || reading.capturedAtMs <= channel.publishedCaptureMs) return;
+    // A capture time ahead of the telegram is the device's unset clock; one days old a device that
+    // stopped reporting (its last value repeated). Neither is a reading of now, and a time from
+    // before the gateway's build would make the clock guard distrust the clock: not handed on.
+    if (reading.capturedAtMs > heard + CHANNEL_FUTURE_MS || reading.capturedAtMs < heard - CHANNEL_MAX_AGE_MS) {
+      if (channel.staleCaptureMs !== reading.capturedAtMs) this.deps.logger.warn({ ...labels, captured_at: new Date(reading.capturedAtMs).toISOString() }, 'M-Bus channel reading with a capture time far from the telegram\'s: not published');
+      channel.staleCaptureMs = reading.capturedAtMs;
+      return;
+    }
+    channel.staleCaptureMs = null;
+    channel.publishedCaptureMs = reading.capturedAtMs;
+    const sample: MeterSample = { resourceId: channel.config.resource_id, sampledAtMs: reading.capturedAtMs, metrics: reading.metrics };
+    channel.lastSample = sample;
+    this.deps.events.emit('sample.taken', sample);
   }
 
   private observe(meter: P1Meter, reason: string): void {
@@ -208,7 +291,10 @@ export class P1Source implements MeterSource {
 
   private tick(): void {
     this.loop?.tick();
-    for (const meter of this.meters) this.sample(meter);
+    for (const meter of this.meters) {
+      this.sample(meter);
+      for (const channel of meter.channels) this.sampleChannel(meter, channel);
+    }
     // Every sample of this slot was handed on: the store may commit them together.
     this.deps.events.emit('poll.tick-done', { source: this.name });
   }
@@ -249,7 +335,7 @@ export class P1Source implements MeterSource {
     this.deps.events.emit('sample.taken', sample);
   }
 
-  private setState(meter: P1Meter, state: MeterState): void {
+  private setState(meter: MeterBookkeeping, state: MeterState): void {
     setMeterState(meter, state, { online: this.m.online, events: this.deps.events, source: this.name, statuses: () => this.statuses() });
   }
 }

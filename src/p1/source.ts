@@ -23,5 +23,16 @@ function meterProblems(meter: Partial<MeterConfig>, i: number, config: { meters?
   if (others.length > 0) problems.push(`meters[${i}].bus: a P1 port has one meter; "${meter.bus}" has ${others.length + 1}`);
   if (meter.profile !== undefined && meter.profile !== 'dsmr') problems.push(`meters[${i}].profile: a meter on a P1 bus has profile dsmr (or none)`);
   if (meter.extra_metrics !== undefined && meter.extra_metrics.length > 0) problems.push(`meters[${i}].extra_metrics: a P1 meter publishes every quantity its telegram has; leave extra_metrics out`);
+  // Each channel is a resource of its own: its id is no other meter's or channel's.
+  const taken = new Set<string>();
+  for (const m of Array.isArray(config.meters) ? (config.meters as Array<Partial<MeterConfig>>) : []) {
+    if (m !== meter && typeof m?.resource_id === 'string') taken.add(m.resource_id.toLowerCase());
+    if (m !== meter) for (const id of Object.values(m?.channels ?? {})) taken.add(String(id).toLowerCase());
+  }
+  if (typeof meter.resource_id === 'string') taken.add(meter.resource_id.toLowerCase());
+  for (const [n, id] of Object.entries(meter.channels ?? {})) {
+    if (taken.has(String(id).toLowerCase())) problems.push(`meters[${i}].channels.${n}: ${id} is the resource id of another meter or channel; give each M-Bus channel its own`);
+    taken.add(String(id).toLowerCase());
+  }
   return problems;
 }

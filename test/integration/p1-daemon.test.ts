@@ -21,6 +21,8 @@ import { until } from '../helpers/wait.js';
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MODBUS_METER = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const P1_METER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
+/** The gas meter on the P1 meter's M-Bus channel 1, published as a resource of its own. */
+const GAS = '1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b';
 const POLL_MS = 1000;
 
 type Metrics = Record<string, [number, string]>;
@@ -82,7 +84,7 @@ buses:
   - { name: p1-port, type: p1, port: ${p1Line.gatewaySide} }
 meters:
   - { resource_id: ${MODBUS_METER}, bus: rs485, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${P1_METER}, bus: p1-port }
+  - { resource_id: ${P1_METER}, bus: p1-port, channels: { 1: ${GAS} } }
 mqtt:
   url: ${broker.url}
   username: gateway
@@ -140,6 +142,24 @@ forecast: { enabled: false }
       { bus: 'p1-port', port: p1Line.gatewaySide, unit_ids: [1], devices: [{ unit_id: 1, profile: 'dsmr' }] },
       { bus: 'rs485', port: modbusLine.a, unit_ids: [1], devices: [{ unit_id: 1, profile: 'sdm630' }] },
     ]);
+  });
+
+  it('the M-Bus gas meter is a resource of its own: its reading once per capture time (a 5-minute mark), heartbeats, and a boot_notification naming its device type and id', { timeout: 60_000 }, async () => {
+    const of = (type: string) => sub!.messages.filter((m) => m.topic === `svc/resources/${GAS}/${type}`);
+    await sub!.waitFor(() => of('measurements').length >= 1 && of('boot_notifications').length >= 1 && of('heartbeats').length >= 1, 'a gas measurement, boot notification and heartbeat', 40_000);
+    const boot = of('boot_notifications')[0];
+    expect(messageProblems('boot_notification', boot.json)).toEqual([]);
+    expect(boot.json.meter).toEqual({ profile: 'dsmr-mbus', vendor: 'unknown', model: 'M-Bus gas meter (device type 3, channel 1)', unit_id: 1, bus: 'p1-port', serial_number: '2222ABCD123456789', firmware: null });
+    // Meanwhile several electricity measurements; the gas reading is not re-sent while its capture time stands.
+    const electricityBefore = p1Measurements().length;
+    await until(() => p1Measurements().length >= electricityBefore + 3, 'three more electricity measurements', 30_000);
+    const gas = of('measurements');
+    for (const m of gas) {
+      expect(messageProblems('measurement', m.json)).toEqual([]);
+      expect(metricsOf(m)).toEqual({ gas_volume: [0.107, 'm3'] });
+      expect(sampledAt(m) % 300_000).toBe(0);
+    }
+    expect(new Set(gas.map(sampledAt)).size).toBe(gas.length);
   });
 
   it('publishes at the poll cadence, not at the meter\'s: four telegrams a second, one measurement per slot', { timeout: 60_000 }, async () => {

@@ -1,6 +1,9 @@
 // The P1 source on its own, against a simulated smart meter on a socat pty and a P1 bridge on
 // TCP (replaying ../shared/data/dsmr/v5.txt in place): samples per slot each followed by
 // tick-done, the meter's clock checked against the gateway's, offline when the meter goes quiet.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -18,6 +21,9 @@ import { startPtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
 import { METER_A, ORG } from '../helpers/poller-harness.js';
 
+const GAS = '1b2c3d4e-5f60-4718-8a9b-0c1d2e3f4a5b';
+const CHANNEL_1 = '2c3d4e5f-6071-4829-9bac-1d2e3f4a5b6c';
+
 describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
   const cleanup = cleanupsAfterEach();
   let source: P1Source | null = null;
@@ -26,8 +32,8 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     source = null;
   });
 
-  function startSource(bus: Record<string, unknown>, metrics: Registry) {
-    const config = validateConfig({ organization_id: ORG, poll: { interval_ms: 1000 }, buses: [{ name: 'p1', ...bus }], meters: [{ resource_id: METER_A, bus: 'p1' }] }, 'test', {});
+  function startSource(bus: Record<string, unknown>, metrics: Registry, channels?: Record<string, string>) {
+    const config = validateConfig({ organization_id: ORG, poll: { interval_ms: 1000 }, buses: [{ name: 'p1', ...bus }], meters: [{ resource_id: METER_A, bus: 'p1', ...(channels ? { channels } : {}) }] }, 'test', {});
     const events: Array<{ kind: 'sample'; sample: MeterSample } | { kind: 'tick-done' } | { kind: 'status'; statuses: readonly MeterStatus[] }> = [];
     const logger = createLogger('silent');
     const eventBus = new EventBus(logger);
@@ -77,6 +83,56 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     const text = await metrics.metrics();
     expect(seriesValue(text, 'metergate_p1_meter_clock_disagreements_total', { resource_id: METER_A })).toBe(0);
     expect(Math.abs(seriesValue(text, 'metergate_p1_meter_clock_offset_seconds', { resource_id: METER_A })!)).toBeLessThan(5);
+  });
+
+  it('M-Bus channels are resources of their own: gas once per capture time, stamped with it; a channel without a reading says why', { timeout: 60_000 }, async () => {
+    const sim = await startSim(['--p1', sharedData('dsmr/v5_two_mbus.txt'), '--tcp', '0', '--p1-period-ms', '250']);
+    cleanup.push(() => sim.stop());
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }, metrics, { 1: CHANNEL_1, 2: GAS });
+    await source!.start();
+    await until(() => events.filter((e) => e.kind === 'sample' && e.sample.resourceId === METER_A).length >= 4, 'four meter samples', 30_000);
+    const gas = events.flatMap((e) => (e.kind === 'sample' && e.sample.resourceId === GAS ? [e.sample] : []));
+    // Four telegrams with new electricity, the channel's capture time (a 5-minute mark) moved at most once.
+    expect(gas.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(gas.map((g) => g.sampledAtMs)).size).toBe(gas.length);
+    for (const g of gas) {
+      expect(g.sampledAtMs % 300_000).toBe(0);
+      expect(g.metrics).toEqual([{ name: 'gas_volume', value: 246.138, unit: 'm3' }]);
+    }
+    expect(events.some((e) => e.kind === 'sample' && e.sample.resourceId === CHANNEL_1)).toBe(false);
+    expect(source!.identity(GAS)).toEqual({ vendor: 'unknown', model: 'M-Bus gas meter (device type 3, channel 2)', serialNumber: 'G0039001936990619', firmware: null });
+    const statuses = source!.statuses();
+    expect(statuses.map((s) => [s.resourceId, s.unitId, s.profile, s.state])).toEqual([
+      [METER_A, 1, 'dsmr', 'online'],
+      [CHANNEL_1, 1, 'dsmr-mbus', 'online'],
+      [GAS, 2, 'dsmr-mbus', 'online'],
+    ]);
+    expect(statuses[1].problem).toMatch(/^channel 1: unit null is not one of m3/);
+    expect(statuses[2].problem).toBeNull();
+  });
+
+  it('whole telegrams without electricity (a heat interface unit): online, no electricity sample, the reason and fix in its status; its M-Bus channel still published', { timeout: 60_000 }, async () => {
+    // The recorded DSMR 5 telegram with every electricity object taken out (the simulator recomputes the CRC).
+    const dir = mkdtempSync(join(tmpdir(), 'mg-hiu-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'hiu.txt');
+    writeFileSync(file, readFileSync(sharedData('dsmr/v5.txt'), 'latin1').replace(/^1-0:.*\r\n/gm, ''), 'latin1');
+    const pair = cleanup.trackPair(await startPtyPair());
+    const sim = await startSim(['--p1', file, '--serial', pair.b, '--p1-period-ms', '300']);
+    cleanup.push(() => sim.stop());
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1', port: pair.a }, metrics, { 1: GAS });
+    await source!.start();
+    await until(() => events.some((e) => e.kind === 'sample' && e.sample.resourceId === GAS) && source!.statuses()[0].state === 'online', 'the gas channel published, the device online', 30_000);
+    // Several slots later: still online, never an electricity sample.
+    const ticks = events.filter((e) => e.kind === 'tick-done').length;
+    await until(() => events.filter((e) => e.kind === 'tick-done').length >= ticks + 4, 'four more slots', 30_000);
+    expect(events.some((e) => e.kind === 'sample' && e.sample.resourceId === METER_A)).toBe(false);
+    const [device] = source!.statuses();
+    expect(device.state).toBe('online');
+    expect(device.problem).toMatch(/^whole telegrams without electricity objects \(a heat interface unit/);
+    expect(seriesValue(await metrics.metrics(), 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'no_electricity' })).toBeGreaterThanOrEqual(4);
   });
 
   it('a DSMR 2.2 meter at 9600 7E1 (no CRC, no clock): samples from its telegrams, nothing counted against its clock', { timeout: 60_000 }, async () => {

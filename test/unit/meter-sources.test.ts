@@ -80,7 +80,7 @@ describe('meter sources', () => {
     ]);
     expect(problemsOf({ organization_id: ORG, buses: [{ name: 'x', type: 'p1-tcp' }, { name: 'y', type: 'p1', line: '9600 8N1', port: '/dev/x' }] })).toEqual([
       'buses[0].host: is required',
-      'buses[1].line: must be one of "115200 8N1", "9600 7E1"',
+      'buses[1].line: must be one of "115200 8N1", "9600 7E1", "2400 7E1"',
     ]);
   });
 

@@ -7,6 +7,7 @@ import { diagnoseP1 } from '../../src/p1/diagnosis.js';
 import { TelegramFramer, type FramerEvent } from '../../src/p1/framer.js';
 import { interpretTelegram } from '../../src/p1/interpret.js';
 import { framerOptions } from '../../src/p1/line-settings.js';
+import { mbusChannels } from '../../src/p1/mbus.js';
 import { p1Identity, p1Reading } from '../../src/p1/measurements.js';
 import { parseMeterTime } from '../../src/p1/meter-time.js';
 import { parseTelegram, TelegramParseError } from '../../src/p1/telegram.js';
@@ -250,5 +251,37 @@ describe('why telegrams are dropped, in one line with the fix', () => {
     expect(interpretTelegram(hiu).kind).toBe('no_electricity');
     expect(interpretTelegram(read('v5.txt').replace(/!.*$/s, '!')).kind).toBe('ok');
     expect(interpretTelegram('/ISk5\\2MT382-1000\r\n\r\nhello\r\n!').kind).toBe('unknown_layout');
+  });
+});
+
+describe.skipIf(!hasSharedData)('M-Bus channels (gas, water, heat) from real telegrams', () => {
+  const channelsOf = (name: string) => mbusChannels(parseTelegram(read(name).replace(/!.*$/s, '!')));
+
+  it('DSMR 5 (two M-Bus devices): gas on channel 2 with its capture time and id; channel 1 without a unit is skipped, with why', () => {
+    const [one, two] = channelsOf('v5_two_mbus.txt');
+    expect(one).toMatchObject({ number: 1, deviceType: 3, medium: 'gas', equipmentId: null, reading: null });
+    expect(one.skipped).toMatch(/unit null/);
+    expect(two).toEqual({
+      number: 2,
+      deviceType: 3,
+      medium: 'gas',
+      equipmentId: 'G0039001936990619',
+      reading: { capturedAtMs: Date.parse('2020-04-26T20:30:01Z'), metrics: [{ name: 'gas_volume', value: 246.138, unit: 'm3' }] },
+      skipped: null,
+    });
+  });
+
+  it('Belgian e-MUCS: gas in 0-1:24.2.3, water (device type 7) in 0-2:24.2.1; DSMR 4.2 hourly gas', () => {
+    const [gas, water] = channelsOf('fluvius_v171.txt');
+    expect(gas.reading).toEqual({ capturedAtMs: Date.parse('2020-05-12T11:45:58Z'), metrics: [{ name: 'gas_volume', value: 112.384, unit: 'm3' }] });
+    expect(gas.equipmentId).toBe('7FLO2119033733');
+    expect(water).toMatchObject({ medium: 'water', equipmentId: '8SAG1234567890', reading: { metrics: [{ name: 'water_volume', value: 872.234, unit: 'm3' }] } });
+    expect(channelsOf('v4_2.txt')[0].reading).toEqual({ capturedAtMs: Date.parse('2016-11-29T19:00:00Z'), metrics: [{ name: 'gas_volume', value: 981.443, unit: 'm3' }] });
+  });
+
+  it('heat in GJ is published in Wh; DSMR 2.2/3.0 channels (no S/W on the time) are not read', () => {
+    const heat = '/ISk5\\2MT382-1000\r\n\r\n0-1:24.1.0(004)\r\n0-1:96.1.0(3232323241424344313233343536373839)\r\n0-1:24.2.1(170102161005W)(00012.345*GJ)\r\n!';
+    expect(mbusChannels(parseTelegram(heat))[0]).toMatchObject({ medium: 'heat', reading: { metrics: [{ name: 'heat_energy', value: 3429166.667, unit: 'Wh' }] } });
+    expect(channelsOf('v3.txt')[0].reading).toBeNull();
   });
 });

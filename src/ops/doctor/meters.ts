@@ -162,7 +162,8 @@ export const metersCheck: DoctorCheck = {
     const daemonMeters = () => (daemon ??= fetchDaemonMeters(config, env.timeoutMs));
     // One bus at a time, meters on a bus in order: the line is half duplex anyway.
     for (const [busIndex, busConfig] of config.buses.entries()) {
-      const meters = config.meters.filter((m) => m.bus === busConfig.name);
+      // An M-Bus channel is read from its P1 meter's telegrams: the meter's check covers it.
+      const meters = config.meters.filter((m) => m.bus === busConfig.name && !m.channel);
       if (meters.length === 0) continue;
       if (busConfig.type === 'p1' || busConfig.type === 'p1-tcp') {
         for (const meter of meters) results.push(await checkP1Meter(busConfig, busIndex, meter, { name: meterCheckName(meter), implausibility, format }, daemonMeters));
