@@ -18,7 +18,7 @@ import { installProcessFaultHandlers } from './ops/process-faults.js';
 import { NetworkScanWatcher } from './ops/network/network-scan.js';
 import { Probes } from './ops/observability/probes.js';
 import { SystemdWatchdog } from './ops/systemd/watchdog.js';
-import { databasePath, openDaemonDatabase } from './store/db.js';
+import { databasePath, openDaemonDatabase, pageSizeForMeters } from './store/db.js';
 import { Outbox } from './store/outbox.js';
 import { ReadingsStore } from './store/readings.js';
 import { meterSourceTypes } from './sources/index.js';
@@ -42,8 +42,11 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
     // After an upgrade the journal says what the new program changed in the database.
     db:
       overrides.db ??
-      openDaemonDatabase(databasePath(config.data_dir), (applied) =>
-        logger.info({ migrations: applied.map((m) => `${String(m.version).padStart(3, '0')}_${m.name}`), software_version: VERSION }, `database migrated: ${applied.length} schema migration(s) applied`),
+      openDaemonDatabase(
+        databasePath(config.data_dir),
+        (applied) =>
+          logger.info({ migrations: applied.map((m) => `${String(m.version).padStart(3, '0')}_${m.name}`), software_version: VERSION }, `database migrated: ${applied.length} schema migration(s) applied`),
+        pageSizeForMeters(config.meters.length),
       ),
     clock: overrides.clock ?? systemClock,
     metrics: overrides.metrics ?? new Registry(),

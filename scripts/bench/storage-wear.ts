@@ -12,8 +12,10 @@
 // as fast as it can, one durable commit per tick (MeasurementRecorder.recordInTick +
 // tickDone, as the daemon does). "stored" leaves the outbox rows in place (a broker outage);
 // "delivered" acknowledges each tick's rows after its commit the way the publisher does
-// (Outbox.page, then Outbox.deleteAcked: its 50 ms batch holds one tick's rows at 10 s
-// polls), so a delete commit follows every tick — the steady state of a connected gateway.
+// (Outbox.page, then Outbox.deferAcked, whose deletes go with the next tick's commit; the
+// baseline's Outbox.deleteAcked committed them on their own: its 50 ms batch holds one
+// tick's rows at 10 s polls) — the steady state of a connected gateway. The database is
+// opened with the page size the daemon picks for the number of meters (pageSizeForMeters).
 // fsyncs are counted by running each case twice under strace, with and without the measured
 // ticks, and taking the difference (so the open, the migrations and the warm-up do not
 // count). The temporary directory must be on a real disk: tmpfs sends nothing to storage.
@@ -37,7 +39,10 @@ if (process.argv[2] === 'child') {
   const { openDatabase } = await from<typeof import('../../src/store/db.js')>('store/db.js');
   const { resolveProfile } = await from<typeof import('../../src/modbus/profiles/index.js')>('modbus/profiles/index.js');
   const config = validateConfig({ organization_id: ORG, data_dir: dir, mqtt: { url: 'mqtts://broker.invalid:8883' } }, 'bench', {});
-  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db')), logger: createLogger('warn') });
+  // As the daemon opens it: the page size it picks for this many meters, where the version has that choice.
+  const db = await from<typeof import('../../src/store/db.js')>('store/db.js');
+  const pageSize = 'pageSizeForMeters' in db ? db.pageSizeForMeters(meters) : undefined;
+  const ctx = createContext(config, { db: openDatabase(join(dir, 'metergate.db'), undefined, pageSize), logger: createLogger('warn') });
   const { recorder, outbox } = buildUplink(ctx);
   const profile = resolveProfile('sdm630', {})!;
   const units = new Map(profile.registers.map((r) => [r.metric, r.unit]));
@@ -51,7 +56,12 @@ if (process.argv[2] === 'child') {
       recorder.recordInTick({ resourceId, sampledAtMs: at + k, metrics });
     });
     recorder.tickDone();
-    if (mode === 'delivered') outbox.deleteAcked(outbox.page(0, 1000).map((r) => ({ id: r.id, bytes: r.bytes })));
+    if (mode === 'delivered') {
+      // As the publisher hands over a tick's PUBACKs: deferred to the next tick's commit where the version does that.
+      const acked = outbox.page(0, 1000).map((r) => ({ id: r.id, bytes: r.bytes }));
+      if ('deferAcked' in outbox) outbox.deferAcked(acked);
+      else (outbox as { deleteAcked(a: typeof acked): number }).deleteAcked(acked);
+    }
   };
   const writeBytes = () => Number(/^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
   for (let i = 0; i < 5; i++) tick();

@@ -1,8 +1,9 @@
 // Clock steps beyond the tolerance and the readings they flag (migration 011). The flag
-// lives on the reading (readings.clock_suspect), so whoever reads readings can tell; the
-// steps table keeps what happened, and flags readings stored later inside a step's window.
+// lives on the reading (clock_suspect, in meter_readings and in readings_by_meter from
+// before migration 200), so whoever reads readings can tell; the steps table keeps what
+// happened, and flags readings stored later inside a step's window.
 import type { Db } from './db.js';
-import { prepareResourceAfter } from './readings.js';
+import { METER_SLOTS, prepareResourceAfter } from './readings.js';
 
 export interface ClockStep {
   readonly detectedAtMs: number;
@@ -35,11 +36,13 @@ export class ClockStepStore {
     this.stmts = {
       insert: db.prepare('INSERT INTO clock_steps (detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms) VALUES (?, ?, ?, ?)'),
       nextResource: prepareResourceAfter(db),
-      flag: db.prepare('UPDATE readings SET clock_suspect = 1 WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 0'),
+      flag: db.prepare('UPDATE readings_by_meter SET clock_suspect = 1 WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 0'),
+      // Time-ordered: every meter's readings in the window at once.
+      flagByTime: db.prepare<[number, number]>(`UPDATE meter_readings SET clock_suspect = 1 WHERE id BETWEEN ? * ${METER_SLOTS} AND ? * ${METER_SLOTS} + ${METER_SLOTS - 1} AND clock_suspect = 0`),
       latest: db.prepare<[], { detected_at_ms: number; step_ms: number; suspect_from_ms: number; suspect_to_ms: number }>(
         'SELECT detected_at_ms, step_ms, suspect_from_ms, suspect_to_ms FROM clock_steps ORDER BY id DESC LIMIT 1',
       ),
-      flaggedCount: db.prepare('SELECT COUNT(*) FROM readings WHERE clock_suspect = 1').pluck(),
+      flaggedCount: db.prepare('SELECT (SELECT COUNT(*) FROM meter_readings WHERE clock_suspect = 1) + (SELECT COUNT(*) FROM readings_by_meter WHERE clock_suspect = 1)').pluck(),
     };
   }
 
@@ -47,7 +50,7 @@ export class ClockStepStore {
   record(step: ClockStep): number {
     return this.db.transaction(() => {
       this.stmts.insert.run(step.detectedAtMs, step.stepMs, step.suspectFromMs, step.suspectToMs);
-      let flagged = 0;
+      let flagged = this.stmts.flagByTime.run(step.suspectFromMs, step.suspectToMs).changes;
       for (let r = this.stmts.nextResource.get('') as string | undefined; r !== undefined; r = this.stmts.nextResource.get(r) as string | undefined) {
         flagged += this.stmts.flag.run(r, step.suspectFromMs, step.suspectToMs).changes;
       }
@@ -68,10 +71,15 @@ export class ClockStepStore {
 
 /** Flagged readings of one resource in [fromMs, toMs] (session pricing asks before it bills). */
 export function suspectReadings(db: Db, resourceId: string, fromMs: number, toMs: number): SuspectReadings {
+  // Both through their partial indexes on flagged readings (meter_readings_clock_suspect, readings_clock_suspect).
   const r = db
-    .prepare<[string, number, number], { n: number; first: number | null; last: number | null }>(
-      'SELECT COUNT(*) AS n, MIN(sampled_at_ms) AS first, MAX(sampled_at_ms) AS last FROM readings WHERE resource_id = ? AND sampled_at_ms BETWEEN ? AND ? AND clock_suspect = 1',
+    .prepare<{ r: string; from: number; to: number }, { n: number; first: number | null; last: number | null }>(
+      `SELECT SUM(n) AS n, MIN(first) AS first, MAX(last) AS last FROM (
+         SELECT COUNT(*) AS n, MIN(f.id >> 10) AS first, MAX(f.id >> 10) AS last FROM meter_readings f
+           WHERE f.meter = (SELECT id FROM reading_meters WHERE resource_id = @r) AND f.id BETWEEN @from * ${METER_SLOTS} AND @to * ${METER_SLOTS} + ${METER_SLOTS - 1} AND f.clock_suspect = 1
+         UNION ALL
+         SELECT COUNT(*), MIN(sampled_at_ms), MAX(sampled_at_ms) FROM readings_by_meter WHERE resource_id = @r AND sampled_at_ms BETWEEN @from AND @to AND clock_suspect = 1)`,
     )
-    .get(resourceId, fromMs, toMs)!;
-  return { count: r.n, firstMs: r.first, lastMs: r.last };
+    .get({ r: resourceId, from: fromMs, to: toMs })!;
+  return { count: r.n ?? 0, firstMs: r.first, lastMs: r.last };
 }

@@ -69,14 +69,14 @@ export function migrate(db: Db, migrations: Migration[] = listMigrations()): num
  * then, so the daemon starts, polls and keeps what it cannot store yet in memory
  * (docs/uplink.md); the reserve is made again at the next open with space.
  */
-export function openDatabase(path: string, onMigrated?: MigratedListener): Db {
+export function openDatabase(path: string, onMigrated?: MigratedListener, pageSizeBytes = PAGE_SIZE_BYTES): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Db;
   try {
-    db = configure(path, onMigrated);
+    db = configure(path, onMigrated, pageSizeBytes);
   } catch (err) {
     if (path === ':memory:' || !isStorageUnavailable(err) || !releaseReserve(path)) throw err;
-    db = configure(path, onMigrated);
+    db = configure(path, onMigrated, pageSizeBytes);
   }
   if (path !== ':memory:') keepReserve(path);
   giveToDirectoryOwner(path);
@@ -86,17 +86,30 @@ export function openDatabase(path: string, onMigrated?: MigratedListener): Db {
 /** The page size of a new database (docs/uplink.md, storage wear). */
 export const PAGE_SIZE_BYTES = 1024;
 
+/**
+ * The page size for a new database of a gateway with `meterCount` meters: 512 B with at most
+ * one. A tick's commit then appends two 536-byte WAL frames instead of two 1048-byte ones;
+ * with one reading per tick that is what keeps it under 6 kB written per reading (the fsync of
+ * each tick writes the 4 KiB file-system page the WAL ends in whatever the page size). With
+ * more meters the tick's pages are shared by its readings and 512 B gains nothing measurable
+ * (docs/uplink.md, Storage wear), while every other table gets deeper trees and rows over
+ * ~480 bytes overflow: 1 KiB stays the default. Only a new, empty file takes it.
+ */
+export function pageSizeForMeters(meterCount: number): number {
+  return meterCount <= 1 ? 512 : PAGE_SIZE_BYTES;
+}
+
 /** Told the migrations an open applied (in order), when it applied any. */
 export type MigratedListener = (applied: readonly Migration[]) => void;
 
-function configure(path: string, onMigrated?: MigratedListener): Db {
+function configure(path: string, onMigrated: MigratedListener | undefined, pageSizeBytes: number): Db {
   const db = new Database(path);
   try {
-    // 1 KiB pages instead of 4 KiB: a commit writes every page it touches whole, to the WAL
-    // and again at the checkpoint, and a poll tick adds a few hundred bytes per meter (SD-card
-    // wear, measured in docs/uplink.md). Only a new, empty database takes it (before WAL);
-    // an existing one keeps its page size until a VACUUM.
-    db.pragma(`page_size = ${PAGE_SIZE_BYTES}`);
+    // Small pages (1 KiB, or 512 B: pageSizeForMeters) instead of 4 KiB: a commit writes every
+    // page it touches whole, to the WAL and again at the checkpoint, and a poll tick adds a few
+    // hundred bytes per meter (SD-card wear, measured in docs/uplink.md). Only a new, empty
+    // database takes it (before WAL); an existing one keeps its page size until a VACUUM.
+    db.pragma(`page_size = ${pageSizeBytes}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
@@ -171,8 +184,8 @@ function giveToDirectoryOwner(path: string): void {
  */
 export const DAEMON_BUSY_TIMEOUT_MS = 250;
 
-export function openDaemonDatabase(path: string, onMigrated?: MigratedListener): Db {
-  const db = openDatabase(path, onMigrated);
+export function openDaemonDatabase(path: string, onMigrated?: MigratedListener, pageSizeBytes = PAGE_SIZE_BYTES): Db {
+  const db = openDatabase(path, onMigrated, pageSizeBytes);
   db.pragma(`busy_timeout = ${DAEMON_BUSY_TIMEOUT_MS}`);
   return db;
 }

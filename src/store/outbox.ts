@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
 import { MetricSets } from './metric-sets.js';
+import { METER_SLOTS } from './readings.js';
 import { heldStatements, toHeldGroup, type HeldGroup, type HoldReason } from './outbox-held.js';
 
 export interface OutboxMessage {
@@ -62,6 +63,8 @@ export interface OutboxMark {
   /** Held rows and bytes (the bound may have dropped held rows inside the transaction). */
   readonly heldRows: number;
   readonly heldBytes: number;
+  /** Acknowledged rows whose delete waits for the next commit (see `deferAcked`). */
+  readonly deferred: readonly { id: number; bytes: number }[];
 }
 
 /** id, message_id, topic, payload, bytes, qos, retain, stamped_at_ms, created_at_ms, metrics_at, the reading's metrics_json */
@@ -115,6 +118,9 @@ export class Outbox {
   private readonly stmts;
   private readonly metricSets: MetricSets;
   private readonly deleteMany: (ids: readonly { id: number; bytes: number }[]) => number;
+  /** Acknowledged rows not deleted yet (deferAcked): no longer counted, never handed out again. */
+  private deferred: { id: number; bytes: number }[] = [];
+  private deferredIds = new Set<number>();
 
   constructor(
     private readonly db: Db,
@@ -132,8 +138,11 @@ export class Outbox {
       // 1.2 us) as an array plus an object literal here.
       page: db
         .prepare<[number, number, number], RawRow>(
-          `SELECT o.id, o.message_id, o.topic, o.payload, o.bytes, o.qos, o.retain, o.stamped_at_ms, o.created_at_ms, o.metrics_at, r.metrics_json
-           FROM outbox o LEFT JOIN readings r ON r.resource_id = o.reading_resource_id AND r.sampled_at_ms = o.stamped_at_ms
+          `SELECT o.id, o.message_id, o.topic, o.payload, o.bytes, o.qos, o.retain, o.stamped_at_ms, o.created_at_ms, o.metrics_at, COALESCE(r.metrics_json, l.metrics_json)
+           FROM outbox o
+           LEFT JOIN reading_meters m ON m.resource_id = o.reading_resource_id
+           LEFT JOIN meter_readings r ON r.id = o.stamped_at_ms * ${METER_SLOTS} + m.id
+           LEFT JOIN readings_by_meter l ON r.id IS NULL AND l.resource_id = o.reading_resource_id AND l.sampled_at_ms = o.stamped_at_ms
            WHERE o.id > ? AND o.id <= ? ORDER BY o.id LIMIT ?`,
         )
         .raw(),
@@ -240,6 +249,8 @@ export class Outbox {
         if (this.rows + this.heldRows <= 1) break;
         if (!this.overBound()) break;
         lastId = r.id;
+        // Delivered, its delete deferred: already counted out, goes with the others.
+        if (!r.held && this.deferredIds.has(r.id)) continue;
         if (r.held) {
           this.heldRows -= 1;
           this.heldBytes -= r.bytes;
@@ -272,6 +283,7 @@ export class Outbox {
     const rows: OutboxRow[] = [];
     for (let i = 0; i < raw.length; i++) {
       const r = raw[i];
+      if (this.deferredIds.has(r[0])) continue; // delivered; its delete waits for the next commit
       let payload = r[3];
       const at = r[9];
       if (at !== null) {
@@ -289,16 +301,68 @@ export class Outbox {
   }
 
   /**
+   * Acknowledged rows whose delete rides along with the next commit that writes anyway (the
+   * recorder's tick: `deleteDeferred` inside its transaction) instead of a commit of its own,
+   * which would append the outbox page to the WAL once more per tick (SD-card wear,
+   * docs/uplink.md). From now on they count as gone (depth, bytes) and `page` never hands
+   * them out again; a crash before that commit leaves them in the table, and they are sent
+   * again after the restart (a duplicate with the same message id, never a loss).
+   */
+  deferAcked(acked: readonly { id: number; bytes: number }[]): void {
+    let n = 0;
+    for (const a of acked) {
+      if (this.deferredIds.has(a.id)) continue;
+      this.deferredIds.add(a.id);
+      this.deferred.push(a);
+      this.rows -= 1;
+      this.totalBytes -= a.bytes;
+      n++;
+    }
+    if (n > 0) this.full = false;
+  }
+
+  /** Acknowledged rows waiting for their delete. */
+  get deferredCount(): number {
+    return this.deferred.length;
+  }
+
+  /**
+   * Deletes the rows `deferAcked` kept, inside the caller's transaction when there is one
+   * (rolled back with it: `restore(mark)` takes them back). Rows already gone (dropped by the
+   * bound) are skipped; the totals counted them out already.
+   */
+  deleteDeferred(): number {
+    if (this.deferred.length === 0) return 0;
+    const [deferred, ids] = [this.deferred, this.deferredIds];
+    this.deferred = [];
+    this.deferredIds = new Set();
+    try {
+      return this.db.transaction(() => {
+        let n = 0;
+        for (const r of toRuns(deferred)) n += this.stmts.deleteRangeQuick.run(r.from, r.to).changes;
+        return n;
+      })();
+    } catch (err) {
+      [this.deferred, this.deferredIds] = [deferred, ids];
+      throw err;
+    }
+  }
+
+  /**
    * The in-memory totals as they are now. A transaction that wrote through `enqueue` and
    * then failed (disk full at commit, SQLITE_BUSY) is rolled back by SQLite, but not these
    * totals: `restore(mark)` takes them back too, so the depth never counts a row that was
    * never stored (a phantom backlog in /healthz and /metrics).
    */
   mark(): OutboxMark {
-    return { rows: this.rows, bytes: this.totalBytes, dropped: this.dropped, heldRows: this.heldRows, heldBytes: this.heldBytes };
+    return { rows: this.rows, bytes: this.totalBytes, dropped: this.dropped, heldRows: this.heldRows, heldBytes: this.heldBytes, deferred: this.deferred };
   }
 
   restore(mark: OutboxMark): void {
+    if (mark.deferred !== this.deferred) {
+      this.deferred = [...mark.deferred];
+      this.deferredIds = new Set(this.deferred.map((d) => d.id));
+    }
     this.rows = mark.rows;
     this.totalBytes = mark.bytes;
     this.dropped = mark.dropped;
@@ -373,6 +437,7 @@ export class Outbox {
    */
   releaseTopic(topic: string, probeId: number | null): { released: number; maxId: number | null } {
     const moved = this.db.transaction(() => {
+      this.deleteDeferred(); // so that a recount below counts only what waits
       const probeBytes = probeId === null ? undefined : (this.held.deleteOne.get(probeId) as number | undefined);
       const size = this.held.sizeOfTopic.get(topic)!;
       const added = this.held.releaseTopic.run(topic).changes;
@@ -386,6 +451,7 @@ export class Outbox {
   /** Puts every message held for its timestamp back into the outbox (the clock gate looks at each again); returns how many. */
   releaseClockHeld(): number {
     const moved = this.db.transaction(() => {
+      this.deleteDeferred(); // so that a recount below counts only what waits
       const size = this.held.sizeOfClock.get()!;
       const added = this.held.releaseClock.run().changes;
       this.held.deleteClock.run();

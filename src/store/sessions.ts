@@ -4,6 +4,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EnergyReading } from '../pricing/session-cost.js';
 import type { Db } from './db.js';
+import { MeterReadings } from './readings.js';
 
 export type SessionStatus = 'active' | 'completed';
 
@@ -57,11 +58,6 @@ interface Row {
   reading_count: number | null;
 }
 
-interface LocalReadingRow {
-  sampled_at_ms: number;
-  energy_import_wh: number;
-}
-
 export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
 
 function readingsJson(readings: readonly EnergyReading[] | null): string | null {
@@ -106,8 +102,10 @@ function toRecord(row: Row, withReadings: boolean, appended: readonly EnergyRead
 
 export class SessionStore {
   private readonly stmts;
+  private readonly meterReadings: MeterReadings;
 
   constructor(private readonly db: Db) {
+    this.meterReadings = new MeterReadings(db);
     this.stmts = {
       get: db.prepare<[string], Row>(
         `SELECT *, CASE WHEN readings_json IS NOT NULL THEN json_array_length(readings_json)
@@ -142,17 +140,6 @@ export class SessionStore {
       pricesChanged: db.prepare(
         `UPDATE sessions SET last_updated_ms = max(@now, last_updated_ms)
          WHERE market_area = @market AND start_ms < @to AND coalesce(end_ms, start_ms) >= @from AND last_updated_ms < @now`,
-      ),
-      // The readings inside the window, and the nearest one before its start and after its
-      // end (the edges are interpolated from them): three range scans on the primary key.
-      readingBefore: db.prepare<[string, number], LocalReadingRow>(
-        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms < ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms DESC LIMIT 1',
-      ),
-      readingsBetween: db.prepare<[string, number, number], LocalReadingRow>(
-        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms',
-      ),
-      readingAfter: db.prepare<[string, number], LocalReadingRow>(
-        'SELECT sampled_at_ms, energy_import_wh FROM readings WHERE resource_id = ? AND sampled_at_ms > ? AND energy_import_wh IS NOT NULL ORDER BY sampled_at_ms LIMIT 1',
       ),
     };
   }
@@ -240,11 +227,11 @@ export class SessionStore {
    */
   localMeterReadingsAround(resourceId: string, startMs: number, endMs: number): EnergyReading[] {
     const rows = this.db.transaction(() => {
-      const before = this.stmts.readingBefore.get(resourceId, startMs);
-      const inside = this.stmts.readingsBetween.all(resourceId, startMs, endMs);
-      const after = this.stmts.readingAfter.get(resourceId, endMs);
+      const before = this.meterReadings.energyBefore(resourceId, startMs);
+      const inside = this.meterReadings.energyBetween(resourceId, startMs, endMs);
+      const after = this.meterReadings.energyAfter(resourceId, endMs);
       return [...(before ? [before] : []), ...inside, ...(after ? [after] : [])];
     })();
-    return rows.map((r) => ({ timestampMs: r.sampled_at_ms, energyKwh: r.energy_import_wh / 1000 }));
+    return rows.map((r) => ({ timestampMs: r.sampledAtMs, energyKwh: r.energyImportWh / 1000 }));
   }
 }

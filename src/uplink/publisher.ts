@@ -43,6 +43,12 @@ const PAGE_ROWS = 100;
  */
 const ACK_BATCH = 1000;
 const ACK_FLUSH_MS = 50;
+/**
+ * A smaller batch is not deleted in a commit of its own: the delete rides along with the
+ * recorder's next tick (Outbox.deferAcked; one page fewer written per tick, docs/uplink.md),
+ * or goes on its own after this many poll intervals when no tick came (no meters polled).
+ */
+const ACK_DEFER_POLL_INTERVALS = 2;
 const HOUSEKEEPING_MS = 5_000;
 /** A disconnect this soon after a permanent refusal is taken as the broker closing on it. */
 const REFUSAL_CLOSE_MS = 2_000;
@@ -114,6 +120,8 @@ export class OutboxPublisher implements Module {
   /** PUBACKs not yet counted in the metric (counted per delete batch, not per message). */
   private publishedUncounted = 0;
   private ackFlush: NodeJS.Timeout | null = null;
+  /** Deletes the deferred acknowledged rows when no tick took them along. */
+  private deferredAckTimer: NodeJS.Timeout | null = null;
   private generation = 0;
   /** Rows with id <= boundary were stored before the current connection came up. */
   private boundary = 0;
@@ -234,6 +242,7 @@ export class OutboxPublisher implements Module {
     c.off('connected', this.onConnected);
     c.off('disconnected', this.onDisconnected);
     this.flushAcks();
+    this.deleteDeferredAcks();
   }
 
   /** A row was written (by this process): look at the fresh stream again. */
@@ -639,11 +648,21 @@ export class OutboxPublisher implements Module {
     const gone = this.ackedIds;
     for (const s of [this.backlog, this.fresh]) if (s.buffer.length > 0) s.buffer = s.buffer.filter((r) => !gone.has(r.id));
     gone.clear();
+    this.deps.outbox.deferAcked(batch);
+    if (batch.length >= ACK_BATCH || !this.running) this.deleteDeferredAcks();
+    else this.deferredAckTimer ??= setTimeout(() => this.deleteDeferredAcks(), ACK_DEFER_POLL_INTERVALS * this.deps.config.poll.interval_ms);
+  }
+
+  /** Deletes acknowledged rows no tick has taken along yet, in a commit of their own. */
+  private deleteDeferredAcks(): void {
+    if (this.deferredAckTimer) clearTimeout(this.deferredAckTimer);
+    this.deferredAckTimer = null;
     try {
-      this.deps.outbox.deleteAcked(batch);
+      this.deps.outbox.deleteDeferred();
     } catch (err) {
-      // The rows stay and will be sent again: a duplicate, not a loss.
-      this.deps.logger.error({ err, rows: batch.length }, 'could not delete acknowledged outbox rows');
+      // The rows stay and will be sent again after a restart: a duplicate, not a loss.
+      this.deps.logger.error({ err, rows: this.deps.outbox.deferredCount }, 'could not delete acknowledged outbox rows');
+      if (this.running) this.deferredAckTimer = setTimeout(() => this.deleteDeferredAcks(), ACK_DEFER_POLL_INTERVALS * this.deps.config.poll.interval_ms);
     }
   }
 }

@@ -234,6 +234,8 @@ export class MeasurementRecorder implements Module {
     try {
       return withWriteBusyTimeout(db, () => durableTransaction(db, () => {
         const done: Written = { readings: 0, messages: 0, lastId: 0, evicted: 0 };
+        // Deliveries acknowledged since the last tick leave in this commit, not one of their own (SD-card wear).
+        outbox.deleteDeferred();
         const now = this.deps.clock.now();
         for (const w of writes) {
           // A reading already stored for that instant (re-stamped twice) is not stored or sent again.

@@ -140,7 +140,7 @@ describe('recorder as the daemon builds it', () => {
     const { ctx, uplink } = setup({});
     // SQLite itself reports the level each row was written under (pragma_synchronous: 1 NORMAL, 2 FULL).
     ctx.db.exec(`CREATE TEMP TABLE seen (tbl TEXT, level INTEGER);
-      CREATE TEMP TRIGGER r AFTER INSERT ON readings BEGIN INSERT INTO seen SELECT 'readings', synchronous FROM pragma_synchronous; END;
+      CREATE TEMP TRIGGER r AFTER INSERT ON meter_readings BEGIN INSERT INTO seen SELECT 'readings', synchronous FROM pragma_synchronous; END;
       CREATE TEMP TRIGGER o AFTER INSERT ON outbox BEGIN INSERT INTO seen SELECT 'outbox', synchronous FROM pragma_synchronous; END;`);
     uplink.recorder.record(sample(NOW - 1000));
     expect(ctx.db.prepare('SELECT tbl, level FROM seen').all()).toEqual([
@@ -217,14 +217,16 @@ describe('recorder as the daemon builds it', () => {
     ctx.db.pragma('wal_autocheckpoint = 0'); // the WAL only grows, by one frame per page per commit
     const pageSize = ctx.db.pragma('page_size', { simple: true }) as number;
     const walFrames = () => Math.round(statSync(`${dbPath}-wal`).size / (pageSize + 24));
-    uplink.recorder.record(sample(NOW - 20_000, 999));
-    const framesBefore = walFrames();
     const ids = [RID, '1c8f4a5d-2e3b-4f60-9bac-1d2e3f4a5b6c', '2d9a5b6e-3f4c-4a71-8cbd-2e3f4a5b6c7d'];
+    // Each meter's first reading writes its number and its hour too (once): not part of what is compared.
+    uplink.recorder.record(sample(NOW - 20_000, 999));
+    for (const [k, resourceId] of ids.slice(1).entries()) uplink.recorder.record({ ...sample(NOW - 20_000 + k + 1, 999), resourceId });
+    const framesBefore = walFrames();
     for (const [k, resourceId] of ids.entries()) uplink.recorder.recordInTick({ ...sample(NOW - 10_000 + k, 1000 + k), resourceId });
-    expect(visible()).toBe(1); // nothing of the tick committed yet
+    expect(visible()).toBe(3); // nothing of the tick committed yet
     uplink.recorder.tickDone();
-    expect(visible()).toBe(4);
-    expect(uplink.outbox.depth).toBe(4);
+    expect(visible()).toBe(6);
+    expect(uplink.outbox.depth).toBe(6);
     // One commit: SQLite appended the tick's pages to the WAL once (three commits would append the outbox page three times).
     const framesOneCommit = walFrames() - framesBefore;
     for (const [k, resourceId] of ids.entries()) uplink.recorder.record({ ...sample(NOW - 5_000 + k, 2000 + k), resourceId });
@@ -244,7 +246,7 @@ describe('recorder as the daemon builds it', () => {
     const { ctx, uplink, logs } = setup({});
     const bad = '9e8d7c6b-5a49-4838-a726-150f4e3d2c1b';
     // A real SQLite refusal that is not the storage's (SQLITE_CONSTRAINT_TRIGGER), for one resource only.
-    ctx.db.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON readings WHEN NEW.resource_id = '${bad}' BEGIN SELECT RAISE(ABORT, 'refused for the test'); END;`);
+    ctx.db.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON meter_readings WHEN NEW.meter = (SELECT id FROM reading_meters WHERE resource_id = '${bad}') BEGIN SELECT RAISE(ABORT, 'refused for the test'); END;`);
     uplink.recorder.recordInTick(sample(NOW - 10_000, 1000));
     uplink.recorder.recordInTick({ ...sample(NOW - 10_000, 5), resourceId: bad });
     uplink.recorder.recordInTick(sample(NOW - 5_000, 1001));
