@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -133,6 +134,29 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     expect(device.state).toBe('online');
     expect(device.problem).toMatch(/^whole telegrams without electricity objects \(a heat interface unit/);
     expect(seriesValue(await metrics.metrics(), 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'no_electricity' })).toBeGreaterThanOrEqual(4);
+  });
+
+  it('an eBZ DD3 pushing IEC 62056-21 mode D at 2400 7E1 (a real recorded telegram): per-phase power and voltages, its id and maker', { timeout: 60_000 }, async () => {
+    const pair = cleanup.trackPair(await startPtyPair());
+    const sim = await startSim(['--p1', fileURLToPath(new URL('../data/iec62056-21/ebz_dd3.txt', import.meta.url)), '--p1-line', '2400 7E1', '--serial', pair.b, '--p1-period-ms', '300']);
+    cleanup.push(() => sim.stop());
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1', port: pair.a, line: '2400 7E1' }, metrics);
+    await source!.start();
+    await until(() => events.filter((e) => e.kind === 'sample').length >= 2, 'two samples', 30_000);
+    const sample = events.find((e) => e.kind === 'sample');
+    expect(sample?.kind === 'sample' && Object.fromEntries(sample.sample.metrics.map((m) => [m.name, m.value]))).toEqual({
+      total_active_power: 259.2,
+      active_power_l1: 75.18,
+      active_power_l2: 92.34,
+      active_power_l3: 91.68,
+      active_energy_import: 125256.886,
+      voltage_l1: 232.4,
+      voltage_l2: 231.7,
+      voltage_l3: 233.7,
+    });
+    expect(source!.identity(METER_A)).toEqual({ vendor: 'eBZ', model: 'DD3BZ06ETA_107', serialNumber: '1EBZ0100507409', firmware: null });
+    expect(seriesValue(await metrics.metrics(), 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'garbled' })).toBe(0);
   });
 
   it('a DSMR 2.2 meter at 9600 7E1 (no CRC, no clock): samples from its telegrams, nothing counted against its clock', { timeout: 60_000 }, async () => {
