@@ -129,6 +129,10 @@ export function registerForecastCommands(program: Command): void {
           process.stdout.write(`\ncandidate quantiles: ${name === 'idr' ? 'isotonic distributional regression of the price on the forecast (same calibration origins)' : 'average of the IDR and the conformal quantiles'}:\n`);
           process.stdout.write(`${formatScorecard(rows, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
         }
+        if (result.withinHour) {
+          process.stdout.write(`\nwithin the hour (quarter-hours): MAE of the hourly means, of the within-hour profile (each quarter-hour's deviation from its hour's mean), and of a flat profile (the hourly forecast repeated):\n| day | hours | hourly-mean MAE | profile MAE | flat-profile MAE | profile vs flat |\n|---|---|---|---|---|---|\n`);
+          for (const w of result.withinHour) process.stdout.write(`| D+${w.horizon} | ${w.hours} | ${w.hourlyMae.toFixed(2)} | ${w.profileMae.toFixed(2)} | ${w.flatProfileMae.toFixed(2)} | ${(w.profileMae / w.flatProfileMae).toFixed(3)} |\n`);
+        }
         if (result.scorecardExcluded > 0) process.stdout.write(`scorecard excluded: ${result.scorecardExcluded} point(s) whose naive or a quantile was not a number\n`);
         if (opts.forecastsOut) {
           mkdirSync(dirname(opts.forecastsOut), { recursive: true });
@@ -138,7 +142,7 @@ export function registerForecastCommands(program: Command): void {
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.withinHour ? { within_hour: result.withinHour } : {}), ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

@@ -5,7 +5,7 @@
 import { toDayMatrix, valueAt, type SeriesPoint } from './day-matrix.js';
 import { longestWindow } from './lear.js';
 import { isoDate } from './local-days.js';
-import { naiveLagDays, scoreByHorizon, type HorizonScore, type ScoredPoint } from './metrics.js';
+import { naiveLagDays, scoreByHorizon, withinHourErrors, type HorizonScore, type ScoredPoint } from './metrics.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 import { QUANTILE_LEVELS, Scorecard, type ScorecardRow } from './scorecard.js';
 
@@ -71,6 +71,11 @@ export interface Evaluation {
   readonly scorecard: ScorecardRow[];
   /** The same for the candidate quantiles (RollingOptions.quantileLevels' `candidates`). */
   readonly candidateScorecards: { readonly idr: ScorecardRow[]; readonly average: ScorecardRow[] };
+  /**
+   * Quarter-hour markets only: per horizon, MAE of the hourly means, of the within-hour
+   * profile, and of a profile flat within the hour (metrics.ts withinHourErrors).
+   */
+  readonly withinHour?: { readonly horizon: number; readonly hours: number; readonly hourlyMae: number; readonly profileMae: number; readonly flatProfileMae: number }[];
   /** Points the scorecard left out (a quantile or the naive not a number). */
   readonly scorecardExcluded: number;
   /** Every scored point forecast, to be kept as the release's forecasts (`previous` of a later run). */
@@ -91,6 +96,8 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const averageCard = new Scorecard();
   let scorecardExcluded = 0;
   const pointForecasts: Evaluation['pointForecasts'] = [];
+  const periodsPerHour = slots / 24;
+  const withinHour = Array.from({ length: options.horizonDays }, () => ({ hours: 0, periods: 0, hourlyAbs: 0, profileAbs: 0, flatProfileAbs: 0 }));
   // Warm-up origins give the first scored origins their calibration errors.
   const firstOrigin = fromDay - 1 - options.horizonDays - options.calibrationDays - options.horizonDays;
   const lastOrigin = toDay - 1;
@@ -113,6 +120,15 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
       if (d.direct && d.recursive) {
         v.days++;
         v.share += d.recursiveShare ?? 0;
+      }
+      if (periodsPerHour > 1) {
+        const w = withinHourErrors(
+          Float64Array.from({ length: slots }, (_, s) => valueAt(prices, d.day, s)),
+          d.forecast,
+          periodsPerHour,
+        );
+        const acc = withinHour[d.horizon - 1];
+        for (const k of ['hours', 'periods', 'hourlyAbs', 'profileAbs', 'flatProfileAbs'] as const) acc[k] += w[k];
       }
       for (let s = 0; s < slots; s++) {
         const actual = valueAt(prices, d.day, s);
@@ -165,7 +181,11 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
         v.n === 0 ? [] : [{ horizon: i + 1, n: v.n, shipped: score(v, 0), recursive: score(v, 1), direct: score(v, 2), meanRecursiveShare: v.days > 0 ? v.share / v.days : 0 }],
       )
     : undefined;
-  return { rows, ...(variants ? { variants } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
+  const withinHourRows =
+    periodsPerHour > 1
+      ? withinHour.flatMap((w, i) => (w.hours === 0 ? [] : [{ horizon: i + 1, hours: w.hours, hourlyMae: w.hourlyAbs / w.hours, profileMae: w.profileAbs / w.periods, flatProfileMae: w.flatProfileAbs / w.periods }]))
+      : undefined;
+  return { rows, ...(variants ? { variants } : {}), ...(withinHourRows ? { withinHour: withinHourRows } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
 }
 
 /** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */

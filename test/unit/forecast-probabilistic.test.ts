@@ -13,6 +13,7 @@ import {
   pinball,
 } from '../../src/forecast/probabilistic.js';
 import { quantileSorted } from '../../src/forecast/lear.js';
+import { withinHourErrors } from '../../src/forecast/metrics.js';
 import { antitonicFit, idrQuantiles } from '../../src/forecast/idr.js';
 import { conformalQuantiles, warpLevel } from '../../src/forecast/rolling.js';
 import { CRPS_LEVELS, QUANTILE_LEVELS, Scorecard } from '../../src/forecast/scorecard.js';
@@ -170,5 +171,17 @@ describe('isotonic distributional regression and the bootstrap noise', () => {
     const se = blockBootstrapSe(num, num.map(() => 1), 1, 2000, 7);
     expect(se).toBeGreaterThan(0.045);
     expect(se).toBeLessThan(0.055);
+  });
+});
+
+describe('within-hour errors of a quarter-hour forecast', () => {
+  it('splits the error into the hourly level and the shape within the hour', () => {
+    // One hour: actual 10, 20, 30, 40 (mean 25); forecast 15, 15, 35, 35 (mean 25).
+    const w = withinHourErrors([10, 20, 30, 40, NaN, 1, 1, 1], [15, 15, 35, 35, 1, 1, 1, 1], 4);
+    expect(w.hours).toBe(1);
+    expect(w.hourlyAbs).toBe(0);
+    // deviations actual -15 -5 5 15, forecast -10 -10 10 10: |-5| + 5 + 5 + 5 = 20
+    expect(w.profileAbs).toBe(20);
+    expect(w.flatProfileAbs).toBe(40);
   });
 });

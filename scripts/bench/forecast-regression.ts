@@ -1,0 +1,137 @@
+// Regression guard for the price forecaster (issue 24 point 5): runs the standard
+// evaluations of docs/forecast-evaluation.md with this checkout's build and prints, per
+// horizon, rMAE and CRPS next to the previous release's figures, kept in the repository
+// as data (scripts/bench/forecast-release-figures.json), and calls out a horizon that got
+// worse by more than its noise.
+//
+//   npx tsx scripts/bench/forecast-regression.ts                 (builds first; needs ../shared/data)
+//   npx tsx scripts/bench/forecast-regression.ts --only nl-2025-3600,nl-q4-900
+//   ... --release-forecasts   also run the release's own build (git archive of its commit)
+//                             for its point forecasts, once, kept in the work directory
+//   ... --update              after a release: the figures file takes this run's figures and
+//                             this run's forecasts become the release's
+//
+// Noise, per horizon: with the release's forecasts at hand (work directory), the
+// Diebold-Mariano test on the daily mean absolute errors, paired day by day (Newey-West
+// variance, lag h - 1): worse = DM statistic > 0 at p < 0.05. Without them, and always for
+// CRPS: the moving-block bootstrap standard errors (7-day blocks) of both runs' figures,
+// worse = the difference exceeds 2 sqrt(se_release^2 + se_now^2) (unpaired, so it only
+// catches large slips). Exit code 2 when a horizon got worse, so a commit can quote it.
+// Evaluations take minutes each (about 45 s of CPU for NL 2025 hourly, 150 s for DE-LU
+// 2019-23, more with exogenous inputs): a benchmark, not a test.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
+
+interface HorizonFigures {
+  readonly horizon: number;
+  readonly rmae: number;
+  readonly rmaeSe: number;
+  readonly crps: number;
+  readonly crpsSe: number;
+}
+
+interface EvaluationSpec {
+  readonly name: string;
+  /** History files (under ../shared/data/prices) imported into the named scratch database. */
+  readonly imports: readonly { readonly file: string; readonly region: string; readonly db: string }[];
+  /** `metergate forecast eval` arguments; `{db}` and `{data}` are replaced. */
+  readonly args: readonly string[];
+  readonly db: string;
+  readonly horizons: readonly HorizonFigures[];
+}
+
+interface ReleaseFigures {
+  readonly release: string;
+  readonly commit: string;
+  readonly note: string;
+  readonly evaluations: readonly EvaluationSpec[];
+}
+
+interface EvalJson {
+  readonly horizons: readonly { horizon: number; rmae: number }[];
+  readonly scorecard: readonly { horizon: number; crps: number; rmaeSe: number; crpsSe: number; dmPrevious?: { statistic: number; pValue: number } }[];
+}
+
+const argv = process.argv.slice(2);
+const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : undefined;
+const update = argv.includes('--update');
+const withReleaseForecasts = argv.includes('--release-forecasts');
+const figuresPath = join(repoRoot, 'scripts/bench/forecast-release-figures.json');
+const dataDir = resolve(repoRoot, '../shared/data');
+const work = join(repoRoot, 'bench-results/forecast-regression');
+mkdirSync(work, { recursive: true });
+
+const figures = JSON.parse(readFileSync(figuresPath, 'utf8')) as ReleaseFigures;
+const evaluations = figures.evaluations.filter((e) => !only || only.includes(e.name));
+if (evaluations.length === 0) throw new Error(`no evaluation named ${only?.join(', ')} in ${figuresPath}`);
+
+buildDist();
+const cli = join(repoRoot, 'dist/cli.js');
+
+function run(dist: string, args: readonly string[]): void {
+  const r = spawnSync('node', [dist, ...args], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
+  if (r.status !== 0) throw new Error(`node ${dist} ${args.join(' ')} exited ${r.status}`);
+}
+
+// Scratch databases from the shared history files, once (kept in the work directory).
+for (const spec of evaluations)
+  for (const imp of spec.imports) {
+    const db = join(work, imp.db);
+    const marker = `${db}.${imp.file}.imported`;
+    if (existsSync(marker)) continue;
+    run(cli, ['prices', 'import', join(dataDir, 'prices', imp.file), '--region', imp.region, '--db', db]);
+    writeFileSync(marker, '');
+  }
+
+const argsOf = (spec: EvaluationSpec): string[] => spec.args.map((a) => a.replaceAll('{db}', join(work, spec.db)).replaceAll('{data}', dataDir));
+
+function evaluate(dist: string, spec: EvaluationSpec, forecastsOut: string, previous?: string): EvalJson {
+  const out = join(work, `${spec.name}-out`);
+  mkdirSync(out, { recursive: true });
+  run(dist, ['forecast', 'eval', ...argsOf(spec), '--out', out, '--forecasts-out', forecastsOut, ...(previous ? ['--previous', previous] : [])]);
+  const json = readdirSync(out).find((f) => f.endsWith('.json'));
+  if (!json) throw new Error(`no JSON written to ${out}`);
+  return JSON.parse(readFileSync(join(out, json), 'utf8')) as EvalJson;
+}
+
+const releaseForecasts = (spec: EvaluationSpec): string => join(work, `${spec.name}.release-${figures.commit}.csv`);
+if (withReleaseForecasts) {
+  const releaseDist = buildBaselineDist(figures.commit);
+  for (const spec of evaluations) if (!existsSync(releaseForecasts(spec))) evaluate(join(releaseDist, 'cli.js'), spec, releaseForecasts(spec));
+}
+
+let worse = 0;
+const updated: EvaluationSpec[] = [];
+process.stdout.write(`release: ${figures.release} (${figures.commit}); noise: DM vs the release's forecasts where kept, else 2 x bootstrap SE of the difference\n\n`);
+process.stdout.write('| evaluation | day | rMAE release | rMAE now | diff | noise | DM vs release (p) | CRPS release | CRPS now | diff | noise | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n');
+for (const spec of evaluations) {
+  const previous = existsSync(releaseForecasts(spec)) ? releaseForecasts(spec) : undefined;
+  const result = evaluate(cli, spec, join(work, `${spec.name}.now.csv`), previous);
+  const now: HorizonFigures[] = result.scorecard.map((s) => ({ horizon: s.horizon, rmae: result.horizons.find((h) => h.horizon === s.horizon)?.rmae ?? NaN, rmaeSe: s.rmaeSe, crps: s.crps, crpsSe: s.crpsSe }));
+  updated.push({ ...spec, horizons: now });
+  for (const n of now) {
+    const r = spec.horizons.find((h) => h.horizon === n.horizon);
+    const dm = result.scorecard.find((s) => s.horizon === n.horizon)?.dmPrevious;
+    const rmaeNoise = r ? 2 * Math.hypot(r.rmaeSe, n.rmaeSe) : NaN;
+    const crpsNoise = r ? 2 * Math.hypot(r.crpsSe, n.crpsSe) : NaN;
+    const rmaeWorse = r ? (dm ? dm.statistic > 0 && dm.pValue < 0.05 : n.rmae - r.rmae > rmaeNoise) : false;
+    const crpsWorse = r ? n.crps - r.crps > crpsNoise : false;
+    const verdict = !r ? 'new' : rmaeWorse || crpsWorse ? `WORSE (${[rmaeWorse ? 'rMAE' : '', crpsWorse ? 'CRPS' : ''].filter(Boolean).join(', ')})` : 'within noise or better';
+    if (rmaeWorse || crpsWorse) worse++;
+    const f = (x: number | undefined, d: number) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+    process.stdout.write(
+      `| ${spec.name} | D+${n.horizon} | ${f(r?.rmae, 3)} | ${f(n.rmae, 3)} | ${r ? (n.rmae - r.rmae >= 0 ? '+' : '') + f(n.rmae - r.rmae, 3) : '-'} | ${f(rmaeNoise, 3)} | ${dm ? `${dm.statistic.toFixed(1)} (${dm.pValue.toFixed(3)})` : '-'} | ${f(r?.crps, 2)} | ${f(n.crps, 2)} | ${r ? (n.crps - r.crps >= 0 ? '+' : '') + f(n.crps - r.crps, 2) : '-'} | ${f(crpsNoise, 2)} | ${verdict} |\n`,
+    );
+  }
+}
+process.stdout.write(`\n${worse === 0 ? 'no horizon worse than its noise' : `${worse} horizon(s) worse than their noise: say so in the commit`}\n`);
+if (update) {
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trim();
+  const kept = figures.evaluations.map((e) => updated.find((u) => u.name === e.name) ?? e);
+  writeFileSync(figuresPath, `${JSON.stringify({ ...figures, commit: head, release: `main ${head} (${new Date().toISOString().slice(0, 10)})`, evaluations: kept }, null, 2)}\n`);
+  for (const spec of evaluations) renameSync(join(work, `${spec.name}.now.csv`), join(work, `${spec.name}.release-${head}.csv`));
+  process.stdout.write(`updated ${figuresPath} to ${head}\n`);
+}
+process.exitCode = worse > 0 ? 2 : 0;
