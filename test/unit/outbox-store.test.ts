@@ -1,11 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/db.js';
+import { durableTransaction, openDatabase } from '../../src/store/db.js';
 import { Outbox } from '../../src/store/outbox.js';
 import { ReadingsStore } from '../../src/store/readings.js';
 
 const msg = (i: number, payload = `{"n":${i}}`) => ({ topic: 't/x', payload, qos: 1 as const, retain: false, stampedAtMs: 1000 + i });
 
 describe('outbox (real SQLite)', () => {
+  it('defers acknowledged deletes to the next commit: counted out at once, never paged again, deleted with that commit or not at all', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-outbox-defer-'));
+    try {
+      const path = join(dir, 'metergate.db');
+      const db = openDatabase(path);
+      const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+      const rows = Array.from({ length: 5 }, (_, i) => outbox.enqueue(msg(i), 0).id).map((id) => outbox.page(id - 1, 1)[0]);
+      outbox.deferAcked(rows.slice(0, 3).map((r) => ({ id: r.id, bytes: r.bytes })));
+      expect(outbox.depth).toBe(2);
+      expect(outbox.stats().bytes).toBe(rows[3].bytes + rows[4].bytes);
+      expect(outbox.page(0, 10).map((r) => r.id)).toEqual([rows[3].id, rows[4].id]);
+      expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(5); // still stored: no commit of their own
+
+      // A commit that rolls back keeps them waiting (Outbox.restore, as the recorder does).
+      const mark = outbox.mark();
+      expect(() =>
+        durableTransaction(db, () => {
+          expect(outbox.deleteDeferred()).toBe(3);
+          throw new Error('disk full');
+        }),
+      ).toThrow('disk full');
+      outbox.restore(mark);
+      expect(outbox.deferredCount).toBe(3);
+      expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(5);
+
+      // Another process opening the file now (after a kill -9) finds them: sent again, never lost.
+      const reopened = new Outbox(openDatabase(path), { maxRows: 1000, maxBytes: 1e9 });
+      expect(reopened.depth).toBe(5);
+
+      // The next commit takes them along.
+      durableTransaction(db, () => outbox.deleteDeferred());
+      expect(outbox.deferredCount).toBe(0);
+      expect(db.prepare('SELECT id FROM outbox ORDER BY id').pluck().all()).toEqual([rows[3].id, rows[4].id]);
+      expect(outbox.depth).toBe(2);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets the bound drop a deferred row without counting it twice', () => {
+    const db = openDatabase(':memory:');
+    const outbox = new Outbox(db, { maxRows: 3, maxBytes: 1e9 });
+    const rows = Array.from({ length: 3 }, (_, i) => outbox.enqueue(msg(i), 0).id).map((id) => outbox.page(id - 1, 1)[0]);
+    outbox.deferAcked([{ id: rows[0].id, bytes: rows[0].bytes }]);
+    expect(outbox.depth).toBe(2);
+    outbox.enqueue(msg(3), 0);
+    outbox.enqueue(msg(4), 0); // over the bound: the oldest waiting row goes (the deferred one with it)
+    expect(outbox.depth).toBe(3);
+    expect(outbox.stats().droppedTotal).toBe(1);
+    expect(outbox.deleteDeferred()).toBe(0); // already gone
+    expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(3);
+  });
+
   it('pages oldest first and deletes only acknowledged rows', () => {
     const db = openDatabase(':memory:');
     const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
