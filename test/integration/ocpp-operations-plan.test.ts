@@ -19,7 +19,7 @@ describe.skipIf(!hasSharedData)(`operations with the plan${hasSharedData ? '' : 
   let compositeLimitOffset = 0;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: at('2025-11-12T23:00:00Z'), chargers: [{ id: 'CP-OPS-PLAN' }] });
+    gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: at('2025-11-12T23:00:00Z'), chargers: [{ id: 'CP-OPS-PLAN' }, { id: 'CP-OPS-CORE' }] });
     cp = await gw.connect('CP-OPS-PLAN');
     cp.client.handle('RemoteStartTransaction', async ({ params }: { params?: unknown }) => {
       remoteStarts.push(params as Json);
@@ -41,6 +41,7 @@ describe.skipIf(!hasSharedData)(`operations with the plan${hasSharedData ? '' : 
     await gw?.close();
   });
 
+  const op2 = (id: string, name: string, body: unknown) => gw.api('POST', `/api/v1/chargers/${id}/${name}`, body, `/api/v1/chargers/{charge_point_id}/${name}`);
   const op = (name: string, body: unknown) => gw.api('POST', `/api/v1/chargers/CP-OPS-PLAN/${name}`, body, `/api/v1/chargers/{charge_point_id}/${name}`);
 
   it('starts remotely with the connector\'s plan as the TxProfile, and refuses a connector without one', { timeout: 120_000 }, async () => {
@@ -65,6 +66,26 @@ describe.skipIf(!hasSharedData)(`operations with the plan${hasSharedData ? '' : 
     // The same plan, made at the same instant, as the default profile the charger holds.
     expect(got.chargingProfile.chargingSchedule).toEqual(sentDefault.csChargingProfiles.chargingSchedule);
     expect(start.body.request).toEqual(got);
+  });
+
+  it('does not start with the plan a charger that does not declare SmartCharging', { timeout: 120_000 }, async () => {
+    const core = await gw.connect('CP-OPS-CORE');
+    const starts: Json[] = [];
+    core.client.handle('GetConfiguration', async () => ({ configurationKey: [{ key: 'SupportedFeatureProfiles', readonly: true, value: 'Core,RemoteTrigger' }] }));
+    core.client.handle('RemoteStartTransaction', async ({ params }: { params?: unknown }) => {
+      starts.push(params as Json);
+      return { status: 'Accepted' };
+    });
+    await core.client.call('BootNotification', { chargePointVendor: 'Pulsar', chargePointModel: 'Plus' });
+    expect((await gw.api('PUT', '/api/v1/chargers/CP-OPS-CORE/connectors/1/plan', { departure_time: '2025-11-13T06:00:00Z', energy_wh: 20_000 })).status).toBe(201);
+    await until(async () => (await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text()).includes('metergate_ocpp_charger_supported_profile{charge_point_id="CP-OPS-CORE",profile="Core"} 1'), 'the feature profiles read', 60_000);
+    const refused = await op2('CP-OPS-CORE', 'remote-start', { id_tag: 'T2', connector_id: 1, charging_profile: 'plan' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain('does not declare SmartCharging');
+    expect(starts).toEqual([]);
+    // Without the profile it starts.
+    expect((await op2('CP-OPS-CORE', 'remote-start', { id_tag: 'T2', connector_id: 1 })).body.answer).toEqual({ status: 'Accepted' });
+    expect(starts).toEqual([{ idTag: 'T2', connectorId: 1 }]);
   });
 
   it('returns the composite schedule next to the plan it should equal, and says where it does not', { timeout: 120_000 }, async () => {

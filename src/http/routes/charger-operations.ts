@@ -12,7 +12,8 @@ import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
 import type { OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
 import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor } from '../../ocpp/charging-profile.js';
-import { RATE_UNIT_KEY } from '../../ocpp/charger-configuration.js';
+import { RATE_UNIT_KEY, storedCapabilities } from '../../ocpp/charger-configuration.js';
+import { refusalsInForce } from '../../ocpp/charging-strategy.js';
 import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedule.js';
 import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
 import type { RouteDeps } from '../deps.js';
@@ -50,6 +51,7 @@ const optional = (name: string, value: unknown): Json => (value === undefined ? 
 function planProfile(c: OperationContext, connectorId: number | undefined): Json {
   const { deps, chargePointId } = c;
   if (connectorId === undefined) throw new HttpProblem(422, 'a charging profile from the plan needs the connector', { errors: [{ path: 'connector_id', message: 'is required with charging_profile "plan"' }] });
+  refuseRefusedProfiles(c, connectorId);
   const target = deps.charging.stores.targets.get(chargePointId, connectorId);
   const nowMs = deps.clock.now();
   if (!target || target.departureMs <= nowMs) throw new HttpProblem(409, `connector ${connectorId} of ${chargePointId} has no charging target in force; PUT /api/v1/chargers/${chargePointId}/connectors/${connectorId}/plan first`);
@@ -57,6 +59,27 @@ function planProfile(c: OperationContext, connectorId: number | undefined): Json
   const rateUnit = chargingRateUnitFor(deps.charging.stores.configuration.get(chargePointId, RATE_UNIT_KEY)?.value);
   const { csChargingProfiles: p } = chargingProfileRequest(plan, { connectorId, transactionId: null, plannedAtMs: nowMs, departureMs: target.departureMs, rateUnit });
   return { ...p, chargingProfileId: chargingProfileIdOf(connectorId, 'TxProfile'), chargingProfilePurpose: 'TxProfile' };
+}
+
+/**
+ * A start with the plan carries a TxProfile: not to a charger that does not declare
+ * SmartCharging or refused a TxProfile (or every profile) before under its firmware now
+ * (ocpp/charging-strategy.ts), so that a car is never held with a profile its charger
+ * refused. Such a charger is started without one; its plan reaches it by the strategy in force.
+ */
+function refuseRefusedProfiles(c: OperationContext, connectorId: number): void {
+  const { strategies, configuration } = c.deps.charging.stores;
+  const id = c.chargePointId;
+  const inForce = strategies.get(id, connectorId);
+  const instead = `start it without charging_profile${inForce ? ` (its plan reaches it as ${inForce.strategy}: ${inForce.reason})` : ''}`;
+  const features = storedCapabilities(configuration, id).supportedFeatureProfiles;
+  if (features !== null && !features.some((f) => f.toLowerCase() === 'smartcharging')) {
+    throw new HttpProblem(409, `charger ${id} does not declare SmartCharging (SupportedFeatureProfiles: ${features.join(',') || 'none'}): a start with the plan would carry a profile it cannot take; ${instead}`);
+  }
+  const refused = refusalsInForce(strategies.refusals(id), strategies.firmwareOf(id)).find((r) => r.strategy === 'tx-profile' || r.strategy === 'all-profiles');
+  if (refused) {
+    throw new HttpProblem(409, `charger ${id} refused ${refused.strategy === 'all-profiles' ? 'charging profiles' : 'a TxProfile'} before (${refused.answer} at ${formatUtc(refused.atMs)}): a start with the plan would carry one; ${instead}`);
+  }
 }
 
 /** The schedule the gateway last sent for the connector's plan, and how the composite schedule compares with it. */
