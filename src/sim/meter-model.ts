@@ -75,6 +75,7 @@ export class MeterModel {
     for (let i = 0; i < this.phases; i++) {
       out[`voltage_l${i + 1}`] = voltages[i];
       out[`current_l${i + 1}`] = perPhase / (voltages[i] * pf);
+      out[`active_power_l${i + 1}`] = perPhase;
     }
     return out;
   }

@@ -19,7 +19,7 @@ describe('read planner', () => {
     const all = selectRegisters(p, p.registers.map((r) => r.metric));
     const plan = planReads(all, p);
     expect(plan).toHaveLength(2);
-    expect(plan.map((r) => [r.address, r.count])).toEqual([[0x0000, 12], [0x0034, 24]]);
+    expect(plan.map((r) => [r.address, r.count])).toEqual([[0x0000, 18], [0x0034, 24]]);
     expect(planOnePerValue(all, p).length).toBeGreaterThanOrEqual(10);
   });
 
