@@ -164,6 +164,14 @@ export function registerChargerCommands(program: Command): void {
     .action((cp: string, o: Opts<{ connector: number; duration: number; unit?: string }>) =>
       run('get-composite-schedule', cp, { connector_id: o.connector, duration_s: o.duration, ...(o.unit ? { charging_rate_unit: o.unit } : {}) }, o),
     );
+  op('clear-charging-profile', 'ClearChargingProfile by --id, or by connector/purpose/stack level; none: every profile')
+    .option('--id <id>', 'chargingProfileId', intArg('--id', 0))
+    .option('--connector <id>', 'connector; 0: the whole charger', intArg('--connector', 0))
+    .addOption(new Option('--purpose <purpose>', 'charging profile purpose').choices(['ChargePointMaxProfile', 'TxDefaultProfile', 'TxProfile']))
+    .option('--stack-level <n>', 'stack level', intArg('--stack-level', 0))
+    .action((cp: string, o: Opts<{ id?: number; connector?: number; purpose?: string; stackLevel?: number }>) =>
+      run('clear-charging-profile', cp, { ...(o.id === undefined ? {} : { id: o.id }), ...(o.connector === undefined ? {} : { connector_id: o.connector }), ...(o.purpose === undefined ? {} : { charging_profile_purpose: o.purpose }), ...(o.stackLevel === undefined ? {} : { stack_level: o.stackLevel }) }, o),
+    );
   op('data-transfer', 'DataTransfer to the charger')
     .requiredOption('--vendor <id>', 'vendorId')
     .option('--message-id <id>', 'messageId')

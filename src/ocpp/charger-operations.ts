@@ -27,6 +27,7 @@ export const OPERATOR_ACTIONS = [
   'GetConfiguration',
   'ClearCache',
   'GetCompositeSchedule',
+  'ClearChargingProfile',
   'DataTransfer',
   'SendLocalList',
   'GetLocalListVersion',

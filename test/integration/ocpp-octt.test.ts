@@ -25,9 +25,11 @@
 // TC_001 is the one every later case uses). Central-system-initiated cases are driven through
 // the operator HTTP API (cpo token), as an operator would. docs/chargers.md "OCTT-style suite" has the table
 // of cases and results (kept by hand from this file's run).
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { requireMarket } from '../../src/prices/markets.js';
@@ -37,9 +39,11 @@ import { PriceStore } from '../../src/store/prices.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectOcttCharger, officialSchemaErrors, type CallFromGateway, type OcttCharger } from '../helpers/octt-charger.js';
+import { expectDocumented } from '../helpers/openapi.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const PASSWORD = 'octt-charger-key-0123456789';
 const CP = 'CP-OCTT-1';
 const VALID_TAG = 'OCTT-VALID-01';
@@ -69,16 +73,19 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
   let token: string;
   const chargerState = { listVersion: 0, localListFails: false };
   /** An operator operation over the HTTP API (cpo token); its answer. */
-  const operate = (operation: string, body: Record<string, unknown> = {}) => api('POST', `/api/v1/chargers/${CP}/${operation}`, body);
+  const operate = (operation: string, body: Record<string, unknown> = {}) => api('POST', `/api/v1/chargers/${CP}/${operation}`, body, `/api/v1/chargers/{charge_point_id}/${operation}`);
   const now = () => new Date().toISOString();
-  const api = async (method: string, path: string, body?: unknown) => {
+  /** A request with the cpo token; with `pathTemplate`, its answer checked against openapi.json. */
+  const api = async (method: string, path: string, body?: unknown, pathTemplate?: string) => {
     const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
       method,
       headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, body: text === '' ? null : JSON.parse(text) };
+    const json = text === '' ? null : JSON.parse(text);
+    if (pathTemplate) expectDocumented(method, pathTemplate, res, json);
+    return { status: res.status, body: json };
   };
   /** The process is up and serving: /healthz answers and the charger is still connected. */
   const expectStillUp = async () => {
@@ -261,7 +268,33 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
     const sentIds = cp.received.filter((c) => c.action === 'SetChargingProfile').map((c) => (c.params.csChargingProfiles as { chargingProfileId: number }).chargingProfileId);
     expect(clears.map((c) => c.params.id).sort()).toEqual([...new Set(sentIds)].sort());
   });
-  it.todo('TC_067_CSMS Clear Charging Profile by criteria (connectorId/purpose/stackLevel) and clear all — needs an operator ClearChargingProfile with criteria (the gateway clears by id only)');
+  it('TC_067_CSMS Clear Charging Profile by id, by criteria and all, by the operator: POST …/clear-charging-profile sends each as asked, Accepted handed back', { timeout: 90_000 }, async () => {
+    // A plan for the running transaction on connector 2: its TxProfile (id 22) is on the charger.
+    expect((await api('PUT', `/api/v1/chargers/${CP}/connectors/2/plan`, { departure_time: new Date(Date.now() + 6 * 3_600_000).toISOString(), energy_wh: 8_000 })).status).toBe(201);
+    await until(() => cp.received.some((c) => c.action === 'SetChargingProfile' && (c.params as { connectorId: number }).connectorId === 2), 'the TxProfile of connector 2', 60_000);
+    for (const [body, sent] of [
+      [{ id: 22 }, { id: 22 }],
+      [{ connector_id: 2, charging_profile_purpose: 'TxProfile', stack_level: 0 }, { connectorId: 2, chargingProfilePurpose: 'TxProfile', stackLevel: 0 }],
+      [{}, {}],
+    ] as const) {
+      const clear = await operate('clear-charging-profile', body);
+      expect(clear.status).toBe(200);
+      expect(clear.body.request).toEqual(sent);
+      expect(clear.body.answer).toEqual({ status: 'Accepted' });
+      expect((await cp.calls('ClearChargingProfile')).at(-1)!.params).toEqual(sent);
+    }
+    // The same from the CLI, against the running daemon.
+    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'charger', 'clear-charging-profile', CP, '--connector', '2', '--purpose', 'TxDefaultProfile', '--url', `http://127.0.0.1:${httpPort}`], { cwd: root, env: { ...process.env, MG_TOKEN: token } });
+      let stdout = '';
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      p.on('close', (code) => resolve({ code, stdout }));
+    });
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout).answer).toEqual({ status: 'Accepted' });
+    expect((await cp.calls('ClearChargingProfile')).at(-1)!.params).toEqual({ connectorId: 2, chargingProfilePurpose: 'TxDefaultProfile' });
+    expect((await api('DELETE', `/api/v1/chargers/${CP}/connectors/2/plan`)).status).toBe(204);
+  });
 
   it('StopTransaction (TC_003/TC_004_1 end): both transactions stop with meterStop and transactionData; EV unplugged → Finishing, Available', { timeout: 60_000 }, async () => {
     for (const [connectorId, transactionId, meterStop] of [

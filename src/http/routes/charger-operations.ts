@@ -124,6 +124,13 @@ const OPERATIONS: readonly Operation[] = [
     request: (b) => ({ connectorId: b.connector_id, duration: b.duration_s, ...optional('chargingRateUnit', b.charging_rate_unit) }),
     extra: compositeExtra,
   },
+  {
+    // OCPP 1.6 5.5: by id, or by any of connector, purpose and stack level; nothing: every profile.
+    path: 'clear-charging-profile',
+    action: 'ClearChargingProfile',
+    schema: 'ClearChargingProfileOperationRequest',
+    request: (b) => ({ ...optional('id', b.id), ...optional('connectorId', b.connector_id), ...optional('chargingProfilePurpose', b.charging_profile_purpose), ...optional('stackLevel', b.stack_level) }),
+  },
   { path: 'data-transfer', action: 'DataTransfer', schema: 'DataTransferRequest', request: (b) => ({ vendorId: b.vendor_id, ...optional('messageId', b.message_id), ...optional('data', b.data) }) },
   {
     path: 'get-local-list-version',
