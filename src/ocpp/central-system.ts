@@ -271,5 +271,9 @@ export class CentralSystem implements Module {
       log.info({ code }, 'charger disconnected');
     });
     handlers.attach(client, charger, st);
+    // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
+    client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {
+      if (!isCall && !outbound) this.parts?.operations.answerFailedSchema(error);
+    });
   }
 }

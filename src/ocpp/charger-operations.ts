@@ -7,7 +7,8 @@
 // Error policy: call() never throws and never hangs. A charger that is not configured or not
 // connected is said at once; one that does not answer within ocpp.operation_timeout_s
 // (queued behind another call of ours included) is 'timeout'; its CallError is returned as
-// it came; anything else (the socket closed mid-call) is 'failed'. Each outcome is counted
+// it came, an answer that fails the schema is 'invalid-answer'; anything else (the socket
+// closed mid-call) is 'failed'. Each outcome is counted
 // (metergate_ocpp_operations_total) and logged without the request's values.
 import { Counter, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
@@ -41,6 +42,8 @@ export type OperationOutcome =
   | { readonly kind: 'unknown-charger' }
   | { readonly kind: 'not-connected'; readonly lastMessageAtMs: number | null }
   | { readonly kind: 'timeout'; readonly timeoutMs: number }
+  /** The charger answered, but its answer fails the OCPP 1.6 schema (ocpp-rpc strict mode refused it). */
+  | { readonly kind: 'invalid-answer'; readonly message: string }
   /** The request fails the OCPP 1.6 schema: not sent. */
   | { readonly kind: 'invalid-request'; readonly message: string }
   /** The exchange broke off (connection closed mid-call). */
@@ -67,6 +70,8 @@ const isRpcError = (err: unknown): err is RpcErrorLike => err instanceof Error &
 export class ChargerOperations implements ChargerOperationsPort {
   private readonly validator = ocpp16Validator();
   private readonly outcomes: Counter<'action' | 'outcome'>;
+  /** The errors ocpp-rpc rejected a call with because the charger's answer failed the schema (strictValidationFailure): not the charger's CallError. */
+  private readonly invalidAnswers = new WeakSet<object>();
 
   constructor(
     private readonly ctx: Pick<AppContext, 'logger'>,
@@ -78,10 +83,15 @@ export class ChargerOperations implements ChargerOperationsPort {
   ) {
     this.outcomes = new Counter({
       name: 'metergate_ocpp_operations_total',
-      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, not-connected, timeout, invalid-request, failed)',
+      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, invalid-answer, not-connected, timeout, invalid-request, failed)',
       labelNames: ['action', 'outcome'] as const,
       registers: [metrics],
     });
+  }
+
+  /** A connection's strictValidationFailure of an answer to one of our calls (central-system.ts wires every connection). */
+  answerFailedSchema(error: unknown): void {
+    if (typeof error === 'object' && error !== null) this.invalidAnswers.add(error);
   }
 
   configured(chargePointId: string): boolean {
@@ -124,6 +134,7 @@ export class ChargerOperations implements ChargerOperationsPort {
     const answered = client.call(action, request, { callTimeoutMs: this.timeoutMs, signal: abort.signal }).then(
       (answer): OperationOutcome => ({ kind: 'answered', answer: (answer ?? {}) as Record<string, unknown> }),
       (err: unknown): OperationOutcome => {
+        if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };
         if (isRpcError(err)) return { kind: 'call-error', code: err.rpcErrorCode, description: String(err.message ?? ''), details: err.details ?? {} };
         if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout', timeoutMs: this.timeoutMs };
         return { kind: 'failed', message: err instanceof Error ? err.message.slice(0, 300) : String(err) };

@@ -67,6 +67,9 @@ describe('operator operations: HTTP API and CLI against metergate run', () => {
         `  - id: ${CP}`,
         `    password: ${PASSWORD}`,
         `    auth: { id_tags: [${idTags.join(', ')}] }`,
+        '  - id: CP-LOOSE',
+        `    password: ${PASSWORD}`,
+        '    auth: accept_all',
         '  - id: CP-OFFLINE',
         `    password: ${PASSWORD}`,
         '    auth: accept_all',
@@ -213,6 +216,17 @@ describe('operator operations: HTTP API and CLI against metergate run', () => {
     const silent = await api('trigger-message', { requested_message: 'DiagnosticsStatusNotification' });
     expect(silent.status).toBe(504);
     expect((await api('trigger-message', { requested_message: 'Heartbeat' })).body.answer).toEqual({ status: 'Accepted' });
+
+    // A charger (not strict itself) whose answer is not an OCPP 1.6 answer: 502, not taken for its CallError.
+    const loose = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: 'CP-LOOSE', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: false, reconnect: false } as ClientOptions);
+    loose.handle('ClearCache', async () => ({ status: 'Maybe' }));
+    await loose.connect();
+    clients.push(loose);
+    await loose.call('BootNotification', { chargePointVendor: 'Loose', chargePointModel: 'L1' });
+    const garbled = await api('clear-cache', {}, { chargePointId: 'CP-LOOSE' });
+    expect(garbled.status).toBe(502);
+    expect(garbled.body.detail).toContain('not an OCPP 1.6 ClearCache answer');
+    expect(garbled.body.ocpp_error).toBeUndefined();
 
     // DataTransfer from the charger: another vendor gets UnknownVendorId; ours knows Ping.
     expect(await cp.call('DataTransfer', { vendorId: 'com.acme', messageId: 'Hello' })).toEqual({ status: 'UnknownVendorId' });

@@ -6,7 +6,8 @@
 //
 // Error policy (problem+json): 404 charger not configured; 409 not connected (at once, never
 // waits for it), or a remote start with the plan for a connector without one; 503 central
-// system not running; 502 the charger's CallError (`ocpp_error` as it came); 504 no answer
+// system not running; 502 the charger's CallError (`ocpp_error` as it came) or an answer
+// outside the OCPP 1.6 schema; 504 no answer
 // within ocpp.operation_timeout_s; 422 a body or request outside the schema.
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
@@ -164,6 +165,8 @@ function answered(outcome: OperationOutcome, chargePointId: string, action: stri
       throw new HttpProblem(502, `charger ${chargePointId} answered ${action} with the CallError ${outcome.code}${outcome.description ? `: ${outcome.description.slice(0, 200)}` : ''}`, {
         ocppError: { code: outcome.code, description: outcome.description, details: outcome.details },
       });
+    case 'invalid-answer':
+      throw new HttpProblem(502, `charger ${chargePointId} answered ${action} with something that is not an OCPP 1.6 ${action} answer: ${outcome.message.slice(0, 200)}`);
     case 'unknown-charger':
       throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
     case 'not-connected':
