@@ -1,5 +1,5 @@
 // A running gateway (Daemon with its real modules) polling the Modbus simulator (an SDM630
-// with per-phase currents) over a socat pty pair as its site meter, on REAL NL prices of
+// with per-phase currents), or reading a simulated P1 smart meter, over a socat pty pair as its site meter, on REAL NL prices of
 // 2025; its clock runs from 2025-05-11 06:20Z at real speed (the poller's timers are real).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ export async function startSiteGateway(opts: {
   dir: string;
   siteMeter: string;
   simArgs?: string[];
+  /** The site meter is a P1 smart meter replaying this recorded telegram (else the Modbus SDM630). */
+  p1Telegram?: string;
   site: Record<string, unknown>;
   chargers: Array<Record<string, unknown>>;
   /** Called before the daemon starts, to subscribe to its events. */
@@ -54,7 +56,7 @@ export async function startSiteGateway(opts: {
   // A start that fails part-way leaves no simulator, pty pair or directory behind.
   try {
     pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1', ...(opts.simArgs ?? [])]);
+    sim = await startSim(opts.p1Telegram ? ['--p1', opts.p1Telegram, '--serial', pair.b, '--p1-period-ms', '300', ...(opts.simArgs ?? [])] : ['--serial', pair.b, '--unit', '1', ...(opts.simArgs ?? [])]);
     httpPort = await freePort();
     ocppPort = await freePort();
     const config = validateConfig(
@@ -63,8 +65,10 @@ export async function startSiteGateway(opts: {
         data_dir: join(opts.dir, 'data'),
         log_level: 'fatal',
         poll: { interval_ms: 1000, offline_after_misses: 100 },
-        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
-        meters: [{ resource_id: opts.siteMeter, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
+        buses: opts.p1Telegram ? [{ name: 'p1', type: 'p1', port: pair.a }] : [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
+        meters: opts.p1Telegram
+          ? [{ resource_id: opts.siteMeter, bus: 'p1' }]
+          : [{ resource_id: opts.siteMeter, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
         site: { meter: opts.siteMeter, ...opts.site },
         clock: { trust: 'system' },
         http: { host: '127.0.0.1', port: httpPort },
