@@ -153,7 +153,7 @@ export class ProfileDispatcher {
     const resumed = async () => {
       const { strategies, targets } = this.charging.stores;
       if (strategies.get(id, connectorId)?.pausedTransactionId == null) return false;
-      await this.writes.run(`resume of ${id}`, () => strategies.setPaused(id, connectorId, null));
+      this.queue(`resume of ${id}`, () => strategies.setPaused(id, connectorId, null));
       const target = targets.get(id, connectorId);
       // The car resumed under the plan it was paused by: that plan goes on (a new plan would count the energy already charged again).
       if (!followed || followed.strategy !== 'remote-start-stop' || !target) return false;
@@ -242,7 +242,7 @@ export class ProfileDispatcher {
       if (isRefusal(answer)) {
         const refusal: Refusal = { strategy: refusesAllProfiles(answer) ? 'all-profiles' : strategy.name, answer, atMs: clock.now(), firmwareVersion };
         learnt.push(refusal);
-        await this.writes.run(`refusal of ${id}`, () => strategies.putRefusal(id, refusal));
+        this.queue(`refusal of ${id}`, () => strategies.putRefusal(id, refusal));
         continue;
       }
       this.followed.set(key, { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs: answer === 'Accepted' ? cut.nextBoundaryMs : null });
@@ -255,7 +255,7 @@ export class ProfileDispatcher {
     const strategies = this.charging.stores.strategies;
     const before = strategies.get(chargePointId, connectorId);
     if (before?.strategy === strategy.name && before.reason === strategy.reason) return;
-    await this.writes.run(`charging strategy of ${chargePointId}`, () => strategies.put({ chargePointId, connectorId, strategy: strategy.name, reason: strategy.reason, chosenAtMs: this.ctx.clock.now() }));
+    this.queue(`charging strategy of ${chargePointId}`, () => strategies.put({ chargePointId, connectorId, strategy: strategy.name, reason: strategy.reason, chosenAtMs: this.ctx.clock.now() }));
     this.ctx.logger.info(
       { charge_point_id: chargePointId, connector_id: connectorId, strategy: strategy.name, previous_strategy: before?.strategy ?? null, purpose: strategy.purpose, periods_per_profile: strategy.periodsPerProfile, rate_unit: strategy.rateUnit, reason: strategy.reason },
       'charging strategy in force changed',
@@ -281,7 +281,7 @@ export class ProfileDispatcher {
     }
     const profile = sent.csChargingProfiles;
     // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
-    await this.writes.run(`SetChargingProfile answer of ${id}`, () => {
+    this.queue(`SetChargingProfile answer of ${id}`, () => {
       profiles.put({
         chargePointId: id,
         connectorId,
@@ -334,9 +334,9 @@ export class ProfileDispatcher {
     const log = { charge_point_id: id, connector_id: connectorId, strategy: 'remote-start-stop', departure: new Date(target.departureMs).toISOString() };
     if (!charging && transactionId !== null) {
       // Marked first: the StopTransaction that follows must find it.
-      await this.writes.run(`pause of ${id}`, () => strategies.setPaused(id, connectorId, transactionId));
+      this.queue(`pause of ${id}`, () => strategies.setPaused(id, connectorId, transactionId));
       const status = await this.remoteCall(client, 'RemoteStopTransaction', { transactionId });
-      if (status !== 'Accepted') await this.writes.run(`pause of ${id}`, () => strategies.setPaused(id, connectorId, null));
+      if (status !== 'Accepted') this.queue(`pause of ${id}`, () => strategies.setPaused(id, connectorId, null));
       logger.info({ ...log, transaction_id: transactionId, status, within_ceilings: withinCeilings }, 'car paused by RemoteStopTransaction: the plan holds it at 0 now');
     } else if (charging && transactionId === null) {
       const paused = strategies.get(id, connectorId)?.pausedTransactionId ?? null;
@@ -371,6 +371,15 @@ export class ProfileDispatcher {
       }
       this.background(this.sendProfile(client, f.connectorId, f.plan, f.plannedAtMs, target), 'charging plan not sent at a period boundary', f.chargePointId, f.connectorId);
     }
+  }
+
+  /**
+   * A write through the store's write queue, not waited for: while the store refuses writes
+   * it waits in memory, in order (a pause is stored before the StopTransaction that follows
+   * it), and the exchange with the charger goes on meanwhile.
+   */
+  private queue(what: string, work: () => void): void {
+    this.writes.run(what, work).catch((err: unknown) => this.ctx.logger.error({ err }, `${what} not stored`));
   }
 
   /** This file's error policy for an exchange that runs on after its caller returned: logged, never thrown out. */

@@ -267,7 +267,7 @@ chargers:
     // Before the fault: booted, its rate unit read, a plan on connector 2.
     let cp = await connect();
     expect(await cp.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' })).toMatchObject({ status: 'Accepted' });
-    await until(() => readDb('SELECT 1 FROM ocpp_charger_configuration WHERE charge_point_id = ?', CP).length === 1, 'the rate unit read', 30_000);
+    await until(() => readDb('SELECT 1 FROM ocpp_charger_configuration WHERE charge_point_id = ?', CP).length === 4, 'what the charger supports read (four keys, the rate unit among them)', 30_000);
     const departure = new Date(Date.now() + 10 * 3_600_000).toISOString();
     expect((await api('PUT', 2, { departure_time: departure, energy_wh: 10_000 })).status).toBe(201);
     await until(() => received.some((r) => r.method === 'SetChargingProfile'), 'the plan of connector 2', 30_000);
