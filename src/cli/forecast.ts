@@ -126,7 +126,7 @@ export function registerForecastCommands(program: Command): void {
         process.stdout.write(`\nas a distribution (quantiles 1..99 % from the conformal scores; CRPS from them; bands from the quantiles; p-values: Kupiec unconditional, Christoffersen conditional on the points in time order, slots ok = slots whose daily sequence passes Christoffersen at 5 %; DM on daily mean absolute errors, negative = this forecast better${previous ? `, previous = ${opts.previous}` : ''}):\n`);
         process.stdout.write(`${formatScorecard(result.scorecard, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
         for (const [name, rows] of Object.entries(result.candidateScorecards)) {
-          process.stdout.write(`\ncandidate quantiles: ${name === 'idr' ? 'isotonic distributional regression of the price on the forecast (same calibration origins)' : 'average of the IDR and the conformal quantiles'}:\n`);
+          process.stdout.write(`\ncandidate quantiles: ${CANDIDATE_NAMES[name as keyof typeof CANDIDATE_NAMES]}:\n`);
           process.stdout.write(`${formatScorecard(rows, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
         }
         if (result.withinHour) {
@@ -165,6 +165,13 @@ function readPointForecasts(file: string): Map<string, number> {
   }
   return out;
 }
+
+const CANDIDATE_NAMES = {
+  idr: 'isotonic distributional regression (IDR) of the price on the forecast (same calibration origins)',
+  average: 'average of the IDR and the conformal quantiles',
+  idrAci: 'IDR with the conformal correction (its levels warped by its own band\'s ACI level)',
+  averageAci: 'average of the corrected IDR and the conformal quantiles',
+} as const;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);

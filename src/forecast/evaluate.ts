@@ -70,7 +70,7 @@ export interface Evaluation {
   /** Per horizon, the forecast judged as a distribution (scorecard.ts). */
   readonly scorecard: ScorecardRow[];
   /** The same for the candidate quantiles (RollingOptions.quantileLevels' `candidates`). */
-  readonly candidateScorecards: { readonly idr: ScorecardRow[]; readonly average: ScorecardRow[] };
+  readonly candidateScorecards: { readonly idr: ScorecardRow[]; readonly average: ScorecardRow[]; readonly idrAci: ScorecardRow[]; readonly averageAci: ScorecardRow[] };
   /**
    * Quarter-hour markets only: per horizon, MAE of the hourly means, of the within-hour
    * profile, and of a profile flat within the hour (metrics.ts withinHourErrors).
@@ -94,6 +94,8 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const scorecard = new Scorecard();
   const idrCard = new Scorecard();
   const averageCard = new Scorecard();
+  const idrAciCard = new Scorecard();
+  const averageAciCard = new Scorecard();
   let scorecardExcluded = 0;
   const pointForecasts: Evaluation['pointForecasts'] = [];
   const periodsPerHour = slots / 24;
@@ -154,10 +156,11 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
           const point = { day: d.day, slot: s, actual, forecast: d.forecast[s], naive, previous };
           if (!scorecard.add(d.horizon, { ...point, quantiles })) scorecardExcluded++;
           if (d.candidates) {
-            const idr = d.candidates.idr;
-            const average = d.candidates.average;
-            idrCard.add(d.horizon, { ...point, quantiles: Float64Array.from(QUANTILE_LEVELS, (_, i) => idr[i * slots + s]) });
-            averageCard.add(d.horizon, { ...point, quantiles: Float64Array.from(QUANTILE_LEVELS, (_, i) => average[i * slots + s]) });
+            const at = (q: Float64Array) => Float64Array.from(QUANTILE_LEVELS, (_, i) => q[i * slots + s]);
+            idrCard.add(d.horizon, { ...point, quantiles: at(d.candidates.idr) });
+            averageCard.add(d.horizon, { ...point, quantiles: at(d.candidates.average) });
+            idrAciCard.add(d.horizon, { ...point, quantiles: at(d.candidates.idrAci) });
+            averageAciCard.add(d.horizon, { ...point, quantiles: at(d.candidates.averageAci) });
           }
         }
         if (Number.isFinite(d.forecast[s])) pointForecasts.push({ day: d.day, horizon: d.horizon, slot: s, forecast: d.forecast[s] });
@@ -185,7 +188,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     periodsPerHour > 1
       ? withinHour.flatMap((w, i) => (w.hours === 0 ? [] : [{ horizon: i + 1, hours: w.hours, hourlyMae: w.hourlyAbs / w.hours, profileMae: w.profileAbs / w.periods, flatProfileMae: w.flatProfileAbs / w.periods }]))
       : undefined;
-  return { rows, ...(variants ? { variants } : {}), ...(withinHourRows ? { withinHour: withinHourRows } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
+  return { rows, ...(variants ? { variants } : {}), ...(withinHourRows ? { withinHour: withinHourRows } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows(), idrAci: idrAciCard.rows(), averageAci: averageAciCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
 }
 
 /** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */

@@ -73,7 +73,15 @@ export interface BoundedDayForecast {
    * conformal quantiles (Lipiecki, Uniejewski & Weron's averaging of post-processors).
    * Cold (too few calibration pairs): the conformal quantiles.
    */
-  readonly candidates?: { readonly idr: Float64Array; readonly average: Float64Array };
+  readonly candidates?: {
+    readonly idr: Float64Array;
+    readonly average: Float64Array;
+    /** IDR with the conformal (ACI) correction of its own band's coverage, and its average with the conformal quantiles. */
+    readonly idrAci: Float64Array;
+    readonly averageAci: Float64Array;
+    /** idrAci's band at the nominal levels (lower, upper): what its ACI step scores. */
+    readonly idrAciBand?: readonly [Float64Array, Float64Array];
+  };
 }
 
 /** Mean absolute day-to-day change of the last 14 known days: the scale of errors at an origin. */
@@ -94,7 +102,7 @@ export function recentVariation(prices: DayMatrix, lastKnownDay: number): number
 interface PastForecast {
   readonly originDay: number;
   readonly scale: number;
-  readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array; direct?: Float64Array; recursive?: Float64Array }[];
+  readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array; direct?: Float64Array; recursive?: Float64Array; idrLower?: Float64Array; idrUpper?: Float64Array }[];
 }
 
 /**
@@ -107,12 +115,15 @@ export class ConformalForecaster {
   private readonly penalties = new PenaltyCache();
   /** Per horizon (index h-1), the miss rate currently aimed at (ACI); starts at the nominal one. */
   private readonly missLevel: number[];
+  /** The same for the IDR candidate's band (backtest only, quantileLevels). */
+  private readonly idrMissLevel: number[];
 
   constructor(
     private input: RollingInput,
     private readonly options: RollingOptions,
   ) {
     this.missLevel = Array.from({ length: options.horizonDays }, () => 1 - options.coverage);
+    this.idrMissLevel = Array.from({ length: options.horizonDays }, () => 1 - options.coverage);
   }
 
   /** The last origin advanced to, if any. */
@@ -148,6 +159,16 @@ export class ConformalForecaster {
       if (n === 0) continue;
       const level = this.missLevel[h - 1] + rate * (nominal - misses / n);
       this.missLevel[h - 1] = Math.min(0.95, Math.max(0.005, level));
+      const { idrLower, idrUpper } = fd;
+      if (idrLower && idrUpper) {
+        let idrMisses = 0;
+        for (let s = 0; s < fd.values.length; s++) {
+          const actual = valueAt(this.input.prices, o, s);
+          if (!Number.isNaN(actual) && (actual < idrLower[s] || actual > idrUpper[s])) idrMisses++;
+        }
+        const idrLevel = this.idrMissLevel[h - 1] + rate * (nominal - idrMisses / n);
+        this.idrMissLevel[h - 1] = Math.min(0.95, Math.max(0.005, idrLevel));
+      }
     }
   }
 
@@ -244,7 +265,7 @@ export class ConformalForecaster {
             ...(calibrated ? { scores, aciHalf: this.missLevel[p.horizon - 1] / 2 } : {}),
           })
         : undefined;
-      const candidates = quantiles && options.quantileLevels ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY) : undefined;
+      const candidates = quantiles && options.quantileLevels ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY, (1 - options.coverage) / 2, this.idrMissLevel[p.horizon - 1] / 2) : undefined;
       const b = blends?.[p.horizon - 1];
       out.push({
         originDay: o,
@@ -260,7 +281,7 @@ export class ConformalForecaster {
         ...(candidates ? { candidates } : {}),
       });
     }
-    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive })) });
+    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive, ...(p.candidates?.idrAciBand ? { idrLower: p.candidates.idrAciBand[0], idrUpper: p.candidates.idrAciBand[1] } : {}) })) });
     const kept = Math.max(options.calibrationDays, options.recursiveBlend ? blendDays(options) : 0);
     while (past.length > 0 && past[0].originDay < o - kept - options.horizonDays) past.shift();
     return out;
@@ -295,12 +316,31 @@ export function conformalQuantiles(
   return out;
 }
 
-/** The IDR and averaged quantiles of a day forecast (BoundedDayForecast.candidates). */
-function idrCandidates(levels: readonly number[], values: Float64Array, conformal: Float64Array, pairX: readonly number[], pairY: readonly number[]): { idr: Float64Array; average: Float64Array } {
-  if (pairX.length < 2 * values.length) return { idr: conformal, average: conformal };
+/**
+ * The candidate quantiles of a day forecast (BoundedDayForecast.candidates): IDR as
+ * fitted, IDR with its levels warped by its own ACI level (the conformal correction of its
+ * band's coverage, as the conformal quantiles are warped), and each averaged with the
+ * conformal quantiles. Cold: the conformal quantiles.
+ */
+function idrCandidates(
+  levels: readonly number[],
+  values: Float64Array,
+  conformal: Float64Array,
+  pairX: readonly number[],
+  pairY: readonly number[],
+  nominalHalf: number,
+  aciHalf: number,
+): NonNullable<BoundedDayForecast['candidates']> {
+  if (pairX.length < 2 * values.length) return { idr: conformal, average: conformal, idrAci: conformal, averageAci: conformal };
   const idr = idrQuantiles(pairX, pairY, values, levels);
+  const idrAci = idrQuantiles(pairX, pairY, values, levels.map((t) => warpLevel(t, nominalHalf, aciHalf)));
   const average = Float64Array.from(idr, (q, i) => (q + conformal[i]) / 2);
-  return { idr, average };
+  const averageAci = Float64Array.from(idrAci, (q, i) => (q + conformal[i]) / 2);
+  const slots = values.length;
+  const lo = levels.findIndex((t) => Math.abs(t - nominalHalf) < 1e-9);
+  const hi = levels.findIndex((t) => Math.abs(t - (1 - nominalHalf)) < 1e-9);
+  const idrAciBand = lo >= 0 && hi >= 0 ? ([idrAci.slice(lo * slots, (lo + 1) * slots), idrAci.slice(hi * slots, (hi + 1) * slots)] as const) : undefined;
+  return { idr, average, idrAci, averageAci, ...(idrAciBand ? { idrAciBand } : {}) };
 }
 
 /** Piecewise-linear map of [0, 1] with a -> b, 0.5 -> 0.5 and its mirror image above 0.5. */
