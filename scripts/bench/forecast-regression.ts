@@ -58,7 +58,8 @@ const argv = process.argv.slice(2);
 const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : undefined;
 const update = argv.includes('--update');
 const withReleaseForecasts = argv.includes('--release-forecasts');
-const figuresPath = join(repoRoot, 'scripts/bench/forecast-release-figures.json');
+// --figures FILE: another figures file (e.g. a short evaluation to try the guard itself).
+const figuresPath = argv.includes('--figures') ? resolve(argv[argv.indexOf('--figures') + 1]) : join(repoRoot, 'scripts/bench/forecast-release-figures.json');
 const dataDir = resolve(repoRoot, '../shared/data');
 const work = join(repoRoot, 'bench-results/forecast-regression');
 mkdirSync(work, { recursive: true });
