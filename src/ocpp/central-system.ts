@@ -93,11 +93,7 @@ export class CentralSystem implements Module {
     const after = {
       booted: (client: ChargerClient) => {
         dispatcher.booted(client);
-        if (this.chargers.get(client.identity)?.auth !== 'accept_all') {
-          setImmediate(() => void localLists.sync(client.identity, 'auto').then((r) => {
-            if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) logger.warn({ charge_point_id: client.identity, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger after its boot');
-          }));
-        }
+        this.syncLocalList(client.identity, 'boot');
       },
       transactionStarted: (client: ChargerClient, connectorId: number) => dispatcher.transactionStarted(client, connectorId),
     };
@@ -248,6 +244,21 @@ export class CentralSystem implements Module {
     }));
   }
 
+  /** Brings the charger's local authorization list to the configured id tags, after the current message (local-list-sync.ts); logged, never thrown. */
+  private syncLocalList(chargePointId: string, after: 'boot' | 'reconnect'): void {
+    const localLists = this.parts?.localLists;
+    if (!localLists || this.chargers.get(chargePointId)?.auth === 'accept_all') return;
+    const log = this.ctx.logger;
+    setImmediate(() =>
+      void localLists.sync(chargePointId, 'auto').then(
+        (r) => {
+          if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) log.warn({ charge_point_id: chargePointId, after, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger');
+        },
+        (err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'local authorization list not sent'),
+      ),
+    );
+  }
+
   /** An authenticated charger's new connection (transport.ts): its state, its calls' handlers, its plans. */
   private attach(client: ChargerClient): void {
     const { logger, clock } = this.ctx;
@@ -263,6 +274,9 @@ export class CentralSystem implements Module {
     st.connectedSinceMs = clock.now();
     log.info({ replaced: previous !== null }, 'charger connected');
     dispatcher.connected(client);
+    // A charger that booted before and only reconnects (after a gateway restart, many do not
+    // boot again) gets the id tags configured now as well.
+    if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
       if (st.client !== client) return;

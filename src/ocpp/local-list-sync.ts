@@ -32,7 +32,20 @@ export class LocalListSync {
     return this.lists.get(chargePointId)?.listVersion ?? null;
   }
 
-  async sync(chargePointId: string, asked: LocalListUpdateType | 'auto'): Promise<LocalListSyncResult> {
+  /** One sync per charger at a time (a boot right after a reconnect, an operator's at once): each starts from what the last one stored. */
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  sync(chargePointId: string, asked: LocalListUpdateType | 'auto'): Promise<LocalListSyncResult> {
+    const before = this.running.get(chargePointId) ?? Promise.resolve();
+    const next = before.catch(() => undefined).then(() => this.syncNow(chargePointId, asked));
+    this.running.set(chargePointId, next);
+    void next.finally(() => {
+      if (this.running.get(chargePointId) === next) this.running.delete(chargePointId);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  private async syncNow(chargePointId: string, asked: LocalListUpdateType | 'auto'): Promise<LocalListSyncResult> {
     const auth = this.ops.charger(chargePointId)?.auth;
     if (auth === undefined || auth === 'accept_all') return { kind: 'no-list' };
     const held = this.lists.get(chargePointId);
