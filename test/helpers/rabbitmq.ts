@@ -194,6 +194,9 @@ export async function startRabbitCluster(users: readonly RabbitUser[], opts: { n
       // The data goes with the directory: no need for a clean shutdown (seconds per node).
       await Promise.all([0, 1, 2].map((i) => halt(i, 'SIGKILL')));
       rmSync(dir, { recursive: true, force: true });
+      // The first node started epmd (Erlang's port mapper daemon); no node left: stop it too.
+      const names = spawnSync('epmd', ['-names'], { encoding: 'utf8' });
+      if (names.status === 0 && !/^name /m.test(names.stdout)) spawnSync('epmd', ['-kill'], { stdio: 'ignore' });
     },
   };
 }
