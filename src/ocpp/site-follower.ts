@@ -21,6 +21,7 @@ import type { Module } from '../lifecycle.js';
 import { siteGuardDecision, type SiteGuardRule } from '../planning/site-guard.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { TargetPlanner, TargetPlan } from '../planning/target-plan.js';
+import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
@@ -34,6 +35,7 @@ export class SiteFollower implements Module {
   private readonly profiles: ChargingProfileStore;
   private readonly draws: ConnectorDrawStore;
   private readonly state: FollowStateStore;
+  private readonly strategies: ChargingStrategyStore;
   private readonly planner: TargetPlanner;
   private readonly writes: StoreWriteQueue;
   private timer?: NodeJS.Timeout;
@@ -49,6 +51,7 @@ export class SiteFollower implements Module {
     this.profiles = stores.profiles;
     this.draws = stores.draws;
     this.state = stores.follow;
+    this.strategies = stores.strategies;
     this.planner = charging.planner;
     this.writes = charging.writes;
   }
@@ -117,6 +120,11 @@ export class SiteFollower implements Module {
     const { chargePointId, connectorId } = target;
     const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
     if (transactionId === null) return;
+    const strategy = this.strategies.get(chargePointId, connectorId);
+    if (strategy?.strategy === 'remote-start-stop') {
+      this.checkRemoteStartStop(target, transactionId, strategy.pausedTransactionId, nowMs);
+      return;
+    }
     const sent = this.profiles.get(chargePointId, connectorId);
     // Any purpose the charger took for this transaction (charging-strategy.ts) limits it.
     if (!sent || sent.status !== 'Accepted' || sent.transactionId !== transactionId) return;
@@ -152,6 +160,26 @@ export class SiteFollower implements Module {
       verdict === 'lower' ? 'site load rose: charging current lowered' : 'site load fell: charging current raised again',
     );
     this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan: sentPlan });
+  }
+
+  /**
+   * A charger on remote-start-stop (docs/chargers.md "Chargers that say no") has no profile
+   * to lower: its running car draws the connector's configured current. Once the site leaves
+   * it less, its plan goes again (plan.updated, site-load) and the dispatcher stops the car;
+   * it is started again where a later plan leaves it that current.
+   */
+  private checkRemoteStartStop(target: ChargingTarget, transactionId: number, pausedTransactionId: number | null, nowMs: number): void {
+    const { chargePointId, connectorId } = target;
+    if (pausedTransactionId === transactionId) return;
+    const configuredA = this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
+    if (configuredA === undefined) return;
+    const plan = this.planner.plan(target, nowMs);
+    if (plan.allowedCurrentA + 1e-9 >= configuredA) return;
+    this.ctx.logger.info(
+      { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, allowed_a: round2(plan.allowedCurrentA), configured_a: configuredA, other_load_a: plan.site?.otherLoadA ?? null },
+      'site leaves a charger without profiles less than it draws: its car is stopped',
+    );
+    this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan });
   }
 }
 

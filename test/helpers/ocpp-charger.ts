@@ -192,6 +192,8 @@ export async function startPlanGateway(opts: {
   pricesToMs: number;
   chargers: Array<Record<string, unknown>>;
   ocpp?: Record<string, unknown>;
+  /** The config's site section (e.g. limit_a). */
+  site?: Record<string, unknown>;
 }): Promise<PlanGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'metergate-plan-gw-'));
   const ocppPort = await freePort();
@@ -205,6 +207,7 @@ export async function startPlanGateway(opts: {
       prices: { regions: ['NL'], source: 'none' },
       forecast: { enabled: false },
       ocpp: { host: '127.0.0.1', port: ocppPort, ...opts.ocpp },
+      ...(opts.site ? { site: opts.site } : {}),
       // Connectors 1 and 2 configured at the schema's defaults (16 A, 6 A minimum, 3 phases, 230 V) unless a test lists its own: only configured connectors are planned.
       chargers: opts.chargers.map((c) => ({ password: CHARGER_PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }, { connector_id: 2 }], ...c })),
     },

@@ -1,0 +1,71 @@
+// A charger without smart charging under site.limit_a (docs/chargers.md "Chargers that say
+// no", "Pausing by remote stop"): it has no profile to lower, so its car runs at the
+// connector's configured 16 A or not at all. Alone on a 20 A site it charges; when a second
+// car joins and the site's share falls to 10 A each, the site follower has its plan made
+// again and the gateway stops it with RemoteStopTransaction, so site.limit_a stays a
+// ceiling. A running gateway on real NL prices of 2025-11-12; strict ocpp-rpc chargers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlanGateway, type PlanGateway, type SimulatedCharger } from '../helpers/ocpp-charger.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { until } from '../helpers/wait.js';
+
+const at = (iso: string) => Date.parse(iso);
+// Two hours for 20 kWh at 11 kW: the plan charges from now on.
+const TARGET = { departure_time: '2025-11-12T14:00:00Z', energy_wh: 20_000 };
+const planPath = (id: string) => `/api/v1/chargers/${id}/connectors/1/plan`;
+
+describe.skipIf(!hasSharedData)(`a charger without smart charging stays within site.limit_a${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let noSc: SimulatedCharger;
+  let other: SimulatedCharger;
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-13T00:00:00Z'),
+      site: { limit_a: 20 },
+      chargers: [
+        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+      ],
+    });
+    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging' });
+    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
+    await noSc.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'no smart charging' });
+    await other.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'smart' });
+    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
+    await until(() => read('CP-NO-SC').n === 1 && read('CP-OTHER').n === 1, 'both chargers read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
+
+  it('alone on the site it charges; when a second car joins it is stopped', async () => {
+    expect((await gw.api('PUT', planPath('CP-NO-SC'), TARGET)).status).toBe(201);
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.strategy === 'remote-start-stop', 'remote-start-stop', 20_000);
+    const alone = await plan('CP-NO-SC');
+    expect(alone.allowed_current_a).toBe(16);
+    expect(Date.parse(alone.planned.periods[0].start)).toBeLessThanOrEqual(gw.nowMs);
+    gw.nowMs = at('2025-11-12T12:01:00Z');
+    const txId = ((await noSc.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-A', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+    // Two round trips through the gateway after the start: its plan was applied meanwhile, and it charges.
+    await plan('CP-NO-SC');
+    expect((await plan('CP-NO-SC')).charging_strategy.paused_transaction_id).toBeNull();
+    expect(noSc.remote).toEqual([]);
+    // A second car joins: the site's 20 A are shared, 10 A each, less than the 16 A the first one draws.
+    expect((await gw.api('PUT', planPath('CP-OTHER'), TARGET)).status).toBe(201);
+    await other.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-B', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() });
+    await until(() => noSc.remote.length === 1, 'the first car stopped', 20_000);
+    expect(noSc.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: txId } });
+    expect((await plan('CP-NO-SC')).allowed_current_a).toBe(10);
+    // The smart one is held within its share by its profile.
+    await until(() => other.profiles.some((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile'), 'the second car\'s TxProfile', 20_000);
+    const tx = other.profiles.filter((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile').at(-1)!;
+    expect(Math.max(...tx.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((p) => p.limit))).toBeLessThanOrEqual(10);
+    expect(noSc.profiles).toEqual([]);
+  });
+});
