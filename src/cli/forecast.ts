@@ -107,7 +107,7 @@ export function registerForecastCommands(program: Command): void {
         const started = Date.now();
         let lastReport = 0;
         const result = evaluateRolling(
-          { timeZone: market.timeZone, prices, exogenous, fromDay, toDay, slots: intervalS === 900 ? 96 : 24, options, ...(previous ? { previous } : {}) },
+          { timeZone: market.timeZone, prices, exogenous, fromDay, toDay, slots: intervalS === 900 ? 96 : 24, options, probabilistic: true, ...(previous ? { previous } : {}) },
           (_day, done, total) => {
             if (Date.now() - lastReport > 5000) {
               lastReport = Date.now();

@@ -24,6 +24,12 @@ export interface EvaluationInput {
   readonly options: RollingOptions;
   /** A previous release's forecasts of the same points (pointKey), for Diebold-Mariano. */
   readonly previous?: ReadonlyMap<string, number>;
+  /**
+   * Score the forecast as a distribution too (quantiles, scorecard, the IDR candidates):
+   * what `forecast eval` prints; off, the scorecards are empty and the run costs what it
+   * did before (tests that only need the point scores).
+   */
+  readonly probabilistic?: boolean;
 }
 
 export interface HorizonRow extends HorizonScore {
@@ -90,7 +96,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const exogenous = input.exogenous
     ? Object.fromEntries(Object.entries(input.exogenous).map(([k, v]) => [k, toDayMatrix(input.timeZone, v, historyFrom, toDay, slots)]))
     : undefined;
-  const forecaster = new ConformalForecaster({ prices, exogenous }, { ...options, quantileLevels: QUANTILE_LEVELS });
+  const forecaster = new ConformalForecaster({ prices, exogenous }, input.probabilistic ? { ...options, quantileLevels: QUANTILE_LEVELS, candidateQuantiles: true } : options);
   const scorecard = new Scorecard();
   const idrCard = new Scorecard();
   const averageCard = new Scorecard();
@@ -163,7 +169,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
             averageAciCard.add(d.horizon, { ...point, quantiles: at(d.candidates.averageAci) });
           }
         }
-        if (Number.isFinite(d.forecast[s])) pointForecasts.push({ day: d.day, horizon: d.horizon, slot: s, forecast: d.forecast[s] });
+        if (input.probabilistic && Number.isFinite(d.forecast[s])) pointForecasts.push({ day: d.day, horizon: d.horizon, slot: s, forecast: d.forecast[s] });
         points.push({ horizon: d.horizon, actual, forecast: d.forecast[s], naive, lower: d.lower[s], upper: d.upper[s] });
         weekly.push({ horizon: d.horizon, actual, naive: valueAt(prices, d.day - 7, s), forecast: d.forecast[s] });
         if (d.horizon === 1 && Number.isFinite(d.forecast[s]) && Number.isFinite(d.lower[s]) && Number.isFinite(d.upper[s])) dayAhead.push({ day: isoDate(d.day), slot: s, actual, forecast: d.forecast[s], lower: d.lower[s], upper: d.upper[s] });

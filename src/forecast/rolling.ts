@@ -44,6 +44,8 @@ export interface RollingOptions extends LearOptions {
    * the backtest's scorecard asks for them, the service does not).
    */
   readonly quantileLevels?: readonly number[];
+  /** With quantileLevels, also the candidate quantiles (IDR, averages; `candidates`). */
+  readonly candidateQuantiles?: boolean;
 }
 
 export interface RollingInput {
@@ -228,7 +230,7 @@ export class ConformalForecaster {
           const score = (valueAt(input.prices, fd.day, s) - fd.values[s]) / f.scale;
           if (Number.isFinite(score)) {
             scores.push(score);
-            if (options.quantileLevels) {
+            if (options.candidateQuantiles) {
               pairX.push(fd.values[s]);
               pairY.push(valueAt(input.prices, fd.day, s));
             }
@@ -265,7 +267,7 @@ export class ConformalForecaster {
             ...(calibrated ? { scores, aciHalf: this.missLevel[p.horizon - 1] / 2 } : {}),
           })
         : undefined;
-      const candidates = quantiles && options.quantileLevels ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY, (1 - options.coverage) / 2, this.idrMissLevel[p.horizon - 1] / 2) : undefined;
+      const candidates = quantiles && options.quantileLevels && options.candidateQuantiles ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY, (1 - options.coverage) / 2, this.idrMissLevel[p.horizon - 1] / 2) : undefined;
       const b = blends?.[p.horizon - 1];
       out.push({
         originDay: o,

@@ -100,7 +100,7 @@ describeWithSharedData('forecasts around the missing day 2025-11-07 (real NL 202
   });
 
   it('a rolling evaluation across the gap: every score a number, nothing excluded, the table says so', () => {
-    const ev = evaluateRolling({ timeZone: nl.timeZone, prices: points, fromDay: gap - 2, toDay: gap + 9, slots: 24, options });
+    const ev = evaluateRolling({ timeZone: nl.timeZone, prices: points, fromDay: gap - 2, toDay: gap + 9, slots: 24, options, probabilistic: true });
     expect(ev.rows.map((r) => r.horizon)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     for (const r of ev.rows) {
       for (const v of [r.mae, r.smape, r.naiveMae, r.rmae, r.rmaeWeekly, r.coverage, r.meanWidth]) expect(Number.isFinite(v)).toBe(true);
@@ -114,6 +114,17 @@ describeWithSharedData('forecasts around the missing day 2025-11-07 (real NL 202
     expect(table).toContain('excluded: 0 point(s)');
     expect(table).toContain('rMAE vs week-ago also leaves out 168 point(s)');
     expect(ev.dayAhead.every((p) => Number.isFinite(p.forecast))).toBe(true);
+    // The scorecard (issue 24): every horizon scored on the same points, and its 80 % band
+    // (10 / 90 % quantiles) is the shipped band, so its coverage is the table's.
+    expect(ev.scorecardExcluded).toBe(0);
+    expect(ev.scorecard.map((r) => r.horizon)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    for (const r of ev.scorecard) {
+      const row = ev.rows.find((x) => x.horizon === r.horizon)!;
+      expect(r.n).toBe(row.n);
+      expect(r.bands[1].coverage).toBeCloseTo(row.coverage, 12);
+      for (const v of [r.crps, ...r.pinball, r.dmNaive.statistic]) expect(Number.isFinite(v)).toBe(true);
+    }
+    for (const rows of Object.values(ev.candidateScorecards)) expect(rows.every((r) => Number.isFinite(r.crps))).toBe(true);
   });
 
   it('evaluation refuses to average NaN: such points are left out and counted', () => {
