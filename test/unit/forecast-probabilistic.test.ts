@@ -138,6 +138,21 @@ describe('scorecard', () => {
     expect(row.dmNaive.statistic).toBe(-Infinity);
     expect(row.dmPrevious).toBeUndefined();
   });
+
+  it("Diebold-Mariano against a previous release's forecasts, day by day", () => {
+    const card = new Scorecard();
+    const quantiles = QUANTILE_LEVELS.map((tau) => tau - 0.5);
+    // Four days, one point each: |e| now 1, 2, 1, 2; previous |e| 2, 2, 3, 1 -> d = -1, 0, -2, 1.
+    const now = [1, 2, 1, 2];
+    const prev = [2, 2, 3, 1];
+    now.forEach((e, i) => card.add(2, { day: 10 + i, slot: 0, actual: e, forecast: 0, naive: 5, previous: e - prev[i], quantiles }));
+    const dm = card.rows()[0].dmPrevious!;
+    // mean -0.5; autocov0 = (0.25 + 0.25 + 2.25 + 2.25) / 4 = 1.25;
+    // autocov1 = ((0.5)(-0.5) + (-1.5)(0.5) + (1.5)(-1.5)) / 4 = -0.8125; lag 1 (D+2), weight 1/2
+    const variance = 1.25 + 2 * 0.5 * -0.8125;
+    expect(dm.n).toBe(4);
+    expect(dm.statistic).toBeCloseTo(-0.5 / Math.sqrt(variance / 4), 10);
+  });
 });
 
 describe('isotonic distributional regression and the bootstrap noise', () => {
