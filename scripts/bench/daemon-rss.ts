@@ -199,7 +199,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
 }
 
 console.log(`${METERS} simulated SDM630 meters (10 s), uplink to TLS mosquitto, HTTP, forecast on a year of real NL prices, OCPP with one charger; ${SECONDS} s per run; baseline ${BASELINE}`);
-for (const v of variants) console.log(`  ${v.name}: ${Object.entries(v.env).map(([k, x]) => `${k}=${x} `).join('')}node ${v.flags.join(' ')} ${v.dist}/cli.js run`);
+for (const v of variants) console.log(`  ${v.name}: ${Object.entries(v.env).map(([k, x]) => `${k}=${x} `).join('')}node ${[...v.flags, ...EXTRA_FLAGS].join(' ')} ${v.dist}/cli.js run (node ${process.version})`);
 const results = new Map<string, Result[]>(variants.map((v) => [v.name, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {
