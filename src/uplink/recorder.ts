@@ -329,7 +329,8 @@ export class MeasurementRecorder implements Module {
 
   /**
    * Deletes readings older than the retention; resolves to how many went. Runs in steps
-   * through the primary key, resource by resource, each sized to take about
+   * through the keys (the time-ordered readings, and before them those from before
+   * migration 200 resource by resource), each sized to take about
    * PURGE_STEP_TARGET_MS, with the event loop free in between (a purge of a day of 4 meters
    * in one statement scanned 13.8 M rows on the event loop: docs/uplink.md). One at a time.
    */
