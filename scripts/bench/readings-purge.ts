@@ -1,6 +1,7 @@
 // Benchmark: the hourly readings retention purge — the longest event-loop block while it
-// runs (perf_hooks.monitorEventLoopDelay), the single statement it replaced (a scan of the
-// whole readings table) next to the purge in steps through the primary key, as shipped.
+// runs (perf_hooks.monitorEventLoopDelay), one statement (before migration 200 a scan of the
+// whole readings table; on the time-ordered meter_readings a range with a session check per
+// row) next to the purge in steps through the key, as shipped.
 //   npx tsx scripts/bench/readings-purge.ts [meters=4] [days=400] [rounds=2]
 // The database (a real file in the temporary directory, WAL as in the daemon) holds `meters`
 // meters × (`days` + 1 hour) of readings at 10 s, so the purge at a retention of `days`
@@ -38,7 +39,10 @@ function build(): { rows: number; sessions: number } {
   db.pragma('journal_mode = DELETE');
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
-  const insert = db.prepare('INSERT INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json) VALUES (?, ?, ?, ?, ?)');
+  // Straight into the time-ordered table (migration 200), key sampled_at_ms * 1024 + meter.
+  resources.forEach((r, k) => db.prepare('INSERT INTO reading_meters (id, resource_id) VALUES (?, ?)').run(k, r));
+  const into = db.prepare('INSERT INTO meter_readings (id, meter, energy_import_wh, power_w, metrics_json) VALUES (?, ?, ?, ?, ?)');
+  const insert = { run: (r: string, at: number, energy: number, power: number, json: string) => into.run(at * 1024 + resources.indexOf(r), resources.indexOf(r), energy, power, json) };
   const session = db.prepare(
     `INSERT INTO sessions (cpo_transaction_id, cdr_id, market_area, status, start_ms, end_ms, resource_id, content_sha256, created_at_ms, updated_at_ms, last_updated_ms)
      VALUES (?, ?, 'NL', 'completed', ?, ?, ?, 'x', 0, 0, 0)`,
@@ -105,9 +109,9 @@ const statement = (db: ReturnType<typeof openDatabase>) =>
       const cutoff = NOW - DAYS * DAY_MS;
       const n = db
         .prepare(
-          `DELETE FROM readings WHERE sampled_at_ms < @cutoff AND NOT EXISTS (
-             SELECT 1 FROM sessions s WHERE s.resource_id = readings.resource_id
-               AND readings.sampled_at_ms >= s.start_ms - @margin AND (s.end_ms IS NULL OR readings.sampled_at_ms <= s.end_ms + @margin))`,
+          `DELETE FROM meter_readings WHERE id < @cutoff * 1024 AND NOT EXISTS (
+             SELECT 1 FROM sessions s JOIN reading_meters m ON m.resource_id = s.resource_id WHERE m.id = meter_readings.meter
+               AND (meter_readings.id >> 10) >= s.start_ms - @margin AND (s.end_ms IS NULL OR (meter_readings.id >> 10) <= s.end_ms + @margin))`,
         )
         .run({ cutoff, margin: MARGIN_MS }).changes;
       resolve(n);

@@ -141,7 +141,7 @@ export class Outbox {
           `SELECT o.id, o.message_id, o.topic, o.payload, o.bytes, o.qos, o.retain, o.stamped_at_ms, o.created_at_ms, o.metrics_at, COALESCE(r.metrics_json, l.metrics_json)
            FROM outbox o
            LEFT JOIN reading_meters m ON m.resource_id = o.reading_resource_id
-           LEFT JOIN meter_readings r ON r.id = o.stamped_at_ms * ${METER_SLOTS} + m.id
+           LEFT JOIN meter_readings r ON r.id = CAST(o.stamped_at_ms AS INTEGER) * ${METER_SLOTS} + m.id
            LEFT JOIN readings_by_meter l ON r.id IS NULL AND l.resource_id = o.reading_resource_id AND l.sampled_at_ms = o.stamped_at_ms
            WHERE o.id > ? AND o.id <= ? ORDER BY o.id LIMIT ?`,
         )
@@ -279,18 +279,25 @@ export class Outbox {
    * readings the outbox refers to) cannot be rebuilt and is left out.
    */
   page(afterId: number, limit: number, upToId = Number.MAX_SAFE_INTEGER): OutboxRow[] {
-    const raw = this.stmts.page.all(afterId, upToId, limit) as unknown as RawRow[];
     const rows: OutboxRow[] = [];
-    for (let i = 0; i < raw.length; i++) {
-      const r = raw[i];
-      if (this.deferredIds.has(r[0])) continue; // delivered; its delete waits for the next commit
-      let payload = r[3];
-      const at = r[9];
-      if (at !== null) {
-        if (r[10] === null) continue;
-        payload = `${payload.slice(0, at)}${this.metricSets.contractJson(r[10])}${payload.slice(at + 2)}`;
+    // A row left out (deferred delete, reading gone) is made up for by reading on: a short
+    // page means the end of the range to the publisher's streams.
+    for (let cursor = afterId; rows.length < limit; ) {
+      const want = limit - rows.length;
+      const raw = this.stmts.page.all(cursor, upToId, want) as unknown as RawRow[];
+      for (let i = 0; i < raw.length; i++) {
+        const r = raw[i];
+        if (this.deferredIds.has(r[0])) continue; // delivered; its delete waits for the next commit
+        let payload = r[3];
+        const at = r[9];
+        if (at !== null) {
+          if (r[10] === null) continue;
+          payload = `${payload.slice(0, at)}${this.metricSets.contractJson(r[10])}${payload.slice(at + 2)}`;
+        }
+        rows.push({ id: r[0], messageId: r[1], topic: r[2], payload, bytes: r[4], qos: r[5] === 0 ? 0 : 1, retain: r[6] === 1, stampedAtMs: r[7], createdAtMs: r[8] });
       }
-      rows.push({ id: r[0], messageId: r[1], topic: r[2], payload, bytes: r[4], qos: r[5] === 0 ? 0 : 1, retain: r[6] === 1, stampedAtMs: r[7], createdAtMs: r[8] });
+      if (raw.length < want) break;
+      cursor = raw[raw.length - 1][0];
     }
     return rows;
   }

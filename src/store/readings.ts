@@ -217,7 +217,11 @@ export class ReadingsStore {
 
   /** Stores a sample; false when the same resource already has a reading at that instant. Call inside a transaction with the outbox write. */
   insert(sample: MeterSample): boolean {
-    const { resourceId, sampledAtMs, metrics } = sample;
+    const { resourceId, metrics } = sample;
+    // The key needs whole milliseconds: a sample re-stamped from the monotonic clock (held
+    // while the clock was not trusted) carries a fraction. Its message says the same instant
+    // (an ISO time has no fraction of a millisecond; Date truncates it).
+    const sampledAtMs = Math.floor(sample.sampledAtMs);
     const energy = metricValue(metrics, 'active_energy_import');
     const power = metricValue(metrics, 'total_active_power');
     // Looked up every time (one index seek), never cached: the transaction that added the

@@ -157,3 +157,25 @@ describe('readings after migration 200 on a database with readings', () => {
     expect(db.prepare('SELECT min(hour) FROM meter_reading_hours').pluck().get()).toBe(Math.floor((UPGRADE + 600_000) / HOUR));
   });
 });
+
+describe('a sample re-stamped with a fraction of a millisecond (held while the clock was not trusted)', () => {
+  it('is stored at its whole millisecond and its measurement finds it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-fraction-'));
+    dirs.push(dir);
+    const db = openDatabase(join(dir, 'metergate.db'));
+    dbs.push(db);
+    const readings = new ReadingsStore(db);
+    const outbox = new Outbox(db, { maxRows: 1000, maxBytes: 1e9 });
+    const at = UPGRADE + 1234.567;
+    const metricsJson = JSON.stringify([{ name: 'active_energy_import', value: 5, unit: 'Wh' }]);
+    db.transaction(() => {
+      expect(readings.insert({ resourceId: A, sampledAtMs: at, metrics: [{ name: 'active_energy_import', value: 5, unit: 'Wh' }] })).toBe(true);
+      outbox.enqueue({ topic: 't', payload: `{"metrics":${metricsJson}}`, qos: 1, retain: false, stampedAtMs: at, reading: { resourceId: A, metricsJson } }, 0);
+    })();
+    expect(readings.between(A, UPGRADE, UPGRADE + 2000).map((r) => r.sampledAtMs)).toEqual([UPGRADE + 1234]);
+    expect(outbox.page(0, 10).map((r) => r.payload)).toEqual([`{"metrics":${metricsJson}}`]);
+    // The view's insert does the same.
+    db.prepare("INSERT INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json) VALUES (?, ?, 1, NULL, '[]')").run(B, at);
+    expect(db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ?').pluck().all(B)).toEqual([UPGRADE + 1234]);
+  });
+});
