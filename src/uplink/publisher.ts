@@ -49,6 +49,12 @@ const ACK_FLUSH_MS = 50;
  * or goes on its own after this many poll intervals when no tick came (no meters polled).
  */
 const ACK_DEFER_POLL_INTERVALS = 2;
+/**
+ * At most this many acknowledged rows wait for a tick: a tick of live readings is a row per
+ * meter, while a backlog drain acknowledges hundreds a second with no tick to ride along —
+ * those commit on their own, so a crash resends no more than this plus what is in flight.
+ */
+const ACK_DEFER_MAX_ROWS = 200;
 const HOUSEKEEPING_MS = 5_000;
 /** A disconnect this soon after a permanent refusal is taken as the broker closing on it. */
 const REFUSAL_CLOSE_MS = 2_000;
@@ -649,7 +655,7 @@ export class OutboxPublisher implements Module {
     for (const s of [this.backlog, this.fresh]) if (s.buffer.length > 0) s.buffer = s.buffer.filter((r) => !gone.has(r.id));
     gone.clear();
     this.deps.outbox.deferAcked(batch);
-    if (batch.length >= ACK_BATCH || !this.running) this.deleteDeferredAcks();
+    if (this.deps.outbox.deferredCount >= ACK_DEFER_MAX_ROWS || !this.running) this.deleteDeferredAcks();
     else this.deferredAckTimer ??= setTimeout(() => this.deleteDeferredAcks(), ACK_DEFER_POLL_INTERVALS * this.deps.config.poll.interval_ms);
   }
 
