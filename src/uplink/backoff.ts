@@ -28,7 +28,7 @@ export const STABLE_CONNECTION_MS = 10_000;
  * - gateways that lost the same broker at the same moment never retry together, and the
  *   spread widens every round: the fleet's CONNECT rate falls like N / (c/2);
  * - one gateway's attempts are at least min, 2 min, 4 min, ... apart: with min = 1 s at
- *   most 6 CONNECTs in any minute, under EMQX's flapping detection (15 per client id a
+ *   most 7 CONNECTs in any minute (the first included), under EMQX's flapping detection (15 per client id a
  *   minute; docs/uplink.md "Reconnecting"); at max = 60 s, one every 30-60 s.
  */
 export function connectDelayMs(policy: BackoffPolicy, attempt: number, random: number): number {
