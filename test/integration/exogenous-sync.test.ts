@@ -77,7 +77,14 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       const backfill = new Backfill<ExogenousPoint>({ db, store, source: new EntsoeExogenousSource(client), what: 'exogenous', logger, now: () => NOW });
       const before = platform.requests.length;
       const first = await backfill.run({ regions: ['NL'], fromDate: '2020-11-19' });
-      const asked = platform.requests.slice(before).map((r) => r.params);
+      const all = platform.requests.slice(before).map((r) => r.params);
+      // The week-ahead load forecast (A65, processType A31) is asked over each fetched range
+      // and the seven days after it; the stand-in answers it with the day-ahead recording,
+      // which must not extend `load` (the 96 points below stay 96).
+      const weekAhead = all.filter((p) => p.processType === 'A31');
+      expect(weekAhead.length).toBeGreaterThanOrEqual(2);
+      expect(weekAhead[0]).toMatchObject({ documentType: 'A65', outBiddingZone_Domain: NL, periodStart: '202011182300', periodEnd: '202012072300' });
+      const asked = all.filter((p) => p.processType !== 'A31');
       // November (closed, from the 19th) and December through tomorrow (open): A65 then A69 each.
       expect(asked.map((p) => p.documentType)).toEqual(['A65', 'A69', 'A65', 'A69']);
       expect(asked[0]).toMatchObject({ processType: 'A01', outBiddingZone_Domain: NL, periodStart: '202011182300', periodEnd: '202011302300', securityToken: TOKEN });
@@ -101,7 +108,7 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       const again = await backfill.run({ regions: ['NL'], fromDate: '2020-11-19' });
       expect(again).toMatchObject({ deferred: 1, fetched: 1 });
       // Only the open month was asked again.
-      expect(platform.requests.slice(before + 4).map((r) => r.params.periodStart)).toEqual(['202011302300', '202011302300']);
+      expect(platform.requests.slice(before + all.length).filter((r) => r.params.processType !== 'A31').map((r) => r.params.periodStart)).toEqual(['202011302300', '202011302300']);
     } finally {
       db.close();
     }
@@ -134,7 +141,8 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
       ]);
       // NL's coupled neighbour (markets.json exogenous_neighbours): DE-LU's load and wind/solar forecasts are asked for too, prices are not.
       const asked = platform.requests.slice(before).map((r) => r.params);
-      expect(asked.filter((p) => p.documentType === 'A65' && p.outBiddingZone_Domain === '10Y1001A1001A82H')).toHaveLength(2);
+      expect(asked.filter((p) => p.documentType === 'A65' && p.processType === 'A01' && p.outBiddingZone_Domain === '10Y1001A1001A82H')).toHaveLength(2);
+      expect(asked.filter((p) => p.documentType === 'A65' && p.processType === 'A31' && p.outBiddingZone_Domain === '10Y1001A1001A82H').length).toBeGreaterThanOrEqual(2);
       expect(asked.filter((p) => p.documentType === 'A69' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(2);
       expect(asked.filter((p) => p.documentType === 'A44' && p.in_Domain === '10Y1001A1001A82H')).toHaveLength(0);
       // Tomorrow's load forecast is looked for from 10:00 Brussels time, before the auction

@@ -1,5 +1,7 @@
 // Pure decoding of ENTSO-E load and generation forecast documents (GL_MarketDocument):
-// A65 system total load (processType A01 = day ahead, outBiddingZone_Domain) and A69
+// A65 system total load (processType A01 = day ahead, outBiddingZone_Domain; processType
+// A31 = week ahead: per day the forecast minimum, businessType A60, and maximum, A61, at
+// P1D) and A69
 // wind and solar forecast (A01, inBiddingZone_Domain, one TimeSeries per
 // MktPSRType/psrType: B16 solar, B18 wind offshore, B19 wind onshore). The layout is the
 // A44 one with `quantity` (MW) in each Point, so the A44 decoder's Period handling is
@@ -11,14 +13,18 @@ import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
 
 /** psrType of an A69 series -> our series name; other production types are not kept. */
 const PSR_SERIES: Readonly<Record<string, ExogenousSeriesName>> = { B16: 'solar', B18: 'wind_offshore', B19: 'wind_onshore' };
+/** businessType of a week-ahead (A31) load series -> our series name. */
+const WEEK_AHEAD_SERIES: Readonly<Record<string, ExogenousSeriesName>> = { A60: 'load_week_ahead_min', A61: 'load_week_ahead_max' };
 
 export type GlResult =
-  | { readonly kind: 'points'; readonly points: ExogenousPoint[]; readonly ignoredPsrTypes: readonly string[] }
+  | { readonly kind: 'points'; readonly points: ExogenousPoint[]; readonly ignoredPsrTypes: readonly string[]; readonly ignoredBusinessTypes?: readonly string[] }
   | { readonly kind: 'no-data'; readonly reason: string };
 
 /**
- * Decodes an A65 (load) or A69 (wind and solar) body for `marketArea`. A65 series are
- * `load`; A69 series are named by their psrType. Two series of the same name over the
+ * Decodes an A65 (load) or A69 (wind and solar) body for `marketArea`. A65 day-ahead
+ * (processType A01 or absent) series are `load`; A65 week-ahead (A31) series are named by
+ * their businessType (A60 minimum, A61 maximum; others are not kept); A69 series are
+ * named by their psrType. Two series of the same name over the
  * same period are never merged: the first one is kept.
  */
 export function parseGlDocument(xml: string, marketArea: string): GlResult {
@@ -28,15 +34,27 @@ export function parseGlDocument(xml: string, marketArea: string): GlResult {
   const gl = marketDocument(doc, 'GL_MarketDocument');
   const type = text(gl, 'type');
   if (type !== 'A65' && type !== 'A69') throw new EntsoeDocumentError(`document type ${type ?? 'missing'}, expected A65 (load forecast) or A69 (wind and solar forecast)`);
+  const process = text(gl, 'process.processType');
+  if (type === 'A65' && process !== undefined && process !== 'A01' && process !== 'A31') throw new EntsoeDocumentError(`load forecast of process type ${process}, expected A01 (day ahead) or A31 (week ahead)`);
+  const weekAhead = type === 'A65' && process === 'A31';
   const points: ExogenousPoint[] = [];
   const ignored = new Set<string>();
+  const ignoredBusiness = new Set<string>();
   const seen = new Set<string>();
   ((gl.TimeSeries as Node[] | undefined) ?? []).forEach((ts, i) => {
     const where = `TimeSeries ${i + 1}`;
     const unit = text(ts, 'quantity_Measure_Unit.name');
     if (unit && unit.toUpperCase() !== 'MAW') throw new EntsoeDocumentError(`${where}: unit ${unit}, expected MAW (MW)`);
     let series: ExogenousSeriesName;
-    if (type === 'A65') series = 'load';
+    if (weekAhead) {
+      const business = text(ts, 'businessType') ?? 'missing';
+      const name = WEEK_AHEAD_SERIES[business];
+      if (!name) {
+        ignoredBusiness.add(business);
+        return;
+      }
+      series = name;
+    } else if (type === 'A65') series = 'load';
     else {
       const psr = ts.MktPSRType as Node | undefined;
       const psrType = psr && typeof psr === 'object' ? text(psr, 'psrType') : undefined;
@@ -59,5 +77,5 @@ export function parseGlDocument(xml: string, marketArea: string): GlResult {
     });
   });
   points.sort((a, b) => a.series.localeCompare(b.series) || a.startMs - b.startMs);
-  return { kind: 'points', points, ignoredPsrTypes: [...ignored].sort() };
+  return { kind: 'points', points, ignoredPsrTypes: [...ignored].sort(), ...(ignoredBusiness.size > 0 ? { ignoredBusinessTypes: [...ignoredBusiness].sort() } : {}) };
 }

@@ -1,6 +1,8 @@
 // ENTSO-E provider of exogenous series: the day-ahead total load forecast (A65, processType
 // A01, outBiddingZone_Domain) and the day-ahead wind and solar forecast (A69, A01,
-// in_Domain; B16 solar, B18 wind offshore, B19 wind onshore) of a market, through the
+// in_Domain; B16 solar, B18 wind offshore, B19 wind onshore) of a market, and the
+// week-ahead total load forecast (A65, processType A31: daily minimum and maximum) for the
+// same days and the week after them (the forecaster's D+2..D+7), through the
 // price client's requests (rate limit, retries, token never logged) and request plan (at
 // most a local year per request, cut where the market's EIC changes).
 import type { Market } from '../markets.js';
@@ -9,9 +11,13 @@ import { parseGlDocument } from './entsoe-gl.js';
 import type { ExogenousRegistry, ExogenousSource } from './registry.js';
 import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
 
+const DAY_MS = 86_400_000;
+/** Days after a fetched range whose week-ahead load forecast is asked too (D+2..D+7 of a fetch through tomorrow). */
+const WEEK_AHEAD_DAYS = 7;
+
 export class EntsoeExogenousSource implements ExogenousSource {
   readonly name = 'entsoe-exogenous';
-  readonly series: readonly ExogenousSeriesName[] = ['load', 'solar', 'wind_onshore', 'wind_offshore'];
+  readonly series: readonly ExogenousSeriesName[] = ['load', 'solar', 'wind_onshore', 'wind_offshore', 'load_week_ahead_min', 'load_week_ahead_max'];
 
   constructor(private readonly client: EntsoeSource) {}
 
@@ -34,6 +40,17 @@ export class EntsoeExogenousSource implements ExogenousSource {
         }
         for (const p of result.points) if (p.startMs >= fromMs && p.startMs < toMs) periods.push(p);
       }
+    }
+    // The week ahead, asked over the same days and WEEK_AHEAD_DAYS after them: a fetch that
+    // reaches tomorrow brings the days after it too. Best effort: its "no data" (zones that
+    // do not publish it) never makes a chunk pending.
+    const weekAheadToMs = toMs + WEEK_AHEAD_DAYS * DAY_MS;
+    for (const req of planRequests(market, fromMs, weekAheadToMs)) {
+      requests++;
+      const result = await this.client.requestDocument(market, req, { documentType: 'A65', processType: 'A31', outBiddingZone_Domain: req.eic }, (body) => parseGlDocument(body, market.code), signal);
+      if (result.kind === 'no-data') continue;
+      // Only week-ahead series: a server answering the day-ahead document instead must not extend `load`.
+      for (const p of result.points) if (p.series.startsWith('load_week_ahead') && p.startMs >= fromMs && p.startMs < weekAheadToMs) periods.push(p);
     }
     return { periods, requests, noDataChunks };
   }
