@@ -21,7 +21,8 @@ describe('exogenous provider registry', () => {
     const on = registry.build({ config: config({ entsoe: { security_token: 'registry-token-1' } }), logger });
     expect(on.map((s) => s.name)).toEqual(['entsoe-exogenous', 'weather-test']);
     expect(on[0]).toBeInstanceOf(EntsoeExogenousSource);
-    expect(on[0].series).toEqual(['load', 'solar', 'wind_onshore', 'wind_offshore']);
+    // The day-ahead series, and the week-ahead load forecast's daily minimum and maximum (A65 processType A31).
+    expect(on[0].series).toEqual(['load', 'solar', 'wind_onshore', 'wind_offshore', 'load_week_ahead_min', 'load_week_ahead_max']);
     expect(registry.build({ config: config({ source: 'none' }), logger }).map((s) => s.name)).toEqual(['weather-test']);
     expect(() => registry.register({ kind: 'weather', create: () => null })).toThrow(/registered twice/);
   });
