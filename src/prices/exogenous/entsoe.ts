@@ -7,7 +7,8 @@
 // most a local year per request, cut where the market's EIC changes).
 import type { Market } from '../markets.js';
 import { EntsoeSource, planRequests } from '../sources/entsoe.js';
-import { parseGlDocument } from './entsoe-gl.js';
+import type { Logger } from '../../log.js';
+import { parseGlDocument, type GlResult } from './entsoe-gl.js';
 import type { ExogenousRegistry, ExogenousSource } from './registry.js';
 import type { ExogenousPoint, ExogenousSeriesName } from './series.js';
 
@@ -19,7 +20,10 @@ export class EntsoeExogenousSource implements ExogenousSource {
   readonly name = 'entsoe-exogenous';
   readonly series: readonly ExogenousSeriesName[] = ['load', 'solar', 'wind_onshore', 'wind_offshore', 'load_week_ahead_min', 'load_week_ahead_max'];
 
-  constructor(private readonly client: EntsoeSource) {}
+  constructor(
+    private readonly client: EntsoeSource,
+    private readonly logger?: Logger,
+  ) {}
 
   async fetchDayAhead(market: Market, fromMs: number, toMs: number, signal?: AbortSignal): Promise<{ periods: ExogenousPoint[]; requests: number; noDataChunks: number }> {
     const periods: ExogenousPoint[] = [];
@@ -47,7 +51,16 @@ export class EntsoeExogenousSource implements ExogenousSource {
     const weekAheadToMs = toMs + WEEK_AHEAD_DAYS * DAY_MS;
     for (const req of planRequests(market, fromMs, weekAheadToMs)) {
       requests++;
-      const result = await this.client.requestDocument(market, req, { documentType: 'A65', processType: 'A31', outBiddingZone_Domain: req.eic }, (body) => parseGlDocument(body, market.code), signal);
+      let result: GlResult;
+      try {
+        result = await this.client.requestDocument(market, req, { documentType: 'A65', processType: 'A31', outBiddingZone_Domain: req.eic }, (body) => parseGlDocument(body, market.code), signal);
+      } catch (err) {
+        // Best effort: a failed or undecodable week-ahead document (e.g. a week with a clock
+        // change, whose P1D period is not 7 x 24 h) never costs the day-ahead series above.
+        if (signal?.aborted) throw err;
+        this.logger?.warn({ err, market: market.code }, 'exogenous: week-ahead load forecast not used');
+        continue;
+      }
       if (result.kind === 'no-data') continue;
       // Only week-ahead series: a server answering the day-ahead document instead must not extend `load`.
       for (const p of result.points) if (p.series.startsWith('load_week_ahead') && p.startMs >= fromMs && p.startMs < weekAheadToMs) periods.push(p);
@@ -69,7 +82,7 @@ export function registerEntsoeExogenous(registry: ExogenousRegistry): void {
         { baseUrl: p.entsoe.base_url, securityToken: p.entsoe.security_token, maxRequestsPerMinute: p.entsoe.max_requests_per_minute, timeoutMs: p.entsoe.timeout_ms },
         { logger },
       );
-      return new EntsoeExogenousSource(client);
+      return new EntsoeExogenousSource(client, logger);
     },
   });
 }
