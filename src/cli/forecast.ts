@@ -116,8 +116,15 @@ export function registerForecastCommands(program: Command): void {
           },
         );
         const seconds = (Date.now() - started) / 1000;
+        // Which horizons had inputs (issue 24 point 4): the history files hold the day-ahead
+        // load, wind and solar forecasts only, read for D+1 (exogenousLeadDays); no week-ahead
+        // forecast is recorded, so D+2.. are price only here, whatever the live service has.
+        const inputsByHorizon = Array.from({ length: options.horizonDays }, (_, i) =>
+          exogenous && i + 1 <= options.exogenousLeadDays ? `prices + ${Object.keys(exogenous).join(', ')}` : `prices only${exogenous ? ' (no week-ahead inputs in the recorded data)' : ''}`,
+        );
         const label = `${market.code} ${intervalS} s, ${opts.from}..${opts.to}${opts.exogenous ? `, with exogenous inputs${opts.neighbourExogenous.length > 0 ? ' and its neighbours\'' : ''}` : ', price only'}`;
         process.stdout.write(`${label}; ${result.origins} origins at 10:00 local; window ${options.trainingWindowDays} d; ${seconds.toFixed(0)} s\n`);
+        process.stdout.write(`inputs: ${inputsByHorizon.map((x, i) => `D+${i + 1} ${x}`).join('; ')}\n`);
         process.stdout.write(`${formatEvaluationTable(result.rows, options.horizonDays, result.methods)}\n`);
         if (result.variants) {
           process.stdout.write(`\nshipped (per-horizon blend of direct and recursive, share chosen on calibration errors) vs recursive (day-ahead model fed its own forecasts) vs direct (per-horizon models):\n`);
@@ -142,7 +149,7 @@ export function registerForecastCommands(program: Command): void {
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.withinHour ? { within_hour: result.withinHour } : {}), ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), inputs_by_horizon: Object.fromEntries(inputsByHorizon.map((x, i) => [`D+${i + 1}`, x])), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.withinHour ? { within_hour: result.withinHour } : {}), ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);

@@ -56,6 +56,13 @@ export interface ForecastOrigin {
   readonly lastKnownDay: number;
   /** Last local day whose exogenous forecasts are known at the origin. */
   readonly exogenousKnownThrough?: number;
+  /**
+   * Day-level load inputs for the days after D+1 (week-ahead.ts): per series a day matrix
+   * whose slots all hold the day's value (the load forecast's daily minimum and maximum),
+   * known through `knownThrough`. The same-slot model reads them, instead of no inputs,
+   * for horizons >= 2 whose target day is known; D+1 never reads them.
+   */
+  readonly dailyLoad?: { readonly series: Readonly<Record<string, DayMatrix>>; readonly knownThrough: number };
 }
 
 export interface DayForecast {
@@ -235,6 +242,21 @@ function naiveDay(prices: DayMatrix, lastKnown: number, target: number): Float64
   return out;
 }
 
+/** Day-level inputs of the days after D+1, transformed like the exogenous series (ForecastOrigin.dailyLoad). */
+interface DailyInputs {
+  readonly scaled: readonly DayMatrix[];
+  readonly knownThrough: number;
+}
+
+/** The target day known, and at least 90 % of the days from..to (a window's rows and their lags). */
+function dailyCovered(means: Float64Array, firstDay: number, target: number, from: number, to: number): boolean {
+  const at = (d: number) => (d - firstDay >= 0 && d - firstDay < means.length ? means[d - firstDay] : NaN);
+  if (Number.isNaN(at(target))) return false;
+  let known = 0;
+  for (let d = from; d <= to; d++) if (!Number.isNaN(at(d))) known++;
+  return known >= 0.9 * (to - from + 1);
+}
+
 /** Whether every slot of days from..to (none when to < from) is known. */
 function daysComplete(m: DayMatrix, from: number, to: number): boolean {
   for (let d = from; d <= to; d++) if (!dayComplete(m, d)) return false;
@@ -317,12 +339,15 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
       }
     }
     const exoScaled = Object.values(exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    const daily = origin.dailyLoad && origin.dailyLoad.knownThrough > lastKnownDay + 1
+      ? { scaled: Object.values(origin.dailyLoad.series).map((m) => transformed(m, origin.dailyLoad!.knownThrough, robustScaler(m, windowStart, lastKnownDay), options.transform)), knownThrough: origin.dailyLoad.knownThrough }
+      : undefined;
     const toPrice = (x: number): number => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform);
     const wantRecursion = recursive && w === options.trainingWindowDays;
     const dayAheadModels: (FittedDayModel | undefined)[] = [];
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
-      const fitted = fitMember(member, z, exoScaled, w, days);
+      const fitted = fitMember(member, z, exoScaled, w, days, daily);
       fitted.forecasts.forEach((v, i) => {
         if (v) candidates[i].push(v.map(toPrice));
       });
@@ -340,9 +365,9 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
       recursion = { models: dayAheadModels as FittedDayModel[], z, toPrice, toModelled };
     }
   }
-  function fitMember(member: LearMember, z: DayMatrix, exoScaled: readonly DayMatrix[], w: number, days: number): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
+  function fitMember(member: LearMember, z: DayMatrix, exoScaled: readonly DayMatrix[], w: number, days: number, daily?: DailyInputs): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
     return member === 'same-slot'
-      ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties)
+      ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties, daily)
       : forecastCrossHourModels({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed }, penalties);
   }
   const direct: DayForecast[] = candidates.map((c, i) => {
@@ -388,8 +413,10 @@ function sameSlotForecasts(
   /** Days filled from a neighbour: features, never targets. */
   imputed: ReadonlySet<number>,
   penalties?: PenaltyCache,
+  daily?: DailyInputs,
 ): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
   const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
+  const dailyExo = (daily?.scaled ?? []).map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
   const stats = dailyStats(z);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
@@ -399,7 +426,12 @@ function sameSlotForecasts(
 
   for (let h = 1; h <= horizonDays; h++) {
     const target = lastKnownDay + h;
-    const ctx: FeatureContext = { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown, mean7, mean28 };
+    // Beyond D+1, the day-level load inputs where the origin knows the target day and the
+    // window has them (else the price-only features, as without them).
+    const useDaily = h >= 2 && daily !== undefined && dailyExo.length > 0 && target <= daily.knownThrough && dailyExo.every((e) => dailyCovered(e.dailyMean, e.z.firstDay, target, lastKnownDay - windowDays - h + 1, lastKnownDay));
+    const ctx: FeatureContext = useDaily
+      ? { z, stats, exo: dailyExo, useExogenous: true, mean7, mean28 }
+      : { z, stats, exo, useExogenous: exo.length > 0 && target <= exoKnown, mean7, mean28 };
     const p = featureCount(ctx, h);
     const row = new Float64Array(p);
     const values = new Float64Array(slots);

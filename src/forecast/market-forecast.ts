@@ -7,6 +7,7 @@ import { localDayOf } from './local-days.js';
 import { longestWindow } from './lear.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 import { chooseExogenous, type PublishedPoint } from './exogenous-availability.js';
+import { weekAheadInputs } from './week-ahead.js';
 
 export interface ForecastPeriodValue {
   readonly startMs: number;
@@ -27,6 +28,12 @@ export interface MarketForecastResult {
   readonly state: WarmState;
   /** Exogenous series the last origin used (empty = price only) and why any were not. */
   readonly exogenous: { readonly used: readonly string[]; readonly note: string };
+  /**
+   * The week-ahead load inputs (week-ahead.ts), when fetched by the origin: the last day
+   * they reached, and the horizons (2..) whose stored forecast they entered. A horizon
+   * whose blend (blend.ts) took the recursive day-ahead model wholly did not use them.
+   */
+  readonly weekAhead?: { readonly through: number; readonly horizons: readonly number[] };
 }
 
 /** A forecaster that has stepped through origins up to `origin`, reusable the next day. */
@@ -58,6 +65,12 @@ export async function computeMarketForecast(args: {
    * known at `nowMs` and cover the target day (exogenous-availability.ts); else price only.
    */
   readonly exogenousPublished?: Readonly<Record<string, readonly PublishedPoint[]>>;
+  /**
+   * The region's stored week-ahead load forecast (daily minimum and maximum) with fetch
+   * times: with the day-ahead load (exogenousPublished.load) the inputs of D+2..D+7 as far
+   * as they were fetched by `nowMs` (week-ahead.ts).
+   */
+  readonly weekAheadPublished?: { readonly min: readonly PublishedPoint[]; readonly max: readonly PublishedPoint[] };
   readonly nowMs: number;
   /** Period length of the forecast days (the market's native resolution then). */
   readonly targetIntervalS: number;
@@ -85,11 +98,15 @@ export async function computeMarketForecast(args: {
     ? Object.fromEntries(Object.entries(chosen).map(([k, v]) => [k, toDayMatrix(timeZone, v, firstDay, lastDay, slots)]))
     : undefined;
   const inputs = choice.used.join(',');
+  const weekAhead = args.weekAheadPublished && args.exogenousPublished?.load
+    ? weekAheadInputs({ timeZone, load: args.exogenousPublished.load, weekAheadMin: args.weekAheadPublished.min, weekAheadMax: args.weekAheadPublished.max, originMs: args.nowMs, originDay: origin, horizonDays: options.horizonDays, firstDay, lastDay, slots })
+    : undefined;
+  const dailyLoad = weekAhead && { series: weekAhead.series, origin, knownThrough: weekAhead.knownThrough };
   const coldStart = origin - options.calibrationDays - options.horizonDays;
   const warm = args.warm?.find((w) => w.inputs === inputs && w.slots === slots);
   const reuse = warm !== undefined && warm.origin < origin && warm.origin >= coldStart;
-  const forecaster = reuse ? warm.forecaster : new ConformalForecaster({ prices, exogenous }, options);
-  if (reuse) forecaster.updateInput({ prices, exogenous });
+  const forecaster = reuse ? warm.forecaster : new ConformalForecaster({ prices, exogenous, ...(dailyLoad ? { dailyLoad } : {}) }, options);
+  if (reuse) forecaster.updateInput({ prices, exogenous, ...(dailyLoad ? { dailyLoad } : {}) });
   const firstOrigin = reuse ? warm.origin + 1 : coldStart;
   let last: ReturnType<ConformalForecaster['advance']> = [];
   for (let o = firstOrigin; o <= origin; o++) {
@@ -124,5 +141,5 @@ export async function computeMarketForecast(args: {
     );
   }
   const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
-  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin, inputs }, exogenous: { used: choice.used, note: choice.note } };
+  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin, inputs }, exogenous: { used: choice.used, note: choice.note }, ...(weekAhead ? { weekAhead: { through: weekAhead.knownThrough, horizons: last.filter((d) => d.horizon >= 2 && d.day <= weekAhead.knownThrough && (d.recursiveShare ?? 0) < 1 && !unforecastDays.includes(d.day)).map((d) => d.horizon) } } : {}) };
 }

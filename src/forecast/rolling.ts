@@ -51,6 +51,12 @@ export interface RollingOptions extends LearOptions {
 export interface RollingInput {
   readonly prices: DayMatrix;
   readonly exogenous?: Readonly<Record<string, DayMatrix>>;
+  /**
+   * Day-level load inputs for D+2.. (week-ahead.ts), read only at `origin`: the live
+   * origin whose fetched week-ahead forecast they are. Earlier origins did not know them
+   * (the stored day-ahead load of those days came later), so they stay without.
+   */
+  readonly dailyLoad?: { readonly series: Readonly<Record<string, DayMatrix>>; readonly origin: number; readonly knownThrough: number };
 }
 
 export interface BoundedDayForecast {
@@ -206,6 +212,7 @@ export class ConformalForecaster {
         exogenous: input.exogenous,
         lastKnownDay: o,
         exogenousKnownThrough: o + options.exogenousLeadDays,
+        ...(input.dailyLoad && input.dailyLoad.origin === o ? { dailyLoad: { series: input.dailyLoad.series, knownThrough: input.dailyLoad.knownThrough } } : {}),
       },
       options,
       this.penalties,

@@ -205,11 +205,13 @@ export class ForecastService implements Module {
       const fromMs = nowMs - (historyDaysNeeded(options) + 2) * DAY_MS;
       const history = prices.native(market.code, fromMs, nowMs + 3 * DAY_MS);
       const published = this.published(market, fromMs, nowMs + 3 * DAY_MS);
+      const weekAhead = this.weekAhead(market, fromMs, nowMs + (horizonDays + 3) * DAY_MS);
       // Unchanged prices and the same origin give the same forecast: keep the stored one.
       // New days advance the kept forecaster by just those origins; a correction of
       // earlier prices (a different fingerprint on the same origin) recomputes from cold.
-      const exoCount = Object.values(published ?? {}).reduce((n, xs) => n + xs.length, 0);
-      const exoLast = Math.max(0, ...Object.values(published ?? {}).map((xs) => xs[xs.length - 1]?.fetchedAtMs ?? 0));
+      const exoSeries = [...Object.values(published ?? {}), ...(weekAhead ? [weekAhead.min, weekAhead.max] : [])];
+      const exoCount = exoSeries.reduce((n, xs) => n + xs.length, 0);
+      const exoLast = Math.max(0, ...exoSeries.map((xs) => xs.reduce((m, p) => Math.max(m, p.fetchedAtMs), 0)));
       const fingerprint = `${history.length}:${history.reduce((sum, p) => sum + p.pricePerMwh * (1 + (p.startMs % 7)), 0)}:${exoCount}:${exoLast}`;
       const previous = this.warm.get(market.code);
       if (previous && previous.fingerprint === fingerprint && forecasts.latestRun(market.code)) {
@@ -222,6 +224,7 @@ export class ForecastService implements Module {
         timeZone: market.timeZone,
         prices: history.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })),
         ...(published ? { exogenousPublished: published } : {}),
+        ...(weekAhead ? { weekAheadPublished: weekAhead } : {}),
         nowMs,
         targetIntervalS: market.nativeResolutionS(nowMs + 2 * DAY_MS),
         options,
@@ -247,7 +250,14 @@ export class ForecastService implements Module {
       for (const inputs of kept.keys()) if (kept.size > MAX_WARM_INPUT_SETS) kept.delete(inputs);
       this.warmByInputs.set(market.code, kept);
       this.noteGap(market.code, unforecastDays(today, horizonDays, result.originDay, result.unforecastDays), this.gapReason(today, result.originDay, result.unforecastDays));
-      const inputs = result.exogenous.used.length > 0 ? `prices + ${result.exogenous.used.join(', ')}${result.exogenous.note ? ` (${result.exogenous.note})` : ''}` : `prices only${result.exogenous.note.replace(/^price only/, '')}`;
+      const dayAheadInputs = result.exogenous.used.length > 0 ? `prices + ${result.exogenous.used.join(', ')}${result.exogenous.note ? ` (${result.exogenous.note})` : ''}` : `prices only${result.exogenous.note.replace(/^price only/, '')}`;
+      // The day-ahead series serve D+1 only; the horizons the week-ahead load entered are named.
+      const week = result.weekAhead;
+      const inputs = !week
+        ? dayAheadInputs
+        : week.horizons.length > 0
+          ? `${dayAheadInputs}; load week-ahead min/max in ${week.horizons.map((h) => `D+${h}`).join(', ')}`
+          : `${dayAheadInputs}; load week-ahead min/max through D+${week.through - result.originDay} unused (the recursive day-ahead model was chosen)`;
       this.inputs.set(market.code, inputs);
       forecasts.replace(
         { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage, inputs },
@@ -278,6 +288,16 @@ export class ForecastService implements Module {
         if (points.length > 0 || (name === 'load' && prefix === '')) out[prefix + name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
       }
     return out;
+  }
+
+  /** The region's stored week-ahead load forecast (daily min/max) with fetch times; undefined without a store or without any. */
+  private weekAhead(market: ForecastMarket, fromMs: number, toMs: number): { min: PublishedPoint[]; max: PublishedPoint[] } | undefined {
+    const store = this.deps.exogenous;
+    if (!store) return undefined;
+    const read = (name: ExogenousSeriesName) => store.fetchedValues(market.code, name, fromMs, toMs).map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
+    const min = read('load_week_ahead_min');
+    const max = read('load_week_ahead_max');
+    return min.length > 0 && max.length > 0 ? { min, max } : undefined;
   }
 
   private gapReason(today: number, origin: number, dropped: readonly number[]): string {
