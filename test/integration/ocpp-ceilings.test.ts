@@ -23,6 +23,7 @@ import type { SentProfile } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const PASSWORD = 'garage-key-0123456789';
@@ -65,13 +66,7 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
     writeFileSync(
       config,
       [
-        'organization_id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        `data_dir: ${dataDir}`,
-        'log_level: info',
-        `http: { host: 127.0.0.1, port: ${httpPort} }`,
-        'prices: { regions: [NL], source: none }',
-        'forecast: { enabled: false }',
-        `ocpp: { host: 127.0.0.1, port: ${ocppPort} }`,
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort }),
         `site: ${site}`,
         'chargers:',
         '  - id: CP-AMP',

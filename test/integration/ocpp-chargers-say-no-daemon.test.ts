@@ -24,6 +24,7 @@ import { expectDocumented } from '../helpers/openapi.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 const PASSWORD = 'garage-key-0123456789';
 const PLAN = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
@@ -68,13 +69,7 @@ describe.skipIf(!hasSharedData)(`metergate run: chargers that say no${hasSharedD
     writeFileSync(
       config,
       [
-        'organization_id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        `data_dir: ${dataDir}`,
-        'log_level: info',
-        `http: { host: 127.0.0.1, port: ${httpPort} }`,
-        'prices: { regions: [NL], source: none }',
-        'forecast: { enabled: false }',
-        `ocpp: { host: 127.0.0.1, port: ${ocppPort} }`,
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort }),
         'chargers:',
         ...charger('CP-REJECTS-TX'),
         ...charger('CP-NOT-IMPL'),

@@ -42,6 +42,7 @@ import { connectOcttCharger, officialSchemaErrors, type CallFromGateway, type Oc
 import { expectDocumented } from '../helpers/openapi.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PASSWORD = 'octt-charger-key-0123456789';
@@ -118,13 +119,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
     writeFileSync(
       config,
       [
-        'organization_id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        `data_dir: ${dataDir}`,
-        'log_level: info',
-        `http: { host: 127.0.0.1, port: ${httpPort} }`,
-        'prices: { regions: [NL], source: none }',
-        'forecast: { enabled: false }',
-        `ocpp: { host: 127.0.0.1, port: ${ocppPort}, heartbeat_interval_s: ${HEARTBEAT_S} }`,
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort, ocppSettings: `heartbeat_interval_s: ${HEARTBEAT_S}` }),
         'chargers:',
         `  - id: ${CP}`,
         `    password_file: ${join(dir, 'cp-key')}`,

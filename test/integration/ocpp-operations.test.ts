@@ -17,6 +17,7 @@ import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 type Json = Record<string, any>;
@@ -56,13 +57,7 @@ describe('operator operations: HTTP API and CLI against metergate run', () => {
     writeFileSync(
       configPath,
       [
-        'organization_id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        `data_dir: ${dataDir}`,
-        'log_level: info',
-        `http: { host: 127.0.0.1, port: ${httpPort} }`,
-        'prices: { regions: [NL], source: none }',
-        'forecast: { enabled: false }',
-        `ocpp: { host: 127.0.0.1, port: ${ocppPort}, operation_timeout_s: 8 }`,
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort, ocppSettings: 'operation_timeout_s: 8' }),
         'chargers:',
         `  - id: ${CP}`,
         `    password: ${PASSWORD}`,

@@ -24,6 +24,7 @@ import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const PASSWORD = 'held-sessions-0123456789';
@@ -53,13 +54,7 @@ describe.skipIf(!hasSharedData)('metergate run: charger sessions held to the met
     writeFileSync(
       config,
       [
-        'organization_id: 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        `data_dir: ${dataDir}`,
-        'log_level: info',
-        `http: { host: 127.0.0.1, port: ${httpPort} }`,
-        'prices: { regions: [NL], source: none }',
-        'forecast: { enabled: false }',
-        `ocpp: { host: 127.0.0.1, port: ${ocppPort} }`,
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort }),
         'chargers:',
         // Connector 1 configured: plans are made only for configured connectors (docs/chargers.md "Ceilings").
         ...['CP-A', 'CP-B', 'CP-C'].flatMap((id) => [`  - id: ${id}`, `    password: ${PASSWORD}`, '    auth: accept_all', '    connectors: [{ connector_id: 1 }]']),
