@@ -102,7 +102,13 @@ export function siteOtherLoad(input: SiteLoadInput): SiteLoad {
   let perPhase: 'phase-powers' | 'currents' | 'power-split';
   if (reading.phasePowersW) {
     const volts = reading.voltagesV;
-    meterLoadA = reading.phasePowersW.map((w, i) => Math.max(0, w) / (volts && volts[i] > 0 ? volts[i] : settings.voltageV)) as [number, number, number];
+    const amps = reading.currentsA;
+    // A phase feeding in carries no load of ours. One drawing is loaded by the larger of its
+    // measured current and P/V: the fuse carries the RMS current, which P/V (I·cos φ) underrates
+    // for reactive or distorted loads, while P/V is finer than a DSMR meter's whole amperes.
+    meterLoadA = reading.phasePowersW.map((w, i) =>
+      w > 0 ? Math.max(amps ? Math.max(0, amps[i]) : 0, w / (volts && volts[i] > 0 ? volts[i] : settings.voltageV)) : 0,
+    ) as [number, number, number];
     perPhase = 'phase-powers';
   } else if (reading.currentsA) {
     meterLoadA = reading.currentsA.map((a) => Math.max(0, a)) as [number, number, number];

@@ -76,5 +76,9 @@ describe('a P1 meter as the site meter: its per-phase power', () => {
     // Without voltages the configured one is used.
     const noVolts = siteOtherLoad(input({ reading: { ...reading, voltagesV: null }, ownDraw: null, settings: { ...settings, includesChargers: false, voltageV: 230 } }));
     expect(noVolts.meterLoadA).toEqual([0, 16, 0.3]);
+    // A drawing phase whose current exceeds P/V (power factor 0.8) is loaded by its current.
+    const reactive = siteMeterReading({ resourceId: 'grid', sampledAtMs: NOW - 2000, metrics: metrics.map((m) => (m.name === 'current_l2' ? { ...m, value: 20 } : m)) });
+    const reactiveLoad = siteOtherLoad(input({ reading: reactive, ownDraw: null, settings: { ...settings, includesChargers: false } }));
+    expect(reactiveLoad).toMatchObject({ perPhase: 'phase-powers', meterLoadA: [0, 20, 0.3], otherLoadA: 20 });
   });
 });
