@@ -20,6 +20,8 @@ export type HttpDeps = AppContext & {
 export interface CentralSystemAccess {
   readonly operations: ChargerOperationsPort | null;
   readonly localLists: LocalListSync | null;
+  /** Sends a charger's plans again after an operator cleared its profiles. */
+  reapplyPlans(chargePointId: string): void;
 }
 
 /** What every route registrar gets: the context plus the stores the HTTP layer shares. */

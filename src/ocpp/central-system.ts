@@ -152,6 +152,11 @@ export class CentralSystem implements Module {
   }
 
   /** The profiles the gateway set on the connector are cleared (plan.cleared, wired in daemon.ts). */
+  /** Sends a charger's plans again (its profiles were cleared from outside). */
+  reapplyPlans(chargePointId: string): void {
+    this.parts?.dispatcher.reapply(chargePointId);
+  }
+
   clearPlan(e: Events['plan.cleared']): void {
     this.parts?.dispatcher.clearPlan(e);
   }

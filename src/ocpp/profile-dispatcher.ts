@@ -184,6 +184,16 @@ export class ProfileDispatcher {
     return sendPendingClears(client, this.charging.stores.profiles, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
   }
 
+  /**
+   * Sends the charger's plans again after something outside the gateway removed them (an
+   * operator's Accepted ClearChargingProfile): without this the charger would draw its
+   * hardware maximum, past the site's ceiling, until the next plan event.
+   */
+  reapply(chargePointId: string): void {
+    const client = this.clientOf(chargePointId);
+    if (client) this.applyStoredTargets(client, null);
+  }
+
   /** Plans the charger's upcoming targets (one connector, or all) from the stored prices and sends them. */
   private applyStoredTargets(client: ChargerClient, connectorId: number | null): void {
     // Clears that waited for the charger go first (same profile ids as a new plan's).

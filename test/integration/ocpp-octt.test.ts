@@ -272,11 +272,16 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
       [{ connector_id: 2, charging_profile_purpose: 'TxProfile', stack_level: 0 }, { connectorId: 2, chargingProfilePurpose: 'TxProfile', stackLevel: 0 }],
       [{}, {}],
     ] as const) {
+      const profilesFor2 = () => cp.received.filter((c) => c.action === 'SetChargingProfile' && (c.params as { connectorId: number }).connectorId === 2).length;
+      const sentBefore = profilesFor2();
       const clear = await operate('clear-charging-profile', body);
       expect(clear.status).toBe(200);
       expect(clear.body.request).toEqual(sent);
       expect(clear.body.answer).toEqual({ status: 'Accepted' });
       expect((await cp.calls('ClearChargingProfile')).at(-1)!.params).toEqual(sent);
+      // The gateway's plan goes out again at once, so a clear never lifts its ceiling.
+      expect(clear.body.plans_sent_again).toBe(true);
+      await until(() => profilesFor2() > sentBefore, 'the TxProfile of connector 2 sent again after the clear', 30_000);
     }
     // The same from the CLI, against the running daemon.
     const cli = await new Promise<{ code: number | null; stdout: string }>((resolve) => {

@@ -44,6 +44,8 @@ interface Operation {
   readonly request: (body: Body, c: OperationContext) => Json;
   /** What the answer carries besides the request and the charger's answer. */
   readonly extra?: (request: Json, answer: Json, c: OperationContext) => Json;
+  /** What the gateway does once the charger answered; its fields join the response. */
+  readonly after?: (answer: Json, c: OperationContext) => Json;
 }
 
 const optional = (name: string, value: unknown): Json => (value === undefined ? {} : { [name]: value });
@@ -131,6 +133,12 @@ const OPERATIONS: readonly Operation[] = [
     action: 'ClearChargingProfile',
     schema: 'ClearChargingProfileOperationRequest',
     request: (b) => ({ ...optional('id', b.id), ...optional('connectorId', b.connector_id), ...optional('chargingProfilePurpose', b.charging_profile_purpose), ...optional('stackLevel', b.stack_level) }),
+    // A clear may remove the gateway's own profiles, and with them the site's ceiling: the
+    // plans go out again at once (ocpp-rpc sends them after the clear), so the ceiling holds.
+    after: (answer, c) => {
+      if ((answer as { status?: unknown }).status === 'Accepted') c.deps.centralSystem?.()?.reapplyPlans(c.chargePointId);
+      return { plans_sent_again: (answer as { status?: unknown }).status === 'Accepted' };
+    },
   },
   { path: 'data-transfer', action: 'DataTransfer', schema: 'DataTransferRequest', request: (b) => ({ vendorId: b.vendor_id, ...optional('messageId', b.message_id), ...optional('data', b.data) }) },
   {
@@ -206,7 +214,7 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
       const c = { deps, chargePointId };
       const request = op.request(validated(op.schema, req.body), c);
       const answer = answered(await operations.call(chargePointId, op.action, request), chargePointId, op.action);
-      res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...op.extra?.(request, answer, c) });
+      res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...op.extra?.(request, answer, c), ...op.after?.(answer, c) });
     });
     router.all(path, methodNotAllowed(['POST']));
   }
