@@ -251,7 +251,10 @@ export class P1Source implements MeterSource {
     }
     channel.staleCaptureMs = null;
     channel.publishedCaptureMs = reading.capturedAtMs;
-    const sample: MeterSample = { resourceId: channel.config.resource_id, sampledAtMs: reading.capturedAtMs, metrics: reading.metrics };
+    // Stamped no later than the telegram was heard: a value cannot be captured after it arrived,
+    // and a meter clock running ahead would otherwise stamp it in the future, where the
+    // publisher's clock gate quarantines it (clock.step_tolerance_s).
+    const sample: MeterSample = { resourceId: channel.config.resource_id, sampledAtMs: Math.min(reading.capturedAtMs, heard), metrics: reading.metrics };
     channel.lastSample = sample;
     this.deps.events.emit('sample.taken', sample);
   }

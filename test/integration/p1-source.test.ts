@@ -113,6 +113,17 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     expect(statuses[2].problem).toBeNull();
   });
 
+  it('a channel of a meter whose clock runs 10 min ahead is stamped no later than its telegram was heard (never in the future, where the clock gate would quarantine it)', { timeout: 60_000 }, async () => {
+    const sim = await startSim(['--p1', sharedData('dsmr/v5_two_mbus.txt'), '--tcp', '0', '--p1-period-ms', '250', '--p1-clock-offset-s', '600']);
+    cleanup.push(() => sim.stop());
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }, new Registry(), { 2: GAS });
+    await source!.start();
+    await until(() => events.some((e) => e.kind === 'sample' && e.sample.resourceId === GAS), 'a gas sample', 30_000);
+    const gas = events.flatMap((e) => (e.kind === 'sample' && e.sample.resourceId === GAS ? [e.sample] : []));
+    for (const g of gas) expect(g.sampledAtMs).toBeLessThanOrEqual(Date.now());
+    expect(gas.length).toBe(new Set(gas.map((g) => g.sampledAtMs)).size);
+  });
+
   it('whole telegrams without electricity (a heat interface unit): online, no electricity sample, the reason and fix in its status; its M-Bus channel still published', { timeout: 60_000 }, async () => {
     // The recorded DSMR 5 telegram with every electricity object taken out (the simulator recomputes the CRC).
     const dir = mkdtempSync(join(tmpdir(), 'mg-hiu-'));
