@@ -41,11 +41,16 @@ function intArg(name: string, min: number) {
 
 function target(opts: CommonOptions): Target {
   if (opts.url) {
+    let url: URL;
     try {
-      return { url: new URL(opts.url) };
+      url = new URL(opts.url);
     } catch {
       usage(`--url is not a URL: ${opts.url}`);
     }
+    // The cpo token goes in the Authorization header: never in clear text across a network.
+    const loopbackHost = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
+    if (url.protocol === 'http:' && !loopbackHost) usage(`--url ${url.origin}: plain http beyond this machine would send the token in clear text; use https:// or run the command on the gateway`);
+    return { url };
   }
   const config = loadConfigOrExit(opts.config);
   if (!config.http.enabled) usage('http.enabled is false in the config: the daemon has no HTTP API to reach (give --url if it runs elsewhere)');

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, loadConfigWithSources, type LoadedConfig } from '../config/load.js';
+import { redactUrl } from '../uplink/broker-nodes.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/metergate/config.yaml';
 
@@ -33,7 +34,7 @@ export function registerConfigCommands(program: Command): void {
       const { config: cfg, env } = loadWithSourcesOrExit(file);
       const http = cfg.http.enabled ? `, HTTP on ${cfg.http.host}:${cfg.http.port}` : ', HTTP off';
       process.stdout.write(
-        `${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es)${cfg.mqtt ? `, broker ${cfg.mqtt.urls.length > 1 ? `nodes ${cfg.mqtt.urls.join(', ')}` : cfg.mqtt.url}` : ', no broker'}${http}). Next: \`metergate doctor${file === DEFAULT_CONFIG_PATH ? '' : ` --config ${file}`}\`\n`,
+        `${file}: OK (${cfg.meters.length} meter(s) on ${cfg.buses.length} bus(es)${cfg.mqtt ? `, broker ${cfg.mqtt.urls.length > 1 ? `nodes ${cfg.mqtt.urls.map(redactUrl).join(', ')}` : redactUrl(cfg.mqtt.url)}` : ', no broker'}${http}). Next: \`metergate doctor${file === DEFAULT_CONFIG_PATH ? '' : ` --config ${file}`}\`\n`,
       );
       // Names only, never values: a variable may hold a password or a token.
       for (const [setting, name] of env.setBy) {

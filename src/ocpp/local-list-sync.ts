@@ -60,7 +60,11 @@ export class LocalListSync {
     if (outcome.kind === 'answered' && outcome.answer.status === 'Accepted') {
       const { listVersion } = update.request;
       const idTags = update.idTags;
-      await this.writes.run(`local list of ${chargePointId}`, () => this.lists.put(chargePointId, { listVersion, idTags, updatedAtMs: this.nowMs() }));
+      // Not awaited: while the store refuses writes (disk full) the write waits in the queue, and
+      // neither the operator's request nor this charger's next sync should wait with it.
+      this.writes
+        .run(`local list of ${chargePointId}`, () => this.lists.put(chargePointId, { listVersion, idTags, updatedAtMs: this.nowMs() }))
+        .catch((err: unknown) => this.logger.error({ err, charge_point_id: chargePointId, list_version: listVersion }, 'local authorization list version not stored'));
       this.logger.info({ charge_point_id: chargePointId, list_version: listVersion, update_type: update.request.updateType, id_tags: idTags.length }, 'local authorization list accepted by the charger');
     }
     return { kind: 'sent', request: update.request, outcome };

@@ -70,6 +70,13 @@ describe('readings after migration 200 on a database with readings', () => {
     expect(new ReadingsStore(db).count()).toBe(720);
   });
 
+  it('does not store twice, through the readings view, an instant the old table holds', () => {
+    const db = upgraded();
+    db.prepare("INSERT INTO readings (resource_id, sampled_at_ms, energy_import_wh, power_w, metrics_json) VALUES (?, ?, 1, NULL, '[]')").run(A, T0);
+    expect(db.prepare('SELECT count(*) FROM readings WHERE resource_id = ? AND sampled_at_ms = ?').pluck().get(A, T0)).toBe(1);
+    expect(db.prepare('SELECT count(*) FROM meter_readings').pluck().get()).toBe(0);
+  });
+
   it('reads both tables as one, per meter and in time order', () => {
     const db = upgraded();
     const readings = new ReadingsStore(db);

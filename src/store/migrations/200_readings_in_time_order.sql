@@ -53,7 +53,9 @@ CREATE TRIGGER readings_insert INSTEAD OF INSERT ON readings BEGIN
   INSERT OR IGNORE INTO meter_readings (id, meter, energy_import_wh, power_w, metrics_json, clock_suspect)
     SELECT CAST(NEW.sampled_at_ms AS INTEGER) * 1024 + m.id, m.id, NEW.energy_import_wh, NEW.power_w, NEW.metrics_json,
       COALESCE(NEW.clock_suspect, EXISTS (SELECT 1 FROM clock_steps WHERE NEW.sampled_at_ms BETWEEN suspect_from_ms AND suspect_to_ms))
-    FROM reading_meters m WHERE m.resource_id = NEW.resource_id;
+    FROM reading_meters m WHERE m.resource_id = NEW.resource_id
+      -- As ReadingsStore.insert: an instant already kept in the old table is not stored twice.
+      AND NOT EXISTS (SELECT 1 FROM readings_by_meter o WHERE o.resource_id = NEW.resource_id AND o.sampled_at_ms = NEW.sampled_at_ms);
   INSERT INTO meter_reading_hours (meter, hour, with_energy)
     SELECT m.id, CAST(NEW.sampled_at_ms AS INTEGER) / 3600000, NEW.energy_import_wh IS NOT NULL FROM reading_meters m WHERE m.resource_id = NEW.resource_id
     ON CONFLICT (meter, hour) DO UPDATE SET with_energy = 1 WHERE excluded.with_energy = 1 AND with_energy = 0;
