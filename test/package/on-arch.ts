@@ -24,8 +24,16 @@ const SLOW_MS = 600_000;
 
 /** Paths a lockfile installs with `npm ci --omit=dev --omit=optional`. */
 function productionPaths(): Set<string> {
-  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean }> };
-  return new Set(Object.entries(lock.packages).filter(([p, e]) => p !== '' && !e.dev && !e.optional && !e.devOptional).map(([p]) => p));
+  type Entry = { dev?: boolean; optional?: boolean; devOptional?: boolean; link?: boolean; resolved?: string };
+  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, Entry> };
+  // A link entry (a `file:` dependency such as the dev-only test/shims/voltlog-io) carries no
+  // dev flag of its own: its target's entry says what it is.
+  const flagsOf = (e: Entry): Entry => (e.link && e.resolved !== undefined ? (lock.packages[e.resolved] ?? e) : e);
+  return new Set(
+    Object.entries(lock.packages)
+      .filter(([p, e]) => p !== '' && !flagsOf(e).dev && !flagsOf(e).optional && !flagsOf(e).devOptional)
+      .map(([p]) => p),
+  );
 }
 
 /** Every package directory under a node_modules tree, as lockfile paths (node_modules/a/node_modules/@s/b). */
