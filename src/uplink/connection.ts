@@ -191,7 +191,18 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     const options: IClientOptions = node.address
       ? { ...this.options, host: node.address, servername: this.options.servername ?? node.url.hostname }
       : this.options;
-    const client = mqtt.connect(node.url.toString(), options);
+    let client: MqttClient;
+    try {
+      client = mqtt.connect(node.url.toString(), options);
+    } catch (err) {
+      // mqtt.js refuses some options synchronously; called from a timer or an un-awaited round,
+      // a throw here would stop the process or leave the uplink 'connecting' for good.
+      const reason = `could not start a connection: ${(err as Error).message}`;
+      this.history.failed(node.label, reason, Date.now());
+      this.setState('disconnected', reason);
+      this.scheduleReconnect();
+      return;
+    }
     this.client = client;
     // This attempt's own error: a close without one must not inherit another node's.
     let attemptError: string | null = null;
