@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import mqtt from 'mqtt';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/free-port.js';
@@ -31,7 +32,7 @@ export interface RabbitNode {
   readonly running: boolean;
   /** SIGKILL of the node's Erlang VM: the node is gone without a goodbye. */
   kill(): Promise<void>;
-  /** Starts the node again with its data; resolves when it takes MQTT connections. */
+  /** Starts the node again with its data; resolves when it takes MQTT clients (back in the cluster). */
   start(): Promise<void>;
   /** SIGSTOP / SIGCONT of the VM: frozen, the other nodes lose it after net_ticktime. */
   freeze(): void;
@@ -65,6 +66,29 @@ async function waitForPort(port: number, what: string, alive: () => boolean, log
     if (ok) return;
     if (Date.now() > until) throw new Error(`${what} did not listen on ${port} within ${timeoutMs} ms: ${log().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Until the node accepts an MQTT CONNECT with a user's password. The MQTT listener opens
+ * before the node can take clients: until the cluster has formed (or a restarted node has
+ * rejoined it), the plugin's client-id tracker has no majority and refuses every CONNECT
+ * with "Server unavailable" (seen on an idle CI machine, where the port opened early).
+ */
+async function waitForMqtt(url: string, ca: Buffer, user: RabbitUser, what: string, alive: () => boolean, log: () => string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last = '';
+  for (let attempt = 0; ; attempt++) {
+    if (!alive()) throw new Error(`${what} exited: ${log().slice(-3000)}`);
+    try {
+      const client = await mqtt.connectAsync(url, { ca, username: user.username, password: user.password, protocolVersion: 4, clientId: `probe-${randomBytes(4).toString('hex')}-${attempt}`, reconnectPeriod: 0, connectTimeout: 10_000 });
+      await client.endAsync();
+      return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > until) throw new Error(`${what} took no MQTT client within ${timeoutMs} ms (last: ${last}): ${log().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -134,6 +158,7 @@ export async function startRabbitCluster(users: readonly RabbitUser[], opts: { n
     writeFileSync(join(n, 'advanced.config'), `[{kernel, [{net_ticktime, ${opts.netTicktimeS ?? 8}}]}].\n`);
   }
 
+  const caPem = readFileSync(certs.ca);
   const procs: Array<ChildProcess | null> = [null, null, null];
   const logs = ['', '', ''];
   const launch = async (i: number) => {
@@ -142,7 +167,9 @@ export async function startRabbitCluster(users: readonly RabbitUser[], opts: { n
     p.stdout?.on('data', (d: Buffer) => (logs[i] += d.toString()));
     p.stderr?.on('data', (d: Buffer) => (logs[i] += d.toString()));
     procs[i] = p;
-    await waitForPort(ports[3 * i + 2]!, names[i]!, () => p.exitCode === null && p.signalCode === null, () => logs[i]!, 120_000);
+    const alive = () => p.exitCode === null && p.signalCode === null;
+    await waitForPort(ports[3 * i + 2]!, names[i]!, alive, () => logs[i]!, 120_000);
+    await waitForMqtt(`mqtts://localhost:${ports[3 * i + 2]}`, caPem, users[0]!, names[i]!, alive, () => logs[i]!, 120_000);
   };
   /** The Erlang VM's pid (rabbitmq-server execs into it, so the child's pid; the pid file says so too). */
   const vmPid = (i: number): number => {
