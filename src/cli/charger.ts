@@ -67,16 +67,16 @@ function token(opts: CommonOptions): string {
   return value;
 }
 
-function post(t: Target, path: string, tokenValue: string, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
-  const payload = JSON.stringify(body);
+function send(t: Target, path: string, tokenValue: string, body: Record<string, unknown> | null): Promise<{ status: number; text: string }> {
+  const payload = body === null ? '' : JSON.stringify(body);
   const url = new URL(path, t.url);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(
       url,
       {
-        method: 'POST',
-        headers: { authorization: `Token ${tokenValue}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        method: body === null ? 'GET' : 'POST',
+        headers: { authorization: `Token ${tokenValue}`, ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
         // The gateway's own certificate, pinned: its name need not be the loopback address.
         ...(t.ca ? { ca: t.ca, checkServerIdentity: () => undefined } : {}),
       },
@@ -89,16 +89,17 @@ function post(t: Target, path: string, tokenValue: string, body: Record<string, 
       },
     );
     req.on('error', reject);
-    req.end(payload);
+    req.end(body === null ? undefined : payload);
   });
 }
 
-async function run(operation: string, chargePointId: string, body: Record<string, unknown>, opts: CommonOptions): Promise<void> {
+/** POSTs the operation with `body`; null: GETs the resource of that name. */
+async function run(operation: string, chargePointId: string, body: Record<string, unknown> | null, opts: CommonOptions): Promise<void> {
   const t = target(opts);
   const tok = token(opts);
   let res: { status: number; text: string };
   try {
-    res = await post(t, `/api/v1/chargers/${encodeURIComponent(chargePointId)}/${operation}`, tok, body);
+    res = await send(t, `/api/v1/chargers/${encodeURIComponent(chargePointId)}/${operation}`, tok, body);
   } catch (err) {
     process.stderr.write(`the daemon could not be reached at ${t.url.origin}: ${(err as Error).message} (is \`metergate run\` running? --url to point elsewhere)\n`);
     process.exit(69);
@@ -192,4 +193,19 @@ export function registerChargerCommands(program: Command): void {
       return run('send-local-list', cp, o.full ? { update_type: 'Full' } : o.differential ? { update_type: 'Differential' } : {}, o);
     });
   op('get-local-list-version', 'GetLocalListVersion').action((cp: string, o: CommonOptions) => run('get-local-list-version', cp, {}, o));
+  op('reserve-now', 'ReserveNow: hold a connector (0: any) for an id tag until --expiry or for --minutes (the gateway allocates the reservation id)')
+    .requiredOption('--connector <id>', 'connector; 0: any connector of the charger', intArg('--connector', 0))
+    .requiredOption('--id-tag <tag>', 'the id tag to hold it for')
+    .option('--parent-id-tag <tag>', 'its parent id tag')
+    .option('--expiry <date-time>', 'when the reservation ends (ISO 8601, e.g. 2026-11-27T18:00:00Z)')
+    .option('--minutes <n>', 'the reservation ends this many minutes from now', intArg('--minutes', 1))
+    .action((cp: string, o: Opts<{ connector: number; idTag: string; parentIdTag?: string; expiry?: string; minutes?: number }>) => {
+      if ((o.expiry === undefined) === (o.minutes === undefined)) usage('give one of --expiry and --minutes');
+      const expiry = o.expiry ?? new Date(Date.now() + o.minutes! * 60_000).toISOString();
+      return run('reserve-now', cp, { connector_id: o.connector, id_tag: o.idTag, ...(o.parentIdTag === undefined ? {} : { parent_id_tag: o.parentIdTag }), expiry_date: expiry }, o);
+    });
+  op('cancel-reservation', 'CancelReservation of one of the charger\'s reservations')
+    .requiredOption('--reservation <id>', 'the reservation id (see: metergate charger reservations)', intArg('--reservation', 1))
+    .action((cp: string, o: Opts<{ reservation: number }>) => run('cancel-reservation', cp, { reservation_id: o.reservation }, o));
+  op('reservations', 'The charger\'s reservations in force (read from the gateway, also while the charger is away)').action((cp: string, o: CommonOptions) => run('reservations', cp, null, o));
 }

@@ -4,6 +4,7 @@ import type { Router } from 'express';
 import type { AppContext } from '../context.js';
 import type { ChargerOperationsPort } from '../ocpp/charger-operations.js';
 import type { LocalListSync } from '../ocpp/local-list-sync.js';
+import type { ChargerReservations } from '../ocpp/reservations.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { SessionStore } from '../store/sessions.js';
 import type { TokenStore } from '../store/tokens.js';
@@ -20,6 +21,7 @@ export type HttpDeps = AppContext & {
 export interface CentralSystemAccess {
   readonly operations: ChargerOperationsPort | null;
   readonly localLists: LocalListSync | null;
+  readonly reservations: ChargerReservations | null;
   /** Sends a charger's plans again after an operator cleared its profiles. */
   reapplyPlans(chargePointId: string): void;
 }

@@ -15,6 +15,7 @@ import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import type { OcppStore } from '../store/ocpp.js';
 import { LocalListStore } from '../store/ocpp-local-lists.js';
+import { ReservationStore } from '../store/ocpp-reservations.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { storedCapabilities } from './charger-configuration.js';
@@ -24,6 +25,7 @@ import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { LocalListSync } from './local-list-sync.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
+import { ChargerReservations } from './reservations.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
 import { OcppTransport } from './transport.js';
 
@@ -35,6 +37,7 @@ interface Parts {
   readonly dispatcher: ProfileDispatcher;
   readonly operations: ChargerOperations;
   readonly localLists: LocalListSync;
+  readonly reservations: ChargerReservations;
 }
 
 export class CentralSystem implements Module {
@@ -97,11 +100,14 @@ export class CentralSystem implements Module {
       },
       transactionStarted: (client: ChargerClient, connectorId: number) => dispatcher.transactionStarted(client, connectorId),
     };
-    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes);
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists };
+    // Reservations the gateway made (ReserveNow): ended by the charger's messages, by expiry, by a cancel.
+    const reservations = new ChargerReservations(operations, new ReservationStore(db), writes, () => this.ctx.clock.now(), logger);
+    const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes, reservations);
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations };
     this.registerMetrics(store, writes);
     registerChargerMetrics(metrics, () => this.chargerViews());
     dispatcher.start();
+    reservations.start();
     await this.transport.start();
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
   }
@@ -116,6 +122,11 @@ export class CentralSystem implements Module {
     return this.parts?.localLists ?? null;
   }
 
+  /** The reservations the gateway made, once started. */
+  get reservations(): ChargerReservations | null {
+    return this.parts?.reservations ?? null;
+  }
+
   /** The bound ws:// port (ocpp.port 0 picks a free one). */
   port(): number {
     return this.transport.port();
@@ -128,6 +139,7 @@ export class CentralSystem implements Module {
 
   async stop(): Promise<void> {
     this.parts?.dispatcher.stop();
+    this.parts?.reservations.stop();
     await this.transport.stop();
     // The followers have stopped before (reverse start order): one last try of what waits.
     this.parts?.writes.stop();
@@ -210,6 +222,16 @@ export class CentralSystem implements Module {
         for (const s of strategies.all()) this.set({ charge_point_id: s.chargePointId, connector_id: String(s.connectorId), strategy: s.strategy }, 1);
       },
     });
+    const reservations = this.parts!.reservations;
+    new Gauge({
+      name: 'metergate_ocpp_reservations',
+      help: 'Reservations in force (ReserveNow made by the gateway, not ended nor expired), per charge point',
+      labelNames: ['charge_point_id'] as const,
+      registers: [metrics],
+      collect() {
+        for (const id of state.keys()) this.set({ charge_point_id: id }, reservations.active(id).length);
+      },
+    });
     new Gauge({
       name: 'metergate_ocpp_open_transactions',
       help: 'Charger transactions started and not stopped yet',
@@ -246,6 +268,7 @@ export class CentralSystem implements Module {
         .all()
         .filter((s) => s.chargePointId === id)
         .map((s) => ({ connectorId: s.connectorId, strategy: s.strategy, reason: s.reason, chosenAtMs: s.chosenAtMs })),
+      reservations: parts.reservations.active(id).map((r) => ({ reservationId: r.reservationId, connectorId: r.connectorId, expiryAtMs: r.expiryAtMs, confirmed: r.answerStatus === 'Accepted' })),
     }));
   }
 

@@ -32,6 +32,8 @@ export const OPERATOR_ACTIONS = [
   'DataTransfer',
   'SendLocalList',
   'GetLocalListVersion',
+  'ReserveNow',
+  'CancelReservation',
 ] as const;
 export type OperatorAction = (typeof OPERATOR_ACTIONS)[number];
 

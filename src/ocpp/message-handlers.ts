@@ -34,6 +34,12 @@ export interface AfterAnswer {
   transactionStarted(client: ChargerClient, connectorId: number): void;
 }
 
+/** What a reservation learns from the charger's messages (reservations.ts), inside the handler's store unit. */
+export interface ReservationEvents {
+  transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void;
+  connectorStatus(chargePointId: string, connectorId: number, status: string, atMs: number): void;
+}
+
 /** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
 /** What the answer got while the store still refused the handler's unit. */
 const STILL_QUEUED = Symbol('still queued');
@@ -61,6 +67,7 @@ export class ChargerMessageHandlers {
     private readonly after: AfterAnswer,
     /** The central system's store write queue: every handler's reads and writes run in it. */
     private readonly writes: StoreWriteQueue,
+    private readonly reservations: ReservationEvents,
   ) {
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
   }
@@ -186,6 +193,7 @@ export class ChargerMessageHandlers {
       // The status before this one, from the store: a change that spans a gateway restart is seen too.
       const previous = store.connectorStatus(id, p.connectorId);
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
+      this.reservations.connectorStatus(id, p.connectorId, p.status, nowMs);
       // Available after a reboot: what was open on the connector before it, the charger lost.
       if (p.status === 'Available' && p.connectorId > 0 && st.bootedAtMs) {
         closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction');
@@ -212,6 +220,8 @@ export class ChargerMessageHandlers {
       );
       checkClock(startedAtMs, 'StartTransaction', transaction.transactionId);
       if (!repeated) flagTransactions(transaction.transactionId);
+      // A transaction on a reservation ends it (OCPP 1.6 5.13); the answer stays the usual one.
+      if (!repeated) this.reservations.transactionStarted(id, { connectorId: p.connectorId, idTag: p.idTag, reservationId: p.reservationId ?? null, transactionId: transaction.transactionId }, clock.now());
       closed(before, 'transaction closed by the gateway: a new transaction started on its connector, and the charger never sent its StopTransaction');
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
       // After the answer (the charger needs the transactionId): the plan as a TxProfile for it

@@ -17,6 +17,10 @@ import { RATE_UNIT_KEY, storedCapabilities } from '../../ocpp/charger-configurat
 import { refusalsInForce } from '../../ocpp/charging-strategy.js';
 import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedule.js';
 import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
+import { authorizeIdTag } from '../../ocpp/id-tags.js';
+import type { ChargerReservations } from '../../ocpp/reservations.js';
+import type { ReservationRecord } from '../../store/ocpp-reservations.js';
+import { ReservationStore } from '../../store/ocpp-reservations.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { HttpProblem, methodNotAllowed, requireJsonBody } from '../errors.js';
@@ -198,8 +202,8 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
     if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
     if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
     const cs = deps.centralSystem?.();
-    if (!cs?.operations || !cs.localLists) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
-    return { chargePointId, operations: cs.operations, localLists: cs.localLists };
+    if (!cs?.operations || !cs.localLists || !cs.reservations) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
+    return { chargePointId, operations: cs.operations, localLists: cs.localLists, reservations: cs.reservations };
   };
   const validated = (schema: string, value: unknown): Body => {
     const validate = schemaValidator(schema);
@@ -235,4 +239,92 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
     res.set('Cache-Control', 'no-store').json({ ...base, request: result.request, answer, list_version_held: localLists.heldVersion(chargePointId) });
   });
   router.all(listPath, methodNotAllowed(['POST']));
+
+  registerReservationRoutes(router, deps, { auth, body, target, validated });
+}
+
+/** A reservation as the API shows it. */
+export function reservationView(r: ReservationRecord, nowMs: number): Json {
+  const state = r.endedAtMs !== null ? 'ended' : r.expiryAtMs <= nowMs ? 'expired' : r.answerStatus === 'Accepted' ? 'active' : 'unconfirmed';
+  return {
+    reservation_id: r.reservationId,
+    connector_id: r.connectorId,
+    id_tag: r.idTag,
+    parent_id_tag: r.parentIdTag,
+    expiry_date: formatUtc(r.expiryAtMs),
+    requested_at: formatUtc(r.requestedAtMs),
+    state,
+    charger_status: r.answerStatus,
+    ended_at: r.endedAtMs === null ? null : formatUtc(r.endedAtMs),
+    end_reason: r.endReason,
+    transaction_id: r.transactionId,
+  };
+}
+
+interface RouteParts {
+  readonly auth: RequestHandler;
+  readonly body: RequestHandler[];
+  readonly target: (req: Request) => { chargePointId: string; operations: unknown; reservations: ChargerReservations };
+  readonly validated: (schema: string, value: unknown) => Body;
+}
+
+/**
+ * Reservations (ocpp/reservations.ts, docs/chargers.md "Reservations"): POST reserve-now
+ * and cancel-reservation (the charger's answer and the reservation as kept), GET
+ * reservations (those in force, read from the store: also while the charger is away).
+ * Refused before anything is sent: an expiry not in the future or an id tag the charger's
+ * auth would not accept (422), a charger that does not declare the Reservation profile
+ * (409), a store that refuses writes (503). Connector 0 on a charger without
+ * ReserveConnectorZeroSupported is the charger's to refuse (Rejected).
+ */
+function registerReservationRoutes(router: Router, deps: RouteDeps, p: RouteParts): void {
+  const reservePath = `${OPERATIONS_BASE}/reserve-now`;
+  router.post(reservePath, p.auth, ...p.body, async (req, res) => {
+    const { chargePointId, reservations } = p.target(req);
+    const b = p.validated('ReserveNowOperationRequest', req.body);
+    const nowMs = deps.clock.now();
+    const expiryAtMs = Date.parse(String(b.expiry_date));
+    if (!(expiryAtMs > nowMs)) throw new HttpProblem(422, 'the reservation must end in the future', { errors: [{ path: 'expiry_date', message: `must be after now (${formatUtc(nowMs)})` }] });
+    const charger = deps.config.chargers.find((c) => c.id === chargePointId)!;
+    const idTag = String(b.id_tag);
+    const parentIdTag = b.parent_id_tag === undefined ? null : String(b.parent_id_tag);
+    if (authorizeIdTag(charger.auth, idTag) !== 'Accepted' && (parentIdTag === null || authorizeIdTag(charger.auth, parentIdTag) !== 'Accepted')) {
+      throw new HttpProblem(422, `id tag ${idTag} is not among charger ${chargePointId}'s id tags: it could not start a transaction on the reservation`, { errors: [{ path: 'id_tag', message: 'is not accepted by the charger\'s auth.id_tags' }] });
+    }
+    const connectorId = Number(b.connector_id);
+    const { configuration } = deps.charging.stores;
+    const features = storedCapabilities(configuration, chargePointId).supportedFeatureProfiles;
+    if (features !== null && !features.some((f) => f.toLowerCase() === 'reservation')) {
+      throw new HttpProblem(409, `charger ${chargePointId} does not declare the Reservation profile (SupportedFeatureProfiles: ${features.join(',') || 'none'}); nothing was sent`);
+    }
+    const result = await reservations.reserve(chargePointId, { connectorId, idTag, parentIdTag, expiryAtMs });
+    if (!result) throw new HttpProblem(503, 'the store refuses writes (disk full, I/O error): no reservation id can be kept; nothing was sent', { headers: { 'Retry-After': '10' } });
+    const answer = answered(result.outcome, chargePointId, 'ReserveNow');
+    res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: 'ReserveNow', request: result.request, answer, reservation: reservationView(result.reservation, deps.clock.now()) });
+  });
+  router.all(reservePath, methodNotAllowed(['POST']));
+
+  const cancelPath = `${OPERATIONS_BASE}/cancel-reservation`;
+  router.post(cancelPath, p.auth, ...p.body, async (req, res) => {
+    const { chargePointId, reservations } = p.target(req);
+    const b = p.validated('CancelReservationOperationRequest', req.body);
+    const result = await reservations.cancel(chargePointId, Number(b.reservation_id));
+    if (result.kind === 'unknown') throw new HttpProblem(404, `charger ${chargePointId} has no open reservation ${String(b.reservation_id)} (GET …/reservations lists those in force)`);
+    const answer = answered(result.outcome, chargePointId, 'CancelReservation');
+    res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: 'CancelReservation', request: result.request, answer, reservation: reservationView(result.reservation, deps.clock.now()) });
+  });
+  router.all(cancelPath, methodNotAllowed(['POST']));
+
+  // Read from the store: the reservations in force also while the charger or the central system is away.
+  const listPath = `${OPERATIONS_BASE}/reservations`;
+  const store = new ReservationStore(deps.db);
+  router.get(listPath, p.auth, (req, res) => {
+    const chargePointId = String(req.params.charge_point_id);
+    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
+    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    const nowMs = deps.clock.now();
+    const inForce = store.open(chargePointId).filter((r) => r.expiryAtMs > nowMs);
+    res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, reservations: inForce.map((r) => reservationView(r, nowMs)) });
+  });
+  router.all(listPath, methodNotAllowed(['GET']));
 }

@@ -60,6 +60,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       connectors: c.connectors.map((k) => {
         const open = c.openTransactions.filter((t) => t.connectorId === k.connectorId).at(-1);
         const strategy = c.chargingStrategies?.find((s) => s.connectorId === k.connectorId);
+        const reservation = c.reservations?.find((r) => r.connectorId === k.connectorId);
         return {
           connector_id: k.connectorId,
           status: k.status,
@@ -67,8 +68,10 @@ export function buildStatusReport(deps: StatusReportDeps) {
           status_at: iso(k.statusAtMs),
           open_transaction: open ? { transaction_id: open.transactionId, session: open.session, started_at: iso(open.startedAtMs), energy_wh: open.energyWh } : null,
           plan_strategy: strategy ? { strategy: strategy.strategy, reason: strategy.reason, chosen_at: iso(strategy.chosenAtMs) } : null,
+          reservation: reservation ? { reservation_id: reservation.reservationId, expiry_date: iso(reservation.expiryAtMs), confirmed: reservation.confirmed } : null,
         };
       }),
+      reservations: (c.reservations ?? []).map((r) => ({ reservation_id: r.reservationId, connector_id: r.connectorId, expiry_date: iso(r.expiryAtMs), confirmed: r.confirmed })),
       plan_strategies: (c.chargingStrategies ?? []).map((s) => ({ connector_id: s.connectorId, strategy: s.strategy, reason: s.reason, chosen_at: iso(s.chosenAtMs) })),
       open_transactions: c.openTransactions.map((t) => ({ transaction_id: t.transactionId, connector_id: t.connectorId, session: t.session, started_at: iso(t.startedAtMs), energy_wh: t.energyWh })),
       last_session: c.lastSession

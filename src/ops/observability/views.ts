@@ -136,6 +136,8 @@ export interface ChargerView {
   } | null;
   /** How each planned connector's plan reaches it (ocpp/charging-strategy.ts, docs/chargers.md "Chargers that say no"): the strategy in force and why. */
   readonly chargingStrategies?: ReadonlyArray<{ readonly connectorId: number; readonly strategy: string; readonly reason: string; readonly chosenAtMs: number }>;
+  /** The reservations in force (ocpp/reservations.ts): connector 0 is any; confirmed: the charger answered Accepted. */
+  readonly reservations?: ReadonlyArray<{ readonly reservationId: number; readonly connectorId: number; readonly expiryAtMs: number; readonly confirmed: boolean }>;
 }
 
 /**

@@ -84,7 +84,7 @@ function renderChargers(chargers, nowMs) {
     stateCell.append(badge(c.state));
     if (c.clock_ahead_s !== null) stateCell.append(el('span', { class: 'muted clock-ahead' }, ` clock ${c.clock_ahead_s} s ahead`));
     if (c.clock_problem) stateCell.append(el('div', { class: 'muted clock-problem' }, c.clock_problem));
-    const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}${k.open_transaction ? `, transaction ${k.open_transaction.transaction_id}` : ''}${k.plan_strategy ? `, plan by ${k.plan_strategy.strategy}` : ''}`).join('; ');
+    const connectors = c.connectors.map((k) => `${k.connector_id}: ${k.status}${k.error_code !== 'NoError' ? ` (${k.error_code})` : ''}${k.open_transaction ? `, transaction ${k.open_transaction.transaction_id}` : ''}${k.plan_strategy ? `, plan by ${k.plan_strategy.strategy}` : ''}${k.reservation ? `, reservation ${k.reservation.reservation_id} until ${new Date(k.reservation.expiry_date).toLocaleTimeString()}` : ''}`).join('; ');
     const sessions = c.open_transactions.map((t) => `${t.session} since ${new Date(t.started_at).toLocaleTimeString()}, ${fmt(t.energy_wh / 1000, 2)} kWh`).join('; ');
     tr.append(
       el('td', {}, c.charge_point_id),

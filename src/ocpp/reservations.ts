@@ -1,0 +1,179 @@
+// Reservations (OCPP 1.6 section 5.13 ReserveNow, 5.3 CancelReservation; docs/chargers.md
+// "Reservations"): the central system allocates the reservationId, sends ReserveNow through
+// the operator call path (charger-operations.ts) and keeps the reservation
+// (store/ocpp-reservations.ts) until it ends the way the charger ends it:
+//   - a transaction started with its reservationId (or by its idTag on its connector, any
+//     connector for connector 0, from a charger that left the id out) ends it: 'transaction';
+//   - its connector (connector 0: the charger) turning Faulted or Unavailable ends it;
+//   - CancelReservation answered Accepted (or Rejected: the charger holds no such one);
+//   - its expiryDate passing ends it ('expired', swept every EXPIRY_SWEEP_MS and before reads).
+// A ReserveNow the charger refuses (Faulted, Occupied, Rejected, Unavailable, a CallError)
+// ends at once ('refused'); one that was never sent, 'not-sent'; one without an answer
+// (timeout, connection lost mid-call) stays open: the charger may hold it.
+//
+// A reservation holds a connector for a car that is not there yet: the planner has nothing
+// to plan for it (a plan starts with the transaction, or with a target an operator sets).
+//
+// Error policy: reserve() and cancel() never throw for the charger's part: the outcome is
+// returned as charger-operations.ts gives it. Writes go through the store write queue;
+// transactionStarted()/connectorStatus() run inside the charger handler's own unit.
+import type { Logger } from '../log.js';
+import type { ReservationRecord, ReservationStore } from '../store/ocpp-reservations.js';
+import type { StoreWriteQueue } from '../store/write-queue.js';
+import type { ChargerOperationsPort, OperationOutcome } from './charger-operations.js';
+
+export const EXPIRY_SWEEP_MS = 30_000;
+
+export interface ReservationRequest {
+  readonly connectorId: number;
+  readonly idTag: string;
+  readonly parentIdTag: string | null;
+  readonly expiryAtMs: number;
+}
+
+export interface ReserveNowResult {
+  readonly request: Record<string, unknown>;
+  readonly outcome: OperationOutcome;
+  readonly reservation: ReservationRecord;
+}
+
+export type CancelResult =
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'sent'; readonly request: Record<string, unknown>; readonly outcome: OperationOutcome; readonly reservation: ReservationRecord };
+
+/** How a ReserveNow outcome ends the reservation at once; null: it stays open (Accepted, or no answer: the charger may hold it). */
+function endOfReserveNow(outcome: OperationOutcome): string | null {
+  switch (outcome.kind) {
+    case 'answered':
+      return outcome.answer.status === 'Accepted' ? null : 'refused';
+    case 'call-error':
+    case 'invalid-answer':
+      return 'refused';
+    case 'unknown-charger':
+    case 'not-connected':
+    case 'invalid-request':
+      return 'not-sent';
+    case 'timeout':
+    case 'failed':
+      return null;
+  }
+}
+
+const sameTag = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+export class ChargerReservations {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly ops: ChargerOperationsPort,
+    private readonly store: ReservationStore,
+    private readonly writes: StoreWriteQueue,
+    private readonly nowMs: () => number,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sweepExpired(), EXPIRY_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** The charger's reservations in force (open, not expired), oldest first. */
+  active(chargePointId: string): ReservationRecord[] {
+    const now = this.nowMs();
+    return this.store.open(chargePointId).filter((r) => r.expiryAtMs > now);
+  }
+
+  /** Allocates a reservationId, sends ReserveNow, keeps what the charger answered; null while the store refuses writes (nothing sent). */
+  async reserve(chargePointId: string, r: ReservationRequest): Promise<ReserveNowResult | null> {
+    // The reservationId is a row of ours: without a store that takes writes there is none to give.
+    if (this.writes.refusing) return null;
+    const requestedAtMs = this.nowMs();
+    const created = { chargePointId, connectorId: r.connectorId, idTag: r.idTag, parentIdTag: r.parentIdTag, expiryAtMs: r.expiryAtMs, requestedAtMs };
+    const reservationId = await this.writes.run(`reservation for ${chargePointId}`, () => this.store.create(created));
+    const request: Record<string, unknown> = {
+      connectorId: r.connectorId,
+      expiryDate: new Date(r.expiryAtMs).toISOString(),
+      idTag: r.idTag,
+      ...(r.parentIdTag === null ? {} : { parentIdTag: r.parentIdTag }),
+      reservationId,
+    };
+    const outcome = await this.ops.call(chargePointId, 'ReserveNow', request);
+    const atMs = this.nowMs();
+    const answerStatus = outcome.kind === 'answered' ? String(outcome.answer.status) : null;
+    const endReason = endOfReserveNow(outcome);
+    // Not awaited: while the store refuses writes the answer waits in the queue, not the operator.
+    this.writes
+      .run(`ReserveNow answer of ${chargePointId}`, () => {
+        if (answerStatus !== null) this.store.answered(reservationId, answerStatus);
+        if (endReason !== null) this.store.end(reservationId, endReason, atMs);
+      })
+      .catch((err: unknown) => this.logger.error({ err, charge_point_id: chargePointId, reservation_id: reservationId }, 'ReserveNow answer not stored'));
+    const reservation: ReservationRecord = { ...created, reservationId, answerStatus, endedAtMs: endReason === null ? null : atMs, endReason, transactionId: null };
+    this.logger.info({ charge_point_id: chargePointId, reservation_id: reservationId, connector_id: r.connectorId, outcome: outcome.kind, status: answerStatus, expiry: request.expiryDate }, 'ReserveNow sent');
+    return { request, outcome, reservation };
+  }
+
+  /** Sends CancelReservation for one of the charger's open reservations; 'unknown' when it has none by that id. */
+  async cancel(chargePointId: string, reservationId: number): Promise<CancelResult> {
+    const held = this.store.get(reservationId);
+    if (!held || held.chargePointId !== chargePointId || held.endedAtMs !== null) return { kind: 'unknown' };
+    const request = { reservationId };
+    const outcome = await this.ops.call(chargePointId, 'CancelReservation', request);
+    if (outcome.kind !== 'answered') return { kind: 'sent', request, outcome, reservation: held };
+    // Rejected: the charger holds no reservation by that id (it expired or ended there): not in force either way.
+    const endReason = outcome.answer.status === 'Accepted' ? 'cancelled' : 'cancel-rejected';
+    const atMs = this.nowMs();
+    this.writes
+      .run(`CancelReservation answer of ${chargePointId}`, () => this.store.end(reservationId, endReason, atMs))
+      .catch((err: unknown) => this.logger.error({ err, charge_point_id: chargePointId, reservation_id: reservationId }, 'CancelReservation answer not stored'));
+    return { kind: 'sent', request, outcome, reservation: { ...held, endedAtMs: atMs, endReason } };
+  }
+
+  /**
+   * A transaction started (inside the StartTransaction handler's store unit): the
+   * reservation it names ends, and so does one of the same idTag on its
+   * connector (or on connector 0) whose charger left the reservationId out.
+   */
+  transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void {
+    const open = this.store.open(chargePointId);
+    const named = t.reservationId === null ? undefined : open.find((r) => r.reservationId === t.reservationId);
+    if (t.reservationId !== null && !named) {
+      this.logger.warn({ charge_point_id: chargePointId, reservation_id: t.reservationId, transaction_id: t.transactionId }, 'StartTransaction names a reservation this charger has not open; transaction kept as any other');
+    }
+    const ended = named ?? open.find((r) => (r.connectorId === 0 || r.connectorId === t.connectorId) && sameTag(r.idTag, t.idTag));
+    if (ended && this.store.end(ended.reservationId, 'transaction', atMs, t.transactionId)) {
+      this.logger.info({ charge_point_id: chargePointId, reservation_id: ended.reservationId, transaction_id: t.transactionId }, 'reservation ended by its transaction');
+    }
+  }
+
+  /** A connector's status (inside the StatusNotification handler's unit): Faulted or Unavailable ends its reservations (connector 0: all of the charger's). */
+  connectorStatus(chargePointId: string, connectorId: number, status: string, atMs: number): void {
+    if (status !== 'Faulted' && status !== 'Unavailable') return;
+    for (const r of this.store.open(chargePointId)) {
+      if (connectorId !== 0 && r.connectorId !== connectorId) continue;
+      if (this.store.end(r.reservationId, `connector-${status.toLowerCase()}`, atMs)) {
+        this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, connector_id: connectorId, status }, 'reservation ended: its connector is not available');
+      }
+    }
+  }
+
+  /** Ends the reservations whose expiryDate has passed (the charger dropped them too). */
+  async sweepExpired(): Promise<void> {
+    const now = this.nowMs();
+    const expired = this.store.allOpen().filter((r) => r.expiryAtMs <= now);
+    if (expired.length === 0) return;
+    try {
+      await this.writes.run('expired reservations', () => {
+        for (const r of expired) this.store.end(r.reservationId, 'expired', r.expiryAtMs);
+      });
+      for (const r of expired) this.logger.info({ charge_point_id: r.chargePointId, reservation_id: r.reservationId }, 'reservation expired');
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'expired reservations not ended; tried again at the next sweep');
+    }
+  }
+}
