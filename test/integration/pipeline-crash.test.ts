@@ -1,8 +1,6 @@
 // kill -9 of the daemon while it drains a backlog, then a restart: nothing lost
 // (duplicates allowed). The backlog is 3,000 stored measurements, paced at 500/s.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -11,42 +9,28 @@ import { Outbox } from '../../src/store/outbox.js';
 import { ReadingsStore } from '../../src/store/readings.js';
 import { createContext } from '../../src/daemon.js';
 import { MeasurementRecorder } from '../../src/uplink/recorder.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
+import { ORG } from '../helpers/poller-harness.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '4a6c8e0a-2b3c-4d5e-8f6a-7b8c9d0e1f2a';
 const N = 3000;
 
 describe.skipIf(!hasMosquitto)('kill -9 while draining a backlog', () => {
-  let broker: TlsBroker;
-  let dir: string;
-  let sub: TestSubscriber | undefined;
-  const daemons: DaemonProcess[] = [];
-  let configPath: string;
+  let rig: MeterRig | undefined;
   const expected: string[] = [];
 
   beforeAll(async () => {
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-    ]);
-    dir = mkdtempSync(join(tmpdir(), 'mg-crash-'));
-    configPath = join(dir, 'config.yaml');
-    const yaml = `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', backlog_rate_per_s: 500, inflight_window: 20, reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { enabled: false }
-prices: { source: none }
-forecast: { enabled: false }
-`;
-    writeFileSync(configPath, yaml);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-crash-',
+      broker: { users: [GATEWAY_USER, cloudUser(MINE)] },
+      config: () => ({ mqtt: { backlog_rate_per_s: 500, inflight_window: 20, reconnect_min_ms: 200, reconnect_max_ms: 1000 } }),
+      subscriber: { username: 'cloud', topic: `svc/resources/${MINE}/measurements` },
+      startDaemon: false,
+    });
     // The backlog: readings of the last hour, stored the way the recorder stores them.
-    const config = validateConfig({ organization_id: ORG, data_dir: join(dir, 'data'), mqtt: { url: broker.url } }, 'test', {});
-    const ctx = createContext(config, { db: openDatabase(join(dir, 'data', 'metergate.db')), logger: createLogger('warn') });
+    const config = validateConfig({ organization_id: ORG, data_dir: rig.dataDir, mqtt: { url: rig.broker!.url } }, 'test', {});
+    const ctx = createContext(config, { db: openDatabase(join(rig.dataDir, 'metergate.db')), logger: createLogger('warn') });
     const recorder = new MeasurementRecorder({ ...ctx, readings: new ReadingsStore(ctx.db), outbox: new Outbox(ctx.db, { maxRows: 1e7, maxBytes: 1e10 }) });
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
     ctx.db.transaction(() => {
@@ -57,27 +41,22 @@ forecast: { enabled: false }
       }
     })();
     ctx.db.close();
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/measurements` });
   });
 
   afterAll(async () => {
-    await sub?.close();
-    for (const d of daemons) await d.kill9();
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('loses nothing across the crash', { timeout: 120_000 }, async () => {
-    const first = await startDaemon(configPath);
-    daemons.push(first);
-    await sub!.waitFor((all) => all.length >= 300, 'part of the backlog');
+    const sub = rig!.sub!;
+    const first = await rig!.startDaemon();
+    await sub.waitFor((all) => all.length >= 300, 'part of the backlog');
     await first.kill9();
-    const beforeRestart = new Set(sub!.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
+    const beforeRestart = new Set(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
     expect(beforeRestart, first.output()).toBeLessThan(N); // the crash really came mid-drain
 
-    const second = await startDaemon(configPath);
-    daemons.push(second);
-    await sub!.waitFor(
+    const second = await rig!.startDaemon();
+    await sub.waitFor(
       (all) => {
         const got = new Set(all.map((m) => (m.json.data as { sampled_at: string }).sampled_at));
         return expected.every((t) => got.has(t));
@@ -85,7 +64,7 @@ forecast: { enabled: false }
       `all ${N} backlog readings`,
       40_000,
     );
-    const got = sub!.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at);
+    const got = sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at);
     expect(new Set(got).size).toBe(N);
     // Duplicates are allowed but bounded by what was in flight or acknowledged-but-not-deleted at the kill.
     expect(got.length - N).toBeLessThan(1000);

@@ -4,53 +4,36 @@
 // measurements with their metrics taken from the old table, is killed with -9 mid-drain,
 // and after a restart every one of them has arrived and every old reading is still stored.
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate } from '../../src/store/db.js';
 import { buildMeasurement } from '../../src/uplink/messages.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
+import { ORG } from '../helpers/poller-harness.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '4a6c8e0a-2b3c-4d5e-8f6a-7b8c9d0e1f2a';
 const N = 1500;
 
 describe.skipIf(!hasMosquitto)('upgrade to time-ordered readings with a backlog, kill -9 mid-drain', () => {
-  let broker: TlsBroker;
-  let dir: string;
-  let sub: TestSubscriber | undefined;
-  const daemons: DaemonProcess[] = [];
-  let configPath: string;
+  let rig: MeterRig | undefined;
   let dbPath: string;
   /** sampled_at -> the metrics JSON its message must carry */
   const expected = new Map<string, string>();
 
   beforeAll(async () => {
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-    ]);
-    dir = mkdtempSync(join(tmpdir(), 'mg-upgrade-crash-'));
-    configPath = join(dir, 'config.yaml');
-    writeFileSync(
-      configPath,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', backlog_rate_per_s: 300, inflight_window: 20, reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { enabled: false }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-upgrade-crash-',
+      broker: { users: [GATEWAY_USER, cloudUser(MINE)] },
+      config: () => ({ mqtt: { backlog_rate_per_s: 300, inflight_window: 20, reconnect_min_ms: 200, reconnect_max_ms: 1000 } }),
+      subscriber: { username: 'cloud', topic: `svc/resources/${MINE}/measurements` },
+      startDaemon: false,
+    });
     // The database as the release before migration 200 leaves it: readings keyed by meter,
     // measurements in the outbox by reference to them (metrics `[]` at metrics_at).
-    mkdirSync(join(dir, 'data'));
-    dbPath = join(dir, 'data', 'metergate.db');
+    mkdirSync(rig.dataDir);
+    dbPath = join(rig.dataDir, 'metergate.db');
     const db = new Database(dbPath);
     db.pragma('page_size = 4096');
     db.pragma('journal_mode = WAL');
@@ -74,29 +57,24 @@ forecast: { enabled: false }
       }
     })();
     db.close();
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/measurements` });
   });
 
   afterAll(async () => {
-    await sub?.close();
-    for (const d of daemons) await d.kill9();
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('delivers every waiting measurement whole and keeps every old reading', { timeout: 120_000 }, async () => {
-    const first = await startDaemon(configPath);
-    daemons.push(first);
-    await sub!.waitFor((all) => all.length >= 200, 'part of the backlog');
+    const sub = rig!.sub!;
+    const first = await rig!.startDaemon();
+    await sub.waitFor((all) => all.length >= 200, 'part of the backlog');
     await first.kill9();
     expect(first.output()).toMatch(/200_readings_in_time_order/); // migrated at start, said so
-    const beforeRestart = new Set(sub!.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
+    const beforeRestart = new Set(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
     expect(beforeRestart, first.output()).toBeLessThan(N); // the crash really came mid-drain
 
-    const second = await startDaemon(configPath);
-    daemons.push(second);
-    await sub!.waitFor((all) => new Set(all.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size >= N, `all ${N} backlog readings`, 60_000);
-    for (const m of sub!.messages) {
+    const second = await rig!.startDaemon();
+    await sub.waitFor((all) => new Set(all.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size >= N, `all ${N} backlog readings`, 60_000);
+    for (const m of sub.messages) {
       const data = m.json.data as { sampled_at: string; metrics: unknown };
       expect(JSON.stringify(data.metrics)).toBe(expected.get(data.sampled_at));
     }
