@@ -9,7 +9,12 @@
 //   ... --release-forecasts   also run the release's own build (git archive of its commit)
 //                             for its point forecasts, once, kept in the work directory
 //   ... --update              after a release: the figures file takes this run's figures and
-//                             this run's forecasts become the release's
+//                             this run's forecasts become the release's; with --only, the
+//                             evaluations run carry this commit of their own (the others keep theirs)
+//   ... --from DIR [--commit SHA]  take each evaluation's figures from DIR/NAME/*.json (and its
+//                             forecasts from DIR/NAME/forecasts.csv), written by `forecast eval`
+//                             with the evaluation's arguments by the build of SHA (default HEAD),
+//                             instead of running it: a long evaluation is run once, by hand
 //
 // Noise, per horizon: with the release's forecasts at hand (work directory), the
 // Diebold-Mariano test on the daily mean absolute errors, paired day by day (Newey-West
@@ -20,7 +25,7 @@
 // Evaluations take minutes each (about 45 s of CPU for NL 2025 hourly, 150 s for DE-LU
 // 2019-23, more with exogenous inputs): a benchmark, not a test.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
 
@@ -39,6 +44,8 @@ interface EvaluationSpec {
   /** `metergate forecast eval` arguments; `{db}` and `{data}` are replaced. */
   readonly args: readonly string[];
   readonly db: string;
+  /** The build whose figures these are, when not the file's `commit` (set by --update --only). */
+  readonly commit?: string;
   readonly horizons: readonly HorizonFigures[];
 }
 
@@ -50,6 +57,11 @@ interface ReleaseFigures {
 }
 
 interface EvalJson {
+  readonly market: string;
+  readonly interval_s: number;
+  readonly from: string;
+  readonly to: string;
+  readonly exogenous: boolean;
   readonly horizons: readonly { horizon: number; rmae: number }[];
   readonly scorecard: readonly { horizon: number; crps: number; rmaeSe: number; crpsSe: number; dmPrevious?: { statistic: number; pValue: number } }[];
 }
@@ -58,6 +70,10 @@ const argv = process.argv.slice(2);
 const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1].split(',') : undefined;
 const update = argv.includes('--update');
 const withReleaseForecasts = argv.includes('--release-forecasts');
+const fromDir = argv.includes('--from') ? resolve(argv[argv.indexOf('--from') + 1]) : undefined;
+const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trim();
+const runCommit = argv.includes('--commit') ? argv[argv.indexOf('--commit') + 1] : head;
+if (!fromDir && argv.includes('--commit')) throw new Error('--commit names the build of --from DIR; without --from the figures are this checkout\'s');
 // --figures FILE: another figures file (e.g. a short evaluation to try the guard itself).
 const figuresPath = argv.includes('--figures') ? resolve(argv[argv.indexOf('--figures') + 1]) : join(repoRoot, 'scripts/bench/forecast-release-figures.json');
 const dataDir = resolve(repoRoot, '../shared/data');
@@ -68,7 +84,7 @@ const figures = JSON.parse(readFileSync(figuresPath, 'utf8')) as ReleaseFigures;
 const evaluations = figures.evaluations.filter((e) => !only || only.includes(e.name));
 if (evaluations.length === 0) throw new Error(`no evaluation named ${only?.join(', ')} in ${figuresPath}`);
 
-buildDist();
+if (!fromDir) buildDist();
 const cli = join(repoRoot, 'dist/cli.js');
 
 function run(dist: string, args: readonly string[]): void {
@@ -77,7 +93,7 @@ function run(dist: string, args: readonly string[]): void {
 }
 
 // Scratch databases from the shared history files, once (kept in the work directory).
-for (const spec of evaluations)
+for (const spec of fromDir ? [] : evaluations)
   for (const imp of spec.imports) {
     const db = join(work, imp.db);
     const marker = `${db}.${imp.file}.imported`;
@@ -97,19 +113,33 @@ function evaluate(dist: string, spec: EvaluationSpec, forecastsOut: string, prev
   return JSON.parse(readFileSync(join(out, json), 'utf8')) as EvalJson;
 }
 
-const releaseForecasts = (spec: EvaluationSpec): string => join(work, `${spec.name}.release-${figures.commit}.csv`);
-if (withReleaseForecasts) {
-  const releaseDist = buildBaselineDist(figures.commit);
-  for (const spec of evaluations) if (!existsSync(releaseForecasts(spec))) evaluate(join(releaseDist, 'cli.js'), spec, releaseForecasts(spec));
+/** A run written by `forecast eval` by hand (--from DIR): checked against the evaluation's arguments. */
+function fromOut(spec: EvaluationSpec, forecastsOut: string): EvalJson {
+  const dir = join(fromDir ?? '', spec.name);
+  const jsons = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+  if (jsons.length !== 1) throw new Error(`--from: expected one forecast eval JSON in ${dir}, found ${jsons.length}`);
+  const result = JSON.parse(readFileSync(join(dir, jsons[0]), 'utf8')) as EvalJson;
+  const args = argsOf(spec);
+  const arg = (name: string, fallback: string): string => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+  const expected = { market: arg('--region', ''), interval_s: Number(arg('--interval', '3600')), from: arg('--from', ''), to: arg('--to', ''), exogenous: args.includes('--exogenous') };
+  const got = { market: result.market, interval_s: result.interval_s, from: result.from, to: result.to, exogenous: result.exogenous };
+  if (JSON.stringify(expected) !== JSON.stringify(got)) throw new Error(`--from: ${join(dir, jsons[0])} is ${JSON.stringify(got)}, evaluation ${spec.name} is ${JSON.stringify(expected)}`);
+  if (existsSync(join(dir, 'forecasts.csv'))) copyFileSync(join(dir, 'forecasts.csv'), forecastsOut);
+  return result;
 }
+
+const releaseCommit = (spec: EvaluationSpec): string => spec.commit ?? figures.commit;
+const releaseForecasts = (spec: EvaluationSpec): string => join(work, `${spec.name}.release-${releaseCommit(spec)}.csv`);
+if (withReleaseForecasts)
+  for (const spec of evaluations) if (!existsSync(releaseForecasts(spec))) evaluate(join(buildBaselineDist(releaseCommit(spec)), 'cli.js'), spec, releaseForecasts(spec));
 
 let worse = 0;
 const updated: EvaluationSpec[] = [];
-process.stdout.write(`release: ${figures.release} (${figures.commit}); noise: DM vs the release's forecasts where kept, else 2 x bootstrap SE of the difference\n\n`);
+process.stdout.write(`release: ${figures.release} (${figures.commit})${fromDir ? `; now: ${fromDir} (build ${runCommit})` : ''}; noise: DM vs the release's forecasts where kept, else 2 x bootstrap SE of the difference\n\n`);
 process.stdout.write('| evaluation | day | rMAE release | rMAE now | diff | noise | DM vs release (p) | CRPS release | CRPS now | diff | noise | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n');
 for (const spec of evaluations) {
   const previous = existsSync(releaseForecasts(spec)) ? releaseForecasts(spec) : undefined;
-  const result = evaluate(cli, spec, join(work, `${spec.name}.now.csv`), previous);
+  const result = fromDir ? fromOut(spec, join(work, `${spec.name}.now.csv`)) : evaluate(cli, spec, join(work, `${spec.name}.now.csv`), previous);
   const now: HorizonFigures[] = result.scorecard.map((s) => ({ horizon: s.horizon, rmae: result.horizons.find((h) => h.horizon === s.horizon)?.rmae ?? NaN, rmaeSe: s.rmaeSe, crps: s.crps, crpsSe: s.crpsSe }));
   updated.push({ ...spec, horizons: now });
   for (const n of now) {
@@ -129,10 +159,21 @@ for (const spec of evaluations) {
 }
 process.stdout.write(`\n${worse === 0 ? 'no horizon worse than its noise' : `${worse} horizon(s) worse than their noise: say so in the commit`}\n`);
 if (update) {
-  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trim();
-  const kept = figures.evaluations.map((e) => updated.find((u) => u.name === e.name) ?? e);
-  writeFileSync(figuresPath, `${JSON.stringify({ ...figures, commit: head, release: `main ${head} (${new Date().toISOString().slice(0, 10)})`, evaluations: kept }, null, 2)}\n`);
-  for (const spec of evaluations) renameSync(join(work, `${spec.name}.now.csv`), join(work, `${spec.name}.release-${head}.csv`));
-  process.stdout.write(`updated ${figuresPath} to ${head}\n`);
+  // All evaluations run: the file is this commit's release. Only some (--only): those carry
+  // this commit of their own and the file's release stays what it was for the others.
+  const all = updated.length === figures.evaluations.length;
+  const kept = figures.evaluations.map((e) => {
+    const u = updated.find((x) => x.name === e.name);
+    if (!u) return e;
+    const { commit: _old, ...rest } = u;
+    return all ? rest : { ...rest, commit: runCommit };
+  });
+  const top = all ? { commit: runCommit, release: `main ${runCommit} (${new Date().toISOString().slice(0, 10)})` } : {};
+  writeFileSync(figuresPath, `${JSON.stringify({ ...figures, ...top, evaluations: kept }, null, 2)}\n`);
+  for (const spec of evaluations) {
+    const now = join(work, `${spec.name}.now.csv`);
+    if (existsSync(now)) renameSync(now, join(work, `${spec.name}.release-${runCommit}.csv`));
+  }
+  process.stdout.write(`updated ${figuresPath}: ${evaluations.map((e) => e.name).join(', ')} are the figures of ${runCommit}\n`);
 }
 process.exitCode = worse > 0 ? 2 : 0;
