@@ -22,4 +22,6 @@ export interface AppContext {
   readonly probes: Probes;
   /** The one event bus modules tell each other things on (events.ts); daemon.ts subscribes the listeners. */
   readonly events: EventBus;
+  /** The file the config was loaded from (`run --config`): what reloads on SIGHUP is read from it again. Absent for a config built in memory. */
+  readonly configPath?: string;
 }

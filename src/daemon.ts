@@ -53,6 +53,7 @@ export function createContext(config: Config, overrides: Partial<AppContext> = {
     liveness: overrides.liveness ?? new Liveness(),
     probes: overrides.probes ?? new Probes(),
     events: overrides.events ?? new EventBus(logger),
+    ...(overrides.configPath === undefined ? {} : { configPath: overrides.configPath }),
   });
 }
 

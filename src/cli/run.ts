@@ -11,7 +11,7 @@ export function registerRunCommand(program: Command): void {
     .action(async (opts: { config: string }) => {
       const config = loadConfigOrExit(opts.config);
       try {
-        await runDaemon(config);
+        await runDaemon(config, { configPath: opts.config });
       } catch (err) {
         if (!(err instanceof SchemaTooNewError)) throw err;
         // Restarting cannot help (78 is in the unit's RestartPreventExitStatus): say what can.

@@ -124,7 +124,7 @@ export class HttpServer implements Module {
     const tls = this.deps.config.http.tls;
     const server = this.server;
     if (!tls || !server || !('setSecureContext' in server)) {
-      this.deps.logger.info('SIGHUP: http.tls is not set, nothing to reload (other settings need a restart)');
+      this.deps.logger.info('SIGHUP: http.tls is not set, nothing to reload here (chargers\' id tags reload in the central system; other settings need a restart)');
       return false;
     }
     try {

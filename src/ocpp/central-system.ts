@@ -7,6 +7,7 @@
 // the parts goes through one store write queue (store/write-queue.ts): while the database
 // refuses writes they wait in memory, in order, and are written when it takes them again.
 import { Counter, Gauge } from 'prom-client';
+import { ConfigError, loadConfig } from '../config/load.js';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { Events } from '../events.js';
@@ -22,6 +23,7 @@ import { storedCapabilities } from './charger-configuration.js';
 import { registerChargerMetrics } from './charger-metrics.js';
 import { ChargerOperations, DEFAULT_OPERATION_TIMEOUT_S, type ChargerOperationsPort } from './charger-operations.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
+import { authChanges } from './id-tag-reload.js';
 import { LocalListSync } from './local-list-sync.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
@@ -46,6 +48,9 @@ export class CentralSystem implements Module {
   private readonly state = new Map<string, ChargerState>();
   private readonly transport: OcppTransport;
   private parts?: Parts;
+  private readonly onSighup = (): void => {
+    this.reloadIdTags();
+  };
 
   readonly views: ModuleViews = {
     health: { chargers: () => this.health() },
@@ -109,6 +114,8 @@ export class CentralSystem implements Module {
     dispatcher.start();
     reservations.start();
     await this.transport.start();
+    // The chargers' id tags follow the config file without a restart (reloadIdTags).
+    if (this.ctx.configPath !== undefined) process.on('SIGHUP', this.onSighup);
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
   }
 
@@ -138,6 +145,7 @@ export class CentralSystem implements Module {
   }
 
   async stop(): Promise<void> {
+    process.off('SIGHUP', this.onSighup);
     this.parts?.dispatcher.stop();
     this.parts?.reservations.stop();
     await this.transport.stop();
@@ -272,8 +280,37 @@ export class CentralSystem implements Module {
     }));
   }
 
+  /**
+   * SIGHUP: reads the config file again (validated as at start: a file that fails is refused
+   * and logged, the id tags in force stay) and takes from it only the chargers' `auth`.
+   * Each connected charger whose id tags changed gets the difference as a SendLocalList of
+   * the next version (local-list-sync.ts); one not connected gets it when it connects, as
+   * at start. Returns whether the file was taken.
+   */
+  reloadIdTags(): boolean {
+    const { logger, configPath } = this.ctx;
+    if (configPath === undefined) return false;
+    let chargers;
+    try {
+      chargers = loadConfig(configPath).chargers;
+    } catch (err) {
+      // Its problems name paths and values of the file (never a password: the schema's messages do not echo them).
+      const problems = err instanceof ConfigError ? err.problems : [(err as Error).message];
+      logger.error({ config: configPath, problems }, 'SIGHUP: config file refused; the id tags in force stay');
+      return false;
+    }
+    const changes = authChanges(this.chargers, chargers);
+    if (changes.added.length > 0 || changes.removed.length > 0) logger.warn({ added: changes.added, removed: changes.removed }, 'SIGHUP: chargers added to or removed from the config take effect at the next restart');
+    for (const { chargePointId, auth } of changes.changed) {
+      this.chargers.set(chargePointId, { ...this.chargers.get(chargePointId)!, auth });
+      if (this.state.get(chargePointId)?.connected) this.syncLocalList(chargePointId, 'reload');
+    }
+    logger.info({ config: configPath, changed: changes.changed.map((c) => ({ charge_point_id: c.chargePointId, id_tags: c.auth === 'accept_all' ? 'accept_all' : c.auth.id_tags.length })) }, 'SIGHUP: chargers\' id tags reloaded');
+    return true;
+  }
+
   /** Brings the charger's local authorization list to the configured id tags, after the current message (local-list-sync.ts); logged, never thrown. */
-  private syncLocalList(chargePointId: string, after: 'boot' | 'reconnect'): void {
+  private syncLocalList(chargePointId: string, after: 'boot' | 'reconnect' | 'reload'): void {
     const localLists = this.parts?.localLists;
     if (!localLists || this.chargers.get(chargePointId)?.auth === 'accept_all') return;
     const log = this.ctx.logger;
@@ -291,7 +328,6 @@ export class CentralSystem implements Module {
   private attach(client: ChargerClient): void {
     const { logger, clock } = this.ctx;
     const id = client.identity;
-    const charger = this.chargers.get(id)!;
     const st = this.state.get(id)!;
     const { handlers, dispatcher } = this.parts!;
     const log = logger.child({ charge_point_id: id });
@@ -312,7 +348,7 @@ export class CentralSystem implements Module {
       st.connected = false;
       log.info({ code }, 'charger disconnected');
     });
-    handlers.attach(client, charger, st);
+    handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {
       if (!isCall && !outbound) this.parts?.operations.answerFailedSchema(error);

@@ -73,7 +73,8 @@ export class ChargerMessageHandlers {
   }
 
   /** Handles the calls of one connection of a configured charger. */
-  attach(client: ChargerClient, charger: ChargerConfig, st: ChargerState): void {
+  /** `auth`: the charger's auth as in force now (its id tags follow the config file on SIGHUP, central-system.ts). */
+  attach(client: ChargerClient, auth: () => ChargerConfig['auth'], st: ChargerState): void {
     const { logger, clock } = this.ctx;
     const id = client.identity;
     const sessions = this.sessions;
@@ -209,10 +210,10 @@ export class ChargerMessageHandlers {
       return answer;
     }, { store: false });
 
-    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } }), { store: false });
+    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } }), { store: false });
 
     on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
-      const status = authorizeIdTag(charger.auth, p.idTag);
+      const status = authorizeIdTag(auth(), p.idTag);
       const startedAtMs = timestampMs(p.timestamp, 'timestamp');
       const { transaction, repeated, closed: before } = sessions.startTransaction(
         { chargePointId: id, connectorId: p.connectorId, idTag: p.idTag, meterStartWh: p.meterStart, startedAtMs, reservationId: p.reservationId ?? null, idTagStatus: status },
@@ -262,7 +263,7 @@ export class ChargerMessageHandlers {
         const tx = outcome === 'stopped' ? store.transaction(p.transactionId) : undefined;
         if (tx) this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs });
       }
-      return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(charger.auth, p.idTag) } };
+      return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } };
     });
   }
 }

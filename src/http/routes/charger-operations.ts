@@ -11,7 +11,7 @@
 // within ocpp.operation_timeout_s; 422 a body or request outside the schema.
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
-import type { OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
+import type { ChargerOperationsPort, OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
 import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor } from '../../ocpp/charging-profile.js';
 import { RATE_UNIT_KEY, storedCapabilities } from '../../ocpp/charger-configuration.js';
 import { refusalsInForce } from '../../ocpp/charging-strategy.js';
@@ -264,7 +264,7 @@ export function reservationView(r: ReservationRecord, nowMs: number): Json {
 interface RouteParts {
   readonly auth: RequestHandler;
   readonly body: RequestHandler[];
-  readonly target: (req: Request) => { chargePointId: string; operations: unknown; reservations: ChargerReservations };
+  readonly target: (req: Request) => { chargePointId: string; operations: ChargerOperationsPort; reservations: ChargerReservations };
   readonly validated: (schema: string, value: unknown) => Body;
 }
 
@@ -280,12 +280,13 @@ interface RouteParts {
 function registerReservationRoutes(router: Router, deps: RouteDeps, p: RouteParts): void {
   const reservePath = `${OPERATIONS_BASE}/reserve-now`;
   router.post(reservePath, p.auth, ...p.body, async (req, res) => {
-    const { chargePointId, reservations } = p.target(req);
+    const { chargePointId, operations, reservations } = p.target(req);
     const b = p.validated('ReserveNowOperationRequest', req.body);
     const nowMs = deps.clock.now();
     const expiryAtMs = Date.parse(String(b.expiry_date));
     if (!(expiryAtMs > nowMs)) throw new HttpProblem(422, 'the reservation must end in the future', { errors: [{ path: 'expiry_date', message: `must be after now (${formatUtc(nowMs)})` }] });
-    const charger = deps.config.chargers.find((c) => c.id === chargePointId)!;
+    // The id tags in force (they follow the config file on SIGHUP), not the ones at start.
+    const charger = operations.charger(chargePointId)!;
     const idTag = String(b.id_tag);
     const parentIdTag = b.parent_id_tag === undefined ? null : String(b.parent_id_tag);
     if (authorizeIdTag(charger.auth, idTag) !== 'Accepted' && (parentIdTag === null || authorizeIdTag(charger.auth, parentIdTag) !== 'Accepted')) {

@@ -1,0 +1,123 @@
+// The local authorization list follows the config file without a restart: `metergate run`
+// as its own process, its config file edited and SIGHUP sent; an independent strict charge
+// point (ocpp-ws-io, test/helpers/octt-charger.ts, every frame checked against the official
+// OCPP 1.6 schemas) receives the differential SendLocalList, and Authorize answers by the new
+// tags. A broken file is refused (the tags in force stay); a charger that connects later
+// gets the new list on its boot.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/free-port.js';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
+import { until } from '../helpers/wait.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
+
+type Json = Record<string, any>;
+const PASSWORD = 'reload-key-0123456789abc';
+
+describe('local authorization list: id tags reloaded on SIGHUP', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-reload-'));
+  const dataDir = join(dir, 'data');
+  const configPath = join(dir, 'config.yaml');
+  let daemon: DaemonProcess | undefined;
+  const chargers: OcttCharger[] = [];
+  let httpPort = 0;
+  let ocppPort = 0;
+
+  const writeConfig = (tags: string[], later = 'CP-LATER', extra = '') =>
+    writeFileSync(
+      configPath,
+      [
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort }),
+        'chargers:',
+        '  - id: CP-RELOAD-1',
+        `    password: ${PASSWORD}`,
+        `    auth: { id_tags: [${tags.join(', ')}] }`,
+        `  - id: ${later}`,
+        `    password: ${PASSWORD}`,
+        `    auth: { id_tags: [${tags.join(', ')}] }`,
+        extra,
+      ].join('\n'),
+    );
+
+  /** A charger that keeps its local list as a real one does. */
+  const connect = async (identity: string) => {
+    const list = { version: 0, tags: new Map<string, string>() };
+    const cp = await connectOcttCharger({
+      endpoint: `ws://127.0.0.1:${ocppPort}`,
+      identity,
+      password: PASSWORD,
+      answers: {
+        GetConfiguration: () => ({ configurationKey: [] }),
+        SendLocalList: (p) => {
+          if (p.updateType === 'Full') list.tags.clear();
+          for (const e of (p.localAuthorizationList as Json[]) ?? []) {
+            if (e.idTagInfo) list.tags.set(e.idTag, e.idTagInfo.status);
+            else list.tags.delete(e.idTag);
+          }
+          list.version = p.listVersion as number;
+          return { status: 'Accepted' };
+        },
+      },
+    });
+    chargers.push(cp);
+    await cp.call('BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'L1' });
+    return { cp, list };
+  };
+  const sighupAndWait = async (logLine: string) => {
+    const before = daemon!.output().split(logLine).length;
+    daemon!.process.kill('SIGHUP');
+    await until(() => daemon!.output().split(logLine).length > before, `daemon logs "${logLine}" after SIGHUP`, 60_000);
+  };
+  const authorize = async (cp: OcttCharger, idTag: string) => (await cp.call<Json>('Authorize', { idTag })).idTagInfo.status as string;
+
+  beforeAll(async () => {
+    mkdirSync(dataDir);
+    [ocppPort, httpPort] = [await freePort(), await freePort()];
+    writeConfig(['TAG-A', 'TAG-B']);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const c of chargers) await c.close();
+    await daemon?.kill9();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends connected chargers the difference, refuses a broken file, and gives a later charger the new list', { timeout: 120_000 }, async () => {
+    const { cp, list } = await connect('CP-RELOAD-1');
+    await cp.calls('SendLocalList', 1);
+    expect([...list.tags.keys()].sort()).toEqual(['TAG-A', 'TAG-B']);
+    expect(await authorize(cp, 'TAG-C')).toBe('Invalid');
+
+    writeConfig(['TAG-A', 'TAG-C']);
+    await sighupAndWait("id tags reloaded");
+    const [, second] = await cp.calls('SendLocalList', 2);
+    expect(second.params).toEqual({ listVersion: 2, updateType: 'Differential', localAuthorizationList: [{ idTag: 'TAG-C', idTagInfo: { status: 'Accepted' } }, { idTag: 'TAG-B' }] });
+    expect([...list.tags.keys()].sort()).toEqual(['TAG-A', 'TAG-C']);
+    expect(await authorize(cp, 'TAG-C')).toBe('Accepted');
+    expect(await authorize(cp, 'TAG-B')).toBe('Invalid');
+
+    // A file the schema refuses: logged, nothing sent, the tags in force stay.
+    writeFileSync(configPath, `${[...centralSystemConfigHead({ dataDir, httpPort, ocppPort }), 'chargers:', '  - id: CP-RELOAD-1', `    password: ${PASSWORD}`, '    auth: { id_tags: TAG-D }'].join('\n')}\n`);
+    await sighupAndWait('config file refused');
+    expect(daemon!.output().split('\n').find((l) => l.includes('config file refused'))).toContain('chargers[0].auth');
+    expect(await authorize(cp, 'TAG-C')).toBe('Accepted');
+    expect(await authorize(cp, 'TAG-D')).toBe('Invalid');
+    // Same tags again (and a charger added): nothing to send; the addition waits for a restart.
+    writeConfig(['TAG-A', 'TAG-C'], 'CP-LATER', ['  - id: CP-NEW', `    password: ${PASSWORD}`, '    auth: accept_all'].join('\n'));
+    await sighupAndWait('take effect at the next restart');
+    expect(cp.received.filter((c) => c.action === 'SendLocalList')).toHaveLength(2);
+
+    // A charger that connects after the reload gets the new tags, in full.
+    const later = await connect('CP-LATER');
+    const [first] = await later.cp.calls('SendLocalList', 1);
+    expect(first.params).toMatchObject({ listVersion: 1, updateType: 'Full' });
+    expect([...later.list.tags.keys()].sort()).toEqual(['TAG-A', 'TAG-C']);
+    expect([...cp.violations, ...later.cp.violations]).toEqual([]);
+    // Still the same process: SIGHUP never ended it.
+    expect(daemon!.process.exitCode).toBeNull();
+  });
+});
