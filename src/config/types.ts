@@ -41,7 +41,7 @@ export interface BusConfig {
   readonly retries: number;
   readonly inter_frame_gap_ms?: number;
   /** P1 only: DSMR 4+ (115200 8N1, the default) or DSMR 2.2/3.0 (9600 7E1). */
-  readonly line?: '115200 8N1' | '9600 7E1' | '2400 7E1';
+  readonly line?: '115200 8N1' | '9600 7E1' | '2400 7E1' | '9600 8N1';
 }
 
 export interface MeterConfig {

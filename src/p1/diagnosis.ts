@@ -3,7 +3,8 @@
 // telegram with electricity: the drops by reason, whether bytes came at all, and whether whole
 // telegrams came without electricity objects.
 import type { DropReason } from './framer.js';
-import { crcRequired, type P1Line } from './line-settings.js';
+import { crcRequired, isSmlLine, type P1Line } from './line-settings.js';
+import type { P1Identity, P1Reading } from './measurements.js';
 
 /** What came on the line (counts since the last good telegram, or during one listen). */
 export interface LineObservation {
@@ -23,7 +24,7 @@ export interface P1Diagnosis {
 /** The dominant reason nothing usable came, or null when nothing was dropped and bytes came. */
 export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis | null {
   const n = (k: keyof LineObservation['drops']) => o.drops[k] ?? 0;
-  const other = o.line === '115200 8N1' ? '9600 7E1' : '115200 8N1';
+  const other = o.line === '115200 8N1' ? '9600 7E1' : isSmlLine(o.line) ? '9600 7E1 (a text meter) or 115200 8N1' : '115200 8N1';
   if (n('no_electricity') > 0) {
     return { problem: 'no_electricity', text: 'whole telegrams without electricity objects (a heat interface unit or an M-Bus-only device): nothing to publish as electricity; give its M-Bus channels a resource each (`channels:`), see docs/p1.md' };
   }
@@ -39,8 +40,23 @@ export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis 
   if (framing > 0 && framing > n('crc')) {
     return { problem: 'line_settings', text: `bytes but no whole telegram at ${o.line}: wrong line settings, set line: ${other} on ${busRef} (DSMR 4+: 115200 8N1; DSMR 2.2/3.0 and mode D: 9600 7E1; mode D also 2400 7E1), or let \`metergate scan --p1\` try each` };
   }
-  if (n('crc') > 0) return { problem: 'bit_errors', text: `telegrams dropped for bit errors (${n('crc')} failed their CRC): a shorter P1 cable or another adapter` };
+  if (n('crc') > 0) {
+    const fix = isSmlLine(o.line) ? 'seat the optical reading head squarely on the meter\'s interface, shield it from daylight' : 'a shorter P1 cable or another adapter';
+    return { problem: 'bit_errors', text: `telegrams dropped for bit errors (${n('crc')} failed their CRC): ${fix}` };
+  }
   if (n('invalid') > 0) return { problem: 'invalid_values', text: 'telegrams with values or units metergate refuses (a garbled or unexpected value): see the log line "P1 telegram dropped" for the object' };
+  if (o.bytes === 0 && isSmlLine(o.line)) return { problem: 'silent', text: "nothing on the line: check the reading head sits on the meter's optical interface (the upper one on most eHZ), and that the meter pushes (some need 'InF on' via the PIN)" };
   if (o.bytes === 0) return { problem: 'silent', text: 'nothing on the line: check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)' };
   return null;
+}
+
+/**
+ * Why an SML meter's samples carry energy but no power, in one line with the fix; null when
+ * they carry power (or it is no SML meter). German meters without their PIN entered send the
+ * reduced data set: the energy registers (often in whole kWh), no power.
+ */
+export function powerAbsent(identity: P1Identity, reading: P1Reading): string | null {
+  if (identity.layout !== 'SML' || reading.metrics.some((m) => m.name === 'total_active_power')) return null;
+  const sent = reading.metrics.map((m) => m.name).join(', ');
+  return `no power in the meter's data, only ${sent}: the meter sends its reduced data set (no PIN entered); ask the grid operator (Messstellenbetreiber) for the PIN, enter it with a torch at the optical sensor and switch on the full data set ('InF on'), see docs/p1.md`;
 }

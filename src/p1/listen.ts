@@ -4,9 +4,9 @@
 import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { P1Connection } from './connection.js';
-import { TelegramFramer, type DropReason } from './framer.js';
-import { framerOptions, type P1Line } from './line-settings.js';
-import { interpretTelegram } from './interpret.js';
+import type { DropReason } from './framer.js';
+import type { P1Line } from './line-settings.js';
+import { telegramReader } from './reader.js';
 import type { P1Identity, P1Reading } from './measurements.js';
 
 export interface HeardTelegram {
@@ -53,7 +53,7 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
     timeout_ms: opts.timeoutMs,
     retries: 0,
   };
-  const framer = new TelegramFramer(framerOptions(opts.line));
+  const reader = telegramReader(opts.line);
   const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
   let bytes = 0;
   return new Promise((resolve) => {
@@ -72,12 +72,12 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
       onUnavailable: (why) => finish(null, why),
       onData: (text) => {
         bytes += text.length;
-        for (const event of framer.push(text)) {
+        for (const event of reader.push(text)) {
           if (event.kind === 'dropped') {
             drops[event.reason] = (drops[event.reason] ?? 0) + 1;
             continue;
           }
-          const outcome = interpretTelegram(event.text);
+          const outcome = event.outcome;
           if (outcome.kind === 'ok') finish({ identity: outcome.identity, reading: outcome.reading, crcChecked: event.crcChecked }, null);
           else drops[outcome.kind] = (drops[outcome.kind] ?? 0) + 1;
         }

@@ -13,12 +13,11 @@ import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterSta
 import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
-import { diagnoseP1, type LineObservation } from './diagnosis.js';
-import { TelegramFramer } from './framer.js';
-import { interpretTelegram } from './interpret.js';
-import { framerOptions, p1Line } from './line-settings.js';
+import { diagnoseP1, powerAbsent, type LineObservation } from './diagnosis.js';
+import { p1Line } from './line-settings.js';
 import { mbusChannels, type MbusChannel } from './mbus.js';
 import type { P1Identity, P1Reading } from './measurements.js';
+import { telegramReader, type TelegramReader } from './reader.js';
 import type { Telegram } from './telegram.js';
 
 /** A household connection is at most 3 × 80 A; a P1 power beyond this is a garbled telegram. */
@@ -50,7 +49,7 @@ interface P1Channel extends MeterBookkeeping {
 
 interface P1Meter extends MeterBookkeeping {
   readonly bus: BusConfig;
-  readonly framer: TelegramFramer;
+  readonly reader: TelegramReader;
   readonly connection: P1Connection;
   latest: Latest | null;
   published: Latest | null;
@@ -93,11 +92,11 @@ export class P1Source implements MeterSource {
       const bus = config.buses.find((b) => b.name === meterConfig.bus);
       // A channel entry (config/load.ts expandChannels) is read from its meter's telegrams, not a line of its own.
       if (!bus || meterConfig.channel) continue;
-      const framer = new TelegramFramer(framerOptions(p1Line(bus)));
+      const reader = telegramReader(p1Line(bus));
       const meter: P1Meter = {
         ...freshBookkeeping(meterConfig),
         bus,
-        framer,
+        reader,
         connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => this.received(meter, text) }),
         latest: null,
         published: null,
@@ -148,7 +147,7 @@ export class P1Source implements MeterSource {
 
   /** Why the meter gives no electricity sample, in one line with the fix; null while it does. */
   private problemOf(meter: P1Meter): string | null {
-    if (meter.state === 'online' && meter.wholeWithoutElectricityAtMs === null) return null;
+    if (meter.state === 'online' && meter.wholeWithoutElectricityAtMs === null) return meter.identity && meter.latest ? powerAbsent(meter.identity, meter.latest.reading) : null;
     if (meter.state === 'unknown' && meter.observed.bytes === 0) return null;
     const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops };
     const index = this.deps.config.buses.findIndex((b) => b.name === meter.bus.name);
@@ -184,7 +183,7 @@ export class P1Source implements MeterSource {
   private received(meter: P1Meter, text: string): void {
     const bus = meter.bus.name;
     meter.observed.bytes += text.length;
-    for (const event of meter.framer.push(text)) {
+    for (const event of meter.reader.push(text)) {
       if (event.kind === 'dropped') {
         this.m.telegrams.inc({ bus, outcome: event.reason });
         this.observe(meter, event.reason);
@@ -192,7 +191,7 @@ export class P1Source implements MeterSource {
         continue;
       }
       const receivedAtMs = this.deps.clock.now();
-      const outcome = interpretTelegram(event.text);
+      const outcome = event.outcome;
       this.m.telegrams.inc({ bus, outcome: outcome.kind });
       if ('error' in outcome) {
         this.observe(meter, outcome.kind);

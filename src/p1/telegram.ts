@@ -13,8 +13,8 @@ export interface ObisValue {
   readonly unit: string | null;
 }
 
-/** `dsmr`: P1 objects; `iec62056-21`: objects with a `*F` billing-period suffix (mode D / D0). */
-export type TelegramLayout = 'dsmr' | 'iec62056-21';
+/** `dsmr`: P1 objects; `iec62056-21`: objects with a `*F` billing-period suffix (mode D / D0); `sml`: an SML value list (sml/interpret.ts). */
+export type TelegramLayout = 'dsmr' | 'iec62056-21' | 'sml';
 
 export interface Telegram {
   /** The identification line without '/', e.g. `ISk5\2MT382-1000`, control bytes removed. */

@@ -14,6 +14,7 @@ const REGISTRY = (JSON.parse(readFileSync(new URL('./flag-ids.json', import.meta
 
 /** Flags as they are known on P1 ports (DSMR), before the registry. */
 const P1_NAMES: Readonly<Record<string, string>> = {
+  EMH: 'EMH metering',
   FLU: 'Fluvius',
   ISK: 'Iskraemeco',
   KFM: 'Kaifa',
