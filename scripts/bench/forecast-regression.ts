@@ -22,6 +22,12 @@
 // CRPS: the moving-block bootstrap standard errors (7-day blocks) of both runs' figures,
 // worse = the difference exceeds 2 sqrt(se_release^2 + se_now^2) (unpaired, so it only
 // catches large slips). Exit code 2 when a horizon got worse, so a commit can quote it.
+//
+// CRPS is the shipped quantiles' (the band's method per horizon, src/forecast/band-methods.json).
+// Each figure records its method (`band`); where this run ships another method than the
+// release did, the row says so ("conformal -> average") and also prints this run's CRPS of
+// the conformal quantiles (the conformal candidate), so a drop from a change of method is
+// shown as such, beside what the model itself did like for like.
 // Evaluations take minutes each (about 45 s of CPU for NL 2025 hourly, 150 s for DE-LU
 // 2019-23, more with exogenous inputs): a benchmark, not a test.
 import { spawnSync } from 'node:child_process';
@@ -35,6 +41,10 @@ interface HorizonFigures {
   readonly rmaeSe: number;
   readonly crps: number;
   readonly crpsSe: number;
+  /** The band's method the CRPS is of (band-methods.ts); absent in figures written before it: conformal. */
+  readonly band?: string;
+  /** Coverage (%) of the shipped band at the configured 80 %. */
+  readonly coverage80?: number;
 }
 
 interface EvaluationSpec {
@@ -56,6 +66,15 @@ interface ReleaseFigures {
   readonly evaluations: readonly EvaluationSpec[];
 }
 
+interface ScorecardJson {
+  horizon: number;
+  crps: number;
+  rmaeSe: number;
+  crpsSe: number;
+  bands: readonly { nominal: number; coverage: number }[];
+  dmPrevious?: { statistic: number; pValue: number };
+}
+
 interface EvalJson {
   readonly market: string;
   readonly interval_s: number;
@@ -63,7 +82,10 @@ interface EvalJson {
   readonly to: string;
   readonly exogenous: boolean;
   readonly horizons: readonly { horizon: number; rmae: number }[];
-  readonly scorecard: readonly { horizon: number; crps: number; rmaeSe: number; crpsSe: number; dmPrevious?: { statistic: number; pValue: number } }[];
+  readonly scorecard: readonly ScorecardJson[];
+  /** Written since the band became per-horizon data; older builds (a release's) lack them. */
+  readonly band_methods?: readonly { horizon: number; method: string }[];
+  readonly candidate_scorecards?: { readonly conformal?: readonly ScorecardJson[] };
 }
 
 const argv = process.argv.slice(2);
@@ -136,11 +158,20 @@ if (withReleaseForecasts)
 let worse = 0;
 const updated: EvaluationSpec[] = [];
 process.stdout.write(`release: ${figures.release} (${figures.commit})${fromDir ? `; now: ${fromDir} (build ${runCommit})` : ''}; noise: DM vs the release's forecasts where kept, else 2 x bootstrap SE of the difference\n\n`);
-process.stdout.write('| evaluation | day | rMAE release | rMAE now | diff | noise | DM vs release (p) | CRPS release | CRPS now | diff | noise | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n');
+process.stdout.write('| evaluation | day | rMAE release | rMAE now | diff | noise | DM vs release (p) | band release -> now | CRPS release | CRPS now | diff | noise | CRPS now, conformal | 80 % cov. now | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n');
+let methodChanges = 0;
 for (const spec of evaluations) {
   const previous = existsSync(releaseForecasts(spec)) ? releaseForecasts(spec) : undefined;
   const result = fromDir ? fromOut(spec, join(work, `${spec.name}.now.csv`)) : evaluate(cli, spec, join(work, `${spec.name}.now.csv`), previous);
-  const now: HorizonFigures[] = result.scorecard.map((s) => ({ horizon: s.horizon, rmae: result.horizons.find((h) => h.horizon === s.horizon)?.rmae ?? NaN, rmaeSe: s.rmaeSe, crps: s.crps, crpsSe: s.crpsSe }));
+  const now: HorizonFigures[] = result.scorecard.map((s) => ({
+    horizon: s.horizon,
+    rmae: result.horizons.find((h) => h.horizon === s.horizon)?.rmae ?? NaN,
+    rmaeSe: s.rmaeSe,
+    crps: s.crps,
+    crpsSe: s.crpsSe,
+    band: result.band_methods?.find((b) => b.horizon === s.horizon)?.method ?? 'conformal',
+    coverage80: 100 * (s.bands.find((b) => Math.abs(b.nominal - 0.8) < 1e-9)?.coverage ?? NaN),
+  }));
   updated.push({ ...spec, horizons: now });
   for (const n of now) {
     const r = spec.horizons.find((h) => h.horizon === n.horizon);
@@ -149,15 +180,26 @@ for (const spec of evaluations) {
     const crpsNoise = r ? 2 * Math.hypot(r.crpsSe, n.crpsSe) : NaN;
     const rmaeWorse = r ? (dm ? dm.statistic > 0 && dm.pValue < 0.05 : n.rmae - r.rmae > rmaeNoise) : false;
     const crpsWorse = r ? n.crps - r.crps > crpsNoise : false;
-    const verdict = !r ? 'new' : rmaeWorse || crpsWorse ? `WORSE (${[rmaeWorse ? 'rMAE' : '', crpsWorse ? 'CRPS' : ''].filter(Boolean).join(', ')})` : 'within noise or better';
+    const releaseBand = r?.band ?? 'conformal';
+    const bandChanged = r !== undefined && releaseBand !== n.band;
+    if (bandChanged) methodChanges++;
+    const conformalNow = result.candidate_scorecards?.conformal?.find((c) => c.horizon === n.horizon)?.crps;
+    const verdict = [
+      !r ? 'new' : rmaeWorse || crpsWorse ? `WORSE (${[rmaeWorse ? 'rMAE' : '', crpsWorse ? 'CRPS' : ''].filter(Boolean).join(', ')})` : 'within noise or better',
+      ...(bandChanged ? [`band method changed: CRPS ${releaseBand} -> ${n.band}`] : []),
+    ].join('; ');
     if (rmaeWorse || crpsWorse) worse++;
     const f = (x: number | undefined, d: number) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
     process.stdout.write(
-      `| ${spec.name} | D+${n.horizon} | ${f(r?.rmae, 3)} | ${f(n.rmae, 3)} | ${r ? (n.rmae - r.rmae >= 0 ? '+' : '') + f(n.rmae - r.rmae, 3) : '-'} | ${f(rmaeNoise, 3)} | ${dm ? `${dm.statistic.toFixed(1)} (${dm.pValue.toFixed(3)})` : '-'} | ${f(r?.crps, 2)} | ${f(n.crps, 2)} | ${r ? (n.crps - r.crps >= 0 ? '+' : '') + f(n.crps - r.crps, 2) : '-'} | ${f(crpsNoise, 2)} | ${verdict} |\n`,
+      `| ${spec.name} | D+${n.horizon} | ${f(r?.rmae, 3)} | ${f(n.rmae, 3)} | ${r ? (n.rmae - r.rmae >= 0 ? '+' : '') + f(n.rmae - r.rmae, 3) : '-'} | ${f(rmaeNoise, 3)} | ${dm ? `${dm.statistic.toFixed(1)} (${dm.pValue.toFixed(3)})` : '-'} | ${r ? `${releaseBand} -> ${n.band}` : n.band} | ${f(r?.crps, 2)} | ${f(n.crps, 2)} | ${r ? (n.crps - r.crps >= 0 ? '+' : '') + f(n.crps - r.crps, 2) : '-'} | ${f(crpsNoise, 2)} | ${f(conformalNow, 2)} | ${f(n.coverage80, 1)} | ${verdict} |\n`,
     );
   }
 }
 process.stdout.write(`\n${worse === 0 ? 'no horizon worse than its noise' : `${worse} horizon(s) worse than their noise: say so in the commit`}\n`);
+if (methodChanges > 0)
+  process.stdout.write(
+    `${methodChanges} horizon(s) ship another band method than the release (src/forecast/band-methods.json): their CRPS difference is the change of method plus the model's; "CRPS now, conformal" is this run's conformal quantiles, like for like with a conformal release\n`,
+  );
 if (update) {
   // All evaluations run: the file is this commit's release. Only some (--only): those carry
   // this commit of their own and the file's release stays what it was for the others.

@@ -10,6 +10,7 @@ import { formatScorecard } from '../forecast/scorecard.js';
 import { dayFromIso, isoDate, localMidnightMs } from '../forecast/local-days.js';
 import { historyDaysNeeded } from '../forecast/market-forecast.js';
 import { rollingOptions } from '../forecast/service.js';
+import { bandMethodsFor, describeBandMethods, shippedBandMethods } from '../forecast/band-methods.js';
 import { forecastPlotSvg } from '../forecast/svg-plot.js';
 import { marketByCode, type Market } from '../prices/markets.js';
 import { databasePath, openDatabase } from '../store/db.js';
@@ -68,9 +69,13 @@ export function registerForecastCommands(program: Command): void {
       const fromDay = dayFromIso(opts.from);
       const toDay = dayFromIso(opts.to);
       if (toDay < fromDay) fail('--to is before --from');
+      const base = rollingOptions(config);
       const options = {
-        ...rollingOptions(config),
+        ...base,
         ...(opts.windowDays ? { trainingWindowDays: Number(opts.windowDays) } : {}),
+        // The band the live service ships for this market and resolution (band-methods.json),
+        // so the shipped scorecard is what the service does; the others are candidates.
+        bandMethods: bandMethodsFor(shippedBandMethods(), market.code, intervalS, base.coverage, base.horizonDays),
       };
       const db = openDatabase(opts.db ?? databasePath(config.data_dir));
       try {
@@ -130,7 +135,9 @@ export function registerForecastCommands(program: Command): void {
           process.stdout.write(`\nshipped (per-horizon blend of direct and recursive, share chosen on calibration errors) vs recursive (day-ahead model fed its own forecasts) vs direct (per-horizon models):\n`);
           process.stdout.write(`${formatVariantTable(result.variants)}\n`);
         }
-        process.stdout.write(`\nas a distribution (quantiles 1..99 % from the conformal scores; CRPS from them; bands from the quantiles; p-values: Kupiec unconditional, Christoffersen conditional on the points in time order, slots ok = slots whose daily sequence passes Christoffersen at 5 %; DM on daily mean absolute errors, negative = this forecast better${previous ? `, previous = ${opts.previous}` : ''}):\n`);
+        const fellBack = result.bandMethods.filter((b) => b.conformalFallback > 0);
+        process.stdout.write(`\nband and quantiles shipped (src/forecast/band-methods.json for ${market.code} ${intervalS} s at ${Math.round(100 * options.coverage)} %): ${describeBandMethods(options.bandMethods)}${fellBack.length > 0 ? ` (conformal while too few calibration pairs: ${fellBack.map((b) => `D+${b.horizon} ${b.conformalFallback}/${b.days} days`).join(', ')})` : ''}\n`);
+        process.stdout.write(`as a distribution, shipped (quantiles 1..99 % of the band's method per horizon, above: conformal = from the conformal scores, average = mean of those and the IDR quantiles; CRPS from them; bands from the quantiles; p-values: Kupiec unconditional, Christoffersen conditional on the points in time order, slots ok = slots whose daily sequence passes Christoffersen at 5 %; DM on daily mean absolute errors, negative = this forecast better${previous ? `, previous = ${opts.previous}` : ''}):\n`);
         process.stdout.write(`${formatScorecard(result.scorecard, new Map(result.rows.map((r) => [r.horizon, r])))}\n`);
         for (const [name, rows] of Object.entries(result.candidateScorecards)) {
           process.stdout.write(`\ncandidate quantiles: ${CANDIDATE_NAMES[name as keyof typeof CANDIDATE_NAMES]}:\n`);
@@ -149,7 +156,7 @@ export function registerForecastCommands(program: Command): void {
         const base = `forecast-eval-${market.code}-${intervalS}-${opts.from}-${opts.to}${opts.exogenous ? '-exo' : ''}`;
         writeFileSync(
           join(opts.out, `${base}.json`),
-          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), inputs_by_horizon: Object.fromEntries(inputsByHorizon.map((x, i) => [`D+${i + 1}`, x])), options, origins: result.origins, seconds, methods: result.methods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.withinHour ? { within_hour: result.withinHour } : {}), ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
+          `${JSON.stringify({ market: market.code, interval_s: intervalS, from: opts.from, to: opts.to, exogenous: !!opts.exogenous, exogenous_series: Object.keys(exogenous ?? {}), inputs_by_horizon: Object.fromEntries(inputsByHorizon.map((x, i) => [`D+${i + 1}`, x])), options, origins: result.origins, seconds, methods: result.methods, band_methods: result.bandMethods, horizons: result.rows, scorecard: result.scorecard, candidate_scorecards: result.candidateScorecards, ...(result.withinHour ? { within_hour: result.withinHour } : {}), ...(result.variants ? { variants: result.variants } : {}) }, null, 2)}\n`,
         );
         writeFileSync(join(opts.out, `${base}.svg`), forecastPlotSvg(label, result.dayAhead));
         process.stderr.write(`wrote ${join(opts.out, base)}.json and .svg (first target ${isoDate(fromDay)})\n`);
@@ -174,6 +181,7 @@ function readPointForecasts(file: string): Map<string, number> {
 }
 
 const CANDIDATE_NAMES = {
+  conformal: 'conformal (the split-conformal scores with ACI; the band before issue 24, and where no other method is adopted)',
   idr: 'isotonic distributional regression (IDR) of the price on the forecast (same calibration origins)',
   average: 'average of the IDR and the conformal quantiles',
   idrAci: 'IDR with the conformal correction (its levels warped by its own band\'s ACI level)',

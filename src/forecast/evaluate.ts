@@ -8,6 +8,7 @@ import { isoDate } from './local-days.js';
 import { naiveLagDays, scoreByHorizon, withinHourErrors, type HorizonScore, type ScoredPoint } from './metrics.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 import { QUANTILE_LEVELS, Scorecard, type ScorecardRow } from './scorecard.js';
+import type { BandMethod } from './band-methods.js';
 
 /** Key of a scored point in `EvaluationInput.previous`: target day, horizon, slot. */
 export const pointKey = (day: number, horizon: number, slot: number): string => `${day}:${horizon}:${slot}`;
@@ -73,10 +74,16 @@ export interface Evaluation {
   /** Per horizon, how many day forecasts came from the model and how many from the fallback. */
   readonly methods: MethodCount[];
   /** Day-ahead (horizon 1) forecast against actual, for the plot. */
-  /** Per horizon, the forecast judged as a distribution (scorecard.ts). */
+  /** Per horizon, the shipped forecast judged as a distribution (scorecard.ts): the quantiles of its band's method. */
   readonly scorecard: ScorecardRow[];
-  /** The same for the candidate quantiles (RollingOptions.quantileLevels' `candidates`). */
-  readonly candidateScorecards: { readonly idr: ScorecardRow[]; readonly average: ScorecardRow[]; readonly idrAci: ScorecardRow[]; readonly averageAci: ScorecardRow[] };
+  /** The same for every method measured (RollingOptions.quantileLevels' `candidates`), the conformal one included. */
+  readonly candidateScorecards: { readonly conformal: ScorecardRow[]; readonly idr: ScorecardRow[]; readonly average: ScorecardRow[]; readonly idrAci: ScorecardRow[]; readonly averageAci: ScorecardRow[] };
+  /**
+   * Per horizon, the band method of the scored day forecasts (RollingOptions.bandMethods):
+   * the configured one, and how many day forecasts fell back to conformal (too few
+   * calibration pairs, only at the warm-up's start).
+   */
+  readonly bandMethods: { readonly horizon: number; readonly method: BandMethod; readonly days: number; readonly conformalFallback: number }[];
   /**
    * Quarter-hour markets only: per horizon, MAE of the hourly means, of the within-hour
    * profile, and of a profile flat within the hour (metrics.ts withinHourErrors).
@@ -98,6 +105,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     : undefined;
   const forecaster = new ConformalForecaster({ prices, exogenous }, input.probabilistic ? { ...options, quantileLevels: QUANTILE_LEVELS, candidateQuantiles: true } : options);
   const scorecard = new Scorecard();
+  const conformalCard = new Scorecard();
   const idrCard = new Scorecard();
   const averageCard = new Scorecard();
   const idrAciCard = new Scorecard();
@@ -114,6 +122,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
   const dayAhead: Evaluation['dayAhead'] = [];
   let origins = 0;
   const model = new Array<number>(options.horizonDays).fill(0);
+  const bandDays = Array.from({ length: options.horizonDays }, () => ({ days: 0, conformalFallback: 0 }));
   const fallback = new Array<number>(options.horizonDays).fill(0);
   const variantSums = Array.from({ length: options.horizonDays }, () => ({ n: 0, naive: 0, weekN: 0, week: 0, days: 0, share: 0, abs: [0, 0, 0], absWeek: [0, 0, 0] }));
   for (let o = firstOrigin; o <= lastOrigin; o++) {
@@ -124,6 +133,8 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
       if (d.day < fromDay || d.day > toDay) continue;
       if (d.method === 'lear') model[d.horizon - 1]++;
       else fallback[d.horizon - 1]++;
+      bandDays[d.horizon - 1].days++;
+      if (d.bandMethod !== (options.bandMethods?.[d.horizon - 1] ?? 'conformal')) bandDays[d.horizon - 1].conformalFallback++;
       const v = variantSums[d.horizon - 1];
       if (d.direct && d.recursive) {
         v.days++;
@@ -163,6 +174,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
           if (!scorecard.add(d.horizon, { ...point, quantiles })) scorecardExcluded++;
           if (d.candidates) {
             const at = (q: Float64Array) => Float64Array.from(QUANTILE_LEVELS, (_, i) => q[i * slots + s]);
+            conformalCard.add(d.horizon, { ...point, quantiles: at(d.candidates.conformal) });
             idrCard.add(d.horizon, { ...point, quantiles: at(d.candidates.idr) });
             averageCard.add(d.horizon, { ...point, quantiles: at(d.candidates.average) });
             idrAciCard.add(d.horizon, { ...point, quantiles: at(d.candidates.idrAci) });
@@ -194,7 +206,7 @@ export function evaluateRolling(input: EvaluationInput, onOrigin?: (day: number,
     periodsPerHour > 1
       ? withinHour.flatMap((w, i) => (w.hours === 0 ? [] : [{ horizon: i + 1, hours: w.hours, hourlyMae: w.hourlyAbs / w.hours, profileMae: w.profileAbs / w.periods, flatProfileMae: w.flatProfileAbs / w.periods }]))
       : undefined;
-  return { rows, ...(variants ? { variants } : {}), ...(withinHourRows ? { withinHour: withinHourRows } : {}), origins, methods, scorecard: scorecard.rows(), candidateScorecards: { idr: idrCard.rows(), average: averageCard.rows(), idrAci: idrAciCard.rows(), averageAci: averageAciCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
+  return { rows, ...(variants ? { variants } : {}), ...(withinHourRows ? { withinHour: withinHourRows } : {}), origins, methods, scorecard: scorecard.rows(), bandMethods: bandDays.map((b, i) => ({ horizon: i + 1, method: options.bandMethods?.[i] ?? 'conformal', ...b })), candidateScorecards: { conformal: conformalCard.rows(), idr: idrCard.rows(), average: averageCard.rows(), idrAci: idrAciCard.rows(), averageAci: averageAciCard.rows() }, scorecardExcluded, pointForecasts, dayAhead };
 }
 
 /** The comparison table: per horizon the shipped blend, the recursive and the direct forecast. */

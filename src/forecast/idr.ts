@@ -9,10 +9,24 @@ import { quantileSorted } from './lear.js';
 
 /** Non-increasing least-squares fit of `b` (ordered by increasing x) by pool-adjacent-violators. */
 export function antitonicFit(b: ArrayLike<number>): Float64Array {
+  return antitonicFitInto(b, pavScratch(b.length));
+}
+
+interface PavScratch {
+  readonly value: Float64Array;
+  readonly weight: Float64Array;
+  readonly end: Int32Array;
+  readonly out: Float64Array;
+}
+
+function pavScratch(n: number): PavScratch {
+  return { value: new Float64Array(n), weight: new Float64Array(n), end: new Int32Array(n), out: new Float64Array(n) };
+}
+
+/** antitonicFit into reused buffers (one set per IDR fit, not one per threshold: 101 fits). */
+function antitonicFitInto(b: ArrayLike<number>, scratch: PavScratch): Float64Array {
   const n = b.length;
-  const value = new Float64Array(n);
-  const weight = new Float64Array(n);
-  const end = new Int32Array(n);
+  const { value, weight, end, out } = scratch;
   let blocks = 0;
   for (let i = 0; i < n; i++) {
     value[blocks] = b[i];
@@ -28,7 +42,6 @@ export function antitonicFit(b: ArrayLike<number>): Float64Array {
       blocks--;
     }
   }
-  const out = new Float64Array(n);
   let start = 0;
   for (let k = 0; k < blocks; k++) {
     for (let i = start; i <= end[k]; i++) out[i] = value[k];
@@ -68,10 +81,11 @@ export function idrQuantiles(x: readonly number[], y: readonly number[], at: Arr
   // cdf[k * m + j] = F(threshold k | at[j])
   const cdf = new Float64Array(thresholdCount * m);
   const indicator = new Float64Array(n);
+  const scratch = pavScratch(n);
   for (let k = 0; k < thresholdCount; k++) {
     const z = thresholds[k];
     for (let i = 0; i < n; i++) indicator[i] = ys[i] <= z ? 1 : 0;
-    const fit = antitonicFit(indicator);
+    const fit = antitonicFitInto(indicator, scratch);
     for (let j = 0; j < m; j++) {
       const { i, w } = pos[j];
       cdf[k * m + j] = w === 0 ? fit[i] : fit[i] * (1 - w) + fit[i + 1] * w;

@@ -8,6 +8,7 @@ import { longestWindow } from './lear.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 import { chooseExogenous, type PublishedPoint } from './exogenous-availability.js';
 import { weekAheadInputs } from './week-ahead.js';
+import { describeBandMethods, type BandMethod } from './band-methods.js';
 
 export interface ForecastPeriodValue {
   readonly startMs: number;
@@ -22,6 +23,8 @@ export interface MarketForecastResult {
   readonly originDay: number;
   readonly periods: ForecastPeriodValue[];
   readonly method: string;
+  /** Per horizon of the last origin (index h - 1), where its band came from (rolling.ts bandMethod). */
+  readonly bandMethods: readonly BandMethod[];
   /** Days after the origin left out because the model gave a value that is not a number (none expected). */
   readonly unforecastDays: readonly number[];
   /** Pass back as `warm` next time: only origins after this one are computed then. */
@@ -56,6 +59,11 @@ export function lastCompleteDay(m: DayMatrix, maxDay: number): number | undefine
   return undefined;
 }
 
+/** Period length the forecaster models for a market's native one: quarter-hours, else hours. */
+export function forecastIntervalS(nativeIntervalS: number): 900 | 3600 {
+  return Math.round(86_400 / Math.max(nativeIntervalS, 900)) === 96 ? 900 : 3600;
+}
+
 export async function computeMarketForecast(args: {
   readonly timeZone: string;
   readonly prices: readonly SeriesPoint[];
@@ -83,7 +91,7 @@ export async function computeMarketForecast(args: {
   readonly warm?: readonly WarmState[];
 }): Promise<MarketForecastResult | undefined> {
   const { timeZone, options } = args;
-  const slots = Math.round(86_400 / Math.max(args.targetIntervalS, 900)) === 96 ? 96 : 24;
+  const slots = 86_400 / forecastIntervalS(args.targetIntervalS);
   const today = localDayOf(timeZone, args.nowMs);
   const firstDay = today - historyDaysNeeded(options);
   const lastDay = today + 1 + options.horizonDays;
@@ -140,6 +148,9 @@ export async function computeMarketForecast(args: {
       }),
     );
   }
-  const method = last.every((d) => d.method === 'lear') ? 'lear-ridge+conformal' : 'naive+conformal';
-  return { originDay: origin, periods, method, unforecastDays, state: { forecaster, slots, origin, inputs }, exogenous: { used: choice.used, note: choice.note }, ...(weekAhead ? { weekAhead: { through: weekAhead.knownThrough, horizons: last.filter((d) => d.horizon >= 2 && d.day <= weekAhead.knownThrough && (d.recursiveShare ?? 0) < 1 && !unforecastDays.includes(d.day)).map((d) => d.horizon) } } : {}) };
+  const bandMethods = last.map((d) => d.bandMethod);
+  // 'lear-ridge+conformal', 'lear-ridge+average', or per horizon 'lear-ridge+average D+1..D+4, D+7; conformal D+5, D+6'.
+  const band = bandMethods.every((m) => m === bandMethods[0]) ? (bandMethods[0] ?? 'conformal') : describeBandMethods(bandMethods);
+  const method = `${last.every((d) => d.method === 'lear') ? 'lear-ridge' : 'naive'}+${band}`;
+  return { originDay: origin, periods, method, bandMethods, unforecastDays, state: { forecaster, slots, origin, inputs }, exogenous: { used: choice.used, note: choice.note }, ...(weekAhead ? { weekAhead: { through: weekAhead.knownThrough, horizons: last.filter((d) => d.horizon >= 2 && d.day <= weekAhead.knownThrough && (d.recursiveShare ?? 0) < 1 && !unforecastDays.includes(d.day)).map((d) => d.horizon) } } : {}) };
 }

@@ -11,6 +11,7 @@ import { blendDay, ShareScores } from './blend.js';
 import { PenaltyCache } from './penalty-cache.js';
 import { normalQuantile } from './probabilistic.js';
 import { idrQuantiles } from './idr.js';
+import type { BandMethod } from './band-methods.js';
 
 export type ErrorScaling = 'none' | 'recent-variation';
 
@@ -46,6 +47,12 @@ export interface RollingOptions extends LearOptions {
   readonly quantileLevels?: readonly number[];
   /** With quantileLevels, also the candidate quantiles (IDR, averages; `candidates`). */
   readonly candidateQuantiles?: boolean;
+  /**
+   * Per horizon (index h - 1), where the band (`lower`, `upper`) and the reported quantiles
+   * come from (band-methods.ts; absent or short: conformal). The adaptive correction
+   * (adaptiveRate) follows the conformal band's own misses whatever is shipped, as measured.
+   */
+  readonly bandMethods?: readonly BandMethod[];
 }
 
 export interface RollingInput {
@@ -65,23 +72,27 @@ export interface BoundedDayForecast {
   readonly horizon: number;
   readonly method: 'lear' | 'naive';
   readonly forecast: Float64Array;
+  /** The band at the configured coverage, from `bandMethod`'s quantiles. */
   readonly lower: Float64Array;
   readonly upper: Float64Array;
+  /** Where the band and `quantiles` came from: the configured method, or conformal while too few calibration pairs. */
+  readonly bandMethod: BandMethod;
   /** Number of calibration errors behind the bounds (0: the normal fallback was used). */
   readonly calibrationSize: number;
   /** With recursiveBlend: the direct and the recursive forecast, and the recursive one's share in `forecast`. */
   readonly direct?: Float64Array;
   readonly recursive?: Float64Array;
   readonly recursiveShare?: number;
-  /** With quantileLevels: the quantiles, level-major (level i, slot s at i * slots + s). */
+  /** With quantileLevels: the shipped (bandMethod's) quantiles, level-major (level i, slot s at i * slots + s). */
   readonly quantiles?: Float64Array;
   /**
-   * With quantileLevels, candidates measured against the conformal quantiles (issue 24),
-   * same layout: IDR of the price on the forecast, and the average of the IDR and the
-   * conformal quantiles (Lipiecki, Uniejewski & Weron's averaging of post-processors).
-   * Cold (too few calibration pairs): the conformal quantiles.
+   * With quantileLevels and candidateQuantiles, every method measured against each other
+   * (issue 24), same layout: the conformal quantiles, IDR of the price on the forecast, and
+   * the average of the IDR and the conformal quantiles (Lipiecki, Uniejewski & Weron's
+   * averaging of post-processors). Cold (too few calibration pairs): the conformal quantiles.
    */
   readonly candidates?: {
+    readonly conformal: Float64Array;
     readonly idr: Float64Array;
     readonly average: Float64Array;
     /** IDR with the conformal (ACI) correction of its own band's coverage, and its average with the conformal quantiles. */
@@ -110,6 +121,7 @@ export function recentVariation(prices: DayMatrix, lastKnownDay: number): number
 interface PastForecast {
   readonly originDay: number;
   readonly scale: number;
+  /** lower/upper: the conformal band, whatever was shipped (its misses drive the ACI step). */
   readonly days: { day: number; horizon: number; values: Float64Array; lower: Float64Array; upper: Float64Array; direct?: Float64Array; recursive?: Float64Array; idrLower?: Float64Array; idrUpper?: Float64Array }[];
 }
 
@@ -221,9 +233,13 @@ export class ConformalForecaster {
     const blends = paths.recursive ? paths.direct.map((d, i) => this.blend(o, d, paths.recursive![i])) : undefined;
     const points = blends ? blends.map((b) => b.point) : paths.direct;
     const scale = options.scaling === 'none' ? 1 : recentVariation(input.prices, o);
+    const nominalHalf = (1 - options.coverage) / 2;
+    const conformalBands: [Float64Array, Float64Array][] = [];
     for (const p of points) {
+      const configured = options.bandMethods?.[p.horizon - 1] ?? 'conformal';
+      const wantPairs = options.candidateQuantiles === true || configured === 'average';
       const scores: number[] = [];
-      // Calibration pairs (forecast, price) for the IDR candidate, only when quantiles are asked for.
+      // Calibration pairs (forecast, price) for IDR: only for the average band or the candidates.
       const pairX: number[] = [];
       const pairY: number[] = [];
       for (const f of past) {
@@ -237,7 +253,7 @@ export class ConformalForecaster {
           const score = (valueAt(input.prices, fd.day, s) - fd.values[s]) / f.scale;
           if (Number.isFinite(score)) {
             scores.push(score);
-            if (options.candidateQuantiles) {
+            if (wantPairs) {
               pairX.push(fd.values[s]);
               pairY.push(valueAt(input.prices, fd.day, s));
             }
@@ -266,15 +282,21 @@ export class ConformalForecaster {
         lower[s] = p.values[s] + qLo * scale;
         upper[s] = p.values[s] + qHi * scale;
       }
-      const quantiles = options.quantileLevels
+      conformalBands.push([lower, upper]);
+      const conformal = options.quantileLevels
         ? conformalQuantiles(options.quantileLevels, p.values, scale, {
-            nominalHalf: (1 - options.coverage) / 2,
+            nominalHalf,
             qLo,
             qHi,
             ...(calibrated ? { scores, aciHalf: this.missLevel[p.horizon - 1] / 2 } : {}),
           })
         : undefined;
-      const candidates = quantiles && options.quantileLevels && options.candidateQuantiles ? idrCandidates(options.quantileLevels, p.values, quantiles, calibrated ? pairX : [], pairY, (1 - options.coverage) / 2, this.idrMissLevel[p.horizon - 1] / 2) : undefined;
+      const idrPairs = calibrated && pairX.length >= 2 * p.values.length;
+      const candidates = conformal && options.quantileLevels && options.candidateQuantiles ? idrCandidates(options.quantileLevels, p.values, conformal, idrPairs ? pairX : [], pairY, nominalHalf, this.idrMissLevel[p.horizon - 1] / 2) : undefined;
+      // The average needs IDR's pairs; without them (cold) the band stays conformal.
+      const bandMethod: BandMethod = configured === 'average' && idrPairs ? 'average' : 'conformal';
+      const band = bandMethod === 'conformal' ? { lower, upper } : (candidates && bandOf(options.quantileLevels!, candidates.average, p.values.length, nominalHalf)) ?? averageBand(pairX, pairY, p.values, lower, upper, nominalHalf);
+      const quantiles = conformal && (bandMethod === 'average' ? averageQuantiles(options.quantileLevels!, p.values, conformal, pairX, pairY, candidates) : conformal);
       const b = blends?.[p.horizon - 1];
       out.push({
         originDay: o,
@@ -282,15 +304,16 @@ export class ConformalForecaster {
         horizon: p.horizon,
         method: p.method,
         forecast: p.values,
-        lower,
-        upper,
+        lower: band.lower,
+        upper: band.upper,
+        bandMethod,
         calibrationSize: calibrated ? n : 0,
         ...(b ? { direct: b.direct, recursive: b.recursive, recursiveShare: b.share } : {}),
         ...(quantiles ? { quantiles } : {}),
         ...(candidates ? { candidates } : {}),
       });
     }
-    past.push({ originDay: o, scale, days: out.map((p) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: p.lower, upper: p.upper, direct: p.direct, recursive: p.recursive, ...(p.candidates?.idrAciBand ? { idrLower: p.candidates.idrAciBand[0], idrUpper: p.candidates.idrAciBand[1] } : {}) })) });
+    past.push({ originDay: o, scale, days: out.map((p, i) => ({ day: p.day, horizon: p.horizon, values: p.forecast, lower: conformalBands[i][0], upper: conformalBands[i][1], direct: p.direct, recursive: p.recursive, ...(p.candidates?.idrAciBand ? { idrLower: p.candidates.idrAciBand[0], idrUpper: p.candidates.idrAciBand[1] } : {}) })) });
     const kept = Math.max(options.calibrationDays, options.recursiveBlend ? blendDays(options) : 0);
     while (past.length > 0 && past[0].originDay < o - kept - options.horizonDays) past.shift();
     return out;
@@ -326,6 +349,37 @@ export function conformalQuantiles(
 }
 
 /**
+ * The band of the average method: per slot the mean of the IDR quantile at the band's level
+ * and the conformal bound (so it equals the average candidate's quantiles at those levels).
+ * IDR is fitted here for the two levels only; its arrays are dropped on return.
+ */
+export function averageBand(pairX: readonly number[], pairY: readonly number[], values: Float64Array, lower: Float64Array, upper: Float64Array, nominalHalf: number): { lower: Float64Array; upper: Float64Array } {
+  const slots = values.length;
+  // The levels as the backtest's QUANTILE_LEVELS write them ((1 - 0.8) / 2 is 0.09999999999999998,
+  // whose IDR quantile differs from 0.1's in the last bit).
+  const level = Math.round(nominalHalf * 1e9) / 1e9;
+  const idr = idrQuantiles(pairX, pairY, values, [level, 1 - level]);
+  return {
+    lower: Float64Array.from(lower, (c, s) => (idr[s] + c) / 2),
+    upper: Float64Array.from(upper, (c, s) => (idr[slots + s] + c) / 2),
+  };
+}
+
+/** The quantiles at the band's levels, when `levels` has them (the backtest's computed the average already). */
+function bandOf(levels: readonly number[], quantiles: Float64Array, slots: number, nominalHalf: number): { lower: Float64Array; upper: Float64Array } | undefined {
+  const lo = levels.findIndex((t) => Math.abs(t - nominalHalf) < 1e-9);
+  const hi = levels.findIndex((t) => Math.abs(t - (1 - nominalHalf)) < 1e-9);
+  return lo >= 0 && hi >= 0 ? { lower: quantiles.slice(lo * slots, (lo + 1) * slots), upper: quantiles.slice(hi * slots, (hi + 1) * slots) } : undefined;
+}
+
+/** The average method's quantiles at every level: the candidates' average where computed, else fitted here. */
+function averageQuantiles(levels: readonly number[], values: Float64Array, conformal: Float64Array, pairX: readonly number[], pairY: readonly number[], candidates: BoundedDayForecast['candidates']): Float64Array {
+  if (candidates) return candidates.average;
+  const idr = idrQuantiles(pairX, pairY, values, levels);
+  return Float64Array.from(idr, (q, i) => (q + conformal[i]) / 2);
+}
+
+/**
  * The candidate quantiles of a day forecast (BoundedDayForecast.candidates): IDR as
  * fitted, IDR with its levels warped by its own ACI level (the conformal correction of its
  * band's coverage, as the conformal quantiles are warped), and each averaged with the
@@ -340,7 +394,7 @@ function idrCandidates(
   nominalHalf: number,
   aciHalf: number,
 ): NonNullable<BoundedDayForecast['candidates']> {
-  if (pairX.length < 2 * values.length) return { idr: conformal, average: conformal, idrAci: conformal, averageAci: conformal };
+  if (pairX.length < 2 * values.length) return { conformal, idr: conformal, average: conformal, idrAci: conformal, averageAci: conformal };
   const idr = idrQuantiles(pairX, pairY, values, levels);
   const idrAci = idrQuantiles(pairX, pairY, values, levels.map((t) => warpLevel(t, nominalHalf, aciHalf)));
   const average = Float64Array.from(idr, (q, i) => (q + conformal[i]) / 2);
@@ -349,7 +403,7 @@ function idrCandidates(
   const lo = levels.findIndex((t) => Math.abs(t - nominalHalf) < 1e-9);
   const hi = levels.findIndex((t) => Math.abs(t - (1 - nominalHalf)) < 1e-9);
   const idrAciBand = lo >= 0 && hi >= 0 ? ([idrAci.slice(lo * slots, (lo + 1) * slots), idrAci.slice(hi * slots, (hi + 1) * slots)] as const) : undefined;
-  return { idr, average, idrAci, averageAci, ...(idrAciBand ? { idrAciBand } : {}) };
+  return { conformal, idr, average, idrAci, averageAci, ...(idrAciBand ? { idrAciBand } : {}) };
 }
 
 /** Piecewise-linear map of [0, 1] with a -> b, 0.5 -> 0.5 and its mirror image above 0.5. */

@@ -12,8 +12,9 @@ import type { ComponentHealth, ModuleViews } from '../ops/observability/views.js
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate, localDayOf } from './local-days.js';
-import { computeMarketForecast, historyDaysNeeded, type WarmState } from './market-forecast.js';
+import { computeMarketForecast, forecastIntervalS, historyDaysNeeded, type WarmState } from './market-forecast.js';
 import type { RollingOptions } from './rolling.js';
+import { bandMethodsFor, shippedBandMethods, type BandMethodTable } from './band-methods.js';
 import { EXOGENOUS_SERIES_NAMES, type ExogenousSeriesName } from '../prices/exogenous/series.js';
 import type { PublishedPoint } from './exogenous-availability.js';
 
@@ -40,6 +41,8 @@ export interface ForecastServiceDeps {
   /** Stored exogenous series (load, wind, solar forecasts) with fetch times; absent = price only. */
   readonly exogenous?: { fetchedValues(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
   market(code: string): ForecastMarket | undefined;
+  /** Which band each market, resolution and horizon gets; default the shipped band-methods.json. */
+  readonly bandMethods?: BandMethodTable;
 }
 
 /** The registry's market as the forecaster sees it. */
@@ -122,7 +125,11 @@ export class ForecastService implements Module {
   /** Per region, what its stored forecast was made from (`prices + load, ...` or `prices only: why`). */
   private readonly inputs = new Map<string, string>();
 
-  constructor(private readonly deps: ForecastServiceDeps) {}
+  private readonly bandMethods: BandMethodTable;
+
+  constructor(private readonly deps: ForecastServiceDeps) {
+    this.bandMethods = deps.bandMethods ?? shippedBandMethods();
+  }
 
   async start(): Promise<void> {
     if (!this.deps.config.forecast.enabled) return;
@@ -197,8 +204,11 @@ export class ForecastService implements Module {
       this.noteGap(region, unforecastDays(Math.floor(clock.now() / DAY_MS), horizonDays, undefined), 'unknown market area');
       return false;
     }
-    const options = rollingOptions(config);
     const nowMs = clock.now();
+    const targetIntervalS = market.nativeResolutionS(nowMs + 2 * DAY_MS);
+    // The band's method per horizon, as measured for this market, resolution and coverage
+    // (band-methods.json; conformal where never measured).
+    const options: RollingOptions = { ...rollingOptions(config), bandMethods: bandMethodsFor(this.bandMethods, market.code, forecastIntervalS(targetIntervalS), config.forecast.interval, horizonDays) };
     const today = localDayOf(market.timeZone, nowMs);
     const startedMs = Date.now();
     try {
@@ -226,7 +236,7 @@ export class ForecastService implements Module {
         ...(published ? { exogenousPublished: published } : {}),
         ...(weekAhead ? { weekAheadPublished: weekAhead } : {}),
         nowMs,
-        targetIntervalS: market.nativeResolutionS(nowMs + 2 * DAY_MS),
+        targetIntervalS,
         options,
         pause: () => new Promise((resolve) => setImmediate(resolve)),
         warm: [...(this.warmByInputs.get(market.code)?.values() ?? [])],
@@ -263,7 +273,7 @@ export class ForecastService implements Module {
         { marketArea: market.code, originDay: isoDate(result.originDay), computedAtMs: clock.now(), method: result.method, coverage: options.coverage, inputs },
         result.periods,
       );
-      logger.info({ region, originDay: isoDate(result.originDay), periods: result.periods.length, inputs, ms: Date.now() - startedMs }, 'forecast stored');
+      logger.info({ region, originDay: isoDate(result.originDay), periods: result.periods.length, inputs, method: result.method, ms: Date.now() - startedMs }, 'forecast stored');
       return true;
     } catch (err) {
       logger.error({ err, region }, 'forecast failed');

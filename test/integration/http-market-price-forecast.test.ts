@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForecastService, forecastMarket } from '../../src/forecast/service.js';
+import { shippedBandMethods, type BandMethodTable } from '../../src/forecast/band-methods.js';
 import { dayFromIso, localMidnightMs } from '../../src/forecast/local-days.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
@@ -25,9 +26,10 @@ function nlPeriods() {
 
 /**
  * A gateway whose store holds the real prices known at local 10:00 of `today` (today's,
- * not tomorrow's), or those through `knownThrough` (tomorrow's after the auction).
+ * not tomorrow's), or those through `knownThrough` (tomorrow's after the auction); its
+ * forecaster's band methods are the shipped ones unless `bandMethods` says otherwise.
  */
-async function gatewayAt(today: string, extra: Record<string, unknown> = {}, knownThrough = today) {
+async function gatewayAt(today: string, extra: Record<string, unknown> = {}, knownThrough = today, bandMethods?: BandMethodTable) {
   const clock = { nowMs: localMidnightMs(NL.timeZone, dayFromIso(today)) + 10 * 3_600_000 };
   const http = await startTestHttp({
     config: {
@@ -47,6 +49,7 @@ async function gatewayAt(today: string, extra: Record<string, unknown> = {}, kno
     forecasts: new ForecastStore(http.ctx.db),
     prices: new PriceStore(http.ctx.db),
     market: forecastMarket,
+    ...(bandMethods ? { bandMethods } : {}),
   });
   return { http, clock, service };
 }
@@ -58,6 +61,39 @@ async function get(http: TestHttp, query: string, headers: Record<string, string
   // Every answer, errors included, must match the OpenAPI document (src/http/openapi.json).
   expectDocumented('GET', PATH, res, body);
   return { res, body };
+}
+
+/** The band before issue 24: nothing measured, so conformal everywhere. */
+const CONFORMAL_ONLY: BandMethodTable = { ...shippedBandMethods(), measured: [] };
+
+/** Forecast periods (no published price) of a response, by local day (YYYY-MM-DD of period_start). */
+function forecastDays(body: any): Map<string, any[]> {
+  const out = new Map<string, any[]>();
+  for (const p of body.prices) if (p.price_per_mwh === null) out.set(p.period_start.slice(0, 10), [...(out.get(p.period_start.slice(0, 10)) ?? []), p]);
+  return out;
+}
+
+/**
+ * Served by a gateway with the shipped band methods (`adopted`) and by one with the
+ * conformal band everywhere, on the same prices: the same forecasts; per day, whether
+ * the bounds differ (the adopted method is not conformal there) or are the same.
+ */
+function boundsDifferByDay(adopted: any, conformal: any, after: string): Map<string, boolean> {
+  const a = forecastDays(adopted);
+  const c = forecastDays(conformal);
+  expect([...a.keys()]).toEqual([...c.keys()]);
+  const out = new Map<string, boolean>();
+  for (const [day, periods] of a) {
+    if (day <= after) continue;
+    const ref = c.get(day)!;
+    expect(periods.map((p) => [p.period_start, p.forecast])).toEqual(ref.map((p) => [p.period_start, p.forecast]));
+    const differ = periods.filter((p, i) => p.forecast_lower !== ref[i].forecast_lower || p.forecast_upper !== ref[i].forecast_upper).length;
+    // A day's band comes from one method: all of its periods differ, or none does (a
+    // period whose bound is clamped to the forecast may agree by chance).
+    expect(differ === 0 || differ >= periods.length * 0.9).toBe(true);
+    out.set(day, differ > 0);
+  }
+  return out;
 }
 
 function expectValid(body: any) {
@@ -108,6 +144,35 @@ describe.skipIf(!hasSharedData)(`market_price_forecast around the real missing d
     expect(after.body.prices).toHaveLength(8 * 96);
     expect(after.body.prices.slice(0, 96)).toEqual(before.body.prices.slice(0, 96));
     expect(after.body.prices.slice(192).every((p: any) => p.price_per_mwh === null && p.forecast_lower <= p.forecast && p.forecast <= p.forecast_upper)).toBe(true);
+  });
+
+  it('NL-900 bounds from the band methods measured for NL at 900 s: the IDR/conformal average at D+1..D+4 and D+7, conformal at D+5 and D+6', async () => {
+    const conformalOnly = await gatewayAt('2025-11-07', {}, '2025-11-08', CONFORMAL_ONLY);
+    try {
+      expect(await gap.service.computeRegion('NL')).toBe(true);
+      expect(await conformalOnly.service.computeRegion('NL')).toBe(true);
+      expect(new ForecastStore(gap.http.ctx.db).latestRun('NL')!.method).toBe('lear-ridge+average D+1..D+4, D+7; conformal D+5, D+6');
+      expect(new ForecastStore(conformalOnly.http.ctx.db).latestRun('NL')!.method).toBe('lear-ridge+conformal');
+      // Read on 2025-11-08, so the answer reaches D+7 (today + 7 days).
+      for (const g of [gap, conformalOnly]) g.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-11-08')) + 10 * 3_600_000;
+      const adopted = await get(gap.http, '?region=NL-900', { authorization: `Bearer ${gap.http.token('price_forecast', 'band-900')}` });
+      const conformal = await get(conformalOnly.http, '?region=NL-900', { authorization: `Bearer ${conformalOnly.http.token('price_forecast', 'band-900')}` });
+      expect(adopted.res.status).toBe(200);
+      expect(conformal.res.status).toBe(200);
+      expectValid(adopted.body);
+      // Origin 2025-11-08: D+1 is 2025-11-09 .. D+7 2025-11-15.
+      expect(Object.fromEntries(boundsDifferByDay(adopted.body, conformal.body, '2025-11-08'))).toEqual({
+        '2025-11-09': true,
+        '2025-11-10': true,
+        '2025-11-11': true,
+        '2025-11-12': true,
+        '2025-11-13': false,
+        '2025-11-14': false,
+        '2025-11-15': true,
+      });
+    } finally {
+      await conformalOnly.http.close();
+    }
   });
 
   it('prices that end before today: 503 with Retry-After naming the last stored day, the same on cdrs', async () => {
@@ -231,6 +296,24 @@ describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedDat
       expectValid(body);
       expect(body.prices.filter((p: any) => p.period_start.startsWith('2024-10-27'))).toHaveLength(n);
       autumn.clock.nowMs += 2_000; // stay within the throttle
+    }
+  });
+
+  it('NL hourly bounds from the IDR/conformal average at every horizon (band-methods.json); the forecast itself unchanged', async () => {
+    const conformalOnly = await gatewayAt('2025-03-27', {}, '2025-03-27', CONFORMAL_ONLY);
+    try {
+      expect(await spring.service.computeRegion('NL')).toBe(true);
+      expect(await conformalOnly.service.computeRegion('NL')).toBe(true);
+      expect(new ForecastStore(spring.http.ctx.db).latestRun('NL')!.method).toBe('lear-ridge+average');
+      const adopted = await get(spring.http, '?region=NL', { authorization: `Bearer ${spring.http.token('price_forecast', 'band')}` });
+      const conformal = await get(conformalOnly.http, '?region=NL', { authorization: `Bearer ${conformalOnly.http.token('price_forecast', 'band')}` });
+      expect(adopted.res.status).toBe(200);
+      expectValid(adopted.body);
+      const differ = boundsDifferByDay(adopted.body, conformal.body, '2025-03-27');
+      expect([...differ.keys()]).toEqual(['2025-03-28', '2025-03-29', '2025-03-30', '2025-03-31', '2025-04-01', '2025-04-02', '2025-04-03']);
+      expect([...differ.values()].every(Boolean)).toBe(true);
+    } finally {
+      await conformalOnly.http.close();
     }
   });
 
