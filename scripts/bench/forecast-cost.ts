@@ -26,6 +26,11 @@
 //     D 13:00 (origin D+1, whose next day has no series yet: price only), D+2's series at
 //     D+1 10:30 (with series again), D+2's prices at D+1 13:00 (price only): each refresh
 //     timed; the last two are the daily updates of a service that has run a day.
+// Band (issue 24): the service ships, per horizon, the band src/forecast/band-methods.json
+// adopts (NL: the IDR/conformal average, which fits IDR at each horizon of the last origin).
+// Every cold and warm line is measured twice, interleaved: with the conformal band
+// everywhere (the service before the adoption: its deps' bandMethods with nothing measured)
+// and with the shipped table; the line prints the difference in CPU and peak RSS.
 // Targets: cold with exogenous inputs <= 30 s CPU and <= 100 MB of the forecaster's own
 // memory (peak RSS above the baseline's); warm <= 2 s. CPU is user+sys of the process
 // during the call (process.cpuUsage) and decides; wall is printed with the load average:
@@ -107,9 +112,12 @@ if (mode === 'baseline') {
     return { periods, historyPoints: history.length, seriesPoints };
   });
 } else {
+  // c.band 'conformal': the band before issue 24's adoption (nothing measured, conformal everywhere).
+  const bandMethods = c.band === 'conformal' ? { ...(await imp('forecast/band-methods.js')).shippedBandMethods(), measured: [] } : undefined;
   const service = new ForecastService({
     config, logger: createLogger('silent'), clock: { now: () => nowMs }, forecasts, prices,
     ...(c.exogenous ? { exogenous } : {}), market: forecastMarket,
+    ...(bandMethods ? { bandMethods } : {}),
   });
   const run = async (call) => {
     const ok = await call();
@@ -211,7 +219,7 @@ function prepare(dir: string, c: Case) {
 
 function measure(mode: 'baseline' | 'cold' | 'warm' | 'day', dbPath: string, c: Record<string, unknown>, profileName?: string): Measured {
   // Each process works on its own copy: the service writes its forecast (and the warm one the next day).
-  const copy = `${dbPath}.${mode}.${c.exogenous ? 'exo' : 'price'}.db`;
+  const copy = `${dbPath}.${mode}.${c.exogenous ? 'exo' : 'price'}.${c.band ?? 'shipped'}.db`;
   copyFileSync(dbPath, copy);
   const profile = process.env.PROFILE && profileName ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`, `--cpu-prof-name=${profileName}.cpuprofile`] : [];
   const r = spawnSync('node', [...shippedNodeFlags(), ...profile, '--input-type=module', '-e', CHILD, mode, copy, JSON.stringify(c), DIST], {
@@ -252,7 +260,7 @@ try {
     // The daemon always gives the service its series store; at 900 s (2025) it holds nothing
     // that covers the target day, so that case is price only and its stored run says why.
     const withExo = c.intervalS === 3600;
-    const arg = (exogenous: boolean) => ({ nowMs, intervalS: c.intervalS, exogenous, next });
+    const arg = (exogenous: boolean, band?: 'conformal') => ({ nowMs, intervalS: c.intervalS, exogenous, next, ...(band ? { band } : {}) });
     // The baseline reads what the measured process reads: the series too, where it reads them.
     const baselines = new Map<boolean, Measured>();
     for (const exo of withExo ? [true, false] : [true]) {
@@ -260,25 +268,39 @@ try {
       baselines.set(exo, base);
       console.log(`  baseline${withExo ? (exo ? ' with series' : ' price only') : ''} (read the store + naive forecast): ${f2(base.seconds)} s wall, ${f2(base.cpuSeconds)} s CPU, peak RSS ${f1(base.peakRssMb)} MB (${base.out.historyPoints} prices, ${base.out.seriesPoints} series points read)`);
     }
-    const rows: Array<[string, Measured, boolean]> = [];
+    const rows: Array<[string, Measured, boolean, Measured]> = [];
+    // Each measurement with the conformal band first, then the shipped one (interleaved).
+    const both = (mode: 'cold' | 'warm', exogenous: boolean, name: string): [Measured, Measured] => {
+      const conformal = measure(mode, dbPath, arg(exogenous, 'conformal'), `${name}-conformal`);
+      return [measure(mode, dbPath, arg(exogenous), name), conformal];
+    };
     if (withExo) {
-      const cold = measure('cold', dbPath, arg(true), `cold-exo-${c.intervalS}`);
-      rows.push(['cold, with exogenous inputs', cold, true]);
+      const [cold, coldConformal] = both('cold', true, `cold-exo-${c.intervalS}`);
+      rows.push(['cold, with exogenous inputs', cold, true, coldConformal]);
       if (!cold.out.ok || !cold.out.inputs?.startsWith('prices + load')) {
         failures.push(`${c.label}: the cold forecast did not use the exogenous series (inputs: ${cold.out.inputs ?? 'none stored'})`);
       }
-      rows.push(['cold, price only (service without a series store)', measure('cold', dbPath, arg(false), `cold-price-${c.intervalS}`), false]);
-    } else rows.push(['cold, price only (no series for 2025 in the files)', measure('cold', dbPath, arg(true), `cold-price-${c.intervalS}`), true]);
-    const warm = measure('warm', dbPath, arg(true), `warm-${c.intervalS}`);
-    rows.push([`warm daily update${withExo ? ', with exogenous inputs' : ', price only'}`, warm, true]);
+      const [price, priceConformal] = both('cold', false, `cold-price-${c.intervalS}`);
+      rows.push(['cold, price only (service without a series store)', price, false, priceConformal]);
+    } else {
+      const [price, priceConformal] = both('cold', true, `cold-price-${c.intervalS}`);
+      rows.push(['cold, price only (no series for 2025 in the files)', price, true, priceConformal]);
+    }
+    const [warm, warmConformal] = both('warm', true, `warm-${c.intervalS}`);
+    rows.push([`warm daily update${withExo ? ', with exogenous inputs' : ', price only'}`, warm, true, warmConformal]);
     if (withExo && !warm.out.inputs?.startsWith('prices + load')) failures.push(`${c.label}: the warm update did not use the exogenous series (inputs: ${warm.out.inputs})`);
-    for (const [what, m, exo] of rows) {
+    const line = (what: string, m: Measured, exo: boolean) => {
       const base = baselines.get(exo)!;
       const own = m.peakRssMb - base.peakRssMb;
       console.log(
         `  ${what}: ${f2(m.seconds)} s wall, ${f2(m.cpuSeconds)} s CPU (x${f1(m.cpuSeconds / base.cpuSeconds)} the baseline's CPU, x${f1(m.seconds / base.seconds)} its wall), ` +
           `peak RSS ${f1(m.peakRssMb)} MB (own +${f1(own)} MB) | origin ${m.out.originDay}, ${m.out.method}, inputs: ${m.out.inputs}, forecast digest ${m.out.digest}`,
       );
+    };
+    for (const [what, m, exo, conformal] of rows) {
+      line(`${what}, conformal band`, conformal, exo);
+      line(`${what}, shipped band`, m, exo);
+      console.log(`    shipped band vs conformal band: ${m.cpuSeconds >= conformal.cpuSeconds ? '+' : ''}${f2(m.cpuSeconds - conformal.cpuSeconds)} s CPU (x${f2(m.cpuSeconds / conformal.cpuSeconds)}), peak RSS ${m.peakRssMb >= conformal.peakRssMb ? '+' : ''}${f1(m.peakRssMb - conformal.peakRssMb)} MB`);
     }
     const [coldWhat, cold, coldExo] = rows[0];
     const own = cold.peakRssMb - baselines.get(coldExo)!.peakRssMb;
