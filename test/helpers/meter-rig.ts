@@ -87,7 +87,10 @@ export interface MeterRig extends RigPeers {
   readonly configPath: string;
   /** `http://127.0.0.1:<httpPort>` */
   readonly httpBase: string;
-  readonly sub: TestSubscriber | undefined;
+  /** The rig's broker; throws if it started none. */
+  readonly broker: TlsBroker;
+  /** The rig's subscriber; throws if it started none. */
+  readonly sub: TestSubscriber;
   /** The daemons started so far, the latest last (the first one when it started with the rig). */
   readonly daemons: readonly DaemonProcess[];
   /** The latest daemon; throws if none was started. */
@@ -198,10 +201,20 @@ async function build(opts: MeterRigOptions, steps: Array<() => Promise<unknown> 
 
   const daemons: DaemonProcess[] = [];
   const rig: MeterRig = {
-    ...peers,
+    dir,
+    dataDir,
+    meters,
+    httpPort,
     configPath,
     httpBase: `http://127.0.0.1:${httpPort}`,
-    sub,
+    get broker(): TlsBroker {
+      if (!broker) throw new Error('meter rig: no broker started');
+      return broker;
+    },
+    get sub(): TestSubscriber {
+      if (!sub) throw new Error('meter rig: no subscriber started');
+      return sub;
+    },
     daemons,
     get daemon(): DaemonProcess {
       const d = daemons.at(-1);

@@ -1,17 +1,12 @@
 // network_scan from `metergate run` against real peers: complete content (interfaces with
 // MAC and addresses; per bus what answered and with which profile), valid against its
 // schema, retained, and published again when it changes: meters go silent, one returns.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageProblems } from '../../src/uplink/validate.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
-import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import { GATEWAY_USER, cloudUser, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
+import { METER_A, METER_B } from '../helpers/poller-harness.js';
+import { subscribe, type Received } from '../helpers/subscriber.js';
 import { hasSocat } from '../helpers/peers.js';
 
 if (!hasMosquitto || !hasSocat) console.warn('network scan test skipped: needs mosquitto and socat (scripts/install-test-deps)');
@@ -25,55 +20,36 @@ const scansOf = (all: readonly Received[], resource: string) => all.filter((m) =
 const unitIds = (s: Scan) => s.modbus.find((b) => b.bus === 'rs485')!.unit_ids;
 
 describe.skipIf(!hasMosquitto || !hasSocat)('network_scan of a running daemon', () => {
-  let dir: string;
-  let pair: PtyPair;
-  let sim: SimProcess | null = null;
-  let broker: TlsBroker;
-  let daemon: DaemonProcess;
-  let sub: TestSubscriber;
+  let rig: MeterRig;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-netscan-'));
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1:sdm630,2:sdm120']);
-    broker = await startTlsBroker([
-      { username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-pw', acl: ['topic read svc/resources/#'] },
-    ]);
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 }
-buses:
-  - { name: rs485, type: rtu, port: ${pair.a}, timeout_ms: 400, retries: 0 }
-  - { name: cabinet, type: tcp, host: 127.0.0.1, tcp_port: 1 }
-meters:
-  - { resource_id: ${METER_A}, bus: rs485, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${METER_B}, bus: rs485, unit_id: 2, profile: sdm120 }
-mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { enabled: false }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: 'svc/resources/+/network_scans' });
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-netscan-',
+      meters: [{ line: 'pty', args: ['--unit', '1:sdm630,2:sdm120'] }],
+      broker: { users: [GATEWAY_USER, cloudUser()] },
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000, offline_after_misses: 2, reprobe_initial_ms: 1000, reprobe_max_ms: 2000 },
+        buses: [
+          { name: 'rs485', type: 'rtu', port: meters[0].port, timeout_ms: 400, retries: 0 },
+          { name: 'cabinet', type: 'tcp', host: '127.0.0.1', tcp_port: 1 },
+        ],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 2, profile: 'sdm120' },
+        ],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+      }),
+      subscriber: { username: 'cloud', topic: 'svc/resources/+/network_scans' },
+    });
   }, 120_000);
 
   afterAll(async () => {
-    await sub?.close();
-    await daemon?.stop();
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('is complete and valid, and is published again (retained) each time what answers changes', { timeout: 180_000 }, async () => {
+    const { broker, sub, meters } = rig!;
+    const line = meters[0];
     await sub.waitFor((all) => scansOf(all, METER_A).some((s) => unitIds(s).length === 2), 'a scan with both meters', 60_000);
     const first = scansOf(sub.messages, METER_A).find((s) => unitIds(s).length === 2)!;
     expect(messageProblems('network_scan', first)).toEqual([]);
@@ -84,18 +60,17 @@ forecast: { enabled: false }
     }
     expect(first.modbus).toEqual([
       { bus: 'cabinet', port: '127.0.0.1:1', unit_ids: [], devices: [] }, // configured, nothing answers
-      { bus: 'rs485', port: pair.a, unit_ids: [1, 2], devices: [{ unit_id: 1, profile: 'sdm630' }, { unit_id: 2, profile: 'sdm120' }] },
+      { bus: 'rs485', port: line.port, unit_ids: [1, 2], devices: [{ unit_id: 1, profile: 'sdm630' }, { unit_id: 2, profile: 'sdm120' }] },
     ]);
     // Every resource of the gateway carries the same scan.
     await sub.waitFor((all) => scansOf(all, METER_B).some((s) => unitIds(s).length === 2), 'the scan for the second resource');
 
     // The line goes dead: both meters go offline, the scan says so.
-    await sim!.stop();
-    sim = null;
+    await line.sim.stop();
     await sub.waitFor((all) => scansOf(all, METER_A).some((s) => unitIds(s).length === 0), 'a scan with nothing answering', 90_000);
 
     // One meter comes back.
-    sim = await startSim(['--serial', pair.b, '--unit', '1:sdm630']);
+    await rig.restartSim(0, ['--unit', '1:sdm630']);
     await sub.waitFor((all) => {
       const scans = scansOf(all, METER_A);
       const emptyAt = scans.findIndex((s) => unitIds(s).length === 0);
@@ -105,7 +80,7 @@ forecast: { enabled: false }
     expect(messageProblems('network_scan', latest)).toEqual([]);
 
     // A subscriber arriving now gets the latest content as the retained message.
-    const late = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: `svc/resources/${METER_A}/network_scans` });
+    const late = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: cloudUser().password, topic: `svc/resources/${METER_A}/network_scans` });
     try {
       await late.waitFor((all) => all.length > 0, 'the retained scan');
       expect(late.messages[0].retain).toBe(true);

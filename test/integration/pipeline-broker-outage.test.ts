@@ -12,7 +12,7 @@ const MINE = '2d4f6a8c-0e1b-4d3f-9a5c-7e9b1d3f5a7c';
 const OUTAGE_MS = 30_000;
 
 describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
-  let rig: MeterRig | undefined;
+  let rig: MeterRig;
 
   beforeAll(async () => {
     rig = await startMeterRig({
@@ -21,7 +21,7 @@ describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
       meters: [{ line: 'pty', args: ['--unit', '1'] }],
       config: ({ meters }) => ({
         poll: { interval_ms: 1000 },
-        buses: [{ name: 'line-a', type: 'rtu', port: meters[0]!.port, timeout_ms: 300 }],
+        buses: [{ name: 'line-a', type: 'rtu', port: meters[0].port, timeout_ms: 300 }],
         meters: [{ resource_id: MINE, bus: 'line-a', unit_id: 1, profile: 'sdm630' }],
         mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000, heartbeat_interval_ms: 2000 },
       }),
@@ -35,17 +35,17 @@ describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
 
   it('delivers every reading sampled during the outage, oldest first, none lost', { timeout: 150_000 }, async () => {
     const { broker, sub, daemon, dataDir } = rig!;
-    const measurements = () => sub!.messages.filter((m) => m.topic.endsWith('/measurements'));
-    const heartbeatsAt = () => sub!.messages.filter((m) => m.topic.endsWith('/heartbeats')).map((m) => Date.parse(String(m.json.published_at)));
+    const measurements = () => sub.messages.filter((m) => m.topic.endsWith('/measurements'));
+    const heartbeatsAt = () => sub.messages.filter((m) => m.topic.endsWith('/heartbeats')).map((m) => Date.parse(String(m.json.published_at)));
     const sampledAt = () => measurements().map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at));
-    await sub!.waitFor(() => measurements().length >= 2 && heartbeatsAt().length >= 1, 'measurements and a heartbeat before the outage', 30_000);
+    await sub.waitFor(() => measurements().length >= 2 && heartbeatsAt().length >= 1, 'measurements and a heartbeat before the outage', 30_000);
 
     const downAt = Date.now();
-    await broker!.pause();
+    await broker.pause();
     const goneAt = Date.now(); // the broker process has exited
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     const restartAt = Date.now(); // no broker to publish to before this
-    await broker!.resume();
+    await broker.resume();
     const upAt = Date.now();
 
     // What the gateway stored while the broker was away (read-only look at its database).
@@ -54,7 +54,7 @@ describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
     db.close();
     expect(stored.length, daemon.output()).toBeGreaterThanOrEqual(20); // ~1 a second
 
-    await sub!.waitFor(
+    await sub.waitFor(
       () => {
         const got = new Set(sampledAt());
         return stored.every((t) => got.has(t));
@@ -72,7 +72,7 @@ describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
     // Heartbeats only while connected: none stamped while the broker was away is sent later
     // (a second of slack after it exited, for one sent before the gateway saw the link drop),
     // and they resume after.
-    await sub!.waitFor(() => heartbeatsAt().some((t) => t > upAt), 'a heartbeat after the outage', 20_000);
+    await sub.waitFor(() => heartbeatsAt().some((t) => t > upAt), 'a heartbeat after the outage', 20_000);
     expect(heartbeatsAt().filter((t) => t > goneAt + 1000 && t < restartAt).map((t) => new Date(t).toISOString())).toEqual([]);
   });
 });

@@ -17,7 +17,7 @@ const MINE = '4a6c8e0a-2b3c-4d5e-8f6a-7b8c9d0e1f2a';
 const N = 3000;
 
 describe.skipIf(!hasMosquitto)('kill -9 while draining a backlog', () => {
-  let rig: MeterRig | undefined;
+  let rig: MeterRig;
   const expected: string[] = [];
 
   beforeAll(async () => {
@@ -29,7 +29,7 @@ describe.skipIf(!hasMosquitto)('kill -9 while draining a backlog', () => {
       startDaemon: false,
     });
     // The backlog: readings of the last hour, stored the way the recorder stores them.
-    const config = validateConfig({ organization_id: ORG, data_dir: rig.dataDir, mqtt: { url: rig.broker!.url } }, 'test', {});
+    const config = validateConfig({ organization_id: ORG, data_dir: rig.dataDir, mqtt: { url: rig.broker.url } }, 'test', {});
     const ctx = createContext(config, { db: openDatabase(join(rig.dataDir, 'metergate.db')), logger: createLogger('warn') });
     const recorder = new MeasurementRecorder({ ...ctx, readings: new ReadingsStore(ctx.db), outbox: new Outbox(ctx.db, { maxRows: 1e7, maxBytes: 1e10 }) });
     const t0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
@@ -48,14 +48,14 @@ describe.skipIf(!hasMosquitto)('kill -9 while draining a backlog', () => {
   });
 
   it('loses nothing across the crash', { timeout: 120_000 }, async () => {
-    const sub = rig!.sub!;
-    const first = await rig!.startDaemon();
+    const sub = rig.sub;
+    const first = await rig.startDaemon();
     await sub.waitFor((all) => all.length >= 300, 'part of the backlog');
     await first.kill9();
     const beforeRestart = new Set(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
     expect(beforeRestart, first.output()).toBeLessThan(N); // the crash really came mid-drain
 
-    const second = await rig!.startDaemon();
+    const second = await rig.startDaemon();
     await sub.waitFor(
       (all) => {
         const got = new Set(all.map((m) => (m.json.data as { sampled_at: string }).sampled_at));

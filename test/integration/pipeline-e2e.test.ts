@@ -2,87 +2,57 @@
 // socat pty pairs, `metergate run` as its own process, mosquitto with TLS, a password
 // file and an ACL that lets the subscriber read only svc/resources/<its id>/#.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { messageProblems } from '../../src/uplink/validate.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import type { DaemonProcess } from '../helpers/daemon-process.js';
+import { hasMosquitto, type TlsBroker } from '../helpers/mosquitto.js';
+import { ORG } from '../helpers/poller-harness.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const OTHER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
 
 describe.skipIf(!hasMosquitto)('pipeline: RTU meters -> SQLite -> TLS MQTT, as a subscriber sees it', () => {
+  let rig: MeterRig;
   let broker: TlsBroker;
-  let dir: string;
-  const ptys: PtyPair[] = [];
-  const sims: SimProcess[] = [];
-  let daemon: DaemonProcess | undefined;
-  let sub: TestSubscriber | undefined;
+  let sims: SimProcess[];
+  let daemon: DaemonProcess;
+  let sub: TestSubscriber;
 
   beforeAll(async () => {
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-      { username: 'operator', password: 'op-secret', acl: ['topic read svc/resources/#'] },
-    ]);
-    dir = mkdtempSync(join(tmpdir(), 'mg-pipeline-'));
-    for (let i = 0; i < 2; i++) {
-      const pty = await startPtyPair();
-      ptys.push(pty);
-      sims.push(await startSim(['--serial', pty.b, '--unit', String(i + 1)]));
-    }
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-poll: { interval_ms: 1000 }
-buses:
-  - { name: line-a, type: rtu, port: ${ptys[0].a}, baud_rate: 9600, parity: even, timeout_ms: 300 }
-  - { name: line-b, type: rtu, port: ${ptys[1].a}, baud_rate: 9600, parity: even, timeout_ms: 300 }
-meters:
-  - { resource_id: ${MINE}, bus: line-a, unit_id: 1, profile: sdm630, extra_metrics: [voltage_l1, frequency] }
-  - { resource_id: ${OTHER}, bus: line-b, unit_id: 2, profile: sdm630 }
-mqtt:
-  url: ${broker.url}
-  username: gateway
-  password: gw-secret
-  ca_file: ${broker.caFile}
-  heartbeat_interval_ms: 2000
-  reconnect_min_ms: 200
-  reconnect_max_ms: 1000
-clock: { trust: system }
-http: { enabled: false }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: 'svc/resources/+/+' });
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-pipeline-',
+      broker: { users: [GATEWAY_USER, cloudUser(MINE), { username: 'operator', password: 'op-secret', acl: ['topic read svc/resources/#'] }] },
+      meters: [
+        { line: 'pty', args: ['--unit', '1'] },
+        { line: 'pty', args: ['--unit', '2'] },
+      ],
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000 },
+        buses: [
+          { name: 'line-a', type: 'rtu', port: meters[0].port, baud_rate: 9600, parity: 'even', timeout_ms: 300 },
+          { name: 'line-b', type: 'rtu', port: meters[1].port, baud_rate: 9600, parity: 'even', timeout_ms: 300 },
+        ],
+        meters: [
+          { resource_id: MINE, bus: 'line-a', unit_id: 1, profile: 'sdm630', extra_metrics: ['voltage_l1', 'frequency'] },
+          { resource_id: OTHER, bus: 'line-b', unit_id: 2, profile: 'sdm630' },
+        ],
+        mqtt: { heartbeat_interval_ms: 2000, reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+      }),
+      subscriber: { username: 'cloud', topic: 'svc/resources/+/+' },
+    });
+    [broker, daemon, sub, sims] = [rig.broker, rig.daemon, rig.sub, rig.meters.map((m) => m.sim)];
   });
 
   afterAll(async () => {
-    await sub?.close();
-    await daemon?.stop();
-    for (const s of sims) await s.stop();
-    for (const p of ptys) {
-      await p.stop();
-      removeDir(p.dir);
-    }
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('delivers valid measurements, heartbeats and the retained boot notification of its own resource only', async () => {
-    const of = (type: string) => sub!.messages.filter((m) => m.topic.endsWith(`/${type}`));
-    await sub!.waitFor(() => of('measurements').length >= 3 && of('heartbeats').length >= 1 && of('boot_notifications').length >= 1, 'measurements, a heartbeat and a boot notification', 40_000);
-    expect(sub!.messages.every((m) => m.topic.startsWith(`svc/resources/${MINE}/`)), daemon!.output()).toBe(true);
+    const of = (type: string) => sub.messages.filter((m) => m.topic.endsWith(`/${type}`));
+    await sub.waitFor(() => of('measurements').length >= 3 && of('heartbeats').length >= 1 && of('boot_notifications').length >= 1, 'measurements, a heartbeat and a boot notification', 40_000);
+    expect(sub.messages.every((m) => m.topic.startsWith(`svc/resources/${MINE}/`)), daemon.output()).toBe(true);
 
     for (const m of of('measurements')) {
       expect(messageProblems('measurement', m.json)).toEqual([]);
@@ -113,10 +83,10 @@ forecast: { enabled: false }
   });
 
   it('a subscriber cannot read another resource, even with a wildcard', async () => {
-    await sub!.waitFor((all) => all.filter((m) => m.topic.endsWith('/measurements')).length >= 5, 'more measurements');
-    expect(sub!.messages.some((m) => m.topic.includes(OTHER))).toBe(false);
+    await sub.waitFor((all) => all.filter((m) => m.topic.endsWith('/measurements')).length >= 5, 'more measurements');
+    expect(sub.messages.some((m) => m.topic.includes(OTHER))).toBe(false);
     // ...and the boot notification came once for this start, not with every poll or reconnect.
-    expect(sub!.messages.filter((m) => m.topic.endsWith('/boot_notifications'))).toHaveLength(1);
+    expect(sub.messages.filter((m) => m.topic.endsWith('/boot_notifications'))).toHaveLength(1);
   });
 
   it('a killed slave: its meter goes offline and its heartbeats stop; the meter on the other bus keeps publishing', { timeout: 90_000 }, async () => {

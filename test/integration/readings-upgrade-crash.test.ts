@@ -17,7 +17,7 @@ const MINE = '4a6c8e0a-2b3c-4d5e-8f6a-7b8c9d0e1f2a';
 const N = 1500;
 
 describe.skipIf(!hasMosquitto)('upgrade to time-ordered readings with a backlog, kill -9 mid-drain', () => {
-  let rig: MeterRig | undefined;
+  let rig: MeterRig;
   let dbPath: string;
   /** sampled_at -> the metrics JSON its message must carry */
   const expected = new Map<string, string>();
@@ -64,15 +64,15 @@ describe.skipIf(!hasMosquitto)('upgrade to time-ordered readings with a backlog,
   });
 
   it('delivers every waiting measurement whole and keeps every old reading', { timeout: 120_000 }, async () => {
-    const sub = rig!.sub!;
-    const first = await rig!.startDaemon();
+    const sub = rig.sub;
+    const first = await rig.startDaemon();
     await sub.waitFor((all) => all.length >= 200, 'part of the backlog');
     await first.kill9();
     expect(first.output()).toMatch(/200_readings_in_time_order/); // migrated at start, said so
     const beforeRestart = new Set(sub.messages.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size;
     expect(beforeRestart, first.output()).toBeLessThan(N); // the crash really came mid-drain
 
-    const second = await rig!.startDaemon();
+    const second = await rig.startDaemon();
     await sub.waitFor((all) => new Set(all.map((m) => (m.json.data as { sampled_at: string }).sampled_at)).size >= N, `all ${N} backlog readings`, 60_000);
     for (const m of sub.messages) {
       const data = m.json.data as { sampled_at: string; metrics: unknown };
