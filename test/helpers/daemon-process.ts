@@ -32,7 +32,7 @@ export async function startDaemon(configPath: string, opts: DaemonOptions = {}):
   proc.stdout?.on('data', onData);
   proc.stderr?.on('data', onData);
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const until = Date.now() + (opts.startTimeoutMs ?? 30_000);
+  const until = Date.now() + (opts.startTimeoutMs ?? 90_000);
   while (!output.includes('metergate started')) {
     if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${output}`);
     if (Date.now() > until) {

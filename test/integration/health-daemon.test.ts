@@ -3,15 +3,11 @@
 // password and ACL that is stopped and started again. Buffering through the outage is
 // the designed mode (degraded, 200); only an outbox at its bound that drops messages is
 // down (503); liveness stays 200 throughout.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { expectDocumented } from '../helpers/openapi.js';
-import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { METER_A, METER_B, METER_C } from '../helpers/poller-harness.js';
 import { until } from '../helpers/wait.js';
 
 if (!hasMosquitto) console.warn('health daemon test skipped: needs mosquitto (scripts/install-test-deps)');
@@ -28,60 +24,45 @@ interface HealthBody {
 const MAX_ROWS = 100;
 
 describe.skipIf(!hasMosquitto)('health of a running daemon through a broker outage', () => {
-  let dir: string;
-  let sim: SimProcess;
-  let broker: TlsBroker;
-  let daemon: DaemonProcess;
-  let base: string;
+  let rig: MeterRig;
   /** GET a health route; every answer is checked against openapi.json (code and body). */
   const get = async (path: string) => {
-    const res = await fetch(`${base}${path}`);
+    const res = await fetch(`${rig.httpBase}${path}`);
     const body = (await res.json()) as HealthBody & { health?: HealthBody };
     if (path.startsWith('/healthz')) expectDocumented('GET', path, res, body);
     return { code: res.status, body };
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-health-'));
-    sim = await startSim(['--tcp', '0', '--unit', '1,2,3']);
-    broker = await startTlsBroker([{ username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] }]);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-poll: { interval_ms: 1000, offline_after_misses: 100 }
-buses:
-  - { name: tcp, type: tcp, host: 127.0.0.1, tcp_port: ${sim.ready.tcpPort}, timeout_ms: 1000, retries: 1 }
-meters:
-  - { resource_id: ${METER_A}, bus: tcp, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${METER_B}, bus: tcp, unit_id: 2, profile: sdm630 }
-  - { resource_id: ${METER_C}, bus: tcp, unit_id: 3, profile: sdm630 }
-mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-store: { outbox_max_rows: ${MAX_ROWS} }
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { regions: [] }
-forecast: { enabled: false }
-`,
-    );
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-health-',
+      meters: [{ line: 'tcp', args: ['--unit', '1,2,3'] }],
+      broker: { users: [GATEWAY_USER] },
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'tcp', type: 'tcp', host: '127.0.0.1', tcp_port: meters[0].tcpPort, timeout_ms: 1000, retries: 1 }],
+        meters: [
+          { resource_id: METER_A, bus: 'tcp', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'tcp', unit_id: 2, profile: 'sdm630' },
+          { resource_id: METER_C, bus: 'tcp', unit_id: 3, profile: 'sdm630' },
+        ],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+        store: { outbox_max_rows: MAX_ROWS },
+        prices: { regions: [] },
+      }),
+    });
   }, 120_000);
 
   afterAll(async () => {
-    await daemon?.stop();
-    await sim?.stop();
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('is ok while everything works, degraded (200) while the stopped broker is buffered, down (503) once the outbox drops, ok again after', { timeout: 240_000 }, async () => {
     await until(async () => (await get('/healthz')).body.status === 'ok', 'healthy: meters online, broker connected', 90_000, 250);
     expect((await get('/healthz')).code).toBe(200);
 
-    await broker.pause(); // mosquitto stopped
+    await rig.broker.pause(); // mosquitto stopped
     try {
       await until(async () => (await get('/healthz')).body.components.broker.status !== 'ok', 'the daemon to notice the broker is gone', 90_000, 100);
       const away = await get('/healthz');
@@ -107,7 +88,7 @@ forecast: { enabled: false }
       expect(live.code).toBe(200);
       expect(live.body).toEqual({ live: true, reasons: [] });
     } finally {
-      await broker.resume();
+      await rig.broker.resume();
     }
     // The backlog drains (PUBACKs make room): ok again, no restart needed.
     await until(async () => {

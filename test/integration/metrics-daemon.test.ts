@@ -3,69 +3,50 @@
 // not), mosquitto with TLS + ACL (paused to build an outbox backlog), two price regions
 // (real recorded NL prices imported when ../shared/data is there), real HTTP requests.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
+import { GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
+import { METER_A, METER_B } from '../helpers/poller-harness.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
 import { hasSocat } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 
 describe.skipIf(!hasMosquitto || !hasSocat)('/metrics of a running daemon', () => {
-  let dir: string;
-  let pair: PtyPair;
-  let sim: SimProcess;
-  let broker: TlsBroker;
-  let daemon: DaemonProcess;
+  let rig: MeterRig;
   let base: string;
   const scrape = async () => (await fetch(`${base}/metrics`)).text();
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-metrics-'));
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1']); // METER_B's unit 9 never answers
-    broker = await startTlsBroker([{ username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] }]);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-metrics-',
+      meters: [{ line: 'pty', args: ['--unit', '1'] }], // METER_B's unit 9 never answers
+      broker: { users: [GATEWAY_USER] },
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'rs485', type: 'rtu', port: meters[0].port, timeout_ms: 500, retries: 0 }],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 9, profile: 'sdm630' },
+        ],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+        // ENTSO-E without a token: nothing is fetched, coverage is still reported per region.
+        prices: { source: 'entsoe', regions: ['NL', 'DE-LU'] },
+      }),
+      startDaemon: false,
+    });
+    base = rig.httpBase;
     if (hasSharedData) {
       // Real NL day-ahead prices, 2025 at 15 minutes, into the daemon's database before it starts.
-      execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'prices', 'import', sharedData('prices/nl-2025-quarterhour-local-utc.csv'), '--region', 'NL', '--db', join(dir, 'data', 'metergate.db')], { stdio: 'pipe' });
+      execFileSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'prices', 'import', sharedData('prices/nl-2025-quarterhour-local-utc.csv'), '--region', 'NL', '--db', join(rig.dataDir, 'metergate.db')], { stdio: 'pipe' });
     }
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-poll: { interval_ms: 1000, offline_after_misses: 100 }
-buses:
-  - { name: rs485, type: rtu, port: ${pair.a}, timeout_ms: 500, retries: 0 }
-meters:
-  - { resource_id: ${METER_A}, bus: rs485, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${METER_B}, bus: rs485, unit_id: 9, profile: sdm630 }
-mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-# ENTSO-E without a token: nothing is fetched, coverage is still reported per region.
-prices: { source: entsoe, regions: [NL, DE-LU] }
-forecast: { enabled: false }
-`,
-    );
-    daemon = await startDaemon(config);
+    await rig.startDaemon();
   }, 120_000);
 
   afterAll(async () => {
-    await daemon?.stop();
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('polls, failures and latency per meter; broker state; publish count', { timeout: 120_000 }, async () => {
@@ -84,7 +65,7 @@ forecast: { enabled: false }
   });
 
   it('outbox depth and age grow while the broker is away and drain after', { timeout: 180_000 }, async () => {
-    await broker.pause();
+    await rig.broker.pause();
     try {
       await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 1) === 0, 'the daemon to notice the broker is gone');
       await until(async () => {
@@ -92,7 +73,7 @@ forecast: { enabled: false }
         return (seriesValue(t, 'metergate_outbox_depth') ?? 0) >= 2 && (seriesValue(t, 'metergate_outbox_oldest_age_seconds') ?? 0) > 0;
       }, 'a backlog with an age');
     } finally {
-      await broker.resume();
+      await rig.broker.resume();
     }
     const publishedBefore = seriesValue(await scrape(), 'metergate_uplink_published_total')!;
     await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 0) === 1, 'the reconnect');

@@ -9,18 +9,14 @@ import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { freePort, hasMosquitto, startTlsBroker, type BrokerUser, type TlsBroker } from '../helpers/mosquitto.js';
+import { startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto, type BrokerUser } from '../helpers/mosquitto.js';
 import { hasSocat } from '../helpers/peers.js';
 import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
-import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import type { Received } from '../helpers/subscriber.js';
 import { until } from '../helpers/wait.js';
 
 const run = promisify(execFile);
@@ -28,58 +24,37 @@ const measurements = (id: string) => `svc/resources/${id}/measurements`;
 const sampledAt = (m: Received) => Date.parse((m.json.data as { sampled_at: string }).sampled_at);
 
 describe.skipIf(!hasMosquitto || !hasSocat)('a running daemon whose broker refuses one meter by ACL', () => {
-  let dir: string;
-  let pair: PtyPair;
-  let sim: SimProcess;
-  let broker: TlsBroker;
-  let daemon: DaemonProcess;
-  let sub: TestSubscriber;
-  let base: string;
-  let configFile: string;
+  let rig: MeterRig;
   const cloud: BrokerUser = { username: 'cloud', password: 'cloud-pw', acl: ['topic read svc/resources/#'] };
   const refusing: BrokerUser = { username: 'gw', password: 'gw-pw', acl: [`topic write svc/resources/${METER_B}/#`] };
   const fixed: BrokerUser = { ...refusing, acl: ['topic write svc/resources/#'] };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-refusals-daemon-'));
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1,2']);
-    broker = await startTlsBroker([refusing, cloud]);
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: 'svc/resources/+/measurements' });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    configFile = join(dir, 'config.yaml');
-    writeFileSync(
-      configFile,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-poll: { interval_ms: 1000 }
-buses:
-  - { name: rs485, type: rtu, port: ${pair.a}, timeout_ms: 500 }
-meters:
-  - { resource_id: ${METER_A}, bus: rs485, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${METER_B}, bus: rs485, unit_id: 2, profile: sdm630 }
-mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { host: 0.0.0.0, port: ${port}, allow_plaintext_lan: true }
-prices: { source: none, regions: [] }
-forecast: { enabled: false }
-`,
-    );
-    daemon = await startDaemon(configFile);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-refusals-daemon-',
+      meters: [{ line: 'pty', args: ['--unit', '1,2'] }],
+      broker: { users: [refusing, cloud] },
+      subscriber: { username: 'cloud', topic: 'svc/resources/+/measurements' },
+      config: ({ meters, httpPort }) => ({
+        poll: { interval_ms: 1000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: meters[0].port, timeout_ms: 500 }],
+        meters: [
+          { resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_B, bus: 'rs485', unit_id: 2, profile: 'sdm630' },
+        ],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+        http: { host: '0.0.0.0', port: httpPort, allow_plaintext_lan: true },
+        prices: { source: 'none', regions: [] },
+      }),
+    });
   }, 120_000);
 
   afterAll(async () => {
-    await sub?.close();
-    await daemon?.stop();
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('holds the refused meter, keeps the other flowing, shows it, and delivers every held reading after the fix', { timeout: 120_000 }, async () => {
+    const { sub, broker, daemon, httpBase: base, configPath: configFile, dataDir } = rig;
     const ofA = () => sub.messages.filter((m) => m.topic === measurements(METER_A));
     const ofB = () => sub.messages.filter((m) => m.topic === measurements(METER_B));
     await sub.waitFor(() => ofB().length >= 8, 'the other meter flowing', 60_000);
@@ -116,7 +91,7 @@ forecast: { enabled: false }
     expect(ofA()).toHaveLength(0);
 
     // The other meter was never held up: each of its readings stored up to a few seconds ago has arrived.
-    const dbPath = join(dir, 'data', 'metergate.db');
+    const dbPath = join(dataDir, 'metergate.db');
     const readDb = <T>(fn: (db: Database.Database) => T): T => {
       const db = new Database(dbPath, { readonly: true });
       try {

@@ -5,19 +5,14 @@
 // at the broker, none lost, none counted twice.
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { seriesValue } from '../helpers/prom-text.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 import { until } from '../helpers/wait.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '7f9b1d3f-5c6e-4a8b-8d2f-4c6e8a0b2d4f';
 const LOCK_MS = 30_000;
 
@@ -41,59 +36,38 @@ setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released'); }, ${
 }
 
 describe.skipIf(!hasMosquitto)('database locked by another process for 30 s', () => {
-  let dir: string;
-  let broker: TlsBroker;
-  let sim: SimProcess;
-  let sub: TestSubscriber;
-  let daemon: DaemonProcess;
+  let rig: MeterRig;
   let holder: ChildProcess | undefined;
-  let base: string;
-  const scrape = async () => (await fetch(`${base}/metrics`)).text();
-  const health = async () => (await (await fetch(`${base}/healthz`)).json()) as { components: { store: { status: string; reason: string } } };
+  const scrape = async () => (await fetch(`${rig.httpBase}/metrics`)).text();
+  const health = async () => (await (await fetch(`${rig.httpBase}/healthz`)).json()) as { components: { store: { status: string; reason: string } } };
   const sampledAt = () =>
-    [...new Set(sub.messages.filter((m) => m.topic.endsWith('/measurements')).map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at)))].sort((a, b) => a - b);
+    [...new Set(rig.sub.messages.filter((m) => m.topic.endsWith('/measurements')).map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at)))].sort((a, b) => a - b);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-locked-'));
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-    ]);
-    sim = await startSim(['--tcp', '0', '--unit', '1']);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-poll: { interval_ms: 1000, offline_after_misses: 100 }
-buses: [{ name: tcp, type: tcp, host: 127.0.0.1, tcp_port: ${sim.ready.tcpPort}, timeout_ms: 1000 }]
-meters: [{ resource_id: ${MINE}, bus: tcp, unit_id: 1, profile: sdm630 }]
-mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+` });
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-locked-',
+      broker: { users: [GATEWAY_USER, cloudUser(MINE)] },
+      meters: [{ line: 'tcp', args: ['--unit', '1'] }],
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'tcp', type: 'tcp', host: '127.0.0.1', tcp_port: meters[0].tcpPort, timeout_ms: 1000 }],
+        meters: [{ resource_id: MINE, bus: 'tcp', unit_id: 1, profile: 'sdm630' }],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+      }),
+      subscriber: { username: 'cloud', topic: `svc/resources/${MINE}/+` },
+    });
   });
 
   afterAll(async () => {
     holder?.kill('SIGKILL');
-    await sub?.close();
-    await daemon?.stop();
-    await sim?.stop();
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('loses no reading and counts each once', { timeout: 180_000 }, async () => {
+    const { sub, daemon, dataDir } = rig;
     await sub.waitFor(() => sampledAt().length >= 3, 'readings before the lock', 30_000);
-    const lock = await holdWriteLock(join(dir, 'data', 'metergate.db'), LOCK_MS);
+    const lock = await holdWriteLock(join(dataDir, 'metergate.db'), LOCK_MS);
     holder = lock.child;
     await until(async () => (await health()).components.store.status === 'degraded', '/healthz to report the locked store', 20_000);
     expect((await health()).components.store.reason).toMatch(/^cannot write \(SQLITE_BUSY: database is locked\) since .+; \d+ of at most 5000 write\(s\) waiting in memory$/);
@@ -102,7 +76,7 @@ forecast: { enabled: false }
     await sub.waitFor(() => sampledAt().length >= 3 + LOCK_MS / 1000 - 5, 'the readings taken while it was locked', 30_000);
 
     // The meter goes silent, so what was taken is final; then count.
-    await sim.kill();
+    await rig.meters[0].sim.kill();
     await until(async () => (seriesValue(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
     const m = await scrape();
     // Both counted when a poll ends (polls_total counts at its start: one may be in flight).
@@ -119,7 +93,7 @@ forecast: { enabled: false }
     expect(Math.max(...at.slice(1).map((t, i) => t - at[i]))).toBeLessThan(4000);
 
     expect(await daemon.stop()).toBe(0);
-    const db = new Database(join(dir, 'data', 'metergate.db'), { readonly: true });
+    const db = new Database(join(dataDir, 'metergate.db'), { readonly: true });
     try {
       expect(db.prepare('SELECT sampled_at_ms FROM readings ORDER BY sampled_at_ms').pluck().all()).toEqual(sampledAt());
     } finally {
