@@ -2,23 +2,18 @@
 // a Modbus RTU pty and a simulated DSMR 5 smart meter replaying a real telegram
 // (../shared/data/dsmr/v5.txt, read in place) on a P1 pty behind a tap that injects bit
 // errors and cuts telegrams; mosquitto with TLS, password and ACL; /metrics over real HTTP.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageProblems } from '../../src/uplink/validate.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { DSMR_V5_METRICS } from '../helpers/dsmr-v5.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig, type RigMeter } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { hasSocat } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, startTappedLine, type PtyPair, type TappedLine } from '../helpers/socat.js';
-import { subscribe, type Received, type TestSubscriber } from '../helpers/subscriber.js';
+import type { TappedLine } from '../helpers/socat.js';
+import type { Received, TestSubscriber } from '../helpers/subscriber.js';
 import { until } from '../helpers/wait.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MODBUS_METER = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const P1_METER = '7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
 /** The gas meter on the P1 meter's M-Bus channel 1, published as a resource of its own. */
@@ -30,18 +25,15 @@ const sampledAt = (m: Received) => Date.parse((m.json.data as { sampled_at: stri
 const metricsOf = (m: Received): Metrics => Object.fromEntries((m.json.data as { metrics: Array<{ name: string; value: number; unit: string }> }).metrics.map((x) => [x.name, [x.value, x.unit]]));
 
 describe.skipIf(!hasMosquitto || !hasSocat || !hasSharedData)('daemon with a Modbus bus and a DSMR P1 port at once', () => {
-  let broker: TlsBroker;
-  let dir: string;
-  let modbusLine: PtyPair;
+  let rig: MeterRig;
+  let sub: TestSubscriber;
+  let modbusLine: RigMeter;
   let p1Line: TappedLine;
-  const sims: SimProcess[] = [];
-  let daemon: DaemonProcess | undefined;
-  let sub: TestSubscriber | undefined;
   let base = '';
   let startedAtMs = 0;
   const scrape = async () => (await fetch(`${base}/metrics`)).text();
   const telegrams = async (outcome: string) => seriesValue(await scrape(), 'metergate_p1_telegrams_total', { bus: 'p1-port', outcome }) ?? 0;
-  const p1Measurements = () => sub!.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/measurements`);
+  const p1Measurements = () => sub.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/measurements`);
 
   /** What the simulated meter can have sent by `atMs`: the captured telegram, tariff 1 advanced by its 244 W. */
   function expectWholeTelegram(m: Received): void {
@@ -59,62 +51,43 @@ describe.skipIf(!hasMosquitto || !hasSocat || !hasSharedData)('daemon with a Mod
   }
 
   beforeAll(async () => {
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: ['topic read svc/resources/#'] },
-    ]);
-    dir = mkdtempSync(join(tmpdir(), 'mg-p1-'));
-    modbusLine = await startPtyPair();
-    sims.push(await startSim(['--serial', modbusLine.b, '--unit', '1']));
-    p1Line = await startTappedLine();
-    startedAtMs = Date.now();
-    // A DSMR 5 meter sends every second; here four times a second, to show the gateway samples.
-    sims.push(await startSim(['--p1', sharedData('dsmr/v5.txt'), '--serial', p1Line.meterSide, '--p1-period-ms', '250']));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-poll: { interval_ms: ${POLL_MS} }
-buses:
-  - { name: rs485, type: rtu, port: ${modbusLine.a}, baud_rate: 9600, parity: even, timeout_ms: 300 }
-  - { name: p1-port, type: p1, port: ${p1Line.gatewaySide} }
-meters:
-  - { resource_id: ${MODBUS_METER}, bus: rs485, unit_id: 1, profile: sdm630 }
-  - { resource_id: ${P1_METER}, bus: p1-port, channels: { 1: ${GAS} } }
-mqtt:
-  url: ${broker.url}
-  username: gateway
-  password: gw-secret
-  ca_file: ${broker.caFile}
-  heartbeat_interval_ms: 2000
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: 'svc/resources/+/+' });
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-p1-',
+      broker: { users: [GATEWAY_USER, cloudUser()] },
+      meters: [
+        { line: 'pty', args: ['--unit', '1'] },
+        // A DSMR 5 meter sends every second; here four times a second, to show the gateway samples.
+        { line: 'tapped-pty', args: ['--p1', sharedData('dsmr/v5.txt'), '--p1-period-ms', '250'] },
+      ],
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: POLL_MS },
+        buses: [
+          { name: 'rs485', type: 'rtu', port: meters[0].port, baud_rate: 9600, parity: 'even', timeout_ms: 300 },
+          { name: 'p1-port', type: 'p1', port: meters[1].port },
+        ],
+        meters: [
+          { resource_id: MODBUS_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' },
+          { resource_id: P1_METER, bus: 'p1-port', channels: { 1: GAS } },
+        ],
+        mqtt: { heartbeat_interval_ms: 2000 },
+      }),
+      subscriber: { username: 'cloud', topic: 'svc/resources/+/+' },
+    });
+    sub = rig.sub;
+    modbusLine = rig.meters[0];
+    p1Line = rig.meters[1].tap!;
+    startedAtMs = rig.meters[1].startedAtMs;
+    base = rig.httpBase;
   }, 120_000);
 
   afterAll(async () => {
-    await sub?.close();
-    await daemon?.stop();
-    for (const s of sims) await s.stop();
-    await p1Line?.stop();
-    await modbusLine?.stop();
-    if (modbusLine) removeDir(modbusLine.dir);
-    await broker?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('both meters publish schema-valid measurements; the P1 one carries the telegram mapped to the contract names', { timeout: 90_000 }, async () => {
-    const of = (rid: string, type: string) => sub!.messages.filter((m) => m.topic === `svc/resources/${rid}/${type}`);
-    await sub!.waitFor(
+    const of = (rid: string, type: string) => sub.messages.filter((m) => m.topic === `svc/resources/${rid}/${type}`);
+    await sub.waitFor(
       () => of(P1_METER, 'measurements').length >= 4 && of(MODBUS_METER, 'measurements').length >= 4 && of(P1_METER, 'heartbeats').length >= 1,
       'measurements of both meters and a P1 heartbeat',
       60_000,
@@ -127,26 +100,26 @@ forecast: { enabled: false }
   });
 
   it('boot_notification names the meter from its identification line; network_scan lists both buses', { timeout: 60_000 }, async () => {
-    await sub!.waitFor((all) => all.some((m) => m.topic === `svc/resources/${P1_METER}/boot_notifications`) && all.some((m) => m.topic === `svc/resources/${P1_METER}/network_scans`), 'boot notification and network scan', 40_000);
-    const boot = sub!.messages.find((m) => m.topic === `svc/resources/${P1_METER}/boot_notifications`)!;
+    await sub.waitFor((all) => all.some((m) => m.topic === `svc/resources/${P1_METER}/boot_notifications`) && all.some((m) => m.topic === `svc/resources/${P1_METER}/network_scans`), 'boot notification and network scan', 40_000);
+    const boot = sub.messages.find((m) => m.topic === `svc/resources/${P1_METER}/boot_notifications`)!;
     expect(messageProblems('boot_notification', boot.json)).toEqual([]);
     expect(boot.json.meter).toEqual({ profile: 'dsmr', vendor: 'Iskraemeco', model: 'MT382-1000', unit_id: 1, bus: 'p1-port', serial_number: 'K8EG004046395507', firmware: 'DSMR 5.0' });
     await until(() => {
-      const scans = sub!.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/network_scans`);
+      const scans = sub.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/network_scans`);
       const last = scans.at(-1)?.json as { modbus: Array<{ bus: string; unit_ids: number[] }> } | undefined;
       return (last?.modbus ?? []).filter((b) => b.unit_ids.length === 1).length === 2;
     }, 'a network scan with both buses answering', 40_000);
-    const scan = sub!.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/network_scans`).at(-1)!;
+    const scan = sub.messages.filter((m) => m.topic === `svc/resources/${P1_METER}/network_scans`).at(-1)!;
     expect(messageProblems('network_scan', scan.json)).toEqual([]);
     expect((scan.json as { modbus: unknown }).modbus).toEqual([
       { bus: 'p1-port', port: p1Line.gatewaySide, unit_ids: [1], devices: [{ unit_id: 1, profile: 'dsmr' }] },
-      { bus: 'rs485', port: modbusLine.a, unit_ids: [1], devices: [{ unit_id: 1, profile: 'sdm630' }] },
+      { bus: 'rs485', port: modbusLine.port, unit_ids: [1], devices: [{ unit_id: 1, profile: 'sdm630' }] },
     ]);
   });
 
   it('the M-Bus gas meter is a resource of its own: its reading once per capture time (a 5-minute mark), heartbeats, and a boot_notification naming its device type and id', { timeout: 60_000 }, async () => {
-    const of = (type: string) => sub!.messages.filter((m) => m.topic === `svc/resources/${GAS}/${type}`);
-    await sub!.waitFor(() => of('measurements').length >= 1 && of('boot_notifications').length >= 1 && of('heartbeats').length >= 1, 'a gas measurement, boot notification and heartbeat', 40_000);
+    const of = (type: string) => sub.messages.filter((m) => m.topic === `svc/resources/${GAS}/${type}`);
+    await sub.waitFor(() => of('measurements').length >= 1 && of('boot_notifications').length >= 1 && of('heartbeats').length >= 1, 'a gas measurement, boot notification and heartbeat', 40_000);
     const boot = of('boot_notifications')[0];
     expect(messageProblems('boot_notification', boot.json)).toEqual([]);
     expect(boot.json.meter).toEqual({ profile: 'dsmr-mbus', vendor: 'unknown', model: 'M-Bus gas meter (device type 3, channel 1)', unit_id: 1, bus: 'p1-port', serial_number: '2222ABCD123456789', firmware: null });
@@ -193,7 +166,7 @@ forecast: { enabled: false }
     p1Line.mangle(null);
     expect(flips).toBeGreaterThan(0);
     for (const m of p1Measurements().filter((x) => sampledAt(x) > from)) expectWholeTelegram(m);
-    await until(() => sub!.messages.filter((m) => m.topic === `svc/resources/${MODBUS_METER}/measurements` && sampledAt(m) > from).length >= 2, 'Modbus measurements meanwhile', 30_000);
+    await until(() => sub.messages.filter((m) => m.topic === `svc/resources/${MODBUS_METER}/measurements` && sampledAt(m) > from).length >= 2, 'Modbus measurements meanwhile', 30_000);
   });
 
   it('cut telegrams (bytes lost on the line) are dropped whole and counted', { timeout: 90_000 }, async () => {

@@ -8,20 +8,17 @@
 // Needs root (mount). With CI set it fails instead of skipping when it cannot mount.
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { fillToLastByte } from '../helpers/disk-fill.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { peer } from '../helpers/peers.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 import { until } from '../helpers/wait.js';
 import { seriesValue as sample } from '../helpers/prom-text.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '6e8a0c2e-4b5d-4f7a-9c1e-3b5d7f9a1c3e';
 const QUEUE_MAX = 15;
 
@@ -42,19 +39,13 @@ const mountProblem = canMount();
 const canMountTmpfs = peer(`a tmpfs mount (${mountProblem})`, mountProblem === null, 'run the tests as root, as CI does');
 
 describe.skipIf(!canMountTmpfs || !hasMosquitto)('data directory on a full disk', () => {
-  let dir: string;
+  let rig: MeterRig;
   let mnt: string;
-  let broker: TlsBroker;
-  let sim: SimProcess;
-  let sub: TestSubscriber;
-  let configPath: string;
-  let base: string;
-  const daemons: DaemonProcess[] = [];
   let secondStartMs = 0;
   let filler: string | null = null;
-  const scrape = async () => (await fetch(`${base}/metrics`)).text();
-  const health = async () => (await (await fetch(`${base}/healthz`)).json()) as { components: { store: { status: string; reason: string } } };
-  const measurements = () => sub.messages.filter((m) => m.topic.endsWith('/measurements'));
+  const scrape = async () => (await fetch(`${rig.httpBase}/metrics`)).text();
+  const health = async () => (await (await fetch(`${rig.httpBase}/healthz`)).json()) as { components: { store: { status: string; reason: string } } };
+  const measurements = () => rig.sub.messages.filter((m) => m.topic.endsWith('/measurements'));
   const sampledAt = (since: number) => [...new Set(measurements().map((m) => Date.parse((m.json.data as { sampled_at: string }).sampled_at)))].filter((t) => t >= since).sort((a, b) => a - b);
   const free = () => {
     if (filler) rmSync(filler, { force: true });
@@ -62,58 +53,43 @@ describe.skipIf(!canMountTmpfs || !hasMosquitto)('data directory on a full disk'
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-diskfull-'));
-    mnt = join(dir, 'data');
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-diskfull-',
+      broker: { users: [GATEWAY_USER, cloudUser(MINE)] },
+      meters: [{ line: 'tcp', args: ['--unit', '1'] }],
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        buses: [{ name: 'tcp', type: 'tcp', host: '127.0.0.1', tcp_port: meters[0].tcpPort, timeout_ms: 1000 }],
+        meters: [{ resource_id: MINE, bus: 'tcp', unit_id: 1, profile: 'sdm630' }],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000 },
+        store: { write_queue_max_entries: QUEUE_MAX },
+      }),
+      subscriber: { username: 'cloud', topic: `svc/resources/${MINE}/+` },
+      startDaemon: false,
+    });
+    // The data directory is the tmpfs; daemons started later stop before it is unmounted.
+    mnt = rig.dataDir;
     mkdirSync(mnt);
     const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mnt], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`mount failed: ${r.stderr}`);
-    broker = await startTlsBroker([
-      { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-    ]);
-    sim = await startSim(['--tcp', '0', '--unit', '1']);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    configPath = join(dir, 'config.yaml');
-    writeFileSync(
-      configPath,
-      `organization_id: ${ORG}
-data_dir: ${mnt}
-log_level: info
-poll: { interval_ms: 1000, offline_after_misses: 100 }
-buses: [{ name: tcp, type: tcp, host: 127.0.0.1, tcp_port: ${sim.ready.tcpPort}, timeout_ms: 1000 }]
-meters: [{ resource_id: ${MINE}, bus: tcp, unit_id: 1, profile: sdm630 }]
-mqtt: { url: '${broker.url}', username: gateway, password: gw-secret, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000 }
-store: { write_queue_max_entries: ${QUEUE_MAX} }
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+` });
+    rig.defer(() => spawnSync('umount', [mnt]));
   });
 
   afterAll(async () => {
-    await sub?.close();
-    for (const d of daemons) await d.stop();
-    await sim?.stop();
-    await broker?.stop();
-    if (mnt) spawnSync('umount', [mnt]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   it('starts and polls on a full disk; what it took meanwhile arrives once space is freed', { timeout: 180_000 }, async () => {
     // A first run creates the database; a clean stop removes its WAL and shared-memory files.
-    const first = await startDaemon(configPath);
-    daemons.push(first);
+    const sub = rig.sub;
+    const first = await rig.startDaemon();
     await sub.waitFor(() => measurements().length >= 2, 'readings before the disk fills', 30_000);
     expect(await first.stop()).toBe(0);
 
     filler = fillToLastByte(mnt);
     secondStartMs = Date.now();
-    const second = await startDaemon(configPath); // today: exit 1 while storing the boot notification
-    daemons.push(second);
+    await rig.startDaemon(); // today: exit 1 while storing the boot notification
     await until(async () => (await health()).components.store.status === 'degraded', '/healthz to report the store', 30_000);
     expect((await health()).components.store.reason).toMatch(/^cannot write \(SQLITE_(FULL|IOERR)[A-Z_]*: .+\) since .+; \d+ of at most 15 write\(s\) waiting in memory/);
     await until(async () => (sample(await scrape(), 'metergate_store_pending_writes') ?? 0) >= 5, '5 writes waiting', 30_000);
@@ -130,6 +106,7 @@ forecast: { enabled: false }
   });
 
   it('full for longer than the queue holds: the oldest are dropped and counted, every other reading arrives', { timeout: 180_000 }, async () => {
+    const sub = rig.sub;
     filler = fillToLastByte(mnt);
     await until(async () => (sample(await scrape(), 'metergate_store_pending_dropped_total', { kind: 'reading' }) ?? 0) >= 5, '5 readings dropped from the full queue', 60_000);
     expect(sample(await scrape(), 'metergate_store_pending_writes')).toBe(QUEUE_MAX);
@@ -140,7 +117,7 @@ forecast: { enabled: false }
     expect((await health()).components.store.reason).toMatch(/^writes ok; \d+ dropped since start \(queue full\)$/);
 
     // The meter goes silent, so what was taken is final; then count.
-    await sim.kill();
+    await rig.meters[0].sim.kill();
     await until(async () => (sample(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
     const m = await scrape();
     // Both counted when a poll ends (polls_total counts at its start: one may be in flight).
@@ -157,7 +134,7 @@ forecast: { enabled: false }
     const gaps = delivered.slice(1).map((t, i) => t - delivered[i]);
     expect(Math.max(...gaps)).toBeGreaterThanOrEqual(dropped * 1000);
 
-    expect(await daemons[1].stop()).toBe(0);
+    expect(await rig.daemons[1].stop()).toBe(0);
     const db = new Database(join(mnt, 'metergate.db'), { readonly: true });
     try {
       const rows = db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ? AND sampled_at_ms >= ? ORDER BY sampled_at_ms').pluck().all(MINE, secondStartMs);
