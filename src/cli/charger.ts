@@ -2,29 +2,35 @@
 // RUNNING daemon, over its local HTTP API (routes/charger-operations.ts) with a cpo token,
 // so that the CLI, the HTTP API and the status page go one way, through the one central
 // system that holds the chargers' connections (docs/chargers.md "Operator operations").
-// The URL comes from the config (http.port on loopback; with http.tls the gateway's own
-// certificate is the only CA trusted), or --url. The token comes from MG_TOKEN (not
+// The URL comes from the config (http.port on loopback), or --url; over https the gateway's
+// certificate is verified as gateway-tls.ts says (--ca-file / system roots with the host
+// name checked, or --pin-sha256 for a self-signed one). The token comes from MG_TOKEN (not
 // METERGATE_…: those name config settings, config/env.ts) or --token-file, never from the
 // command line (it would show in `ps`).
 //
 // Exit codes: 0 the charger answered (its answer printed as JSON on stdout, even a
 // Rejected); 1 a problem from the gateway (its detail on stderr, the problem JSON on
-// stdout); 64 bad usage; 69 the daemon could not be reached.
+// stdout); 64 bad usage; 69 the daemon could not be reached (or its certificate not
+// verified: nothing was sent).
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Command, Option } from 'commander';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
+import { certificateAdvice, tlsOptions, trustFrom, type GatewayTrust } from './gateway-tls.js';
 
 interface CommonOptions {
   config: string;
   url?: string;
   tokenFile?: string;
+  caFile?: string;
+  pinSha256?: string;
+  serverName?: string;
 }
 
 interface Target {
   readonly url: URL;
-  readonly ca?: string;
+  readonly trust: GatewayTrust;
 }
 
 function usage(message: string): never {
@@ -50,14 +56,13 @@ function target(opts: CommonOptions): Target {
     // The cpo token goes in the Authorization header: never in clear text across a network.
     const loopbackHost = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
     if (url.protocol === 'http:' && !loopbackHost) usage(`--url ${url.origin}: plain http beyond this machine would send the token in clear text; use https:// or run the command on the gateway`);
-    return { url };
+    return { url, trust: trustFrom(opts, usage) };
   }
   const config = loadConfigOrExit(opts.config);
   if (!config.http.enabled) usage('http.enabled is false in the config: the daemon has no HTTP API to reach (give --url if it runs elsewhere)');
   const loopback = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
   const host = loopback.includes(':') ? `[${loopback}]` : loopback;
-  const tls = config.http.tls;
-  return { url: new URL(`${tls ? 'https' : 'http'}://${host}:${config.http.port}`), ca: tls ? readFileSync(tls.cert_file, 'utf8') : undefined };
+  return { url: new URL(`${config.http.tls ? 'https' : 'http'}://${host}:${config.http.port}`), trust: trustFrom(opts, usage) };
 }
 
 function token(opts: CommonOptions): string {
@@ -67,18 +72,21 @@ function token(opts: CommonOptions): string {
   return value;
 }
 
-function send(t: Target, path: string, tokenValue: string, body: Record<string, unknown> | null): Promise<{ status: number; text: string }> {
+async function send(t: Target, path: string, tokenValue: string, body: Record<string, unknown> | null): Promise<{ status: number; text: string }> {
   const payload = body === null ? '' : JSON.stringify(body);
   const url = new URL(path, t.url);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const https = url.protocol === 'https:';
+  const send = https ? httpsRequest : httpRequest;
+  // Verified before the request (and its token) goes out: a refused certificate rejects here or in the handshake.
+  const tls = https ? await tlsOptions(url, t.trust) : {};
   return new Promise((resolve, reject) => {
     const req = send(
       url,
       {
         method: body === null ? 'GET' : 'POST',
         headers: { authorization: `Token ${tokenValue}`, ...(body === null ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
-        // The gateway's own certificate, pinned: its name need not be the loopback address.
-        ...(t.ca ? { ca: t.ca, checkServerIdentity: () => undefined } : {}),
+        ...tls,
+        agent: false,
       },
       (res) => {
         let text = '';
@@ -101,7 +109,8 @@ async function run(operation: string, chargePointId: string, body: Record<string
   try {
     res = await send(t, `/api/v1/chargers/${encodeURIComponent(chargePointId)}/${operation}`, tok, body);
   } catch (err) {
-    process.stderr.write(`the daemon could not be reached at ${t.url.origin}: ${(err as Error).message} (is \`metergate run\` running? --url to point elsewhere)\n`);
+    const advice = certificateAdvice(err);
+    process.stderr.write(advice ? `${t.url.origin}: ${advice}\n` : `the daemon could not be reached at ${t.url.origin}: ${(err as Error).message} (is \`metergate run\` running? --url to point elsewhere)\n`);
     process.exit(69);
   }
   let parsed: unknown;
@@ -128,7 +137,10 @@ export function registerChargerCommands(program: Command): void {
       .description(description)
       .option('-c, --config <file>', 'config file (gives the daemon\'s HTTP address)', DEFAULT_CONFIG_PATH)
       .option('--url <url>', 'the daemon\'s HTTP API instead of the one in the config, e.g. http://127.0.0.1:8080')
-      .option('--token-file <file>', 'file holding a cpo token (default: $MG_TOKEN)');
+      .option('--token-file <file>', 'file holding a cpo token (default: $MG_TOKEN)')
+      .option('--ca-file <file>', 'https: the CA (PEM) that issued the gateway\'s certificate (default: the system\'s and Node\'s roots); the host name is checked')
+      .option('--server-name <name>', 'https: the name the gateway\'s certificate must carry (default: the URL\'s host; give it when connecting by a loopback address)')
+      .option('--pin-sha256 <fingerprint>', 'https, self-signed gateway certificate only: trust exactly the certificate with this SHA-256 fingerprint (logged at start as cert_sha256)');
   type Opts<T> = CommonOptions & T;
 
   op('remote-start', 'RemoteStartTransaction')
