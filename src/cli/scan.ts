@@ -3,7 +3,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
-import { listenForTelegram } from '../p1/listen.js';
+import type { P1Line } from '../p1/line-settings.js';
+import { listenForTelegram, type ListenResult } from '../p1/listen.js';
 import { p1ConfigSnippet, p1LineReport, p1Summary, type P1Target } from '../p1/snippet.js';
 import { bestResult, configSnippet, parseUnitIds, scan, ScanPortError, type ScanSettings } from '../modbus/scan.js';
 
@@ -154,6 +155,21 @@ export function registerScanCommand(program: Command): void {
 }
 
 /**
+ * The next line setting to listen at, or null when done: none after a whole telegram; 9600 8N1
+ * (SML) as soon as SML's escape sequence was heard; else 9600 7E1, then 2400 7E1 (only where
+ * bytes came at all: a line silent at two speeds is silent at the third), then 9600 8N1.
+ */
+function nextP1Line(results: readonly ListenResult[]): P1Line | null {
+  if (results.some((r) => r.telegram)) return null;
+  const tried = new Set(results.map((r) => r.line));
+  if (results.some((r) => r.smlSeen)) return tried.has('9600 8N1') ? null : '9600 8N1';
+  if (!tried.has('9600 7E1')) return '9600 7E1';
+  if (results.every((r) => r.bytes === 0)) return null;
+  if (!tried.has('2400 7E1')) return '2400 7E1';
+  return tried.has('9600 8N1') ? null : '9600 8N1';
+}
+
+/**
  * Looks for a P1 smart meter: with --p1 always (both line settings, 12 s each), else only when
  * the serial port talks within 1.5 s unasked. True when it handled the scan (found or --p1).
  */
@@ -162,7 +178,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   const target: P1Target = opts.port ? { type: 'p1', port: opts.port } : { type: 'p1-tcp', host, tcpPort };
   const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
   const base = { type: target.type, port: target.port, host: target.host, tcpPort: target.tcpPort, timeoutMs: 12_000, logger };
-  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0, IEC 62056-21 mode D), then 2400 7E1 (mode D), up to 12 s each\n`);
+  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0, IEC 62056-21 mode D), then 2400 7E1 (mode D), then 9600 8N1 (SML; at once where SML's escape sequence was heard), up to 12 s each\n`);
   const first = await listenForTelegram({ ...base, line: '115200 8N1', quietMs: opts.p1 ? undefined : 1_500 });
   if (!opts.p1 && (first.bytes === 0 || first.unavailable)) return false; // silent: a Modbus line (or the sweep reports the port)
   if (!opts.p1) err.write(`${where} talks by itself: a P1 smart meter? listening for telegrams\n`);
@@ -172,12 +188,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
     return true;
   }
   const results = [first];
-  for (const line of ['9600 7E1', '2400 7E1'] as const) {
-    if (results.some((r) => r.telegram)) break;
-    // A line silent at two speeds is silent at the third: 2400 is tried only where bytes came.
-    if (line === '2400 7E1' && results.every((r) => r.bytes === 0)) break;
-    results.push(await listenForTelegram({ ...base, line }));
-  }
+  for (let line = nextP1Line(results); line !== null; line = nextP1Line(results)) results.push(await listenForTelegram({ ...base, line }));
   for (const r of results) {
     err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${p1LineReport(r, 'the bus')})`}\n`);
   }

@@ -5,7 +5,7 @@ import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { P1Connection } from './connection.js';
 import type { DropReason } from './framer.js';
-import type { P1Line } from './line-settings.js';
+import { isSmlLine, type P1Line } from './line-settings.js';
 import { telegramReader } from './reader.js';
 import type { P1Identity, P1Reading } from './measurements.js';
 
@@ -23,6 +23,11 @@ export interface ListenResult {
   readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
   /** Why the line could not be used, when it could not. */
   readonly unavailable: string | null;
+  /**
+   * Four ESC bytes in a row came (SML's escape sequence, never in a text telegram; it survives
+   * being read at 9600 7E1): an SML meter, to be read at 9600 8N1. A text line ends its listen then.
+   */
+  readonly smlSeen: boolean;
 }
 
 export interface ListenOptions {
@@ -37,6 +42,8 @@ export interface ListenOptions {
   readonly quietMs?: number;
   readonly logger: Logger;
 }
+
+const SML_ESCAPE = '\x1b\x1b\x1b\x1b';
 
 export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
   const bus: BusConfig = {
@@ -56,6 +63,8 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
   const reader = telegramReader(opts.line);
   const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
   let bytes = 0;
+  let smlSeen = false;
+  let tail = '';
   return new Promise((resolve) => {
     let settled = false;
     const finish = (telegram: HeardTelegram | null, unavailable: string | null) => {
@@ -63,7 +72,7 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
       settled = true;
       clearTimeout(timer);
       clearTimeout(quiet);
-      void connection.close().then(() => resolve({ line: opts.line, telegram, bytes, drops, unavailable }));
+      void connection.close().then(() => resolve({ line: opts.line, telegram, bytes, drops, unavailable, smlSeen }));
     };
     const connection = new P1Connection({
       bus,
@@ -72,6 +81,11 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
       onUnavailable: (why) => finish(null, why),
       onData: (text) => {
         bytes += text.length;
+        if (!smlSeen && (tail + text).includes(SML_ESCAPE)) {
+          smlSeen = true;
+          if (!isSmlLine(opts.line)) return finish(null, null);
+        }
+        tail = text.slice(-3);
         for (const event of reader.push(text)) {
           if (event.kind === 'dropped') {
             drops[event.reason] = (drops[event.reason] ?? 0) + 1;
