@@ -19,7 +19,7 @@ describe.skipIf(!hasSharedData)(`operations with the plan${hasSharedData ? '' : 
   let compositeLimitOffset = 0;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: at('2025-11-12T23:00:00Z'), chargers: [{ id: 'CP-OPS-PLAN' }, { id: 'CP-OPS-CORE' }] });
+    gw = await startPlanGateway({ startMs: at('2025-11-12T12:00:00Z'), pricesFromMs: 0, pricesToMs: at('2025-11-12T23:00:00Z'), chargers: [{ id: 'CP-OPS-PLAN' }, { id: 'CP-OPS-CORE' }, { id: 'CP-OPS-SHORT' }] });
     cp = await gw.connect('CP-OPS-PLAN');
     cp.client.handle('RemoteStartTransaction', async ({ params }: { params?: unknown }) => {
       remoteStarts.push(params as Json);
@@ -86,6 +86,40 @@ describe.skipIf(!hasSharedData)(`operations with the plan${hasSharedData ? '' : 
     // Without the profile it starts.
     expect((await op2('CP-OPS-CORE', 'remote-start', { id_tag: 'T2', connector_id: 1 })).body.answer).toEqual({ status: 'Accepted' });
     expect(starts).toEqual([{ idTag: 'T2', connectorId: 1 }]);
+  });
+
+  it('cuts the start\'s profile to the periods a charger takes (ChargingScheduleMaxPeriods)', { timeout: 120_000 }, async () => {
+    const short = await gw.connect('CP-OPS-SHORT');
+    const starts: Json[] = [];
+    short.client.handle('GetConfiguration', async () => ({
+      configurationKey: [
+        { key: 'SupportedFeatureProfiles', readonly: true, value: 'Core,SmartCharging' },
+        { key: 'ChargingScheduleMaxPeriods', readonly: true, value: '2' },
+        { key: 'ChargeProfileMaxStackLevel', readonly: true, value: '1' },
+      ],
+    }));
+    short.client.handle('RemoteStartTransaction', async ({ params }: { params?: unknown }) => {
+      starts.push(params as Json);
+      return { status: 'Accepted' };
+    });
+    await short.client.call('BootNotification', { chargePointVendor: 'Amperfied', chargePointModel: 'Wallbox' });
+    expect((await gw.api('PUT', '/api/v1/chargers/CP-OPS-SHORT/connectors/1/plan', { departure_time: '2025-11-13T06:00:00Z', energy_wh: 20_000 })).status).toBe(201);
+    await until(async () => (await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text()).includes('metergate_ocpp_charger_supported_profile{charge_point_id="CP-OPS-SHORT",profile="SmartCharging"} 1'), 'the configuration read', 60_000);
+    const whole = (await op('remote-start', { id_tag: 'T3', connector_id: 1, charging_profile: 'plan' })).body.request.chargingProfile.chargingSchedule;
+    // The same target on the unlimited charger: the plan has more periods than 2.
+    expect(whole.chargingSchedulePeriod.length).toBeGreaterThan(2);
+    const start = await op2('CP-OPS-SHORT', 'remote-start', { id_tag: 'T3', connector_id: 1, charging_profile: 'plan' });
+    expect(start.status).toBe(200);
+    expect(start.body.note).toContain('takes 2 (ChargingScheduleMaxPeriods)');
+    const profile = starts[0]!.chargingProfile;
+    expect(profile.chargingSchedule.chargingSchedulePeriod).toHaveLength(2);
+    expect(profile).toMatchObject({ chargingProfilePurpose: 'TxProfile', stackLevel: 0 });
+    expect(profile.transactionId).toBeUndefined();
+    expect(profile.chargingSchedule.chargingSchedulePeriod[0].startPeriod).toBe(0);
+    // The periods sent are the plan's from now, at the plan's instants.
+    const offsetS = (Date.parse(profile.chargingSchedule.startSchedule) - Date.parse(whole.startSchedule)) / 1000;
+    const fromNow = whole.chargingSchedulePeriod.filter((p: Json, i: number, all: Json[]) => (all[i + 1]?.startPeriod ?? Infinity) > offsetS).slice(0, 2);
+    expect(profile.chargingSchedule.chargingSchedulePeriod.map((p: Json) => p.limit)).toEqual(fromNow.map((p: Json) => p.limit));
   });
 
   it('returns the composite schedule next to the plan it should equal, and says where it does not', { timeout: 120_000 }, async () => {

@@ -12,7 +12,7 @@
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
 import type { ChargerOperationsPort, OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
-import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor } from '../../ocpp/charging-profile.js';
+import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor, profileWindow } from '../../ocpp/charging-profile.js';
 import { RATE_UNIT_KEY, storedCapabilities } from '../../ocpp/charger-configuration.js';
 import { refusalsInForce } from '../../ocpp/charging-strategy.js';
 import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedule.js';
@@ -36,6 +36,8 @@ type Json = Record<string, unknown>;
 interface OperationContext {
   readonly deps: RouteDeps;
   readonly chargePointId: string;
+  /** What the gateway changed in the request, for the answer's `note`. */
+  readonly notes: string[];
 }
 
 interface Operation {
@@ -64,7 +66,17 @@ function planProfile(c: OperationContext, connectorId: number | undefined): Json
   if (!target || target.departureMs <= nowMs) throw new HttpProblem(409, `connector ${connectorId} of ${chargePointId} has no charging target in force; PUT /api/v1/chargers/${chargePointId}/connectors/${connectorId}/plan first`);
   const plan = deps.charging.planner.plan(target, nowMs);
   const rateUnit = chargingRateUnitFor(deps.charging.stores.configuration.get(chargePointId, RATE_UNIT_KEY)?.value);
-  const { csChargingProfiles: p } = chargingProfileRequest(plan, { connectorId, transactionId: null, plannedAtMs: nowMs, departureMs: target.departureMs, rateUnit });
+  const whole = chargingProfileRequest(plan, { connectorId, transactionId: null, plannedAtMs: nowMs, departureMs: target.departureMs, rateUnit, purpose: 'TxProfile' });
+  // A charger takes at most ChargingScheduleMaxPeriods periods (as read after its boot): a
+  // longer plan starts with the periods from now it takes, the last one holding to the end
+  // (never more than the plan); after its StartTransaction the plan follows by the strategy
+  // in force (by period, re-sent at each boundary). The stack level is 0, which every
+  // ChargeProfileMaxStackLevel allows.
+  const maxPeriods = storedCapabilities(deps.charging.stores.configuration, chargePointId).maxPeriods;
+  const periods = whole.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length;
+  const { csChargingProfiles: p } = maxPeriods !== null && maxPeriods >= 1 && periods > maxPeriods ? profileWindow(whole, nowMs, maxPeriods).request : whole;
+  if (p !== whole.csChargingProfiles) c.notes.push(`the plan has ${periods} periods, charger ${chargePointId} takes ${maxPeriods} (ChargingScheduleMaxPeriods): the profile carries the first ${maxPeriods} from now, the last holding to the end; after StartTransaction the plan follows period by period`);
+  // RemoteStartTransaction's profile names no transaction (OCPP 1.6 5.11): made with transactionId null, it has none.
   return { ...p, chargingProfileId: chargingProfileIdOf(connectorId, 'TxProfile'), chargingProfilePurpose: 'TxProfile' };
 }
 
@@ -215,10 +227,10 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
     const path = `${OPERATIONS_BASE}/${op.path}`;
     router.post(path, auth, ...body, async (req, res) => {
       const { chargePointId, operations } = target(req);
-      const c = { deps, chargePointId };
+      const c: OperationContext = { deps, chargePointId, notes: [] };
       const request = op.request(validated(op.schema, req.body), c);
       const answer = answered(await operations.call(chargePointId, op.action, request), chargePointId, op.action);
-      res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...op.extra?.(request, answer, c), ...op.after?.(answer, c) });
+      res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...(c.notes.length > 0 ? { note: c.notes.join('; ') } : {}), ...op.extra?.(request, answer, c), ...op.after?.(answer, c) });
     });
     router.all(path, methodNotAllowed(['POST']));
   }
