@@ -7,11 +7,13 @@
 //   hot_water_volume m3    6 (warm water), 21 (hot water)
 //   heat_energy Wh         4 (heat, outlet), 12 (heat, inlet), 13 (heat/cooling): GJ, MWh, kWh, Wh to Wh
 //   cooling_energy Wh      10, 11 (cooling)
-// DSMR 2.2/3.0 channels (0-n:24.3.0, a capture time without S/W) are not read: the time is ambiguous.
+// DSMR 2.2/3.0 write a channel as `0-n:24.3.0(YYMMDDhhmmss)(00)(60)(1)(0-n:24.2.1)(m3)` with the
+// value on the next line `(00001.001)`: the capture time in Dutch local time without S/W (the
+// hour repeated in October read as summer time), the unit in its own parentheses.
 import type { Metric } from '../domain.js';
 import { decodeEquipmentId, round3 } from './measurements.js';
-import { parseMeterTime } from './meter-time.js';
-import type { Telegram } from './telegram.js';
+import { parseDutchLocalTime, parseMeterTime } from './meter-time.js';
+import type { ObisValue, Telegram } from './telegram.js';
 
 export interface MbusKind {
   /** `gas`, `water`, ... for boot_notification's model. */
@@ -54,7 +56,7 @@ export interface MbusChannel {
 export function mbusChannels(telegram: Telegram): MbusChannel[] {
   const numbers = new Set<number>();
   for (const obis of telegram.objects.keys()) {
-    const m = /^0-([1-4]):(24\.1\.0|24\.2\.\d|96\.1\.[01])$/.exec(obis);
+    const m = /^0-([1-4]):(24\.1\.0|24\.2\.\d|24\.3\.0|96\.1\.[01])$/.exec(obis);
     if (m) numbers.add(Number(m[1]));
   }
   return [...numbers].sort((a, b) => a - b).map((n) => channel(telegram, n));
@@ -70,13 +72,25 @@ function channel(telegram: Telegram, n: number): MbusChannel {
   const base = { number: n, deviceType, medium: kind?.medium ?? (deviceType === null ? 'unknown' : `device type ${deviceType}`), equipmentId };
   // DSMR 5 names the gas reading 24.2.1, Belgian meters 24.2.3 (gas, not temperature-corrected) and 24.2.1 (water).
   const values = [...telegram.objects.entries()].find(([obis]) => obis.startsWith(`0-${n}:24.2.`))?.[1];
-  if (!values) return { ...base, reading: null, skipped: 'no reading (0-n:24.2.x)' };
+  const old = values ? null : dsmr22Reading(telegram.objects.get(`0-${n}:24.3.0`), n);
+  if (!values && !old) return { ...base, reading: null, skipped: 'no reading (0-n:24.2.x, or DSMR 2.2/3.0 0-n:24.3.0 with its value line)' };
   if (!kind) return { ...base, reading: null, skipped: `device type ${deviceType ?? 'not given'} is not gas, water or heat` };
-  const [time, value] = values;
-  const capturedAtMs = time ? parseMeterTime(time.raw) : null;
+  const [time, value] = old ? [old.time, old.value] : values!;
+  const capturedAtMs = time ? (old ? parseDutchLocalTime(time.raw) : parseMeterTime(time.raw)) : null;
   if (capturedAtMs === null) return { ...base, reading: null, skipped: `no capture time in ${JSON.stringify(time?.raw ?? '')}` };
   const factor = value?.unit ? kind.factors[value.unit] : undefined;
   if (!value || factor === undefined) return { ...base, reading: null, skipped: `unit ${JSON.stringify(value?.unit ?? null)} is not one of ${Object.keys(kind.factors).join(', ')}` };
   if (!/^\d+(\.\d+)?$/.test(value.raw)) return { ...base, reading: null, skipped: `not a number: ${JSON.stringify(value.raw)}` };
   return { ...base, reading: { capturedAtMs, metrics: [{ name: kind.metric, value: round3(Number(value.raw) * factor), unit: kind.unit }] }, skipped: null };
+}
+
+/**
+ * A DSMR 2.2/3.0 channel object `(time)(status)(period)(count)(0-n:24.2.1)(unit)` + `(value)`
+ * as the 24.2.x pair (time, value*unit), or null when it is not laid out so.
+ */
+function dsmr22Reading(values: readonly ObisValue[] | undefined, n: number): { time: ObisValue; value: ObisValue } | null {
+  if (!values || values.length !== 7) return null;
+  const [time, , , , ref, unit, value] = values;
+  if (!new RegExp(`^0-${n}:24\\.2\\.\\d$`).test(ref!.raw) || unit!.unit !== null || value!.unit !== null) return null;
+  return { time: time!, value: { raw: value!.raw, unit: unit!.raw } };
 }

@@ -1,7 +1,8 @@
 // Replays a real P1 telegram as a meter would keep sending it (pure): the energy registers
 // advance by the telegram's own power over the time since the first one, the meter clock
 // (0-0:1.0.0) shows the time of sending in Dutch local time with its S/W suffix, M-Bus channels
-// (0-n:24.2.x) the last 5-minute mark as their capture time, and a
+// (0-n:24.2.x) the last 5-minute mark as their capture time (DSMR 2.2/3.0 0-n:24.3.0: the last
+// hour, without S/W), and a
 // telegram that came with a CRC gets a valid new one. Number widths stay as the meter wrote them.
 // What the capture has after the '!' line (an ETX and BCC, lines a reading head adds) is sent
 // after each telegram as it is.
@@ -43,6 +44,9 @@ export function replayTelegram(state: ReplayState, nowMs: number): string {
   // M-Bus devices (gas, water) report every 5 minutes (DSMR 5): their capture time is the last 5-minute mark.
   const captured = dutchTimestamp(Math.floor((nowMs + (state.meterClockOffsetMs ?? 0)) / 300_000) * 300_000);
   body = body.replace(/^(0-[1-4]:24\.2\.\d\()\d{12}[SW]\)/gm, `$1${captured})`);
+  // DSMR 2.2/3.0 channels (0-n:24.3.0) are hourly, their time without S/W.
+  const hour = dutchTimestamp(Math.floor((nowMs + (state.meterClockOffsetMs ?? 0)) / 3_600_000) * 3_600_000).slice(0, 12);
+  body = body.replace(/^(0-[1-4]:24\.3\.0\()\d{12}\)/gm, `$1${hour})`);
   const afterBang = state.template.indexOf('\n', bang);
   const trailer = afterBang < 0 ? '' : state.template.slice(afterBang + 1);
   return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n${trailer}`;

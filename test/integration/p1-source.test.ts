@@ -170,15 +170,22 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     expect(seriesValue(await metrics.metrics(), 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'garbled' })).toBe(0);
   });
 
-  it('a DSMR 2.2 meter at 9600 7E1 (no CRC, no clock): samples from its telegrams, nothing counted against its clock', { timeout: 60_000 }, async () => {
+  it('a DSMR 2.2 meter at 9600 7E1 (no CRC, no clock): samples from its telegrams, nothing counted against its clock; its gas (0-1:24.3.0 + value line) on its channel, stamped with the hour', { timeout: 60_000 }, async () => {
     const pair = cleanup.trackPair(await startPtyPair());
     const sim = await startSim(['--p1', sharedData('dsmr/v2_2.txt'), '--p1-line', '9600 7E1', '--serial', pair.b, '--p1-period-ms', '300']);
     cleanup.push(() => sim.stop());
     const metrics = new Registry();
-    const events = startSource({ type: 'p1', port: pair.a, line: '9600 7E1' }, metrics);
+    const events = startSource({ type: 'p1', port: pair.a, line: '9600 7E1' }, metrics, { 1: GAS });
     await source!.start();
-    await until(() => events.filter((e) => e.kind === 'sample').length >= 2, 'two samples', 30_000);
-    const sample = events.find((e) => e.kind === 'sample');
+    await until(() => events.filter((e) => e.kind === 'sample' && e.sample.resourceId === METER_A).length >= 2, 'two samples', 30_000);
+    const gas = events.flatMap((e) => (e.kind === 'sample' && e.sample.resourceId === GAS ? [e.sample] : []));
+    expect(gas.length).toBeGreaterThanOrEqual(1);
+    for (const g of gas) {
+      expect(g.sampledAtMs % 3_600_000).toBe(0);
+      expect(g.metrics).toEqual([{ name: 'gas_volume', value: 1.001, unit: 'm3' }]);
+    }
+    expect(source!.identity(GAS)).toEqual({ vendor: 'unknown', model: 'M-Bus gas meter (device type 3, channel 1)', serialNumber: '000000000000', firmware: null });
+    const sample = events.find((e) => e.kind === 'sample' && e.sample.resourceId === METER_A);
     expect(sample?.kind === 'sample' && Object.fromEntries(sample.sample.metrics.map((m) => [m.name, m.unit]))).toEqual({ total_active_power: 'W', active_energy_import: 'Wh', active_energy_export: 'Wh' });
     const text = await metrics.metrics();
     expect(seriesValue(text, 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'ok' })).toBeGreaterThanOrEqual(2);

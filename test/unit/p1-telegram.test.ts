@@ -9,7 +9,7 @@ import { interpretTelegram } from '../../src/p1/interpret.js';
 import { framerOptions } from '../../src/p1/line-settings.js';
 import { mbusChannels } from '../../src/p1/mbus.js';
 import { p1Identity, p1Reading } from '../../src/p1/measurements.js';
-import { parseMeterTime } from '../../src/p1/meter-time.js';
+import { parseDutchLocalTime, parseMeterTime } from '../../src/p1/meter-time.js';
 import { parseTelegram, TelegramParseError } from '../../src/p1/telegram.js';
 import { vendorOfFlag } from '../../src/p1/vendors.js';
 import { DSMR_V5_METRICS } from '../helpers/dsmr-v5.js';
@@ -279,9 +279,32 @@ describe.skipIf(!hasSharedData)('M-Bus channels (gas, water, heat) from real tel
     expect(channelsOf('v4_2.txt')[0].reading).toEqual({ capturedAtMs: Date.parse('2016-11-29T19:00:00Z'), metrics: [{ name: 'gas_volume', value: 981.443, unit: 'm3' }] });
   });
 
-  it('heat in GJ is published in Wh; DSMR 2.2/3.0 channels (no S/W on the time) are not read', () => {
+  it('heat in GJ is published in Wh', () => {
     const heat = '/ISk5\\2MT382-1000\r\n\r\n0-1:24.1.0(004)\r\n0-1:96.1.0(3232323241424344313233343536373839)\r\n0-1:24.2.1(170102161005W)(00012.345*GJ)\r\n!';
     expect(mbusChannels(parseTelegram(heat))[0]).toMatchObject({ medium: 'heat', reading: { metrics: [{ name: 'heat_energy', value: 3429166.667, unit: 'Wh' }] } });
-    expect(channelsOf('v3.txt')[0].reading).toBeNull();
+  });
+
+  it('DSMR 2.2 and 3.0 gas: the 0-1:24.3.0 header with the value on the next line, its time in Dutch local time without S/W', () => {
+    // v2_2: 0-1:24.3.0(161107190000)(00)(60)(1)(0-1:24.2.1)(m3) / (00001.001): 19:00 CET = 18:00 UTC.
+    expect(channelsOf('v2_2.txt')).toEqual([
+      { number: 1, deviceType: 3, medium: 'gas', equipmentId: '000000000000', reading: { capturedAtMs: Date.parse('2016-11-07T18:00:00Z'), metrics: [{ name: 'gas_volume', value: 1.001, unit: 'm3' }] }, skipped: null },
+    ]);
+    // v3: 0-1:24.3.0(090212160000)..., the id hex-encoded.
+    expect(channelsOf('v3.txt')).toEqual([
+      { number: 1, deviceType: 3, medium: 'gas', equipmentId: '2222ABCD123456789', reading: { capturedAtMs: Date.parse('2009-02-12T15:00:00Z'), metrics: [{ name: 'gas_volume', value: 1.001, unit: 'm3' }] }, skipped: null },
+    ]);
+    // A header whose value line is missing (or whose reference is not the channel's) is not read.
+    const cut = read('v2_2.txt').replace(/!.*$/s, '!').replace('(00001.001)\r\n', '');
+    expect(mbusChannels(parseTelegram(cut))[0]).toMatchObject({ reading: null, skipped: expect.stringMatching(/^no reading/) });
+    const wrongRef = read('v2_2.txt').replace(/!.*$/s, '!').replace('(0-1:24.2.1)', '(0-2:24.2.1)');
+    expect(mbusChannels(parseTelegram(wrongRef))[0]!.reading).toBeNull();
+  });
+
+  it('Dutch local time without S/W: CET in winter, CEST in summer, the repeated October hour as summer time, the skipped March hour none', () => {
+    expect(parseDutchLocalTime('200115120000')).toBe(Date.parse('2020-01-15T11:00:00Z'));
+    expect(parseDutchLocalTime('200626120000')).toBe(Date.parse('2020-06-26T10:00:00Z'));
+    expect(parseDutchLocalTime('201025023000')).toBe(Date.parse('2020-10-25T00:30:00Z'));
+    expect(parseDutchLocalTime('200329023000')).toBeNull();
+    expect(parseDutchLocalTime('201325000000')).toBeNull();
   });
 });
