@@ -6,23 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort } from '../../src/free-port.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
 import { hasMosquitto, makeCertificates, startTlsBroker, type BrokerUser, type TlsBroker } from '../helpers/mosquitto.js';
 import { hasSocat } from '../helpers/peers.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '6b0e2c4a-8f1d-4e3b-9c5a-2d4f6a8c0e1b';
-const USERS: BrokerUser[] = [
-  { username: 'gateway', password: 'gw-secret', acl: ['topic write svc/resources/#'] },
-  { username: 'cloud', password: 'cloud-secret', acl: [`topic read svc/resources/${MINE}/#`] },
-];
+const USERS: BrokerUser[] = [GATEWAY_USER, cloudUser(MINE)];
 
 interface NodeJson {
   node: string;
@@ -36,11 +29,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('broker nodes: failover between thre
   let strange: TlsBroker; // node 1: a certificate this gateway's CA did not sign
   let a: TlsBroker; // node 2
   let b: TlsBroker; // node 3
-  let dir: string;
-  let config: string;
-  let pty: PtyPair;
-  let sim: SimProcess;
-  let daemon: DaemonProcess | undefined;
+  let rig: MeterRig;
   const subs: TestSubscriber[] = [];
   let base: string;
 
@@ -51,7 +40,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('broker nodes: failover between thre
   const waitUntil = async (what: string, ok: () => Promise<boolean>, timeoutMs = 30_000) => {
     const until = Date.now() + timeoutMs;
     while (!(await ok())) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${daemon?.output().slice(-3000)}`);
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}\n${rig?.daemon.output().slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   };
@@ -68,48 +57,33 @@ describe.skipIf(!hasMosquitto || !hasSocat)('broker nodes: failover between thre
     for (const [n, node] of [a, b].entries()) {
       subs.push(await subscribe({ url: node.url, caFile: shared.ca, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+`, clientId: `cloud-node-${n}` }));
     }
-    dir = mkdtempSync(join(tmpdir(), 'mg-nodes-'));
-    pty = await startPtyPair();
-    sim = await startSim(['--serial', pty.b, '--unit', '1']);
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-poll: { interval_ms: 1000 }
-buses: [{ name: line-a, type: rtu, port: ${pty.a}, timeout_ms: 300 }]
-meters: [{ resource_id: ${MINE}, bus: line-a, unit_id: 1, profile: sdm630 }]
-mqtt:
-  urls: ['${strange.url}', '${a.url}', '${b.url}']
-  username: gateway
-  password: gw-secret
-  ca_file: '${shared.ca}'
-  reconnect_min_ms: 200
-  reconnect_max_ms: 1000
-  heartbeat_interval_ms: 60000
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    daemon = await startDaemon(config);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-nodes-',
+      meters: [{ line: 'pty', args: ['--unit', '1'] }],
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000 },
+        buses: [{ name: 'line-a', type: 'rtu', port: meters[0].port, timeout_ms: 300 }],
+        meters: [{ resource_id: MINE, bus: 'line-a', unit_id: 1, profile: 'sdm630' }],
+        mqtt: {
+          urls: [strange.url, a.url, b.url],
+          username: GATEWAY_USER.username,
+          password: GATEWAY_USER.password,
+          ca_file: shared.ca,
+          reconnect_min_ms: 200,
+          reconnect_max_ms: 1000,
+          heartbeat_interval_ms: 60000,
+        },
+      }),
+    });
+    base = rig.httpBase;
   });
 
   afterAll(async () => {
+    await rig?.stop();
     for (const s of subs) await s.close();
-    await daemon?.stop();
-    await sim?.stop();
-    if (pty) {
-      await pty.stop();
-      removeDir(pty.dir);
-    }
     await Promise.all([strange, a, b].map((n) => n?.stop()));
     if (certDir) rmSync(certDir, { recursive: true, force: true });
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('skips the untrusted node, names it, fails over when its node goes, stays, loses nothing', { timeout: 120_000 }, async () => {
@@ -155,8 +129,8 @@ forecast: { enabled: false }
     expect((await nodes()).broker).toBe(b.url);
 
     // Nothing lost: every reading stored so far arrived on one node or the other.
-    await daemon!.stop();
-    const db = new Database(join(dir, 'data', 'metergate.db'), { readonly: true, fileMustExist: true });
+    await rig.daemon.stop();
+    const db = new Database(join(rig.dataDir, 'metergate.db'), { readonly: true, fileMustExist: true });
     const stored = db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ?').pluck().all(MINE) as number[];
     db.close();
     expect(stored.filter((t) => t > downAt).length).toBeGreaterThan(2);
@@ -167,7 +141,7 @@ forecast: { enabled: false }
   });
 
   it('doctor checks every node and names the one with the wrong certificate', { timeout: 60_000 }, () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', resolve('src/cli.ts'), 'doctor', '--config', config, '--timeout-ms', '3000'], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', resolve('src/cli.ts'), 'doctor', '--config', rig.configPath, '--timeout-ms', '3000'], { encoding: 'utf8' });
     const out = r.stdout + r.stderr;
     expect(out).toMatch(/broker node 1.*TLS handshake failed/);
     expect(out).toMatch(/broker node 2.*TLS verified, logged in as gateway/);

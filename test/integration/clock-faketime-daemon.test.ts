@@ -3,18 +3,14 @@
 // Nothing may leave while the clock is wrong; readings taken meanwhile are held and, once
 // the clock is stepped to the real time and trusted, published re-stamped with the real
 // time they were read at. Every timestamp the broker ever sees is plausible.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readNtpStatus } from '../../src/ops/clock/ntp-status.js';
 import { BUILD_DATE_MS } from '../../src/version.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
-import { METER_A, ORG } from '../helpers/poller-harness.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
+import { METER_A } from '../helpers/poller-harness.js';
 import { until as waitUntil } from '../helpers/wait.js';
 import { hasSocat, libfaketimePath, peer } from '../helpers/peers.js';
 
@@ -42,63 +38,35 @@ function stamps(json: Record<string, unknown>): number[] {
 }
 
 describe.skipIf(!ready)('the daemon under libfaketime', () => {
-  const cleanups: Array<() => Promise<void> | void> = [];
+  let rig: MeterRig | undefined;
   afterAll(async () => {
-    while (cleanups.length) await cleanups.pop()!();
+    await rig?.stop();
   });
 
   it('publishes nothing while it believes it is 2020, then the held readings re-stamped with the real time', { timeout: 240_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mg-faketime-daemon-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const pair: PtyPair = await startPtyPair();
-    cleanups.push(async () => {
-      await pair.stop();
-      removeDir(pair.dir);
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-faketime-daemon-',
+      meters: [{ line: 'pty', args: ['--unit', '1'] }],
+      broker: { users: [GATEWAY_USER, cloudUser()] },
+      subscriber: { username: 'cloud', topic: 'svc/resources/+/+' },
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000 },
+        buses: [{ name: 'rs485', type: 'rtu', port: meters[0].port, timeout_ms: 500 }],
+        meters: [{ resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' }],
+        mqtt: { reconnect_min_ms: 200, reconnect_max_ms: 1000, heartbeat_interval_ms: 2000 },
+        clock: { trust: 'auto', stable_for_s: 3 },
+      }),
+      startDaemon: false,
     });
-    const sim: SimProcess = await startSim(['--serial', pair.b, '--unit', '1']);
-    cleanups.push(() => sim.stop());
-    const broker: TlsBroker = await startTlsBroker([
-      { username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-pw', acl: ['topic read svc/resources/#'] },
-    ]);
-    cleanups.push(() => broker.stop());
-    const sub: TestSubscriber = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: 'svc/resources/+/+' });
-    cleanups.push(() => sub.close());
-    const port = await freePort();
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-poll: { interval_ms: 1000 }
-buses:
-  - { name: rs485, type: rtu, port: ${pair.a}, timeout_ms: 500 }
-meters:
-  - { resource_id: ${METER_A}, bus: rs485, unit_id: 1, profile: sdm630 }
-mqtt: { url: '${broker.url}', username: gw, password: gw-pw, ca_file: '${broker.caFile}', reconnect_min_ms: 200, reconnect_max_ms: 1000, heartbeat_interval_ms: 2000 }
-clock: { trust: auto, stable_for_s: 3 }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    const timeFile = join(dir, 'faketime');
+    const { sub, httpPort: port } = rig;
+    const timeFile = join(rig.dir, 'faketime');
     writeFileSync(timeFile, '@2020-01-01 00:00:00');
     const startedRealMs = Date.now();
-    const daemon: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('src/cli.ts'), 'run', '--config', config], {
+    const daemon = await rig.startDaemon({
       env: { ...process.env, LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: timeFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let log = '';
-    daemon.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-    daemon.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-    cleanups.push(async () => {
-      if (daemon.exitCode === null && daemon.signalCode === null) {
-        const exited = new Promise((r) => daemon.once('exit', r));
-        daemon.kill('SIGTERM');
-        await exited;
-      }
-    });
+    const log = () => daemon.output();
     const metric = async (name: string) => {
       try {
         const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -110,18 +78,18 @@ forecast: { enabled: false }
     };
 
     // 2020: readings are taken and held; the broker hears nothing (its certificate is not yet valid, too).
-    await until(async () => (await metric('metergate_clock_held_samples')) !== undefined && (await metric('metergate_clock_held_samples'))! >= 3, `held samples (log: ${log.slice(-500)})`);
+    await until(async () => (await metric('metergate_clock_held_samples')) !== undefined && (await metric('metergate_clock_held_samples'))! >= 3, `held samples (log: ${log().slice(-500)})`);
     expect(await metric('metergate_clock_trusted')).toBe(0);
-    expect(log).toContain('clock not trusted yet: readings are kept and sent once it is');
+    expect(log()).toContain('clock not trusted yet: readings are kept and sent once it is');
     expect(sub.messages).toEqual([]);
 
     // NTP answers: the wall clock steps to the real time.
     const heldAtStep = (await metric('metergate_clock_held_samples'))!;
     const stepRealMs = Date.now();
     writeFileSync(timeFile, fakeStamp(stepRealMs));
-    await until(() => log.includes('"msg":"clock trusted"'), 'trust after the step');
+    await until(() => log().includes('"msg":"clock trusted"'), 'trust after the step');
     const trustedRealMs = Date.now();
-    const released = Number(/"released":(\d+)[^\n]*"msg":"clock trusted"/.exec(log)![1]);
+    const released = Number(/"released":(\d+)[^\n]*"msg":"clock trusted"/.exec(log())![1]);
     expect(released).toBeGreaterThanOrEqual(3);
     await until(() => sub.messages.filter((m) => m.topic.endsWith('/measurements')).length >= released + 2, 'the held and the fresh measurements');
     const receivedAtMs = Date.now();
