@@ -3,7 +3,9 @@
 // With CI set a skip would hide exactly what we promise, so the test file fails at load,
 // naming what is missing and how to get it.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const INSTALL = 'bash scripts/install-test-deps';
 
@@ -36,3 +38,22 @@ export const libfaketimePath = (): string | undefined =>
 /** Debian's Chromium, or undefined. */
 export const chromiumPath = (): string | undefined => peerPath('chromium', ['/usr/bin/chromium', '/usr/bin/chromium-browser']);
 export const systemdAnalyzeFound = (): boolean => peer('systemd-analyze', runs('systemd-analyze', ['--version']));
+
+/** Why this process cannot mount a tmpfs (not root, a kernel or container that refuses), or null. */
+function tmpfsMountProblem(): string | null {
+  if (process.getuid?.() !== 0) return 'not root';
+  const probe = mkdtempSync(join(tmpdir(), 'mg-mount-probe-'));
+  try {
+    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { encoding: 'utf8' });
+    if (r.status !== 0) return `mount -t tmpfs failed: ${r.error?.message ?? r.stderr.trim()}`;
+    spawnSync('umount', [probe]);
+    return null;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+/** Whether a small disk can be made (a tmpfs mount, to fill it), or false (after the CI check). */
+export const canMountTmpfs = (): boolean => {
+  const problem = tmpfsMountProblem();
+  return peer(`a tmpfs mount (${problem})`, problem === null, 'run the tests as root, as CI does');
+};

@@ -24,7 +24,7 @@ import { PriceStore } from '../../src/store/prices.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { fillToLastByte } from '../helpers/disk-fill.js';
-import { isRoot, peer } from '../helpers/peers.js';
+import { canMountTmpfs } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -105,25 +105,11 @@ function diskFullFault(dir: string, storeWritable: () => Promise<boolean>): Stor
   };
 }
 
-/** Whether this process may mount a tmpfs (root, a kernel that allows it). */
-function mountProblem(): string | null {
-  if (!isRoot) return 'not root';
-  const probe = mkdtempSync(join(tmpdir(), 'mg-mount-probe-'));
-  try {
-    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { encoding: 'utf8' });
-    if (r.status !== 0) return `mount -t tmpfs failed: ${r.error?.message ?? r.stderr.trim()}`;
-    spawnSync('umount', [probe]);
-    return null;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
-const cannotMount = mountProblem();
-const canMountTmpfs = peer(`a tmpfs mount (${cannotMount})`, cannotMount === null, 'run the tests as root, as CI does');
+const mountable = canMountTmpfs();
 
 const cases = [
   { name: 'another process holds the write lock', tmpfs: false, runs: hasSharedData },
-  { name: 'the disk is full', tmpfs: true, runs: hasSharedData && canMountTmpfs },
+  { name: 'the disk is full', tmpfs: true, runs: hasSharedData && mountable },
 ];
 
 describe.each(cases)('charger exchanges while $name', ({ tmpfs, runs }) => {

@@ -8,37 +8,23 @@
 // Needs root (mount). With CI set it fails instead of skipping when it cannot mount.
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillToLastByte } from '../helpers/disk-fill.js';
 import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
 import { hasMosquitto } from '../helpers/mosquitto.js';
-import { peer } from '../helpers/peers.js';
+import { canMountTmpfs } from '../helpers/peers.js';
 import { until } from '../helpers/wait.js';
 import { seriesValue as sample } from '../helpers/prom-text.js';
 
 const MINE = '6e8a0c2e-4b5d-4f7a-9c1e-3b5d7f9a1c3e';
 const QUEUE_MAX = 15;
 
-/** Whether this process may mount a tmpfs (root, a kernel that allows it). */
-function canMount(): string | null {
-  const probe = mkdtempSync(join(tmpdir(), 'mg-mount-probe-'));
-  try {
-    const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { encoding: 'utf8' });
-    if (r.status !== 0) return `mount -t tmpfs failed: ${r.error?.message ?? r.stderr.trim()}`;
-    spawnSync('umount', [probe]);
-    return null;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
-const mountProblem = canMount();
 // With CI set, a missing mount or broker fails the file (test/helpers/peers.ts) instead of skipping.
-const canMountTmpfs = peer(`a tmpfs mount (${mountProblem})`, mountProblem === null, 'run the tests as root, as CI does');
+const mountable = canMountTmpfs();
 
-describe.skipIf(!canMountTmpfs || !hasMosquitto)('data directory on a full disk', () => {
+describe.skipIf(!mountable || !hasMosquitto)('data directory on a full disk', () => {
   let rig: MeterRig;
   let mnt: string;
   let secondStartMs = 0;
