@@ -2,6 +2,7 @@
 // TCP (replaying ../shared/data/dsmr/v5.txt in place): samples per slot each followed by
 // tick-done, the meter's clock checked against the gateway's, offline when the meter goes quiet.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,9 @@ import { validateConfig } from '../../src/config/load.js';
 import type { MeterSample, MeterStatus } from '../../src/domain.js';
 import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
+import { dsmrCrcHex } from '../../src/p1/crc.js';
 import { P1Source } from '../../src/p1/p1-source.js';
+import { dutchTimestamp } from '../../src/sim/p1-telegrams.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 import { hasSocat } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
@@ -191,5 +194,56 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     expect(seriesValue(text, 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
     expect(seriesValue(text, 'metergate_p1_meter_clock_offset_seconds', { resource_id: METER_A })).toBeUndefined();
     expect(source!.identity(METER_A)).toEqual({ vendor: 'Iskraemeco', model: 'MT382-1004', serialNumber: '00000000000000', firmware: null });
+  });
+
+  it('a gas reading going backwards or rising faster than a G25 meter can is not published, counted, and named as the channel\'s problem', { timeout: 60_000 }, async () => {
+    // The recorded DSMR 5 telegram with its gas line set to each step in turn (capture times 5 min apart), CRC recomputed.
+    const template = readFileSync(sharedData('dsmr/v5.txt'), 'latin1').replace(/!.*$/s, '!');
+    const steps = [100, 100.1, 99, 100.2, 150, 100.3];
+    const base = Math.floor(Date.now() / 300_000) * 300_000 - 3_600_000;
+    const telegram = (i: number) => {
+      const body = template
+        .replace(/^0-0:1\.0\.0\(\d{12}[SW]\)/m, `0-0:1.0.0(${dutchTimestamp(Date.now())})`)
+        .replace(/^0-1:24\.2\.1\(.*$/m, `0-1:24.2.1(${dutchTimestamp(base + i * 300_000)})(${steps[i]!.toFixed(3).padStart(9, '0')}*m3)`);
+      return `${body}${dsmrCrcHex(body)}\r\n`;
+    };
+    const clients = new Set<Socket>();
+    let connectedAt: number | null = null;
+    const server = createServer((socket) => {
+      connectedAt ??= Date.now();
+      clients.add(socket.on('error', () => undefined).on('close', () => clients.delete(socket)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // From the gateway's connection on: the first step for 3 s, each other for 2 s (two poll slots), a telegram every 250 ms.
+    const timer = setInterval(() => {
+      if (connectedAt === null) return;
+      const elapsed = Date.now() - connectedAt;
+      const i = elapsed < 3000 ? 0 : Math.min(steps.length - 1, 1 + Math.floor((elapsed - 3000) / 2000));
+      for (const c of clients) c.write(telegram(i), 'latin1');
+    }, 250);
+    cleanup.push(() => new Promise<void>((resolve) => {
+      clearInterval(timer);
+      for (const c of clients) c.destroy();
+      server.close(() => resolve());
+    }));
+    const address = server.address();
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: typeof address === 'object' && address ? address.port : 0 }, metrics, { 1: GAS });
+    await source!.start();
+    const dropped = async (reason: string) => seriesValue(await metrics.metrics(), 'metergate_meter_samples_dropped_total', { resource_id: GAS, reason }) ?? 0;
+    await until(async () => (await dropped('channel_jump')) >= 1, 'the jump dropped', 30_000);
+    expect(source!.statuses()[1]!.problem).toMatch(/^channel 1: reading not published, implausible: gas_volume rose 49\.8 in 5 min/);
+    const gas = () => events.flatMap((e) => (e.kind === 'sample' && e.sample.resourceId === GAS ? [e.sample] : []));
+    await until(() => gas().some((g) => g.metrics[0]!.value === 100.3), 'the reading after the jump', 30_000);
+    expect(await dropped('channel_backwards')).toBe(1);
+    expect(await dropped('channel_jump')).toBe(1);
+    // Every step but the two implausible ones, once, stamped with its capture time.
+    expect(gas().map((g) => [g.metrics[0]!.value, g.sampledAtMs - base])).toEqual([
+      [100, 0],
+      [100.1, 300_000],
+      [100.2, 900_000],
+      [100.3, 1_500_000],
+    ]);
+    expect(source!.statuses()[1]!.problem).toBeNull();
   });
 });
