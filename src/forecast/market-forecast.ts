@@ -123,7 +123,9 @@ export async function computeMarketForecast(args: {
     // halves the start-up work; the days after add every origin, so after eight weeks the
     // calibration is the backtest's again.
     if (!reuse && (origin - o) % 2 === 1) continue;
-    last = forecaster.advance(o);
+    // Only the last origin's forecast is stored: the others calibrate later ones, and the
+    // band's method (an IDR fit per horizon) is computed for the last alone.
+    last = forecaster.advance(o, { calibrationOnly: o !== origin });
     if (args.pause) await args.pause();
   }
   const periods: ForecastPeriodValue[] = [];

@@ -213,8 +213,13 @@ export class ConformalForecaster {
     return { point: { ...d, values: blendDay(d.values, recursive, share) }, direct: d.values, recursive, share };
   }
 
-  /** Forecasts from origin `o` (call with increasing origins). */
-  advance(o: number): BoundedDayForecast[] {
+  /**
+   * Forecasts from origin `o` (call with increasing origins). `calibrationOnly`: the caller
+   * keeps only what later origins calibrate on (the service's origins before today's), so
+   * the band stays conformal and no IDR is fitted; later origins are the same either way
+   * (ACI and the calibration read the conformal band and the point forecasts only).
+   */
+  advance(o: number, { calibrationOnly = false }: { readonly calibrationOnly?: boolean } = {}): BoundedDayForecast[] {
     const { input, options, past } = this;
     this.adapt(o);
     const out: BoundedDayForecast[] = [];
@@ -236,7 +241,7 @@ export class ConformalForecaster {
     const nominalHalf = (1 - options.coverage) / 2;
     const conformalBands: [Float64Array, Float64Array][] = [];
     for (const p of points) {
-      const configured = options.bandMethods?.[p.horizon - 1] ?? 'conformal';
+      const configured = calibrationOnly ? 'conformal' : (options.bandMethods?.[p.horizon - 1] ?? 'conformal');
       const wantPairs = options.candidateQuantiles === true || configured === 'average';
       const scores: number[] = [];
       // Calibration pairs (forecast, price) for IDR: only for the average band or the candidates.

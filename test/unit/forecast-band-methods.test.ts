@@ -101,6 +101,21 @@ describeWithSharedData('the averaged band on real NL 2024 prices (nl-2024-hourly
     for (let i = 0; i < d.quantiles!.length; i++) expect(d.quantiles![i]).toBeCloseTo((d.candidates!.idr[i] + d.candidates!.conformal[i]) / 2, 9);
   });
 
+  it('origins advanced for calibration only (the service\'s before today\'s) leave the last origin\'s band as it was', () => {
+    const lean = new ConformalForecaster({ prices }, { ...base, bandMethods: methods });
+    let out: BoundedDayForecast[] = [];
+    for (let o = first; o <= last; o++) {
+      out = lean.advance(o, { calibrationOnly: o !== last });
+      if (o !== last) expect(out.every((d) => d.bandMethod === 'conformal')).toBe(true);
+    }
+    const full = runs[runs.length - 1].s;
+    expect(out.map((d) => d.bandMethod)).toEqual([...methods]);
+    for (let h = 0; h < 3; h++) {
+      expect(Array.from(out[h].lower)).toEqual(Array.from(full[h].lower));
+      expect(Array.from(out[h].upper)).toEqual(Array.from(full[h].upper));
+    }
+  });
+
   it('the conformal band, its adaptive correction included, is unchanged by what is shipped', () => {
     for (const { b, c } of runs)
       for (let h = 0; h < 3; h++) {
