@@ -26,6 +26,18 @@ export function storePendingDropped(registry: Registry): Counter<'kind'> {
   return (registry.getSingleMetric(name) as Counter<'kind'> | undefined) ?? new Counter({ name, help: 'Writes dropped, oldest first, because the in-memory queue for a store that refuses writes was full', labelNames: ['kind'] as const, registers: [registry] });
 }
 
+/** What a writer that queues for a refusing store shows (/healthz, /metrics, the status page): the write queue's and the recorder's alike. */
+export function storeView(failure: { readonly reason: string; readonly sinceMs: number } | null, queue: { readonly pending: number; readonly max: number; readonly droppedTotal: number }): StoreView {
+  return {
+    writable: failure === null,
+    reason: failure?.reason ?? null,
+    failingSinceMs: failure?.sinceMs ?? null,
+    pendingWrites: queue.pending,
+    maxPendingWrites: queue.max,
+    pendingDroppedTotal: queue.droppedTotal,
+  };
+}
+
 /** A write that will not happen: dropped from a full queue, or still waiting when the module stopped. */
 export class StoreWriteDropped extends Error {}
 
@@ -96,14 +108,7 @@ export class StoreWriteQueue {
   }
 
   view(): StoreView {
-    return {
-      writable: this.failure === null,
-      reason: this.failure?.reason ?? null,
-      failingSinceMs: this.failure?.sinceMs ?? null,
-      pendingWrites: this.pending.length,
-      maxPendingWrites: this.deps.maxEntries,
-      pendingDroppedTotal: this.dropped,
-    };
+    return storeView(this.failure, { pending: this.pending.length, max: this.deps.maxEntries, droppedTotal: this.dropped });
   }
 
   /** One last try; what still waits is dropped, said in the log. */

@@ -17,7 +17,7 @@ import { durableTransaction, type Db } from '../store/db.js';
 import type { Outbox, OutboxMessage } from '../store/outbox.js';
 import type { ReadingsStore } from '../store/readings.js';
 import { isStorageUnavailable, primaryCode, storageErrorReason, STORE_RETRY_EVERY_MS, withWriteBusyTimeout, type StorageError } from '../store/storage-errors.js';
-import { storePendingDropped, storeWriteFailures } from '../store/write-queue.js';
+import { storePendingDropped, storeView, storeWriteFailures } from '../store/write-queue.js';
 import type { ClockGate } from './clock-gate.js';
 import { buildMeasurement } from './messages.js';
 import { topicFor } from './topics.js';
@@ -174,14 +174,7 @@ export class MeasurementRecorder implements Module {
 
   /** For /healthz, /metrics and the status page. */
   view(): StoreView {
-    return {
-      writable: this.failure === null,
-      reason: this.failure?.reason ?? null,
-      failingSinceMs: this.failure?.sinceMs ?? null,
-      pendingWrites: this.pending.length,
-      maxPendingWrites: this.deps.config.store.write_queue_max_entries,
-      pendingDroppedTotal: this.pendingDropped,
-    };
+    return storeView(this.failure, { pending: this.pending.length, max: this.deps.config.store.write_queue_max_entries, droppedTotal: this.pendingDropped });
   }
 
   /**
