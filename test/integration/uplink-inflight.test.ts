@@ -1,25 +1,16 @@
 // The outbox drains with a bounded in-flight window: with the broker's PUBACKs held back
 // (a TLS proxy in front of a real mosquitto), exactly mqtt.inflight_window messages go
 // out, none is deleted, and the rest go once acknowledgements flow again.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { validateConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/log.js';
-import { openDatabase } from '../../src/store/db.js';
-import { Outbox } from '../../src/store/outbox.js';
-import { MqttConnection } from '../../src/uplink/connection.js';
 import { OutboxPublisher } from '../../src/uplink/publisher.js';
-import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
-import { startPubackEater } from '../helpers/puback-eater.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { subscribe } from '../helpers/subscriber.js';
+import { startUplinkBehindEater } from '../helpers/uplink-behind-eater.js';
 import { until } from '../helpers/wait.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RESOURCE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const WINDOW = 7;
 const N = 60;
@@ -29,30 +20,15 @@ const cleanups = cleanupsAfterEach();
 
 describe.skipIf(!hasMosquitto)('outbox in-flight window', () => {
   it(`never has more than mqtt.inflight_window (${WINDOW}) messages unacknowledged`, async () => {
-    const broker = await startTlsBroker([
-      { username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] },
-      { username: 'cloud', password: 'cloud-pw', acl: [`topic read svc/resources/${RESOURCE}/#`] },
-    ]);
-    cleanups.push(() => broker.stop());
-    const proxy = await startPubackEater(broker);
-    cleanups.push(() => proxy.stop());
-    const dir = mkdtempSync(join(tmpdir(), 'mg-inflight-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const { broker, proxy, config, logger, outbox, connection } = await startUplinkBehindEater(cleanups, {
+      otherUsers: [{ username: 'cloud', password: 'cloud-pw', acl: [`topic read svc/resources/${RESOURCE}/#`] }],
+      mqtt: { inflight_window: WINDOW },
+      clientId: 'gw-inflight-test',
+      tmpPrefix: 'mg-inflight-',
+    });
     const sub = await subscribe({ url: broker.url, caFile: broker.caFile, username: 'cloud', password: 'cloud-pw', topic: `svc/resources/${RESOURCE}/#` });
     cleanups.push(() => sub.close());
 
-    const config = validateConfig(
-      { organization_id: ORG, data_dir: dir, mqtt: { url: proxy.url, username: 'gw', password: 'gw-pw', ca_file: broker.caFile, inflight_window: WINDOW, reconnect_min_ms: 100, reconnect_max_ms: 500 } },
-      'test',
-      {},
-    );
-    const logger = createLogger(process.env.TEST_LOG ?? 'silent');
-    const db = openDatabase(join(dir, 'metergate.db'));
-    cleanups.push(() => {
-      db.close();
-    });
-    const outbox = new Outbox(db, { maxRows: 10_000, maxBytes: 10_000_000 });
-    const connection = new MqttConnection({ mqtt: config.mqtt!, clientId: 'gw-inflight-test', logger });
     const publisher = new OutboxPublisher({ config, logger, clock: systemClock, metrics: new Registry(), outbox, connection });
     await publisher.start();
     cleanups.push(() => publisher.stop());

@@ -3,28 +3,19 @@
 // the loop stalls, the daemon withholds WATCHDOG=1 (systemd would restart it), and feeding
 // resumes once a reconnect gets the messages acknowledged. sd_notify goes to a real
 // datagram socket through systemd-notify, as under systemd.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { validateConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/log.js';
 import { Liveness } from '../../src/ops/systemd/liveness.js';
 import { SystemdNotifier } from '../../src/ops/systemd/systemd-notify.js';
 import { SystemdWatchdog } from '../../src/ops/systemd/watchdog.js';
-import { openDatabase } from '../../src/store/db.js';
-import { Outbox } from '../../src/store/outbox.js';
-import { MqttConnection } from '../../src/uplink/connection.js';
 import { OutboxPublisher } from '../../src/uplink/publisher.js';
-import { hasMosquitto, startTlsBroker } from '../helpers/mosquitto.js';
+import { hasMosquitto } from '../helpers/mosquitto.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
-import { startPubackEater } from '../helpers/puback-eater.js';
+import { startUplinkBehindEater } from '../helpers/uplink-behind-eater.js';
 import { until } from '../helpers/wait.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const RESOURCE = '0b7e3f4c-1d2a-4e5f-8a9b-0c1d2e3f4a5b';
 const ready = hasMosquitto && hasSystemdNotify && hasPython3;
 if (!ready) console.warn('watchdog stall test skipped: needs mosquitto, systemd-notify and python3 (scripts/install-test-deps)');
@@ -34,26 +25,8 @@ const cleanups = cleanupsAfterEach();
 
 describe.skipIf(!ready)('systemd watchdog and the publish loop', () => {
   it('withholds WATCHDOG=1 while the broker acknowledges nothing, and feeds it again once messages are acknowledged', { timeout: 180_000 }, async () => {
-    const broker = await startTlsBroker([{ username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] }]);
-    cleanups.push(() => broker.stop());
-    const proxy = await startPubackEater(broker);
-    cleanups.push(() => proxy.stop());
-    const dir = mkdtempSync(join(tmpdir(), 'mg-stall-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-
-    const config = validateConfig(
-      { organization_id: ORG, data_dir: dir, mqtt: { url: proxy.url, username: 'gw', password: 'gw-pw', ca_file: broker.caFile, reconnect_min_ms: 100, reconnect_max_ms: 500 } },
-      'test',
-      {},
-    );
-    const logger = createLogger(process.env.TEST_LOG ?? 'silent');
-    const db = openDatabase(join(dir, 'metergate.db'));
-    cleanups.push(() => {
-      db.close();
-    });
-    const outbox = new Outbox(db, { maxRows: 10_000, maxBytes: 10_000_000 });
+    const { proxy, config, logger, outbox, connection } = await startUplinkBehindEater(cleanups, { clientId: 'gw-stall-test', tmpPrefix: 'mg-stall-' });
     const liveness = new Liveness();
-    const connection = new MqttConnection({ mqtt: config.mqtt!, clientId: 'gw-stall-test', logger });
     // Short periods so the test takes seconds; the defaults are 120 s and 5 s.
     const publisher = new OutboxPublisher({ config, logger, clock: systemClock, metrics: new Registry(), outbox, connection, liveness, stallAfterMs: 3000, housekeepingMs: 250 });
     const sock = await startNotifySocket();
