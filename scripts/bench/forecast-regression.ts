@@ -34,6 +34,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
+import { shippedBandMethods } from '../../src/forecast/band-methods.js';
 
 interface HorizonFigures {
   readonly horizon: number;
@@ -160,6 +161,7 @@ const updated: EvaluationSpec[] = [];
 process.stdout.write(`release: ${figures.release} (${figures.commit})${fromDir ? `; now: ${fromDir} (build ${runCommit})` : ''}; noise: DM vs the release's forecasts where kept, else 2 x bootstrap SE of the difference\n\n`);
 process.stdout.write('| evaluation | day | rMAE release | rMAE now | diff | noise | DM vs release (p) | band release -> now | CRPS release | CRPS now | diff | noise | CRPS now, conformal | 80 % cov. now | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n');
 let methodChanges = 0;
+const { rule } = shippedBandMethods();
 for (const spec of evaluations) {
   const previous = existsSync(releaseForecasts(spec)) ? releaseForecasts(spec) : undefined;
   const result = fromDir ? fromOut(spec, join(work, `${spec.name}.now.csv`)) : evaluate(cli, spec, join(work, `${spec.name}.now.csv`), previous);
@@ -187,6 +189,8 @@ for (const spec of evaluations) {
     const verdict = [
       !r ? 'new' : rmaeWorse || crpsWorse ? `WORSE (${[rmaeWorse ? 'rMAE' : '', crpsWorse ? 'CRPS' : ''].filter(Boolean).join(', ')})` : 'within noise or better',
       ...(bandChanged ? [`band method changed: CRPS ${releaseBand} -> ${n.band}`] : []),
+      // An adopted (non-conformal) band whose coverage left the rule's range: its entry in band-methods.json needs re-measuring.
+      ...(n.band !== 'conformal' && n.coverage80 !== undefined && (n.coverage80 < rule.coverage_min_pct || n.coverage80 > rule.coverage_max_pct) ? [`${n.band} band covers ${n.coverage80.toFixed(1)} %, outside ${rule.coverage_min_pct}-${rule.coverage_max_pct} %`] : []),
     ].join('; ');
     if (rmaeWorse || crpsWorse) worse++;
     const f = (x: number | undefined, d: number) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
