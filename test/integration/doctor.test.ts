@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +8,9 @@ import { ALL_CHECKS, exitCodeOf, formatResult, runDoctor } from '../../src/ops/d
 import type { CheckResult } from '../../src/ops/doctor/types.js';
 import { openDatabase } from '../../src/store/db.js';
 import { startDaemon } from '../helpers/daemon-process.js';
-import { freePort, hasMosquitto, startTlsBroker, type TlsBroker } from '../helpers/mosquitto.js';
+import { startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
+import { freePort, hasMosquitto, type TlsBroker } from '../helpers/mosquitto.js';
 import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
 import { hasSocat } from '../helpers/peers.js';
 
 if (!hasMosquitto || !hasSocat) console.warn('doctor test skipped: needs mosquitto, openssl and socat (scripts/install-test-deps)');
@@ -22,26 +20,30 @@ const checks = ALL_CHECKS.map((c) => (c.name === 'clock' ? clockCheckWith(async 
 const byCheck = (results: CheckResult[], check: string) => results.find((r) => r.check === check);
 
 describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real broker and a simulated meter', () => {
+  let rig: MeterRig;
   let dir: string;
-  let pair: PtyPair;
-  let sim: SimProcess;
+  /** The meters' pty, as the gateway opens it. */
+  let meterPort: string;
   let broker: TlsBroker;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-doctor-'));
-    pair = await startPtyPair();
-    sim = await startSim(['--serial', pair.b, '--unit', '1,2']);
-    broker = await startTlsBroker([
-      // The gateway may publish for METER_A and METER_C only.
-      { username: 'gw', password: 's3cret-pw', acl: [`topic write svc/resources/${METER_A}/#`, `topic write svc/resources/${METER_C}/#`] },
-    ]);
+    // Peers only: each test writes the configs it checks (writeConfig).
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-doctor-',
+      meters: [{ line: 'pty', args: ['--unit', '1,2'] }],
+      broker: {
+        users: [
+          // The gateway may publish for METER_A and METER_C only.
+          { username: 'gw', password: 's3cret-pw', acl: [`topic write svc/resources/${METER_A}/#`, `topic write svc/resources/${METER_C}/#`] },
+        ],
+      },
+      startDaemon: false,
+    });
+    ({ dir, broker } = rig);
+    meterPort = rig.meters[0].port;
   });
   afterAll(async () => {
-    await sim?.stop();
-    await pair?.stop();
-    if (pair) removeDir(pair.dir);
-    await broker?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await rig?.stop();
   });
 
   function writeConfig(name: string, over: Record<string, unknown>): string {
@@ -51,7 +53,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
       stringify({
         organization_id: ORG,
         data_dir: join(dir, `data-${name}`),
-        buses: [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 }],
+        buses: [{ name: 'rs485', type: 'rtu', port: meterPort, timeout_ms: 200, retries: 0 }],
         meters: [{ resource_id: METER_A, bus: 'rs485', unit_id: 1, profile: 'sdm630' }],
         mqtt: { url: broker.url, username: 'gw', password: 's3cret-pw', ca_file: broker.caFile },
         prices: { source: 'none' },
@@ -80,7 +82,7 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
   it('names each problem with its fix: silent meter, ACL refusal (PUBACK 135), missing port, corrupt database', async () => {
     const configPath = writeConfig('bad.yaml', {
       buses: [
-        { name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 200, retries: 0 },
+        { name: 'rs485', type: 'rtu', port: meterPort, timeout_ms: 200, retries: 0 },
         { name: 'gone', type: 'rtu', port: join(dir, 'ttyUSB9') },
       ],
       meters: [
