@@ -58,5 +58,5 @@ export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis 
 export function powerAbsent(identity: P1Identity, reading: P1Reading): string | null {
   if (identity.layout !== 'SML' || reading.metrics.some((m) => m.name === 'total_active_power')) return null;
   const sent = reading.metrics.map((m) => m.name).join(', ');
-  return `no power in the meter's data, only ${sent}: the meter sends its reduced data set (no PIN entered); ask the grid operator (Messstellenbetreiber) for the PIN, enter it with a torch at the optical sensor and switch on the full data set ('InF on'), see docs/p1.md`;
+  return `no power in the meter's data, only ${sent}: a meter with no PIN entered sends only this reduced data set (power is 1-0:16.7.0); ask the grid operator (Messstellenbetreiber) for the PIN, enter it with a torch at the optical sensor and switch on the full data set ('InF on'), see docs/p1.md`;
 }

@@ -1,11 +1,12 @@
-// doctor for a DSMR P1 meter: listens on its port or bridge for one whole telegram (a DSMR 4
-// meter sends every 10 s) and judges its values like a Modbus meter's; while the daemon holds
+// doctor for a DSMR P1 meter (or a mode D / SML meter on a p1 bus): listens on its port or
+// bridge for one whole telegram (a DSMR 4 meter sends every 10 s) and judges its values like a
+// Modbus meter's (an SML meter without power: a warning naming the PIN); while the daemon holds
 // the port, asks the daemon instead.
 import type { BusConfig, MeterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
-import { diagnoseP1 } from '../../p1/diagnosis.js';
+import { diagnoseP1, powerAbsent } from '../../p1/diagnosis.js';
 import { listenForTelegram } from '../../p1/listen.js';
-import { p1Line } from '../../p1/line-settings.js';
+import { isSmlLine, p1Line } from '../../p1/line-settings.js';
 import { P1_MAX_POWER_W } from '../../p1/p1-source.js';
 import { p1LineReport, p1Summary } from '../../p1/snippet.js';
 import { fail, pass, warn, type CheckResult } from './types.js';
@@ -58,7 +59,7 @@ export async function checkP1Meter(
     return fail(
       name,
       `${where}: no whole telegram in ${LISTEN_MS / 1000} s at ${heard.line} (${p1LineReport(heard)})`,
-      heard.bytes === 0
+      heard.bytes === 0 && !isSmlLine(heard.line)
         ? 'check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)'
         : (why?.text ??
             `check buses[${busIndex}].line (DSMR 2.2/3.0, mode D: 9600 7E1 or 2400 7E1; 4+: 115200 8N1; \`metergate scan --p1 --port ${endpoint}\` tries each); dropped telegrams mean bit errors on the cable`),
@@ -67,5 +68,7 @@ export async function checkP1Meter(
   const values = Object.fromEntries(heard.telegram.reading.metrics.map((m) => [m.name, m.value]));
   const problem = judge.implausibility(values, maxPowerW);
   if (problem) return fail(name, `${where} sends, but ${problem}`, 'check which meter this P1 port belongs to');
+  const absent = powerAbsent(heard.telegram.identity, heard.telegram.reading);
+  if (absent) return warn(name, `${where}: ${p1Summary(heard)}: ${judge.format(values)}; but ${absent}`, 'enter the meter\'s PIN (docs/p1.md, SML meters)');
   return pass(name, `${where}: ${p1Summary(heard)}: ${judge.format(values)}`);
 }
