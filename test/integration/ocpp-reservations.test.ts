@@ -3,8 +3,13 @@
 // process, and an independent strict charge point (ocpp-ws-io, test/helpers/octt-charger.ts)
 // that checks every frame the gateway sends, its StartTransaction answer on a reservation
 // included, against the official OCPP 1.6 schemas, and keeps reservations as a charger does.
+// The cases carry the ids of the OCA's OCPP 1.6 Compliancy Testing Tool Test Case Document
+// (Trial 2025-06) reservation cases for a central system, as transcribed at
+// https://www.ocpplab.com/docs/protocols/ocpp-1-6/test-cases/ (tc-046-csms, tc-047-csms,
+// tc-048-1-csms, tc-048-2-csms, tc-048-3-csms, tc-049-csms, tc-052-csms; read 2026-11-27);
+// docs/chargers.md "OCTT-style suite" has their table.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,9 +28,11 @@ const PASSWORD = 'reservation-key-0123456789';
 const CP = 'CP-RES-1';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
+/** `metergate <args>` from the build (scripts/test builds first): faster than through tsx on a loaded machine. */
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  if (!existsSync(join(root, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
+    const p = spawn(process.execPath, ['dist/cli.js', ...args], { cwd: root, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -45,6 +52,7 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
   let ocppPort = 0;
   /** The reservations the charger holds, as a charger keeps them: reservationId -> connector. */
   const held = new Map<number, number>();
+  const inoperative = new Set<number>();
 
   const request = async (method: string, path: string, template: string, body?: unknown, token = cpo) => {
     const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
@@ -91,11 +99,19 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
         SetChargingProfile: () => ({ status: 'Accepted' }),
         ClearChargingProfile: () => ({ status: 'Accepted' }),
         SendLocalList: () => ({ status: 'Accepted' }),
-        // As a charger: connector 2 is charging; connector 0 not supported; else held.
+        // As a charger: connector 2 is charging, 5 faulted, 7 will not; an inoperative one is Unavailable; else held (0: any connector).
         ReserveNow: (p) => {
-          if (p.connectorId === 2) return { status: 'Occupied' };
-          if (p.connectorId === 0) return { status: 'Rejected' };
-          held.set(p.reservationId as number, p.connectorId as number);
+          const c = p.connectorId as number;
+          if (c === 2) return { status: 'Occupied' };
+          if (c === 5) return { status: 'Faulted' };
+          if (c === 7) return { status: 'Rejected' };
+          if (inoperative.has(c)) return { status: 'Unavailable' };
+          held.set(p.reservationId as number, c);
+          return { status: 'Accepted' };
+        },
+        ChangeAvailability: (p) => {
+          if (p.type === 'Inoperative') inoperative.add(p.connectorId as number);
+          else inoperative.delete(p.connectorId as number);
           return { status: 'Accepted' };
         },
         CancelReservation: (p) => ({ status: held.delete(p.reservationId as number) ? 'Accepted' : 'Rejected' }),
@@ -128,7 +144,7 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(cp!.received.filter((c) => c.action === 'ReserveNow')).toEqual([]);
   });
 
-  it('reserves with an id of its own, shows it, and a transaction on it ends it with a schema-valid StartTransaction answer', { timeout: 60_000 }, async () => {
+  it('TC_046_CSMS Reservation of a Connector – Transaction: an id of its own, shown, ended by the transaction that carries it', { timeout: 60_000 }, async () => {
     const expiry = inMinutes(30);
     const made = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-ANNA', parent_id_tag: 'FLEET-7', expiry_date: expiry });
     expect(made.status).toBe(200);
@@ -149,20 +165,61 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([id]);
     await cp!.call('StopTransaction', { transactionId: other.transactionId, meterStop: 100, timestamp: new Date().toISOString() });
 
+    // Reusable state Charging with the reservationId.
+    await cp!.call('Authorize', { idTag: 'TAG-ANNA' });
+    await status(1, 'Preparing');
     const started = await cp!.call<Json>('StartTransaction', { connectorId: 1, idTag: 'TAG-ANNA', meterStart: 200, timestamp: new Date().toISOString(), reservationId: id });
     expect(started.idTagInfo.status).toBe('Accepted');
+    await status(1, 'Charging');
     expect(await inForce()).toEqual([]);
+    await cp!.call('StopTransaction', { transactionId: started.transactionId, meterStop: 300, timestamp: new Date().toISOString() });
+    await status(1, 'Available');
     // The charger's own view: every frame the gateway sent it matched the official schemas.
     expect(cp!.violations).toEqual([]);
   });
 
-  it('returns the charger\'s refusal, cancels, and drops reservations that expire or whose connector faults', { timeout: 90_000 }, async () => {
-    const occupied = await api('reserve-now', { connector_id: 2, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) });
-    expect(occupied.status).toBe(200);
-    expect(occupied.body).toMatchObject({ answer: { status: 'Occupied' }, reservation: { state: 'ended', charger_status: 'Occupied', end_reason: 'refused' } });
-    expect((await api('reserve-now', { connector_id: 0, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) })).body.answer).toEqual({ status: 'Rejected' });
-    expect(await inForce()).toEqual([]);
+  it('TC_047_CSMS Reservation of a Connector – Expire: dropped once its expiry passed', { timeout: 90_000 }, async () => {
+    const soon = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-BOB', expiry_date: new Date(Date.now() + 3_000).toISOString() });
+    expect(soon.body.reservation.state).toBe('active');
+    await status(1, 'Reserved');
+    // Waited on, not slept: gone from the list once its expiry passed; the charger says Available.
+    await until(async () => (await inForce()).length === 0, 'the short reservation dropped after its expiry', 60_000);
+    await status(1, 'Available');
+    expect(cp!.violations).toEqual([]);
+  });
 
+  it('TC_048_1/2/3_CSMS Reservation of a Connector – Faulted, Occupied, Unavailable (and Rejected): the charger\'s answer handed back, nothing kept', { timeout: 90_000 }, async () => {
+    const answerFor = async (connectorId: number) => {
+      const r = await api('reserve-now', { connector_id: connectorId, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) });
+      expect(r.status).toBe(200);
+      expect(r.body.reservation).toMatchObject({ state: 'ended', end_reason: 'refused', charger_status: r.body.answer.status });
+      return r.body.answer.status as string;
+    };
+    expect(await answerFor(5)).toBe('Faulted');
+    await status(2, 'Preparing');
+    expect(await answerFor(2)).toBe('Occupied');
+    expect((await api('change-availability', { connector_id: 6, type: 'Inoperative' })).body.answer).toEqual({ status: 'Accepted' });
+    await status(6, 'Unavailable');
+    expect(await answerFor(6)).toBe('Unavailable');
+    expect(await answerFor(7)).toBe('Rejected');
+    expect(await inForce()).toEqual([]);
+    expect(cp!.violations).toEqual([]);
+  });
+
+  it('TC_049_CSMS Reservation of a Charge Point – Transaction: connector 0, ended by a transaction on any connector', { timeout: 60_000 }, async () => {
+    const made = await api('reserve-now', { connector_id: 0, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) });
+    expect(made.body).toMatchObject({ request: { connectorId: 0 }, answer: { status: 'Accepted' }, reservation: { connector_id: 0, state: 'active' } });
+    const id = made.body.reservation.reservation_id as number;
+    await status(0, 'Reserved');
+    const started = await cp!.call<Json>('StartTransaction', { connectorId: 3, idTag: 'TAG-BOB', meterStart: 0, timestamp: new Date().toISOString(), reservationId: id });
+    expect(started.idTagInfo.status).toBe('Accepted');
+    expect(await inForce()).toEqual([]);
+    await cp!.call('StopTransaction', { transactionId: started.transactionId, meterStop: 10, timestamp: new Date().toISOString() });
+    await status(0, 'Available');
+    expect(cp!.violations).toEqual([]);
+  });
+
+  it('cancels, TC_052_CSMS Cancel Reservation – Rejected, and a faulted connector ends its reservation', { timeout: 90_000 }, async () => {
     const made = await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) });
     const id = made.body.reservation.reservation_id as number;
     const cancelled = await api('cancel-reservation', { reservation_id: id });
@@ -170,15 +227,19 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(held.has(id)).toBe(false);
     expect((await api('cancel-reservation', { reservation_id: id })).status).toBe(404);
 
+    // The reservation cancelled on the charge point itself: its Rejected handed back, the reservation no longer in force.
+    const dropped = (await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
+    await status(3, 'Reserved');
+    held.delete(dropped);
+    const rejected = await api('cancel-reservation', { reservation_id: dropped });
+    expect(rejected.status).toBe(200);
+    expect(rejected.body).toMatchObject({ answer: { status: 'Rejected' }, reservation: { state: 'ended', end_reason: 'cancel-rejected' } });
+    expect(await inForce()).toEqual([]);
+
     const faulting = (await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([faulting]);
     await cp!.call('StatusNotification', { connectorId: 3, status: 'Faulted', errorCode: 'GroundFailure', timestamp: new Date().toISOString() });
     expect(await inForce()).toEqual([]);
-
-    // A short one: gone from the list once its expiry passed (waited on, not slept).
-    const soon = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-BOB', expiry_date: new Date(Date.now() + 3_000).toISOString() });
-    expect(soon.body.reservation.state).toBe('active');
-    await until(async () => (await inForce()).length === 0, 'the short reservation dropped after its expiry', 60_000);
     expect(cp!.violations).toEqual([]);
   });
 
