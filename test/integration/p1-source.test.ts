@@ -20,6 +20,7 @@ import { cleanupsAfterEach } from '../helpers/cleanups.js';
 import { hasSocat } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
+import { smlFiles, smlRecording } from '../helpers/sml-recordings.js';
 import { startSim } from '../helpers/sim-process.js';
 import { startPtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
@@ -245,5 +246,35 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
       [100.3, 1_500_000],
     ]);
     expect(source!.statuses()[1]!.problem).toBeNull();
+  });
+
+  it('an SML meter behind a TCP serial bridge (p1-tcp, line 9600 8N1): a real recorded Iskra MT631 file, its values and id', { timeout: 60_000 }, async () => {
+    const [file] = smlFiles(smlRecording('iskra_mt631.hex'));
+    const clients = new Set<Socket>();
+    const server = createServer((socket) => clients.add(socket.on('error', () => undefined).on('close', () => clients.delete(socket))));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // Sent in two pieces, as a bridge forwards what its UART had.
+    const timer = setInterval(() => {
+      for (const c of clients) {
+        c.write(file!.subarray(0, 100));
+        c.write(file!.subarray(100));
+      }
+    }, 300);
+    cleanup.push(() => new Promise<void>((resolve) => {
+      clearInterval(timer);
+      for (const c of clients) c.destroy();
+      server.close(() => resolve());
+    }));
+    const address = server.address();
+    const metrics = new Registry();
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: typeof address === 'object' && address ? address.port : 0, line: '9600 8N1' }, metrics);
+    await source!.start();
+    await until(() => events.filter((e) => e.kind === 'sample').length >= 2, 'two samples', 30_000);
+    for (const e of events) {
+      if (e.kind === 'sample') expect(e.sample.metrics).toEqual([{ name: 'total_active_power', value: 2144, unit: 'W' }, { name: 'active_energy_import', value: 79139.3, unit: 'Wh' }, { name: 'active_energy_export', value: 0, unit: 'Wh' }]);
+    }
+    expect(source!.identity(METER_A)).toEqual({ vendor: 'Iskraemeco', model: 'SML meter', serialNumber: '1ISK0075126084', firmware: null });
+    expect(source!.statuses()[0]!.problem).toBeNull();
+    expect(seriesValue(await metrics.metrics(), 'metergate_p1_telegrams_total', { bus: 'p1', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
   });
 });
