@@ -4,7 +4,8 @@
 // (store/ocpp-reservations.ts) until it ends the way the charger ends it:
 //   - a transaction started with its reservationId (or by its idTag on its connector, any
 //     connector for connector 0, from a charger that left the id out) ends it: 'transaction';
-//   - its connector (connector 0: the charger) turning Faulted or Unavailable ends it;
+//   - its connector (connector 0: the charger) turning Faulted or Unavailable ends it, and
+//     so does Reserved -> Available (the charger ended it on its own);
 //   - CancelReservation answered Accepted (or Rejected: the charger holds no such one);
 //   - its expiryDate passing ends it ('expired', swept every EXPIRY_SWEEP_MS and before reads).
 // A ReserveNow the charger refuses (Faulted, Occupied, Rejected, Unavailable, a CallError)
@@ -151,13 +152,24 @@ export class ChargerReservations {
     }
   }
 
-  /** A connector's status (inside the StatusNotification handler's unit): Faulted or Unavailable ends its reservations (connector 0: all of the charger's). */
-  connectorStatus(chargePointId: string, connectorId: number, status: string, atMs: number): void {
-    if (status !== 'Faulted' && status !== 'Unavailable') return;
+  /**
+   * A connector's status (inside the StatusNotification handler's unit): Faulted or
+   * Unavailable ends its reservations (connector 0: all of the charger's); Reserved ->
+   * Available without a transaction is the charger ending one on its own (it expired on its
+   * clock, or was cancelled at the charger): the connector's (connector 0's) end too.
+   */
+  connectorStatus(chargePointId: string, connectorId: number, status: string, previousStatus: string | null, atMs: number): void {
+    const notAvailable = status === 'Faulted' || status === 'Unavailable';
+    const released = status === 'Available' && previousStatus === 'Reserved';
+    if (!notAvailable && !released) return;
+    const reason = released ? 'released-by-charger' : `connector-${status.toLowerCase()}`;
     for (const r of this.store.open(chargePointId)) {
       if (connectorId !== 0 && r.connectorId !== connectorId) continue;
-      if (this.store.end(r.reservationId, `connector-${status.toLowerCase()}`, atMs)) {
-        this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, connector_id: connectorId, status }, 'reservation ended: its connector is not available');
+      if (released && r.connectorId !== connectorId) continue;
+      // Past its expiry the charger let it lapse: expired, at its expiry.
+      const lapsed = released && r.expiryAtMs <= atMs;
+      if (this.store.end(r.reservationId, lapsed ? 'expired' : reason, lapsed ? r.expiryAtMs : atMs)) {
+        this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, connector_id: connectorId, status, reason }, 'reservation ended by its connector\'s status');
       }
     }
   }

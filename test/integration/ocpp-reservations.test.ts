@@ -219,7 +219,7 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(cp!.violations).toEqual([]);
   });
 
-  it('cancels, TC_052_CSMS Cancel Reservation – Rejected, and a faulted connector ends its reservation', { timeout: 90_000 }, async () => {
+  it('cancels, TC_052_CSMS Cancel Reservation – Rejected, and a connector released by the charger or faulted ends its reservation', { timeout: 90_000 }, async () => {
     const made = await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) });
     const id = made.body.reservation.reservation_id as number;
     const cancelled = await api('cancel-reservation', { reservation_id: id });
@@ -235,6 +235,14 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(rejected.status).toBe(200);
     expect(rejected.body).toMatchObject({ answer: { status: 'Rejected' }, reservation: { state: 'ended', end_reason: 'cancel-rejected' } });
     expect(await inForce()).toEqual([]);
+
+    // Reserved -> Available without a transaction: the charger ended it on its own.
+    const released = (await api('reserve-now', { connector_id: 4, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
+    await status(4, 'Reserved');
+    expect((await inForce()).map((r) => r.reservation_id)).toEqual([released]);
+    await status(4, 'Available');
+    expect(await inForce()).toEqual([]);
+    expect((await api('cancel-reservation', { reservation_id: released })).status).toBe(404);
 
     const faulting = (await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([faulting]);
