@@ -138,9 +138,10 @@ export function registerChargerCommands(program: Command): void {
       .option('-c, --config <file>', 'config file (gives the daemon\'s HTTP address)', DEFAULT_CONFIG_PATH)
       .option('--url <url>', 'the daemon\'s HTTP API instead of the one in the config, e.g. http://127.0.0.1:8080')
       .option('--token-file <file>', 'file holding a cpo token (default: $MG_TOKEN)')
-      .option('--ca-file <file>', 'https: the CA (PEM) that issued the gateway\'s certificate (default: the system\'s and Node\'s roots); the host name is checked')
-      .option('--server-name <name>', 'https: the name the gateway\'s certificate must carry (default: the URL\'s host; give it when connecting by a loopback address)')
-      .option('--pin-sha256 <fingerprint>', 'https, self-signed gateway certificate only: trust exactly the certificate with this SHA-256 fingerprint (logged at start as cert_sha256)');
+      // Set once for a shell like MG_TOKEN: $MG_CA_FILE, $MG_SERVER_NAME, $MG_PIN_SHA256.
+      .addOption(new Option('--ca-file <file>', 'https: the CA (PEM) that issued the gateway\'s certificate (default: the system\'s and Node\'s roots); the host name is checked').env('MG_CA_FILE'))
+      .addOption(new Option('--server-name <name>', 'https: the name the gateway\'s certificate must carry (default: the URL\'s host; give it when connecting by a loopback address)').env('MG_SERVER_NAME'))
+      .addOption(new Option('--pin-sha256 <fingerprint>', 'https, self-signed gateway certificate only: trust exactly the certificate with this SHA-256 fingerprint (logged at start as cert_sha256)').env('MG_PIN_SHA256'));
   type Opts<T> = CommonOptions & T;
 
   op('remote-start', 'RemoteStartTransaction')

@@ -127,6 +127,7 @@ function operationsCell(c) {
     td.append(button(`Unlock ${k.connector_id}`, 'unlock-connector', { connector_id: k.connector_id }));
     if (k.open_transaction) td.append(button(`Stop ${k.open_transaction.transaction_id}`, 'remote-stop', { transaction_id: k.open_transaction.transaction_id }));
   }
+  for (const r of c.reservations || []) td.append(button(`Cancel reservation ${r.reservation_id}`, 'cancel-reservation', { reservation_id: r.reservation_id }));
   return td;
 }
 
