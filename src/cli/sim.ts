@@ -42,8 +42,8 @@ export function registerSimCommand(program: Command): void {
     .option('--turnaround-ms <ms>', 'extra delay before each answer', '0')
     .option('--parity <parity>', 'the meters\' parity (none, even, odd); only heeded with --line-of', 'even')
     .option('--line-of <tty>', 'the master\'s end of the pty: answer only while it is set to --baud and --parity, like a real meter (pty: odd vs not odd)')
-    .option('--p1 <telegram-file>', 'be a DSMR P1 smart meter instead: replay this captured telegram (counters advancing, clock current, CRC valid) on --serial or to clients of --tcp')
-    .option('--p1-line <settings>', 'P1 line settings: "115200 8N1" (DSMR 4+), "9600 7E1" (DSMR 2.2/3.0, mode D) or "2400 7E1" (mode D)', '115200 8N1')
+    .option('--p1 <telegram-file>', 'be a DSMR P1 smart meter instead: replay this captured telegram (counters advancing, clock current, CRC valid) on --serial or to clients of --tcp; with --p1-line "9600 8N1" an SML recording as hex text (test/data/sml), its files sent as recorded')
+    .option('--p1-line <settings>', 'P1 line settings: "115200 8N1" (DSMR 4+), "9600 7E1" (DSMR 2.2/3.0, mode D), "2400 7E1" (mode D) or "9600 8N1" (SML)', '115200 8N1')
     .option('--p1-period-ms <ms>', 'P1 telegram period (DSMR 5: 1000, DSMR 4: 10000)', '1000')
     .option('--p1-clock-offset-s <s>', "how far the P1 meter's own clock (0-0:1.0.0) is off", '0')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
@@ -57,7 +57,7 @@ export function registerSimCommand(program: Command): void {
       const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'warn', process.stderr as never);
       if (opts.p1) {
         if (!isP1Line(opts.p1Line)) {
-          process.stderr.write('metergate sim: --p1-line is "115200 8N1", "9600 7E1" or "2400 7E1"\n');
+          process.stderr.write('metergate sim: --p1-line is "115200 8N1", "9600 7E1", "2400 7E1" or "9600 8N1"\n');
           process.exit(64);
         }
         const meter = new SimulatedP1Meter({

@@ -1,14 +1,17 @@
 // A simulated P1 smart meter: sends a replayed real telegram (p1-telegrams.ts) every period on
 // a serial device at the DSMR line settings, or to every client of a TCP port (like ser2net in
-// front of a meter). With `lineOf`, a master whose end of the pty is set to another baud rate
+// front of a meter). On the SML line (9600 8N1) the template is a recorded SML stream as hex
+// text (sml-recording.ts): its whole files are sent in turn, unchanged (values and CRC as
+// recorded). With `lineOf`, a master whose end of the pty is set to another baud rate
 // gets what a UART at the wrong speed makes of the bytes: garbage.
 import { createServer, type Server, type Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import { systemClock, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { P1_LINES, type P1Line } from '../p1/line-settings.js';
+import { isSmlLine, P1_LINES, type P1Line } from '../p1/line-settings.js';
 import { masterLineOf } from './line-settings.js';
 import { replayTelegram, type ReplayState } from './p1-telegrams.js';
+import { smlRecordedFiles, smlRecordingBytes } from './sml-recording.js';
 
 export interface P1MeterOptions {
   readonly template: string;
@@ -32,12 +35,19 @@ export class SimulatedP1Meter {
   private readonly clients = new Set<Socket>();
   private timer: NodeJS.Timeout | null = null;
   private state: ReplayState | null = null;
+  /** On the SML line: the recorded files, and how many were sent. */
+  private smlFiles: Buffer[] | null = null;
+  private smlSent = 0;
 
   constructor(private readonly opts: P1MeterOptions) {}
 
   async start(): Promise<{ serial?: string; tcpPort?: number }> {
     const clock = this.opts.clock ?? systemClock;
     this.state = { template: this.opts.template, startedAtMs: clock.now(), meterClockOffsetMs: this.opts.clockOffsetMs };
+    if (isSmlLine(this.opts.line)) {
+      this.smlFiles = smlRecordedFiles(smlRecordingBytes(this.opts.template));
+      if (this.smlFiles.length === 0) throw new Error('the SML recording has no whole file');
+    }
     const out: { serial?: string; tcpPort?: number } = {};
     if (this.opts.serialPath) {
       const port = new SerialPort({ path: this.opts.serialPath, ...P1_LINES[this.opts.line], autoOpen: false });
@@ -73,7 +83,7 @@ export class SimulatedP1Meter {
 
   private send(nowMs: number): void {
     if (!this.state) return;
-    let bytes = Buffer.from(replayTelegram(this.state, nowMs), 'latin1');
+    let bytes = this.smlFiles ? this.smlFiles[this.smlSent++ % this.smlFiles.length]! : Buffer.from(replayTelegram(this.state, nowMs), 'latin1');
     if (this.opts.lineOf) {
       const master = masterLineOf(this.opts.lineOf);
       // A UART at another speed sees other bits: deterministic noise of the same length.

@@ -1,10 +1,8 @@
 // An SML meter on a pty for tests: writes the files of a real recording (test/data/sml), one
 // after the other and round again, every periodMs, as a meter pushes them on its optical
-// interface. `damage` changes what goes out next (bit errors, cut files) until reset. With
-// `lineOf` (the gateway's end of the pty), it is heard only at its own 9600 baud: a master set
-// to another speed gets noise of the same length, as a UART at the wrong speed makes of it.
+// interface. `damage` changes what goes out next (bit errors, cut files) until reset
+// (`metergate sim --p1 FILE.hex --p1-line "9600 8N1"` replays them too, without damage).
 import { SerialPort } from 'serialport';
-import { masterLineOf } from '../../src/sim/line-settings.js';
 import { smlFiles, smlRecording } from './sml-recordings.js';
 
 export interface SmlMeter {
@@ -15,7 +13,7 @@ export interface SmlMeter {
   stop(): Promise<void>;
 }
 
-export async function startSmlMeter(path: string, recording: string, periodMs = 250, lineOf?: string): Promise<SmlMeter> {
+export async function startSmlMeter(path: string, recording: string, periodMs = 250): Promise<SmlMeter> {
   const files = smlFiles(smlRecording(recording));
   if (files.length === 0) throw new Error(`${recording}: no whole SML file`);
   const port = new SerialPort({ path, baudRate: 9600, dataBits: 8, parity: 'none', stopBits: 1, autoOpen: false });
@@ -25,9 +23,7 @@ export async function startSmlMeter(path: string, recording: string, periodMs = 
   let damage: ((file: Buffer, n: number) => Buffer) | null = null;
   const timer = setInterval(() => {
     const file = files[n % files.length]!;
-    const master = lineOf === undefined ? null : masterLineOf(lineOf);
-    if (master !== null && master.baudRate !== 9600) port.write(Buffer.from(file.map((b, i) => (b * 31 + i) & 0x7f)));
-    else port.write(damage ? damage(file, n) : file);
+    port.write(damage ? damage(file, n) : file);
     n++;
   }, periodMs);
   return {
