@@ -148,4 +148,48 @@ describe('SML files recorded from real meters', () => {
     expect(meterIdText(Buffer.from('31455359313136323233323939', 'hex'))).toBe('1ESY116223299');
     expect(meterIdText(Buffer.from('00ff10', 'hex'))).toBe('00FF10');
   });
+
+  // Not a recording (the public per-phase recordings carry no licence, test/data/sml/README.md):
+  // a value list written by hand in SML's encoding, to show the per-phase OBIS codes and the
+  // DLMS units 33 (A) and 35 (V) reach the same names as a text telegram's.
+  it('per-phase power, voltages and currents map to the DSMR/Modbus names (hand-encoded list)', () => {
+    const tl = (type: number, payload: Buffer) => Buffer.concat([Buffer.from([type | (payload.length + 1)]), payload]);
+    const octets = (hex: string) => tl(0x00, Buffer.from(hex, 'hex'));
+    const int = (v: number, size: number) => { const b = Buffer.alloc(size); b.writeIntBE(v, 0, size); return tl(0x50, b); };
+    const uint = (v: number, size: number) => { const b = Buffer.alloc(size); b.writeUIntBE(v, 0, size); return tl(0x60, b); };
+    const list = (...items: Buffer[]) => Buffer.concat([Buffer.from([0x70 | items.length]), ...items]);
+    const absent = Buffer.from([0x01]);
+    const entry = (obis: string, unit: number, scaler: number, value: number) => list(octets(obis), absent, absent, uint(unit, 1), int(scaler, 1), int(value, 4), absent);
+    const values = list(
+      entry('0100100700ff', 27, -1, -12345), // 16.7.0 −1234.5 W (feeding in)
+      entry('0100240700ff', 27, 0, 100), // 36.7.0
+      entry('0100380700ff', 27, 0, -1400), // 56.7.0
+      entry('01004c0700ff', 27, 0, 65), // 76.7.0
+      entry('0100200700ff', 35, -1, 2301), // 32.7.0 230.1 V
+      entry('0100340700ff', 35, -1, 2299),
+      entry('0100480700ff', 35, -1, 2310),
+      entry('01001f0700ff', 33, -2, 123), // 31.7.0 1.23 A
+      entry('0100330700ff', 33, -2, 612),
+      entry('0100470700ff', 33, -2, 45),
+      entry('0100010800ff', 30, -1, 10000), // 1.8.0 1000 Wh
+    );
+    const body = list(absent, octets('0a01454d48000041f045'), absent, absent, values, absent, absent);
+    const message = list(octets('01'), uint(0, 1), uint(0, 1), list(uint(0x0701, 2), body), uint(0, 2), Buffer.from([0x00]));
+    const outcome = interpretSmlFile(message);
+    if (!('reading' in outcome)) throw new Error(JSON.stringify(outcome));
+    expect(Object.fromEntries(outcome.reading.metrics.map((m) => [m.name, [m.value, m.unit]]))).toEqual({
+      total_active_power: [-1234.5, 'W'],
+      active_power_l1: [100, 'W'],
+      active_power_l2: [-1400, 'W'],
+      active_power_l3: [65, 'W'],
+      active_energy_import: [1000, 'Wh'],
+      voltage_l1: [230.1, 'V'],
+      voltage_l2: [229.9, 'V'],
+      voltage_l3: [231, 'V'],
+      current_l1: [1.23, 'A'],
+      current_l2: [6.12, 'A'],
+      current_l3: [0.45, 'A'],
+    });
+    expect(outcome.identity).toMatchObject({ vendor: 'EMH metering', meterId: '1EMH0004321349' });
+  });
 });
