@@ -83,6 +83,9 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
         `  - id: ${CP}`,
         `    password: ${PASSWORD}`,
         '    auth: { id_tags: [TAG-ANNA, TAG-BOB], }',
+        '  - id: CP-RES-CORE',
+        `    password: ${PASSWORD}`,
+        '    auth: accept_all',
         '  - id: CP-RES-OFF',
         `    password: ${PASSWORD}`,
         '    auth: accept_all',
@@ -141,6 +144,23 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(stranger.body.errors[0].path).toBe('id_tag');
     expect((await api('reserve-now', { connector_id: 1, id_tag: 'TAG-ANNA' })).status).toBe(422);
     expect((await api('cancel-reservation', { reservation_id: 999 })).status).toBe(404);
+    // A charger whose SupportedFeatureProfiles leave out Reservation: 409, nothing sent.
+    const core = await connectOcttCharger({
+      endpoint: `ws://127.0.0.1:${ocppPort}`,
+      identity: 'CP-RES-CORE',
+      password: PASSWORD,
+      answers: { GetConfiguration: () => ({ configurationKey: [{ key: 'SupportedFeatureProfiles', readonly: true, value: 'Core,SmartCharging' }] }) },
+    });
+    try {
+      await core.call('BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'C1' });
+      await until(async () => (await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text()).includes('metergate_ocpp_charger_supported_profile{charge_point_id="CP-RES-CORE",profile="Core"} 1'), 'the feature profiles read', 60_000);
+      const noProfile = await api('reserve-now', { connector_id: 1, id_tag: 'ANY', expiry_date: inMinutes(10) }, 'CP-RES-CORE');
+      expect(noProfile.status).toBe(409);
+      expect(noProfile.body.detail).toContain('does not declare the Reservation profile');
+      expect(core.received.filter((c) => c.action === 'ReserveNow')).toEqual([]);
+    } finally {
+      await core.close();
+    }
     expect(cp!.received.filter((c) => c.action === 'ReserveNow')).toEqual([]);
   });
 
