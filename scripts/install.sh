@@ -171,7 +171,10 @@ chown "$UID_N":"$GID_N" "$DATA"; chmod 0750 "$DATA"
 # --- Service ----------------------------------------------------------------------
 install -d -m 0755 "$(dirname "$UNIT")"
 # The unit names the package's Node (/opt/metergate/node/bin/node); point it at the node this install found.
-sed "s#^ExecStart=/opt/metergate/node/bin/node #ExecStart=$NODE_BIN #" "$SRC/systemd/metergate.service" > "$UNIT.tmp"
+# --max-opt=2 caps V8 at Maglev, which a Node before 22 does not enable (the unit says why it is there).
+MAX_OPT='s# --max-opt=2 # #'
+[ "$("$NODE_BIN" -p 'process.versions.node.split(".")[0] >= 22')" = true ] && MAX_OPT=''
+sed -e "s#^ExecStart=/opt/metergate/node/bin/node #ExecStart=$NODE_BIN #" -e "$MAX_OPT" "$SRC/systemd/metergate.service" > "$UNIT.tmp"
 chmod 0644 "$UNIT.tmp" && mv "$UNIT.tmp" "$UNIT"
 [ "$LIVE" = 1 ] && systemctl daemon-reload
 systemctl_root enable metergate.service >/dev/null 2>&1 || die "systemctl enable metergate.service failed"

@@ -97,6 +97,11 @@ async function seed(dist: string, dataDir: string): Promise<number> {
 }
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** CPU seconds (user + system) the process has used, from /proc/PID/stat (clock ticks of 10 ms). */
+const cpuS = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Result {
@@ -104,6 +109,9 @@ interface Result {
   peakMb: number;
   steadyMb: number;
   forecastAtS: number | null;
+  /** CPU seconds the daemon had used when the forecast was stored (start-up and the first training), and at the end. */
+  forecastCpuS: number | null;
+  cpuS: number;
   peakAtS: number;
   /** At the end: private and shared RSS, V8 heap, external memory. */
   makeup: string;
@@ -169,6 +177,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
     }, 10_000);
     const samples: Array<{ s: number; mb: number }> = [];
     let forecastAtS: number | null = null;
+    let forecastCpuS: number | null = null;
     const tRun = performance.now();
     while ((performance.now() - tRun) / 1000 < SECONDS) {
       await new Promise((r) => setTimeout(r, 250));
@@ -177,7 +186,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
       samples.push({ s, mb: rssMb(child.pid!) });
       traceStart();
       if (TRACE && samples.length % 8 === 0) console.log(`    ${s.toFixed(0)} s: ${samples[samples.length - 1].mb.toFixed(1)} MB`);
-      if (forecastAtS === null && out.includes('"msg":"forecast stored"')) forecastAtS = s;
+      if (forecastAtS === null && out.includes('"msg":"forecast stored"')) [forecastAtS, forecastCpuS] = [s, cpuS(child.pid!)];
     }
     if (forecastAtS === null) console.log(`  ${v.name}: no 'forecast stored' within ${SECONDS} s (${prices} prices seeded)`);
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
@@ -188,7 +197,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
     const makeup = `private ${(kb('Private_Clean') + kb('Private_Dirty')).toFixed(1)} MB, shared ${(kb('Shared_Clean') + kb('Shared_Dirty')).toFixed(1)} MB, V8 heap used ${num('metergate_nodejs_heap_size_used_bytes').toFixed(1)} of ${num('metergate_nodejs_heap_size_total_bytes').toFixed(1)} MB, external ${num('metergate_nodejs_external_memory_bytes').toFixed(1)} MB`;
     const peak = samples.reduce((a, b) => (b.mb > a.mb ? b : a), { s: 0, mb: startedMb });
     const steady = median(samples.slice(Math.floor((samples.length * 2) / 3)).map((x) => x.mb));
-    return { startedMb, peakMb: peak.mb, peakAtS: peak.s, steadyMb: steady, forecastAtS, makeup };
+    return { startedMb, peakMb: peak.mb, peakAtS: peak.s, steadyMb: steady, forecastAtS, forecastCpuS, cpuS: cpuS(child.pid!), makeup };
   } finally {
     if (meterTimer) clearInterval(meterTimer);
     if (process.env.DAEMON_LOG) writeFileSync(`${process.env.DAEMON_LOG}.${v.name}`, out);
@@ -209,7 +218,7 @@ try {
       const r = await runVariant(v);
       results.get(v.name)!.push(r);
       console.log(
-        `  round ${round + 1} ${v.name.padEnd(8)}: RSS at start ${r.startedMb.toFixed(1)} MB, peak ${r.peakMb.toFixed(1)} MB (at ${r.peakAtS.toFixed(0)} s), steady ${r.steadyMb.toFixed(1)} MB; forecast stored at ${r.forecastAtS === null ? '-' : `${r.forecastAtS.toFixed(0)} s`}\n      at the end: ${r.makeup}`,
+        `  round ${round + 1} ${v.name.padEnd(8)}: RSS at start ${r.startedMb.toFixed(1)} MB, peak ${r.peakMb.toFixed(1)} MB (at ${r.peakAtS.toFixed(0)} s), steady ${r.steadyMb.toFixed(1)} MB; forecast stored at ${r.forecastAtS === null ? '-' : `${r.forecastAtS.toFixed(0)} s (CPU ${r.forecastCpuS!.toFixed(1)} s)`}, CPU ${r.cpuS.toFixed(1)} s in all\n      at the end: ${r.makeup}`,
       );
     }
   }
@@ -223,5 +232,11 @@ const med = (rs: Result[], k: 'startedMb' | 'peakMb' | 'steadyMb') => median(rs.
 console.log('\nmedians over rounds      baseline ->    now  (ratio)');
 for (const k of ['startedMb', 'steadyMb', 'peakMb'] as const) {
   console.log(`  ${k.replace('Mb', ' RSS (MB)').padEnd(22)} ${med(a, k).toFixed(1).padStart(8)} -> ${med(b, k).toFixed(1).padStart(6)}  (${(med(b, k) / med(a, k)).toFixed(2)}x)`);
+}
+const cpuMed = (rs: Result[]) => median(rs.map((r) => r.cpuS));
+console.log(`  CPU in all (s)         ${cpuMed(a).toFixed(1).padStart(8)} -> ${cpuMed(b).toFixed(1).padStart(6)}  (${(cpuMed(b) / cpuMed(a)).toFixed(2)}x)`);
+const trained = (rs: Result[]) => rs.filter((r) => r.forecastCpuS !== null).map((r) => r.forecastCpuS!);
+if (trained(a).length > 0 && trained(b).length > 0) {
+  console.log(`  CPU to forecast (s)    ${median(trained(a)).toFixed(1).padStart(8)} -> ${median(trained(b)).toFixed(1).padStart(6)}  (${(median(trained(b)) / median(trained(a))).toFixed(2)}x)`);
 }
 console.log(`target: peak below 100 MB: ${med(b, 'peakMb') < 100 ? 'met' : 'NOT met'}`);

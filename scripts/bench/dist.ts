@@ -30,7 +30,8 @@ export async function distGateway() {
 /**
  * The dist/ of an earlier commit, to measure next to this checkout in the same run: `git
  * archive` of `ref` into the temporary directory, compiled there against this checkout's
- * node_modules (once per commit; reused while it is there). Returns its dist/ directory.
+ * node_modules (once per commit; reused while it is there), and bundled as that commit's build
+ * did. Returns its dist/ directory.
  */
 export function buildBaselineDist(ref: string): string {
   const sha = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -42,5 +43,7 @@ export function buildBaselineDist(ref: string): string {
   symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
   execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
   execFileSync('node', ['scripts/copy-assets.mjs'], { cwd: dir, stdio: 'inherit' });
+  // As its `npm run build` did: the bundle, from when there is one.
+  if (existsSync(join(dir, 'scripts', 'bundle.mjs'))) execFileSync('node', ['scripts/bundle.mjs'], { cwd: dir, stdio: 'inherit' });
   return join(dir, 'dist');
 }
