@@ -41,7 +41,11 @@ describe('band-methods.json: the measured choices', () => {
     expect(bandMethodsFor(table, 'NL', 3600, 0.8, 7)).toEqual(Array(7).fill('average'));
     expect(bandMethodsFor(table, 'NL', 900, 0.8, 7)).toEqual(['average', 'average', 'average', 'average', 'conformal', 'conformal', 'average']);
     expect(describeBandMethods(bandMethodsFor(table, 'NL', 900, 0.8, 7))).toBe('average D+1..D+4, D+7; conformal D+5, D+6');
-    expect(bandMethodsFor(table, 'DE-LU', 3600, 0.8, 7)).toEqual(Array(7).fill('conformal'));
+    // DE-LU 2019-23 hourly: D+7's average covers 77.4 % (< 78).
+    expect(bandMethodsFor(table, 'DE-LU', 3600, 0.8, 7)).toEqual([...Array(6).fill('average'), 'conformal']);
+    // Not measured: DE-LU quarter-hourly (its market since 2025-10-01), a market never evaluated.
+    expect(bandMethodsFor(table, 'DE-LU', 900, 0.8, 7)).toEqual(Array(7).fill('conformal'));
+    expect(bandMethodsFor(table, 'BE', 3600, 0.8, 7)).toEqual(Array(7).fill('conformal'));
     // Measured at 80 % only: another configured band is conformal.
     expect(bandMethodsFor(table, 'NL', 3600, 0.9, 7)).toEqual(Array(7).fill('conformal'));
     // Horizons beyond the measured ones.
