@@ -39,6 +39,12 @@ export function bandMethodTableProblems(doc: unknown): string[] {
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile<BandMethodTable>(schema);
   if (!validate(doc)) return (validate.errors ?? []).map((e) => formatAjvError(e, schema));
   const problems: string[] = [];
+  // One entry per market, resolution and coverage: a second evaluation of the same is merged
+  // into it by hand (a horizon adopted only where every evaluation qualifies it).
+  const keys = doc.measured.map((m) => `${m.market} ${m.interval_s} s at ${m.coverage}`);
+  keys.forEach((k, i) => {
+    if (keys.indexOf(k) !== i) problems.push(`${k}: more than one entry`);
+  });
   for (const m of doc.measured)
     for (const h of m.horizons) {
       const due = adoptedByRule(doc.rule, h);

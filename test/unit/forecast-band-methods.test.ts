@@ -32,6 +32,7 @@ describe('band-methods.json: the measured choices', () => {
     const forged = { ...doc, measured: [{ ...q4, horizons: [{ ...d5, method: 'average' }] }] };
     expect(bandMethodTableProblems(forged)).toEqual(['NL 900 s D+5: method average, but its figures make it conformal']);
     expect(bandMethodTableProblems({ ...doc, measured: [{ ...q4, interval_s: 1800 }] })[0]).toMatch(/interval_s/);
+    expect(bandMethodTableProblems({ ...doc, measured: [...doc.measured, q4] })).toEqual(['NL 900 s at 0.8: more than one entry']);
     // Worse CRPS is never adopted, however good the coverage.
     expect(adoptedByRule(doc.rule, { crps: { conformal: 10, average: 10.01 }, coverage_pct: { conformal: 80, average: 80 } })).toBe('conformal');
   });
