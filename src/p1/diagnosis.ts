@@ -11,6 +11,8 @@ export interface LineObservation {
   readonly line: P1Line;
   readonly bytes: number;
   readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
+  /** SML's escape sequence (four ESC bytes) came: an SML meter, whatever the line is set to. */
+  readonly smlSeen?: boolean;
 }
 
 export type P1Problem = 'missing_crc' | 'line_settings' | 'no_electricity' | 'unknown_layout' | 'bit_errors' | 'invalid_values' | 'silent';
@@ -25,6 +27,12 @@ export interface P1Diagnosis {
 export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis | null {
   const n = (k: keyof LineObservation['drops']) => o.drops[k] ?? 0;
   const other = o.line === '115200 8N1' ? '9600 7E1' : isSmlLine(o.line) ? '9600 7E1 (a text meter) or 115200 8N1' : '115200 8N1';
+  if (o.smlSeen && !isSmlLine(o.line)) {
+    return { problem: 'line_settings', text: `SML (binary) on a text line (${o.line}): an SML meter, set line: 9600 8N1 on ${busRef}` };
+  }
+  if (isSmlLine(o.line) && o.bytes > 0 && !o.smlSeen && Object.keys(o.drops).length === 0) {
+    return { problem: 'line_settings', text: `bytes but no SML file at 9600 8N1: a meter sending text (DSMR, IEC 62056-21 D0)? set line: 9600 7E1 (D0, DSMR 2.2/3.0), 115200 8N1 (DSMR 4+) on ${busRef}, or let \`metergate scan --p1\` try each` };
+  }
   if (n('no_electricity') > 0) {
     return { problem: 'no_electricity', text: 'whole telegrams without electricity objects (a heat interface unit or an M-Bus-only device): nothing to publish as electricity; give its M-Bus channels a resource each (`channels:`), see docs/p1.md' };
   }

@@ -64,7 +64,7 @@ interface P1Meter extends MeterBookkeeping {
   lastClockLogMs: number;
   dropsSinceLog: number;
   /** What the line delivered since the last telegram with electricity (for the one-line diagnosis). */
-  observed: { bytes: number; drops: Record<string, number> };
+  observed: { bytes: number; drops: Record<string, number>; smlSeen: boolean; tail: string };
   /** When the last whole telegram without electricity came (a heat interface unit), if it is newer than the slot's. */
   wholeWithoutElectricityAtMs: number | null;
   readonly channels: P1Channel[];
@@ -111,7 +111,7 @@ export class P1Source implements MeterSource {
         lastClockLogMs: Number.NEGATIVE_INFINITY,
         dropsSinceLog: 0,
         lastDropLogMono: Number.NEGATIVE_INFINITY,
-        observed: { bytes: 0, drops: {} },
+        observed: { bytes: 0, drops: {}, smlSeen: false, tail: '' },
         wholeWithoutElectricityAtMs: null,
         channels: config.meters
           .filter((c) => c.channel?.of === meterConfig.resource_id)
@@ -157,7 +157,7 @@ export class P1Source implements MeterSource {
   private problemOf(meter: P1Meter): string | null {
     if (meter.state === 'online' && meter.wholeWithoutElectricityAtMs === null) return meter.identity && meter.latest ? powerAbsent(meter.identity, meter.latest.reading) : null;
     if (meter.state === 'unknown' && meter.observed.bytes === 0) return null;
-    const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops };
+    const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops, smlSeen: meter.observed.smlSeen };
     const index = this.deps.config.buses.findIndex((b) => b.name === meter.bus.name);
     return diagnoseP1(observation, `buses[${index}] (${meter.bus.name})`)?.text ?? null;
   }
@@ -191,6 +191,9 @@ export class P1Source implements MeterSource {
   private received(meter: P1Meter, text: string): void {
     const bus = meter.bus.name;
     meter.observed.bytes += text.length;
+    // SML's escape sequence on any line (it survives a 7E1 reading): named in the diagnosis.
+    if (!meter.observed.smlSeen) meter.observed.smlSeen = (meter.observed.tail + text).includes('\x1b\x1b\x1b\x1b');
+    meter.observed.tail = text.slice(-3);
     for (const event of meter.reader.push(text)) {
       if (event.kind === 'dropped') {
         this.m.telegrams.inc({ bus, outcome: event.reason });
@@ -216,7 +219,7 @@ export class P1Source implements MeterSource {
       }
       meter.latest = { reading: outcome.reading, receivedAtMs };
       meter.wholeWithoutElectricityAtMs = null;
-      meter.observed = { bytes: 0, drops: {} };
+      meter.observed = { bytes: 0, drops: {}, smlSeen: false, tail: '' };
       this.checkMeterClock(meter, outcome.reading, receivedAtMs);
     }
   }

@@ -192,4 +192,10 @@ describe('SML files recorded from real meters', () => {
     });
     expect(outcome.identity).toMatchObject({ vendor: 'EMH metering', meterId: '1EMH0004321349' });
   });
+
+  it('the diagnosis names an SML meter on a text line, and a text meter on the SML line, each with the line to set', () => {
+    expect(diagnoseP1({ line: '9600 7E1', bytes: 900, drops: { garbled: 2 }, smlSeen: true }, 'buses[0]')).toEqual({ problem: 'line_settings', text: 'SML (binary) on a text line (9600 7E1): an SML meter, set line: 9600 8N1 on buses[0]' });
+    expect(diagnoseP1({ line: '9600 8N1', bytes: 900, drops: {} }, 'buses[0]')?.text).toMatch(/^bytes but no SML file at 9600 8N1: .*set line: 9600 7E1/);
+    expect(diagnoseP1({ line: '9600 8N1', bytes: 0, drops: {} })?.text).toMatch(/optical interface/);
+  });
 });
