@@ -78,9 +78,9 @@ describe('meter sources', () => {
       'meters[1].bus: a P1 port has one meter; "meter-p1" has 2',
       'meters[1].extra_metrics: a P1 meter publishes every quantity its telegram has; leave extra_metrics out',
     ]);
-    expect(problemsOf({ organization_id: ORG, buses: [{ name: 'x', type: 'p1-tcp' }, { name: 'y', type: 'p1', line: '9600 8N1', port: '/dev/x' }] })).toEqual([
+    expect(problemsOf({ organization_id: ORG, buses: [{ name: 'x', type: 'p1-tcp' }, { name: 'y', type: 'p1', line: '19200 8N1', port: '/dev/x' }] })).toEqual([
       'buses[0].host: is required',
-      'buses[1].line: must be one of "115200 8N1", "9600 7E1", "2400 7E1"',
+      'buses[1].line: must be one of "115200 8N1", "9600 7E1", "2400 7E1", "9600 8N1"',
     ]);
   });
 
