@@ -62,7 +62,7 @@ export async function checkP1Meter(
       heard.bytes === 0 && !isSmlLine(heard.line)
         ? 'check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)'
         : (why?.text ??
-            `check buses[${busIndex}].line (DSMR 2.2/3.0, mode D: 9600 7E1 or 2400 7E1; 4+: 115200 8N1; \`metergate scan --p1 --port ${endpoint}\` tries each); dropped telegrams mean bit errors on the cable`),
+            `check buses[${busIndex}].line (DSMR 2.2/3.0, mode D: 9600 7E1 or 2400 7E1; 4+: 115200 8N1; SML: 9600 8N1; \`metergate scan --p1 --port ${endpoint}\` tries each); dropped telegrams mean bit errors on the cable`),
     );
   }
   const values = Object.fromEntries(heard.telegram.reading.metrics.map((m) => [m.name, m.value]));
