@@ -17,7 +17,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Command, Option } from 'commander';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
-import { certificateAdvice, tlsOptions, trustFrom, type GatewayTrust } from './gateway-tls.js';
+import { certificateAdvice, isLoopbackHost, tlsOptions, trustFrom, type GatewayTrust } from './gateway-tls.js';
 
 interface CommonOptions {
   config: string;
@@ -54,8 +54,7 @@ function target(opts: CommonOptions): Target {
       usage(`--url is not a URL: ${opts.url}`);
     }
     // The cpo token goes in the Authorization header: never in clear text across a network.
-    const loopbackHost = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
-    if (url.protocol === 'http:' && !loopbackHost) usage(`--url ${url.origin}: plain http beyond this machine would send the token in clear text; use https:// or run the command on the gateway`);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) usage(`--url ${url.origin}: plain http beyond this machine would send the token in clear text; use https:// or run the command on the gateway`);
     return { url, trust: trustFrom(opts, usage) };
   }
   const config = loadConfigOrExit(opts.config);

@@ -21,6 +21,16 @@ export function normalizeFingerprint(value: string): string | null {
   return /^[0-9A-F]{64}$/.test(hex) ? hex : null;
 }
 
+/**
+ * Whether a URL's host is this machine (plain http stays on it): an IPv4 literal in
+ * 127.0.0.0/8, ::1 or localhost. A name such as 127.attacker.example resolves anywhere.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+}
+
 /** The system's roots besides Node's own where this Node can read them (22.15+, 24); else Node's roots and NODE_EXTRA_CA_CERTS. */
 function systemRoots(): string[] | undefined {
   const get = (tls as { getCACertificates?: (kind: string) => string[] }).getCACertificates;

@@ -1,6 +1,6 @@
 // How `metergate charger` reads a certificate pin and its trust options (cli/gateway-tls.ts).
 import { describe, expect, it } from 'vitest';
-import { normalizeFingerprint, trustFrom } from '../../src/cli/gateway-tls.js';
+import { isLoopbackHost, normalizeFingerprint, trustFrom } from '../../src/cli/gateway-tls.js';
 
 const HEX = 'AB'.repeat(32);
 const fail = (message: string): never => {
@@ -8,6 +8,13 @@ const fail = (message: string): never => {
 };
 
 describe('gateway TLS trust', () => {
+  it('takes only loopback addresses and localhost as this machine (plain http allowed), never a name that starts with 127.', () => {
+    for (const host of ['localhost', '127.0.0.1', '127.8.9.10', '[::1]', '::1']) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['127.attacker.example', '127.0.0.1.nip.io', '127', '10.0.0.1', 'gateway.example', '[::2]', '[::ffff:10.0.0.1]']) expect(isLoopbackHost(host), host).toBe(false);
+    expect(isLoopbackHost(new URL('http://127.attacker.example:8080').hostname)).toBe(false);
+    expect(isLoopbackHost(new URL('http://[::1]:8080').hostname)).toBe(true);
+  });
+
   it('reads a SHA-256 fingerprint with or without colons, in either case', () => {
     expect(normalizeFingerprint(HEX.match(/../g)!.join(':'))).toBe(HEX);
     expect(normalizeFingerprint(HEX.toLowerCase())).toBe(HEX);
