@@ -102,6 +102,31 @@ describe('SML files recorded from real meters', () => {
     }
   });
 
+  // Off the 4-byte grid: the next start is 1-3 bytes past a grid position and only a search finds it.
+  it('a file cut off the 4-byte grid is dropped as truncated and the next file is decoded at once', () => {
+    const [first, second] = smlFiles(smlRecording('dnt.hex'));
+    for (const cutAt of [41, 42, 43, 201]) {
+      const events = read(Buffer.concat([first!.subarray(0, cutAt), second!]));
+      expect(events.filter((e) => e.kind === 'dropped'), `cut at ${cutAt}`).toEqual([{ kind: 'dropped', reason: 'truncated', bytes: cutAt }]);
+      expect(wholes(events), `cut at ${cutAt}`).toEqual(wholes(read(second!)));
+    }
+  });
+
+  it('a byte lost or added in the middle of a real file drops that file only; the next ones are decoded', () => {
+    const files = smlFiles(smlRecording('iskra_mt631_without_pin.hex'));
+    const [first, ...rest] = files;
+    const middle = first!.length >> 1;
+    const lost = Buffer.concat([first!.subarray(0, middle), first!.subarray(middle + 1)]);
+    const added = Buffer.concat([first!.subarray(0, middle), Buffer.from([0x5a]), first!.subarray(middle)]);
+    for (const [what, damaged] of [['lost', lost], ['added', added]] as const) {
+      const events = read(Buffer.concat([damaged, ...rest]));
+      const dropped = events.flatMap((e) => (e.kind === 'dropped' ? [e.reason] : []));
+      expect(dropped, what).toHaveLength(1);
+      expect(['truncated', 'crc'], what).toContain(dropped[0]);
+      expect(wholes(events), what).toEqual(wholes(read(Buffer.concat(rest))));
+    }
+  });
+
   it('a file whose CRC does not match is counted as crc, and the diagnosis names bit errors at the reading head', () => {
     const file = Buffer.from(smlFiles(smlRecording('emh.hex'))[0]!);
     file[100]! ^= 0x10;

@@ -2,8 +2,9 @@
 // files and drops out. A file starts with the escape sequence 1b1b1b1b 01010101 and ends with
 // 1b1b1b1b 1a XX CCCC (XX: padding bytes before it, CCCC: CRC-16/X-25 of everything before
 // the CRC); inside, data 1b1b1b1b is sent twice ("stuffed"). Everything runs in 4-byte groups
-// from the start. A file that is cut (a new start before its end), too long, carries an
-// unknown escape, or whose CRC does not match is dropped whole and reported, never handed on.
+// from the start; a start found off that grid means bytes were lost or added. A file that is cut
+// (a new start before its end), too long, carries an unknown escape, or whose CRC does not match
+// is dropped whole and reported, never handed on.
 import type { DropReason } from '../framer.js';
 import { smlCrc16 } from './crc.js';
 
@@ -63,7 +64,13 @@ export class SmlTransport {
     const b = this.buffer;
     const data: Buffer[] = [];
     let i = START.length;
+    // A byte lost or added inside this file puts the next file's start off the 4-byte grid, where
+    // the escape check below would never see it; so also look for a start between grid positions
+    // (one on the grid is handled below; stuffed data 1b1b1b1b never forms one off the grid).
+    let cut = b.indexOf(START, i);
     while (i + 4 <= b.length) {
+      if (cut >= 0 && cut < i) cut = b.indexOf(START, i);
+      if (cut > i && cut < i + 4) return { event: { kind: 'dropped', reason: 'truncated', bytes: cut }, consumed: cut };
       if (!isEscape(b, i)) {
         data.push(b.subarray(i, i + 4));
         i += 4;
