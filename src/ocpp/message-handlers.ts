@@ -37,8 +37,8 @@ export interface AfterAnswer {
 /** What a reservation learns from the charger's messages (reservations.ts), inside the handler's store unit. */
 export interface ReservationEvents {
   transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void;
-  /** `previousStatus`: the connector's status before this one, when this one is not older than it. */
-  connectorStatus(chargePointId: string, connectorId: number, status: string, previousStatus: string | null, atMs: number): void;
+  /** `previous`: the connector's status before this one (and when the gateway received it), when this one is not older than it. */
+  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number): void;
 }
 
 /** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
@@ -196,7 +196,7 @@ export class ChargerMessageHandlers {
       const previous = store.connectorStatus(id, p.connectorId);
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
       // A late status (older than the stored one) says nothing about the reservations now.
-      if (!previous || atMs >= previous.atMs) this.reservations.connectorStatus(id, p.connectorId, p.status, previous?.status ?? null, nowMs);
+      if (!previous || atMs >= previous.atMs) this.reservations.connectorStatus(id, p.connectorId, p.status, previous, nowMs);
       // Available after a reboot: what was open on the connector before it, the charger lost.
       if (p.status === 'Available' && p.connectorId > 0 && st.bootedAtMs) {
         closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction');

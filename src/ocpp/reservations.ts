@@ -5,8 +5,12 @@
 //   - a transaction started with its reservationId (or by its idTag on its connector, any
 //     connector for connector 0, from a charger that left the id out) ends it: 'transaction';
 //   - its connector (connector 0: the charger) turning Faulted or Unavailable ends it, and
-//     so does Reserved -> Available (the charger ended it on its own);
-//   - CancelReservation answered Accepted (or Rejected: the charger holds no such one);
+//     so does Reserved -> Available (the charger ended it on its own), for a reservation
+//     requested before that Reserved was received (a newer one may cross the Available);
+//   - CancelReservation answered Accepted (or Rejected: the charger holds no such one).
+//     It may be sent for any reservation not ended by its transaction or a cancel: one the
+//     gateway ended on its own view (released, swept, refused on an invalid answer) may still
+//     be held by the charger; its Accepted makes it 'cancelled', a Rejected keeps the end;
 //   - its expiryDate passing ends it ('expired', swept every EXPIRY_SWEEP_MS and before reads).
 // A ReserveNow the charger refuses (Faulted, Occupied, Rejected, Unavailable, a CallError)
 // ends at once ('refused'); one that was never sent, 'not-sent'; one without an answer
@@ -59,6 +63,9 @@ function endOfReserveNow(outcome: OperationOutcome): string | null {
       return null;
   }
 }
+
+/** Ends that settle a reservation for good: its transaction, or the charger's Accepted cancel. */
+const cancellable = (r: ReservationRecord) => r.endReason !== 'transaction' && r.endReason !== 'cancelled';
 
 const sameTag = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
@@ -119,18 +126,32 @@ export class ChargerReservations {
     return { request, outcome, reservation };
   }
 
-  /** Sends CancelReservation for one of the charger's open reservations; 'unknown' when it has none by that id. */
+  /**
+   * Sends CancelReservation for one of the charger's reservations not ended by its
+   * transaction or a cancel (the charger may hold one the gateway ended on its own view);
+   * 'unknown' when it has none such by that id.
+   */
   async cancel(chargePointId: string, reservationId: number): Promise<CancelResult> {
     const held = this.store.get(reservationId);
-    if (!held || held.chargePointId !== chargePointId || held.endedAtMs !== null) return { kind: 'unknown' };
+    if (!held || held.chargePointId !== chargePointId || !cancellable(held)) return { kind: 'unknown' };
     const request = { reservationId };
     const outcome = await this.ops.call(chargePointId, 'CancelReservation', request);
     if (outcome.kind !== 'answered') return { kind: 'sent', request, outcome, reservation: held };
-    // Rejected: the charger holds no reservation by that id (it expired or ended there): not in force either way.
-    const endReason = outcome.answer.status === 'Accepted' ? 'cancelled' : 'cancel-rejected';
+    const accepted = outcome.answer.status === 'Accepted';
+    // Rejected: the charger holds no reservation by that id (it expired or ended there): not in force either way; an end already kept stays.
+    if (!accepted && held.endedAtMs !== null) return { kind: 'sent', request, outcome, reservation: held };
+    const endReason = accepted ? 'cancelled' : 'cancel-rejected';
     const atMs = this.nowMs();
     this.writes
-      .run(`CancelReservation answer of ${chargePointId}`, () => this.store.end(reservationId, endReason, atMs))
+      .run(`CancelReservation answer of ${chargePointId}`, () => {
+        if (held.endedAtMs === null) {
+          this.store.end(reservationId, endReason, atMs);
+          return;
+        }
+        // Ended on the gateway's view, held by the charger until now: cancelled (unless its transaction came meanwhile).
+        const now = this.store.get(reservationId);
+        if (now && cancellable(now)) this.store.reend(reservationId, endReason, atMs);
+      })
       .catch((err: unknown) => this.logger.error({ err, charge_point_id: chargePointId, reservation_id: reservationId }, 'CancelReservation answer not stored'));
     return { kind: 'sent', request, outcome, reservation: { ...held, endedAtMs: atMs, endReason } };
   }
@@ -156,16 +177,19 @@ export class ChargerReservations {
    * A connector's status (inside the StatusNotification handler's unit): Faulted or
    * Unavailable ends its reservations (connector 0: all of the charger's); Reserved ->
    * Available without a transaction is the charger ending one on its own (it expired on its
-   * clock, or was cancelled at the charger): the connector's (connector 0's) end too.
+   * clock, or was cancelled at the charger): the connector's (connector 0's) end too, but
+   * only those requested before that Reserved was received: a reservation requested after
+   * it (reserve, cancel, reserve again) may cross the Available the cancel caused, and the
+   * charger holds it.
    */
-  connectorStatus(chargePointId: string, connectorId: number, status: string, previousStatus: string | null, atMs: number): void {
+  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number): void {
     const notAvailable = status === 'Faulted' || status === 'Unavailable';
-    const released = status === 'Available' && previousStatus === 'Reserved';
+    const released = status === 'Available' && previous?.status === 'Reserved';
     if (!notAvailable && !released) return;
     const reason = released ? 'released-by-charger' : `connector-${status.toLowerCase()}`;
     for (const r of this.store.open(chargePointId)) {
       if (connectorId !== 0 && r.connectorId !== connectorId) continue;
-      if (released && r.connectorId !== connectorId) continue;
+      if (released && (r.connectorId !== connectorId || r.requestedAtMs > previous.receivedAtMs)) continue;
       // Past its expiry the charger let it lapse: expired, at its expiry.
       const lapsed = released && r.expiryAtMs <= atMs;
       if (this.store.end(r.reservationId, lapsed ? 'expired' : reason, lapsed ? r.expiryAtMs : atMs)) {

@@ -153,7 +153,7 @@ export class OcppStore {
       lastAnyInstant: db.prepare<[number], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ?'),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
       chargePoint: db.prepare<[string], { vendor: string | null; model: string | null; firmware_version: string | null }>('SELECT vendor, model, firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?'),
-      connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number }>('SELECT status, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
+      connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number; received_at_ms: number }>('SELECT status, status_at_ms, received_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
       connectors: db.prepare<[string], { connector_id: number; status: string; error_code: string; status_at_ms: number }>(
         'SELECT connector_id, status, error_code, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? ORDER BY connector_id',
       ),
@@ -186,9 +186,9 @@ export class OcppStore {
   }
 
   /** The connector's stored status (the newest by the charger's time), kept across restarts. */
-  connectorStatus(chargePointId: string, connectorId: number): { status: string; atMs: number } | null {
+  connectorStatus(chargePointId: string, connectorId: number): { status: string; atMs: number; receivedAtMs: number } | null {
     const r = this.stmts.connectorStatus.get(chargePointId, connectorId);
-    return r ? { status: r.status, atMs: r.status_at_ms } : null;
+    return r ? { status: r.status, atMs: r.status_at_ms, receivedAtMs: r.received_at_ms } : null;
   }
 
   /** A status older than the stored one (a late message) does not replace it. */

@@ -260,13 +260,37 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     const released = (await api('reserve-now', { connector_id: 4, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
     await status(4, 'Reserved');
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([released]);
+    held.delete(released);
     await status(4, 'Available');
     expect(await inForce()).toEqual([]);
-    expect((await api('cancel-reservation', { reservation_id: released })).status).toBe(404);
+    // Ended on the gateway's view, still cancellable (the charger could hold it): its Rejected keeps the end.
+    const afterRelease = await api('cancel-reservation', { reservation_id: released });
+    expect(afterRelease.status).toBe(200);
+    expect(afterRelease.body).toMatchObject({ answer: { status: 'Rejected' }, reservation: { state: 'ended', end_reason: 'released-by-charger' } });
 
     const faulting = (await api('reserve-now', { connector_id: 3, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([faulting]);
     await cp!.call('StatusNotification', { connectorId: 3, status: 'Faulted', errorCode: 'GroundFailure', timestamp: new Date().toISOString() });
+    expect(await inForce()).toEqual([]);
+    expect(cp!.violations).toEqual([]);
+  });
+
+  it('reserve, cancel, reserve again: the Available the cancel caused, crossing the new ReserveNow, leaves the new reservation in force and cancellable', { timeout: 90_000 }, async () => {
+    const first = (await api('reserve-now', { connector_id: 8, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
+    await status(8, 'Reserved');
+    expect((await api('cancel-reservation', { reservation_id: first })).body.answer).toEqual({ status: 'Accepted' });
+    // The charger's Available for the cancelled one arrives only after the next ReserveNow was answered.
+    const second = await api('reserve-now', { connector_id: 8, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) });
+    expect(second.body.answer).toEqual({ status: 'Accepted' });
+    const id = second.body.reservation.reservation_id as number;
+    await status(8, 'Available');
+    expect((await inForce()).map((r) => r.reservation_id)).toEqual([id]);
+    await status(8, 'Reserved');
+    const cancelled = await api('cancel-reservation', { reservation_id: id });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ answer: { status: 'Accepted' }, reservation: { state: 'ended', end_reason: 'cancelled' } });
+    expect(held.has(id)).toBe(false);
+    await status(8, 'Available');
     expect(await inForce()).toEqual([]);
     expect(cp!.violations).toEqual([]);
   });
