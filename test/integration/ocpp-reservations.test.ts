@@ -142,6 +142,10 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     const stranger = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-EVE', expiry_date: inMinutes(10) });
     expect(stranger.status).toBe(422);
     expect(stranger.body.errors[0].path).toBe('id_tag');
+    // An accepted parent does not make an unknown id tag one the charger would start with.
+    const underParent = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-EVE', parent_id_tag: 'TAG-ANNA', expiry_date: inMinutes(10) });
+    expect(underParent.status).toBe(422);
+    expect(underParent.body.errors[0].path).toBe('id_tag');
     expect((await api('reserve-now', { connector_id: 1, id_tag: 'TAG-ANNA' })).status).toBe(422);
     expect((await api('cancel-reservation', { reservation_id: 999 })).status).toBe(404);
     // A charger whose SupportedFeatureProfiles leave out Reservation: 409, nothing sent.

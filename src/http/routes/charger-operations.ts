@@ -301,7 +301,8 @@ function registerReservationRoutes(router: Router, deps: RouteDeps, p: RoutePart
     const charger = operations.charger(chargePointId)!;
     const idTag = String(b.id_tag);
     const parentIdTag = b.parent_id_tag === undefined ? null : String(b.parent_id_tag);
-    if (authorizeIdTag(charger.auth, idTag) !== 'Accepted' && (parentIdTag === null || authorizeIdTag(charger.auth, parentIdTag) !== 'Accepted')) {
+    // The id tag alone: the charger authorizes the tag presented, not its parent.
+    if (authorizeIdTag(charger.auth, idTag) !== 'Accepted') {
       throw new HttpProblem(422, `id tag ${idTag} is not among charger ${chargePointId}'s id tags: it could not start a transaction on the reservation`, { errors: [{ path: 'id_tag', message: 'is not accepted by the charger\'s auth.id_tags' }] });
     }
     const connectorId = Number(b.connector_id);
