@@ -1,8 +1,10 @@
 // Plausibility of an M-Bus channel's consecutive readings (pure): a gas, water or heat counter
 // never goes down, and cannot rise faster than the largest meter a household connection has
 // lets through between two capture times. A reading that fails is not published (counted in
-// metergate_meter_samples_dropped_total and named as the channel's problem); a counter that
-// stays lower is a replaced meter and is believed (p1-source.ts, as for electricity).
+// metergate_meter_samples_dropped_total and named as the channel's problem). A new level, lower
+// (a replaced meter) or higher (a replaced meter with more on it), is believed once
+// CHANNEL_BELIEVE_AFTER refused readings in a row agree with each other (judgeChannelReading).
+// The reference is in memory only: the first reading after a start is not judged.
 
 export type ChannelDropReason = 'channel_backwards' | 'channel_jump';
 
@@ -39,6 +41,49 @@ export function checkChannelReading(next: ChannelValue, previous: ChannelValue |
     return { ok: false, reason: 'channel_jump', detail: `${next.metric} rose ${round3(next.value - previous.value)} in ${minutes} min (at most ${round3(allowed)} at ${limits.maxPerHour}/h)` };
   }
   return { ok: true };
+}
+
+/** Refused readings in a row, each plausible after the one before, that make a new level believed. */
+export const CHANNEL_BELIEVE_AFTER = 3;
+
+export interface ChannelPlausibility {
+  /** The last reading handed on, and the one handed on before it. */
+  readonly reference: ChannelValue | null;
+  readonly beforeReference: ChannelValue | null;
+  /** Refused readings in a row that agree with each other: a new level, if it lasts. */
+  readonly candidates: readonly ChannelValue[];
+}
+
+export const NO_CHANNEL_READING: ChannelPlausibility = { reference: null, beforeReference: null, candidates: [] };
+
+export type ChannelJudgement =
+  | { readonly ok: true; readonly state: ChannelPlausibility; readonly believed?: string }
+  | { readonly ok: false; readonly state: ChannelPlausibility; readonly reason: ChannelDropReason; readonly detail: string };
+
+/**
+ * Judges the next reading of a channel. A refused one that is plausible after the reading handed
+ * on before the last is accepted at once: the last was the outlier (a garbled digit within the
+ * limit on a DSMR 2.2 meter, which has no CRC; it is already published, but the true readings
+ * after it are not lost). Otherwise CHANNEL_BELIEVE_AFTER refused readings in a row, each
+ * plausible after the one before, are a new level, up or down, and the last of them is believed.
+ */
+export function judgeChannelReading(state: ChannelPlausibility, next: ChannelValue): ChannelJudgement {
+  const accept = (believed?: string): ChannelJudgement => ({
+    ok: true,
+    state: { reference: next, beforeReference: state.reference, candidates: [] },
+    ...(believed === undefined ? {} : { believed }),
+  });
+  const verdict = checkChannelReading(next, state.reference);
+  if (verdict.ok) return accept();
+  if (state.beforeReference && checkChannelReading(next, state.beforeReference).ok) {
+    return accept(`${verdict.detail}; plausible after the reading before, so ${state.reference!.value} was the outlier`);
+  }
+  const last = state.candidates[state.candidates.length - 1];
+  const candidates = last && checkChannelReading(next, last).ok ? [...state.candidates, next] : [next];
+  if (candidates.length >= CHANNEL_BELIEVE_AFTER) {
+    return accept(`${verdict.detail}; ${candidates.length} readings in a row agree: a new level (replaced device)`);
+  }
+  return { ok: false, state: { ...state, candidates }, reason: verdict.reason, detail: verdict.detail };
 }
 
 function round3(v: number): number {

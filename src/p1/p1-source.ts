@@ -13,7 +13,7 @@ import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterSta
 import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
-import { checkChannelReading, type ChannelValue } from './channel-plausibility.js';
+import { CHANNEL_BELIEVE_AFTER, judgeChannelReading, NO_CHANNEL_READING, type ChannelPlausibility, type ChannelValue } from './channel-plausibility.js';
 import { diagnoseP1, powerAbsent, type LineObservation } from './diagnosis.js';
 import { p1Line } from './line-settings.js';
 import { mbusChannels, type MbusChannel } from './mbus.js';
@@ -26,8 +26,6 @@ export const P1_MAX_POWER_W = 100_000;
 /** Disagreement logs about the meter's clock, at most this often per meter. */
 const CLOCK_LOG_EVERY_MS = 600_000;
 const DROP_LOG_EVERY_MS = 60_000;
-/** Consecutive lower channel readings after which the new counter is believed (a replaced gas or water meter). */
-const ACCEPT_CHANNEL_RESET_AFTER = 3;
 /** A channel's capture time may be this far after the telegram that carries it (clock drift, DST), no further. */
 const CHANNEL_FUTURE_MS = 3_600_000;
 /** ... and at most this far before it (hourly DSMR 4 channels are up to an hour old). */
@@ -48,8 +46,8 @@ interface P1Channel extends MeterBookkeeping {
   publishedCaptureMs: number;
   /** A capture time refused as too far from the telegram's (logged once), shown as the channel's problem. */
   staleCaptureMs: number | null;
-  /** The last reading handed on, against which the next is judged (channel-plausibility.ts). */
-  lastPlausible: ChannelValue | null;
+  /** What the next reading is judged against (channel-plausibility.ts); in memory only. */
+  plausibility: ChannelPlausibility;
   /** Why the last reading was not handed on as implausible; null once one is again. */
   implausible: string | null;
 }
@@ -115,7 +113,7 @@ export class P1Source implements MeterSource {
         wholeWithoutElectricityAtMs: null,
         channels: config.meters
           .filter((c) => c.channel?.of === meterConfig.resource_id)
-          .map((c) => ({ ...freshBookkeeping(c), number: c.channel!.number, latest: null, heardAtMs: null, publishedCaptureMs: Number.NEGATIVE_INFINITY, staleCaptureMs: null, lastPlausible: null, implausible: null })),
+          .map((c) => ({ ...freshBookkeeping(c), number: c.channel!.number, latest: null, heardAtMs: null, publishedCaptureMs: Number.NEGATIVE_INFINITY, staleCaptureMs: null, plausibility: NO_CHANNEL_READING, implausible: null })),
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
@@ -148,7 +146,7 @@ export class P1Source implements MeterSource {
   private channelProblem(meter: P1Meter, c: P1Channel): string | null {
     if (c.state === 'offline') return `channel ${c.number} is not in the meter's telegrams${meter.state === 'offline' ? ' (the meter is offline)' : ''}: check meters[].channels against the meter's 0-n:24.1.0 lines`;
     if (c.latest?.skipped) return `channel ${c.number}: ${c.latest.skipped}`;
-    if (c.implausible !== null) return `channel ${c.number}: reading not published, implausible: ${c.implausible} (a garbled M-Bus value, or a replaced device: believed after ${ACCEPT_CHANNEL_RESET_AFTER} lower readings)`;
+    if (c.implausible !== null) return `channel ${c.number}: reading not published, implausible: ${c.implausible} (a garbled M-Bus value, or a replaced device: believed after ${CHANNEL_BELIEVE_AFTER} readings in a row that agree)`;
     if (c.staleCaptureMs !== null) return `channel ${c.number}: its capture time ${new Date(c.staleCaptureMs).toISOString()} is far from the meter's clock (the M-Bus device stopped reporting, or its clock is unset)`;
     return null;
   }
@@ -272,27 +270,23 @@ export class P1Source implements MeterSource {
 
   /**
    * Whether a channel reading may be handed on: a counter going backwards or rising faster than
-   * the channel's largest flow is counted and not published; one that stays lower for
-   * ACCEPT_CHANNEL_RESET_AFTER readings is a replaced device and believed.
+   * the channel's largest flow is counted and not published; a new level that lasts
+   * CHANNEL_BELIEVE_AFTER readings is a replaced device and believed (judgeChannelReading).
    */
   private plausible(channel: P1Channel, reading: NonNullable<MbusChannel['reading']>, labels: Record<string, string>): boolean {
     const metric = reading.metrics[0];
     if (!metric) return true;
     const next: ChannelValue = { capturedAtMs: reading.capturedAtMs, metric: metric.name, value: metric.value };
-    const verdict = checkChannelReading(next, channel.lastPlausible);
-    if (!verdict.ok) {
-      if (verdict.reason === 'channel_backwards' && ++channel.backwardsStreak >= ACCEPT_CHANNEL_RESET_AFTER) {
-        this.deps.logger.warn({ ...labels, detail: verdict.detail }, 'M-Bus channel counter stayed lower; accepting it as a replaced device');
-      } else {
-        this.m.dropped.inc({ resource_id: channel.config.resource_id, reason: verdict.reason });
-        this.deps.logger.warn({ ...labels, reason: verdict.reason, detail: verdict.detail }, 'implausible M-Bus channel reading dropped');
-        channel.implausible = verdict.detail;
-        return false;
-      }
+    const judgement = judgeChannelReading(channel.plausibility, next);
+    channel.plausibility = judgement.state;
+    if (!judgement.ok) {
+      this.m.dropped.inc({ resource_id: channel.config.resource_id, reason: judgement.reason });
+      this.deps.logger.warn({ ...labels, reason: judgement.reason, detail: judgement.detail }, 'implausible M-Bus channel reading dropped');
+      channel.implausible = judgement.detail;
+      return false;
     }
-    channel.backwardsStreak = 0;
+    if (judgement.believed !== undefined) this.deps.logger.warn({ ...labels, detail: judgement.believed }, 'M-Bus channel reading believed after refused ones');
     channel.implausible = null;
-    channel.lastPlausible = next;
     return true;
   }
 

@@ -1,6 +1,6 @@
 // Plausibility of M-Bus channel readings: backwards and faster than the channel's largest flow.
 import { describe, expect, it } from 'vitest';
-import { checkChannelReading, type ChannelValue } from '../../src/p1/channel-plausibility.js';
+import { CHANNEL_BELIEVE_AFTER, checkChannelReading, judgeChannelReading, NO_CHANNEL_READING, type ChannelValue } from '../../src/p1/channel-plausibility.js';
 
 const at = (minutes: number, value: number, metric = 'gas_volume'): ChannelValue => ({ capturedAtMs: Date.parse('2026-01-10T12:00:00Z') + minutes * 60_000, metric, value });
 
@@ -23,5 +23,53 @@ describe('M-Bus channel plausibility', () => {
     expect(checkChannelReading(at(60, 200_000, 'heat_energy'), at(0, 50_000, 'heat_energy'))).toMatchObject({ ok: false, reason: 'channel_jump', detail: 'heat_energy rose 150000 in 60 min (at most 101000 at 100000/h)' });
     expect(checkChannelReading(at(0, 5), null)).toEqual({ ok: true });
     expect(checkChannelReading(at(5, 1, 'water_volume'), at(0, 100))).toEqual({ ok: true });
+  });
+});
+
+describe('M-Bus channel: a new level is believed after three readings that agree, either way', () => {
+  /** Runs hourly gas readings through the judgement: which were handed on. */
+  function run(values: readonly number[]): { published: number[]; believed: string[] } {
+    let state = NO_CHANNEL_READING;
+    const published: number[] = [];
+    const believed: string[] = [];
+    values.forEach((value, hour) => {
+      const judgement = judgeChannelReading(state, at(hour * 60, value));
+      state = judgement.state;
+      if (judgement.ok) published.push(value);
+      if (judgement.ok && judgement.believed) believed.push(judgement.believed);
+    });
+    return { published, believed };
+  }
+
+  it('a replaced meter with a higher counter is believed at its third reading, not after days', () => {
+    expect(CHANNEL_BELIEVE_AFTER).toBe(3);
+    const { published, believed } = run([1000, 1000.5, 5000, 5000.4, 5000.9, 5001.2]);
+    expect(published).toEqual([1000, 1000.5, 5000.9, 5001.2]);
+    expect(believed).toEqual([expect.stringMatching(/3 readings in a row agree: a new level/)]);
+  });
+
+  it('a replaced meter with a lower counter likewise', () => {
+    expect(run([1000, 1000.5, 3, 3.2, 3.3, 3.5]).published).toEqual([1000, 1000.5, 3.3, 3.5]);
+  });
+
+  it('refused readings that do not agree with each other never make a level: the chain starts again', () => {
+    // 9000 is a jump after 5000, and 5000.3 goes back after 9000: each starts the chain again.
+    expect(run([1000, 5000, 9000, 5000.3, 5000.6]).published).toEqual([1000]);
+    expect(run([1000, 5000, 9000, 5000.3, 5000.6, 5000.9]).published).toEqual([1000, 5000.9]);
+    // A single garbled reading between true ones costs only itself.
+    expect(run([1000, 7000, 1000.4, 1000.8]).published).toEqual([1000, 1000.4, 1000.8]);
+    expect(run([1000, 3, 1000.4, 1000.8]).published).toEqual([1000, 1000.4, 1000.8]);
+  });
+
+  it('a garbled digit within the limit (DSMR 2.2, no CRC) is published, but the true readings after it are not lost', () => {
+    // 100.5 -> 130.5 in an hour is within G25's 40 m3/h; 100.7 is then backwards after 130.5 but
+    // plausible after 100.5: 130.5 was the outlier.
+    const { published, believed } = run([100.3, 100.5, 130.5, 100.7, 100.9]);
+    expect(published).toEqual([100.3, 100.5, 130.5, 100.7, 100.9]);
+    expect(believed).toEqual([expect.stringMatching(/130\.5 was the outlier/)]);
+  });
+
+  it('the first reading (after a start: the reference is in memory only) is not judged', () => {
+    expect(run([5000]).published).toEqual([5000]);
   });
 });
