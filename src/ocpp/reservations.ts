@@ -158,8 +158,9 @@ export class ChargerReservations {
 
   /**
    * A transaction started (inside the StartTransaction handler's store unit): the
-   * reservation it names ends, and so does one of the same idTag on its
-   * connector (or on connector 0) whose charger left the reservationId out.
+   * reservation it names ends (one naming a reservation not open ends none), and, when
+   * the charger left the reservationId out, one of the same idTag on its connector (or on
+   * connector 0).
    */
   transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void {
     const open = this.store.open(chargePointId);
@@ -167,7 +168,8 @@ export class ChargerReservations {
     if (t.reservationId !== null && !named) {
       this.logger.warn({ charge_point_id: chargePointId, reservation_id: t.reservationId, transaction_id: t.transactionId }, 'StartTransaction names a reservation this charger has not open; transaction kept as any other');
     }
-    const ended = named ?? open.find((r) => (r.connectorId === 0 || r.connectorId === t.connectorId) && sameTag(r.idTag, t.idTag));
+    // By id tag only when the charger left the reservationId out: one naming another reservation is not this one.
+    const ended = t.reservationId !== null ? named : open.find((r) => (r.connectorId === 0 || r.connectorId === t.connectorId) && sameTag(r.idTag, t.idTag));
     if (ended && this.store.end(ended.reservationId, 'transaction', atMs, t.transactionId)) {
       this.logger.info({ charge_point_id: chargePointId, reservation_id: ended.reservationId, transaction_id: t.transactionId }, 'reservation ended by its transaction');
     }

@@ -188,6 +188,11 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(Number.isInteger(other.transactionId)).toBe(true);
     expect((await inForce()).map((r) => r.reservation_id)).toEqual([id]);
     await cp!.call('StopTransaction', { transactionId: other.transactionId, meterStop: 100, timestamp: new Date().toISOString() });
+    // A StartTransaction naming a reservation that is not open ends none, not even one of its id tag on its connector.
+    const stray = await cp!.call<Json>('StartTransaction', { connectorId: 1, idTag: 'TAG-ANNA', meterStart: 100, timestamp: new Date().toISOString(), reservationId: id + 1000 });
+    expect(Number.isInteger(stray.transactionId)).toBe(true);
+    expect((await inForce()).map((r) => r.reservation_id)).toEqual([id]);
+    await cp!.call('StopTransaction', { transactionId: stray.transactionId, meterStop: 100, timestamp: new Date().toISOString() });
 
     // Reusable state Charging with the reservationId.
     await cp!.call('Authorize', { idTag: 'TAG-ANNA' });
