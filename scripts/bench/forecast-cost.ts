@@ -247,6 +247,8 @@ const cases: Case[] = [
   },
 ];
 
+// ONLY=900 (or any part of a case's label): just those cases, for a quick comparison.
+if (process.env.ONLY) cases.splice(0, cases.length, ...cases.filter((c) => c.label.includes(process.env.ONLY ?? '')));
 const dir = mkdtempSync(join(tmpdir(), 'metergate-bench-cost-'));
 if (process.env.PROFILE) console.log(`CPU profiles of the cold forecasts go to ${process.env.PROFILE}`);
 const failures: string[] = [];
