@@ -62,8 +62,17 @@ function nameOptions(serverName: string | undefined): tls.ConnectionOptions {
   return { ...(isIP(serverName) === 0 ? { servername: serverName } : {}), checkServerIdentity: (_host, cert) => tls.checkServerIdentity(serverName, cert) };
 }
 
+/** How long the pin probe waits for the server's handshake: a peer that takes the connection and never answers must not hang the CLI. */
+export const PIN_PROBE_TIMEOUT_MS = 10_000;
+
+export class PinProbeTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the server took the connection but presented no certificate within ${timeoutMs / 1000} s (is it the gateway's HTTPS port?); nothing was sent`);
+  }
+}
+
 /** The certificate the server at url presents, when its fingerprint is the pin; the TLS options that trust exactly it. */
-async function pinned(url: URL, trust: Extract<GatewayTrust, { kind: 'pin' }>): Promise<tls.ConnectionOptions> {
+async function pinned(url: URL, trust: Extract<GatewayTrust, { kind: 'pin' }>, probeTimeoutMs: number): Promise<tls.ConnectionOptions> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const presented = await new Promise<tls.DetailedPeerCertificate>((resolve, reject) => {
     // Nothing is sent on this connection: it only reads the certificate.
@@ -73,6 +82,10 @@ async function pinned(url: URL, trust: Extract<GatewayTrust, { kind: 'pin' }>): 
       resolve(cert);
     });
     socket.once('error', reject);
+    socket.setTimeout(probeTimeoutMs, () => {
+      socket.destroy();
+      reject(new PinProbeTimeout(probeTimeoutMs));
+    });
   });
   const seen = normalizeFingerprint(presented.fingerprint256 ?? '');
   if (seen !== trust.sha256) throw new PinMismatch(presented.fingerprint256 ?? 'none');
@@ -92,8 +105,8 @@ export class PinMismatch extends Error {
 }
 
 /** The https.request options that verify the gateway as the trust says. */
-export async function tlsOptions(url: URL, trust: GatewayTrust): Promise<tls.ConnectionOptions> {
-  if (trust.kind === 'pin') return pinned(url, trust);
+export async function tlsOptions(url: URL, trust: GatewayTrust, probeTimeoutMs = PIN_PROBE_TIMEOUT_MS): Promise<tls.ConnectionOptions> {
+  if (trust.kind === 'pin') return pinned(url, trust, probeTimeoutMs);
   return { ...(trust.ca ? { ca: [...trust.ca] } : {}), ...nameOptions(trust.serverName) };
 }
 

@@ -1,6 +1,7 @@
 // How `metergate charger` reads a certificate pin and its trust options (cli/gateway-tls.ts).
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, normalizeFingerprint, trustFrom } from '../../src/cli/gateway-tls.js';
+import { createServer, type Socket } from 'node:net';
+import { isLoopbackHost, normalizeFingerprint, PinProbeTimeout, tlsOptions, trustFrom } from '../../src/cli/gateway-tls.js';
 
 const HEX = 'AB'.repeat(32);
 const fail = (message: string): never => {
@@ -28,5 +29,20 @@ describe('gateway TLS trust', () => {
     expect(() => trustFrom({ pinSha256: 'abc' }, fail)).toThrow(/64 hex digits/);
     expect(() => trustFrom({ caFile: '/nonexistent/ca.pem' }, fail)).toThrow(/cannot read \(ENOENT\)/);
     expect(trustFrom({ serverName: 'gw.example.com' }, fail)).toMatchObject({ kind: 'ca', serverName: 'gw.example.com' });
+  });
+
+  it('gives up the pin probe on a peer that takes the connection and never answers the handshake', { timeout: 30_000 }, async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const probe = tlsOptions(new URL(`https://127.0.0.1:${port}`), { kind: 'pin', sha256: HEX, serverName: undefined }, 500);
+      await expect(probe).rejects.toBeInstanceOf(PinProbeTimeout);
+      await expect(probe).rejects.toThrow(/nothing was sent/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 });
