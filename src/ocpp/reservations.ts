@@ -203,9 +203,10 @@ export class ChargerReservations {
   /** Ends the reservations whose expiryDate has passed (the charger dropped them too). */
   async sweepExpired(): Promise<void> {
     const now = this.nowMs();
-    const expired = this.store.allOpen().filter((r) => r.expiryAtMs <= now);
-    if (expired.length === 0) return;
+    // The read too: a store error is logged, the next sweep tries again (a timer's promise has no one to reject to).
     try {
+      const expired = this.store.allOpen().filter((r) => r.expiryAtMs <= now);
+      if (expired.length === 0) return;
       await this.writes.run('expired reservations', () => {
         for (const r of expired) this.store.end(r.reservationId, 'expired', r.expiryAtMs);
       });

@@ -211,7 +211,8 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     const soon = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-BOB', expiry_date: new Date(Date.now() + 3_000).toISOString() });
     expect(soon.body.reservation.state).toBe('active');
     await status(1, 'Reserved');
-    // Waited on, not slept: gone from the list once its expiry passed; the charger says Available.
+    // Waited on, not slept: gone from the list once its expiry passed (the read filter: the 30 s
+    // sweep that stores end_reason 'expired' is test/unit/ocpp-reservations-sweep.test.ts); the charger says Available.
     await until(async () => (await inForce()).length === 0, 'the short reservation dropped after its expiry', 60_000);
     await status(1, 'Available');
     expect(cp!.violations).toEqual([]);
