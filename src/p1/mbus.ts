@@ -53,16 +53,17 @@ export interface MbusChannel {
   readonly skipped: string | null;
 }
 
-export function mbusChannels(telegram: Telegram): MbusChannel[] {
+/** `heardAtMs`: when the telegram was received, to place DSMR 2.2/3.0 capture times in October's repeated hour. */
+export function mbusChannels(telegram: Telegram, heardAtMs?: number): MbusChannel[] {
   const numbers = new Set<number>();
   for (const obis of telegram.objects.keys()) {
     const m = /^0-([1-4]):(24\.1\.0|24\.2\.\d|24\.3\.0|96\.1\.[01])$/.exec(obis);
     if (m) numbers.add(Number(m[1]));
   }
-  return [...numbers].sort((a, b) => a - b).map((n) => channel(telegram, n));
+  return [...numbers].sort((a, b) => a - b).map((n) => channel(telegram, n, heardAtMs));
 }
 
-function channel(telegram: Telegram, n: number): MbusChannel {
+function channel(telegram: Telegram, n: number, heardAtMs: number | undefined): MbusChannel {
   const typeRaw = telegram.objects.get(`0-${n}:24.1.0`)?.[0]?.raw;
   const deviceType = typeRaw !== undefined && /^\d{1,3}$/.test(typeRaw) ? Number(typeRaw) : null;
   // DSMR writes the device's id in 0-n:96.1.0, Belgian meters in 0-n:96.1.1.
@@ -76,7 +77,7 @@ function channel(telegram: Telegram, n: number): MbusChannel {
   if (!values && !old) return { ...base, reading: null, skipped: 'no reading (0-n:24.2.x, or DSMR 2.2/3.0 0-n:24.3.0 with its value line)' };
   if (!kind) return { ...base, reading: null, skipped: `device type ${deviceType ?? 'not given'} is not gas, water or heat` };
   const [time, value] = old ? [old.time, old.value] : values!;
-  const capturedAtMs = time ? (old ? parseDutchLocalTime(time.raw) : parseMeterTime(time.raw)) : null;
+  const capturedAtMs = time ? (old ? parseDutchLocalTime(time.raw, heardAtMs) : parseMeterTime(time.raw)) : null;
   if (capturedAtMs === null) return { ...base, reading: null, skipped: `no capture time in ${JSON.stringify(time?.raw ?? '')}` };
   const factor = value?.unit ? kind.factors[value.unit] : undefined;
   if (!value || factor === undefined) return { ...base, reading: null, skipped: `unit ${JSON.stringify(value?.unit ?? null)} is not one of ${Object.keys(kind.factors).join(', ')}` };

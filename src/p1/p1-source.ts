@@ -225,7 +225,7 @@ export class P1Source implements MeterSource {
   /** A whole telegram: each configured channel as it carries it (absent: null). */
   private channelsHeard(meter: P1Meter, telegram: Telegram, receivedAtMs: number): void {
     if (meter.channels.length === 0) return;
-    const found = mbusChannels(telegram);
+    const found = mbusChannels(telegram, receivedAtMs);
     for (const channel of meter.channels) {
       channel.latest = found.find((c) => c.number === channel.number) ?? null;
       if (channel.latest) channel.heardAtMs = receivedAtMs;

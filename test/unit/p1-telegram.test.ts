@@ -300,11 +300,14 @@ describe.skipIf(!hasSharedData)('M-Bus channels (gas, water, heat) from real tel
     expect(mbusChannels(parseTelegram(wrongRef))[0]!.reading).toBeNull();
   });
 
-  it('Dutch local time without S/W: CET in winter, CEST in summer, the repeated October hour as summer time, the skipped March hour none', () => {
+  it('Dutch local time without S/W: CET in winter, CEST in summer, the repeated October hour by when it was heard (else summer time), the skipped March hour none', () => {
     expect(parseDutchLocalTime('200115120000')).toBe(Date.parse('2020-01-15T11:00:00Z'));
     expect(parseDutchLocalTime('200626120000')).toBe(Date.parse('2020-06-26T10:00:00Z'));
     expect(parseDutchLocalTime('201025023000')).toBe(Date.parse('2020-10-25T00:30:00Z'));
     expect(parseDutchLocalTime('200329023000')).toBeNull();
+    // October's 02:xx comes twice (CEST, then CET): the pass nearest to when the telegram was heard.
+    expect(parseDutchLocalTime('261025020000', Date.parse('2026-10-25T01:05:00Z'))).toBe(Date.parse('2026-10-25T01:00:00Z'));
+    expect(parseDutchLocalTime('261025020000', Date.parse('2026-10-25T00:05:00Z'))).toBe(Date.parse('2026-10-25T00:00:00Z'));
     expect(parseDutchLocalTime('201325000000')).toBeNull();
   });
 });
