@@ -23,7 +23,7 @@ import { storedCapabilities } from './charger-configuration.js';
 import { registerChargerMetrics } from './charger-metrics.js';
 import { ChargerOperations, DEFAULT_OPERATION_TIMEOUT_S, type ChargerOperationsPort } from './charger-operations.js';
 import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
-import { authChanges } from './id-tag-reload.js';
+import { authChanges, removesIdTags } from './id-tag-reload.js';
 import { LocalListSync } from './local-list-sync.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
@@ -48,6 +48,8 @@ export class CentralSystem implements Module {
   private readonly state = new Map<string, ChargerState>();
   private readonly transport: OcppTransport;
   private parts?: Parts;
+  /** Chargers whose id tags lost some on SIGHUP: a ClearCache after their next local list (in memory: a restart does not know the old tags). */
+  private readonly clearCachePending = new Set<string>();
   private readonly onSighup = (): void => {
     this.reloadIdTags();
   };
@@ -302,6 +304,7 @@ export class CentralSystem implements Module {
     const changes = authChanges(this.chargers, chargers);
     if (changes.added.length > 0 || changes.removed.length > 0) logger.warn({ added: changes.added, removed: changes.removed }, 'SIGHUP: chargers added to or removed from the config take effect at the next restart');
     for (const { chargePointId, auth } of changes.changed) {
+      if (removesIdTags(this.chargers.get(chargePointId)!.auth, auth)) this.clearCachePending.add(chargePointId);
       this.chargers.set(chargePointId, { ...this.chargers.get(chargePointId)!, auth });
       if (this.state.get(chargePointId)?.connected) this.syncLocalList(chargePointId, 'reload');
     }
@@ -315,13 +318,31 @@ export class CentralSystem implements Module {
     if (!localLists || this.chargers.get(chargePointId)?.auth === 'accept_all') return;
     const log = this.ctx.logger;
     setImmediate(() =>
-      void localLists.sync(chargePointId, 'auto').then(
-        (r) => {
-          if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) log.warn({ charge_point_id: chargePointId, after, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger');
-        },
-        (err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'local authorization list not sent'),
-      ),
+      void localLists
+        .sync(chargePointId, 'auto')
+        .then(
+          (r) => {
+            if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) log.warn({ charge_point_id: chargePointId, after, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger');
+          },
+          (err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'local authorization list not sent'),
+        )
+        .then(() => this.clearCacheAfterRemoval(chargePointId)),
     );
+  }
+
+  /** After the list: a charger whose id tags lost some on SIGHUP clears its authorization cache, which could still accept them offline. */
+  private async clearCacheAfterRemoval(chargePointId: string): Promise<void> {
+    const operations = this.parts?.operations;
+    if (!operations || !this.clearCachePending.delete(chargePointId)) return;
+    const outcome = await operations.call(chargePointId, 'ClearCache', {});
+    const log = this.ctx.logger;
+    if (outcome.kind === 'answered') {
+      log.info({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache sent after id tags were removed on SIGHUP');
+      return;
+    }
+    // Not delivered: tried again after its next list (its next connection).
+    if (outcome.kind === 'not-connected' || outcome.kind === 'timeout' || outcome.kind === 'failed') this.clearCachePending.add(chargePointId);
+    log.warn({ charge_point_id: chargePointId, outcome: outcome.kind }, 'ClearCache after removed id tags not answered');
   }
 
   /** An authenticated charger's new connection (transport.ts): its state, its calls' handlers, its plans. */

@@ -26,3 +26,14 @@ export function authChanges(inForce: ReadonlyMap<string, ChargerConfig>, fromFil
   }
   return { changed, added: fromFile.filter((c) => !inForce.has(c.id)).map((c) => c.id), removed };
 }
+
+/**
+ * Whether the new auth refuses a tag the old one accepted: a charger's authorization cache
+ * (OCPP 1.6 3.5.2) may then still accept it offline, so it gets a ClearCache.
+ */
+export function removesIdTags(before: ChargerConfig['auth'], after: ChargerConfig['auth']): boolean {
+  if (after === 'accept_all') return false;
+  if (before === 'accept_all') return true;
+  const kept = new Set(after.id_tags.map((t) => t.toLowerCase()));
+  return before.id_tags.some((t) => !kept.has(t.toLowerCase()));
+}

@@ -60,6 +60,7 @@ describe('local authorization list: id tags reloaded on SIGHUP', () => {
           list.version = p.listVersion as number;
           return { status: 'Accepted' };
         },
+        ClearCache: () => ({ status: 'Accepted' }),
       },
     });
     chargers.push(cp);
@@ -99,6 +100,10 @@ describe('local authorization list: id tags reloaded on SIGHUP', () => {
     expect([...list.tags.keys()].sort()).toEqual(['TAG-A', 'TAG-C']);
     expect(await authorize(cp, 'TAG-C')).toBe('Accepted');
     expect(await authorize(cp, 'TAG-B')).toBe('Invalid');
+    // TAG-B removed: its authorization cache could still accept it offline: ClearCache, after the list.
+    await cp.calls('ClearCache', 1);
+    const order = cp.received.map((c) => c.action).filter((a) => a === 'SendLocalList' || a === 'ClearCache');
+    expect(order).toEqual(['SendLocalList', 'SendLocalList', 'ClearCache']);
 
     // A file the schema refuses: logged, nothing sent, the tags in force stay.
     writeFileSync(configPath, `${[...centralSystemConfigHead({ dataDir, httpPort, ocppPort }), 'chargers:', '  - id: CP-RELOAD-1', `    password: ${PASSWORD}`, '    auth: { id_tags: TAG-D }'].join('\n')}\n`);
@@ -110,12 +115,15 @@ describe('local authorization list: id tags reloaded on SIGHUP', () => {
     writeConfig(['TAG-A', 'TAG-C'], 'CP-LATER', ['  - id: CP-NEW', `    password: ${PASSWORD}`, '    auth: accept_all'].join('\n'));
     await sighupAndWait('take effect at the next restart');
     expect(cp.received.filter((c) => c.action === 'SendLocalList')).toHaveLength(2);
+    expect(cp.received.filter((c) => c.action === 'ClearCache')).toHaveLength(1);
 
     // A charger that connects after the reload gets the new tags, in full.
     const later = await connect('CP-LATER');
     const [first] = await later.cp.calls('SendLocalList', 1);
     expect(first.params).toMatchObject({ listVersion: 1, updateType: 'Full' });
     expect([...later.list.tags.keys()].sort()).toEqual(['TAG-A', 'TAG-C']);
+    // Its tags lost TAG-B while it was away: ClearCache after its list.
+    await later.cp.calls('ClearCache', 1);
     expect([...cp.violations, ...later.cp.violations]).toEqual([]);
     // Still the same process: SIGHUP never ended it.
     expect(daemon!.process.exitCode).toBeNull();

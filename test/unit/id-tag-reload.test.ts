@@ -1,7 +1,7 @@
 // What a config file read again on SIGHUP changes of the chargers' authorization (ocpp/id-tag-reload.ts).
 import { describe, expect, it } from 'vitest';
 import type { ChargerConfig } from '../../src/config/types.js';
-import { authChanges } from '../../src/ocpp/id-tag-reload.js';
+import { authChanges, removesIdTags } from '../../src/ocpp/id-tag-reload.js';
 
 const charger = (id: string, auth: ChargerConfig['auth']) => ({ id, password: 'x'.repeat(16), auth }) as unknown as ChargerConfig;
 
@@ -20,5 +20,14 @@ describe('authChanges', () => {
     const inForce = new Map([['A', charger('A', { id_tags: ['T1'] })]]);
     expect(authChanges(inForce, [charger('A', 'accept_all')]).changed).toEqual([{ chargePointId: 'A', auth: 'accept_all' }]);
     expect(authChanges(inForce, [charger('A', { id_tags: ['T1'] })])).toEqual({ changed: [], added: [], removed: [] });
+  });
+});
+
+describe('removesIdTags: a ClearCache after SIGHUP', () => {
+  it('only when the new auth refuses a tag the old one accepted', () => {
+    expect(removesIdTags({ id_tags: ['TAG-A', 'TAG-B'] }, { id_tags: ['tag-a', 'TAG-B', 'TAG-C'] })).toBe(false);
+    expect(removesIdTags({ id_tags: ['TAG-A', 'TAG-B'] }, { id_tags: ['TAG-A', 'TAG-C'] })).toBe(true);
+    expect(removesIdTags('accept_all', { id_tags: ['TAG-A'] })).toBe(true);
+    expect(removesIdTags({ id_tags: ['TAG-A'] }, 'accept_all')).toBe(false);
   });
 });
