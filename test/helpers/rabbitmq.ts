@@ -2,7 +2,7 @@
 // MQTT 3.1.1 plugin): distinct node names and ports on 127.0.0.1, one Erlang cookie in a
 // HOME of its own, MQTT over TLS only, users with passwords and topic permissions loaded
 // from a definitions file at boot (no rabbitmqctl round trips), pause_minority. Nodes
-// start in parallel; classic_config peer discovery joins them.
+// start one after the other; classic_config peer discovery joins them.
 import { createHash, randomBytes } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -191,8 +191,27 @@ export async function startRabbitCluster(users: readonly RabbitUser[], opts: { n
     await exited;
   };
 
+  // A node left behind by a test that gave up (a hook timeout abandons this promise) would run
+  // on with no parent: the worker's exit takes every node with it.
+  const killAll = () => {
+    for (let i = 0; i < 3; i++) {
+      if (procs[i]) {
+        try {
+          process.kill(vmPid(i), 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+    }
+  };
+  process.once('exit', killAll);
   try {
-    await Promise.all([0, 1, 2].map(launch));
+    // One after the other: started together, the nodes each set up the MQTT plugin's client-id
+    // tracker (a Ra cluster) from their own view of the cluster, and a node could end up with a
+    // tracker that never gets a majority ("client ID registration timed out": every CONNECT
+    // refused with Server unavailable). Started in turn, the first forms the cluster and each
+    // next one joins it, and is in it (takes an MQTT client) before the next starts.
+    for (const i of [0, 1, 2]) await launch(i);
   } catch (err) {
     await Promise.all([0, 1, 2].map((i) => halt(i, 'SIGKILL')));
     throw err;
@@ -220,6 +239,7 @@ export async function startRabbitCluster(users: readonly RabbitUser[], opts: { n
     async stop() {
       // The data goes with the directory: no need for a clean shutdown (seconds per node).
       await Promise.all([0, 1, 2].map((i) => halt(i, 'SIGKILL')));
+      process.off('exit', killAll);
       rmSync(dir, { recursive: true, force: true });
       // The first node started epmd (Erlang's port mapper daemon); no node left: stop it too.
       const names = spawnSync('epmd', ['-names'], { encoding: 'utf8' });
