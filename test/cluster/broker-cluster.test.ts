@@ -10,82 +10,59 @@
 // on a loaded machine. MQTT 3.1.1 only (RabbitMQ 3.10): a refused publish is not told.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/free-port.js';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
 import { hasSocat } from '../helpers/peers.js';
 import { hasRabbitmq, startRabbitCluster, type RabbitCluster, type RabbitNode } from '../helpers/rabbitmq.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { removeDir, startPtyPair, type PtyPair } from '../helpers/socat.js';
-import { subscribe, type TestSubscriber } from '../helpers/subscriber.js';
+import type { DaemonProcess } from '../helpers/daemon-process.js';
+import type { TestSubscriber } from '../helpers/subscriber.js';
 
-const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const MINE = '7c1d3e5f-9a2b-4c6d-8e0f-1a3b5c7d9e2f';
 
 describe.skipIf(!hasRabbitmq || !hasSocat)('a three-node RabbitMQ cluster: node losses and a partition', () => {
   let cluster: RabbitCluster;
+  let rig: MeterRig | undefined;
   let dir: string;
-  let pty: PtyPair;
-  let sim: SimProcess;
   let daemon: DaemonProcess | undefined;
   let sub: TestSubscriber | undefined;
   let base: string;
 
   beforeAll(async () => {
     const escaped = MINE.replace(/-/g, '\\-');
-    [cluster, pty] = await Promise.all([
-      startRabbitCluster([
-        { username: 'gateway', password: 'gw-secret', topicWrite: '^svc\\.resources\\.', topicRead: '^$' },
-        { username: 'cloud', password: 'cloud-secret', topicWrite: '^$', topicRead: `^svc\\.resources\\.${escaped}\\.` },
-      ]),
-      startPtyPair(),
+    cluster = await startRabbitCluster([
+      { username: 'gateway', password: 'gw-secret', topicWrite: '^svc\\.resources\\.', topicRead: '^$' },
+      { username: 'cloud', password: 'cloud-secret', topicWrite: '^$', topicRead: `^svc\\.resources\\.${escaped}\\.` },
     ]);
-    sim = await startSim(['--serial', pty.b, '--unit', '1']);
     const [n1, n2, n3] = cluster.nodes as [RabbitNode, RabbitNode, RabbitNode];
-    sub = await subscribe({ url: n3.url, caFile: cluster.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+`, protocolVersion: 4, clientId: 'cloud-cluster-test' });
-    dir = mkdtempSync(join(tmpdir(), 'mg-cluster-'));
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      `organization_id: ${ORG}
-data_dir: ${dir}/data
-log_level: info
-poll: { interval_ms: 1000 }
-buses: [{ name: line-a, type: rtu, port: ${pty.a}, timeout_ms: 300 }]
-meters: [{ resource_id: ${MINE}, bus: line-a, unit_id: 1, profile: sdm630 }]
-mqtt:
-  urls: ['${n1.url}', '${n2.url}']
-  username: gateway
-  password: gw-secret
-  ca_file: '${cluster.caFile}'
-  protocol_version: 4
-  keepalive_s: 5
-  reconnect_min_ms: 500
-  reconnect_max_ms: 4000
-  heartbeat_interval_ms: 60000
-clock: { trust: system }
-http: { host: 127.0.0.1, port: ${port} }
-prices: { source: none }
-forecast: { enabled: false }
-`,
-    );
-    daemon = await startDaemon(config);
+    // The gateway is given two of the nodes; the subscriber captures on the third.
+    rig = await startMeterRig({
+      tmpPrefix: 'mg-cluster-',
+      meters: [{ line: 'pty', args: ['--unit', '1'] }],
+      subscriber: { url: n3.url, caFile: cluster.caFile, username: 'cloud', password: 'cloud-secret', topic: `svc/resources/${MINE}/+`, protocolVersion: 4, clientId: 'cloud-cluster-test' },
+      http: true,
+      config: ({ meters }) => ({
+        poll: { interval_ms: 1000 },
+        buses: [{ name: 'line-a', type: 'rtu', port: meters[0].port, timeout_ms: 300 }],
+        meters: [{ resource_id: MINE, bus: 'line-a', unit_id: 1, profile: 'sdm630' }],
+        mqtt: {
+          urls: [n1.url, n2.url],
+          username: 'gateway',
+          password: 'gw-secret',
+          ca_file: cluster.caFile,
+          protocol_version: 4,
+          keepalive_s: 5,
+          reconnect_min_ms: 500,
+          reconnect_max_ms: 4000,
+          heartbeat_interval_ms: 60000,
+        },
+      }),
+    });
+    ({ dir, daemon, sub, httpBase: base } = rig);
   }, 180_000);
 
   afterAll(async () => {
-    await sub?.close();
-    await daemon?.stop();
-    await sim?.stop();
-    if (pty) {
-      await pty.stop();
-      removeDir(pty.dir);
-    }
+    await rig?.stop();
     await cluster?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('loses no reading when the gateway\'s node is killed twice and when it is cut off', { timeout: 240_000 }, async () => {
