@@ -58,7 +58,7 @@ describe.skipIf(!hasRabbitmq || !hasSocat)('a three-node RabbitMQ cluster: node 
       }),
     });
     ({ dir, daemon, sub, httpBase: base } = rig);
-  }, 180_000);
+  }, 290_000); // three nodes one after the other, then the gateway
 
   afterAll(async () => {
     await rig?.stop();
