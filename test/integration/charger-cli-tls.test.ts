@@ -9,6 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { get as httpsGet } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
@@ -47,6 +48,16 @@ describe('metergate charger over HTTPS: CA verification with the host name, pinn
 
   const reservations = (...flags: string[]) => cli(['charger', 'reservations', CP, '--config', configPath, ...flags], env);
   const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+  /** How many reservations requests the daemon answered (metergate_http_requests_total): what a refused run must leave unchanged. Read without verifying: the reading is not what is tested. */
+  const reservationRequests = () =>
+    new Promise<number>((resolve, reject) => {
+      httpsGet(`https://127.0.0.1:${httpPort}/metrics`, { rejectUnauthorized: false, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve(text.split('\n').filter((l) => /^metergate_http_requests_total\{[^}]*route="[^"]*reservations/.test(l)).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0)));
+      }).on('error', reject);
+    });
 
   beforeAll(async () => {
     mkdirSync(dataDir);
@@ -86,14 +97,22 @@ describe('metergate charger over HTTPS: CA verification with the host name, pinn
   });
 
   it('verifies a CA-issued certificate against --ca-file and the host name', { timeout: 120_000 }, async () => {
-    const [withCa, byName, byUrl, noCa, wrongName, both] = await Promise.all([
-      reservations('--ca-file', certs.ca),
-      reservations('--ca-file', certs.ca, '--server-name', 'localhost'),
-      cli(['charger', 'reservations', CP, '--url', `https://localhost:${httpPort}`, '--ca-file', certs.ca], env),
+    const requestsBefore = await reservationRequests();
+    const [noCa, wrongName, both] = await Promise.all([
       reservations(),
       reservations('--ca-file', certs.ca, '--server-name', 'gateway.example.com'),
       reservations('--ca-file', certs.ca, '--pin-sha256', fingerprint(certs.cert)),
     ]);
+    // Refused: the daemon answered no request (the token never went out).
+    expect(await reservationRequests()).toBe(requestsBefore);
+    const [withCa, byName, byUrl] = await Promise.all([
+      reservations('--ca-file', certs.ca),
+      reservations('--ca-file', certs.ca, '--server-name', 'localhost'),
+      cli(['charger', 'reservations', CP, '--url', `https://localhost:${httpPort}`, '--ca-file', certs.ca], env),
+    ]);
+    // Counted as each answer finishes: waited on; then exactly the successful runs, none of the refused.
+    await until(async () => (await reservationRequests()) >= requestsBefore + 3, 'the successful runs counted', 60_000);
+    expect(await reservationRequests()).toBe(requestsBefore + 3);
     for (const ok of [withCa, byName, byUrl]) {
       expect(ok.code, ok.stderr).toBe(0);
       expect(JSON.parse(ok.stdout)).toEqual({ charge_point_id: CP, reservations: [] });
@@ -114,14 +133,22 @@ describe('metergate charger over HTTPS: CA verification with the host name, pinn
     daemon!.process.kill('SIGHUP');
     await until(() => reloads() > before, 'the daemon serves the self-signed certificate', 60_000);
 
-    const [caOnly, pinned, colonless, wrongPin, badPin] = await Promise.all([
+    const requestsBefore = await reservationRequests();
+    const [caOnly, wrongPin, badPin] = await Promise.all([
       reservations('--ca-file', certs.ca),
-      reservations('--pin-sha256', fingerprint(selfSigned.cert)),
-      // From the environment, as an operator sets it once for the shell, and without colons.
-      cli(['charger', 'reservations', CP, '--config', configPath], { ...env, MG_PIN_SHA256: fingerprint(selfSigned.cert).replace(/:/g, '').toLowerCase() }),
       reservations('--pin-sha256', fingerprint(certs.cert)),
       reservations('--pin-sha256', 'abc'),
     ]);
+    // Refused: the daemon answered no request (the token never went out).
+    expect(await reservationRequests()).toBe(requestsBefore);
+    const [pinned, colonless] = await Promise.all([
+      reservations('--pin-sha256', fingerprint(selfSigned.cert)),
+      // From the environment, as an operator sets it once for the shell, and without colons.
+      cli(['charger', 'reservations', CP, '--config', configPath], { ...env, MG_PIN_SHA256: fingerprint(selfSigned.cert).replace(/:/g, '').toLowerCase() }),
+    ]);
+    // Counted as each answer finishes: waited on; then exactly the successful runs, none of the refused.
+    await until(async () => (await reservationRequests()) >= requestsBefore + 2, 'the successful runs counted', 60_000);
+    expect(await reservationRequests()).toBe(requestsBefore + 2);
     expect(caOnly.code).toBe(69);
     expect(caOnly.stderr).toContain('--pin-sha256');
     for (const ok of [pinned, colonless]) {
@@ -132,6 +159,5 @@ describe('metergate charger over HTTPS: CA verification with the host name, pinn
     expect(wrongPin.stderr).toContain('not the one pinned');
     expect(wrongPin.stderr).toContain(fingerprint(selfSigned.cert));
     expect(badPin.code).toBe(64);
-    expect(daemon!.output()).not.toContain(env.MG_TOKEN!);
   });
 });

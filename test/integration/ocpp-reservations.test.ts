@@ -240,12 +240,13 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     const made = await api('reserve-now', { connector_id: 0, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) });
     expect(made.body).toMatchObject({ request: { connectorId: 0 }, answer: { status: 'Accepted' }, reservation: { connector_id: 0, state: 'active' } });
     const id = made.body.reservation.reservation_id as number;
-    await status(0, 'Reserved');
+    // OCPP 1.6 allows connector 0 only Available, Unavailable, Faulted: the charger shows the reservation on the connector it holds for it.
+    await status(3, 'Reserved');
     const started = await cp!.call<Json>('StartTransaction', { connectorId: 3, idTag: 'TAG-BOB', meterStart: 0, timestamp: new Date().toISOString(), reservationId: id });
     expect(started.idTagInfo.status).toBe('Accepted');
     expect(await inForce()).toEqual([]);
     await cp!.call('StopTransaction', { transactionId: started.transactionId, meterStop: 10, timestamp: new Date().toISOString() });
-    await status(0, 'Available');
+    await status(3, 'Available');
     expect(cp!.violations).toEqual([]);
   });
 
