@@ -191,7 +191,7 @@ export function buildModules(ctx: AppContext): Module[] {
   // Charging plans made again when prices arrive (plan.updated); the targets come over HTTP.
   const replanner = new LazyModule('charging-plans', async () => new (await import('./planning/replan.js')).Replanner(ctx, await charging()));
   modules.push(replanner);
-  // Day-ahead prices: background backfill, then node-cron sync and repair (prices.updated).
+  // Day-ahead prices: background backfill, then the cron-scheduled sync and repair (prices.updated).
   modules.push(
     new LazyModule('price-sync', async () => {
       const p = ctx.config.prices;

@@ -2,7 +2,7 @@
 // recomputes after each price sync (the sync calls refresh()) and on an hourly cron, one
 // region at a time, yielding to the event loop between forecast origins so HTTP requests
 // are not held up. The endpoint only reads the stored result; it never trains.
-import cron, { type ScheduledTask } from 'node-cron';
+import { parseCron, scheduleCron, type ScheduledJob } from '../schedule/cron-schedule.js';
 import type { Config } from '../config/types.js';
 import type { Clock } from '../clock.js';
 import type { PricePeriod } from '../domain.js';
@@ -107,7 +107,7 @@ export class ForecastService implements Module {
   readonly name = 'forecast';
   /** /healthz `forecast` names a day of the horizon the forecaster could not forecast. */
   readonly views: ModuleViews = { health: { forecast: () => this.health() } };
-  private task?: ScheduledTask;
+  private task?: ScheduledJob;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -134,14 +134,18 @@ export class ForecastService implements Module {
   async start(): Promise<void> {
     if (!this.deps.config.forecast.enabled) return;
     this.stopped = false;
-    this.task = cron.schedule('7 * * * *', () => void this.refresh());
+    // Hourly at minute 7 (UTC: the same minute in every whole-hour zone, every hour runs once).
+    this.task = scheduleCron(parseCron('7 * * * *', 'UTC'), () => void this.refresh(), {
+      now: () => this.deps.clock.now(),
+      onError: (err) => this.deps.logger.error({ err }, 'forecast refresh schedule failed'),
+    });
     // First computation in the background: start-up does not wait for training.
     setImmediate(() => void this.refresh());
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.task?.stop();
+    this.task?.stop();
     this.task = undefined;
     await this.running;
   }

@@ -1,6 +1,7 @@
 // The market registry: data in markets.json, typed lookups here.
 import { readFileSync } from 'node:fs';
 import { localDayStartMs } from './timezone.js';
+import { requireSupportedTimeZone } from './zone-offset.js';
 
 interface EicEntryJson {
   from: string | null;
@@ -54,8 +55,8 @@ export interface Market {
 }
 
 function dated<T>(timeZone: string, from: string | null, value: T): Dated<T> {
-  // fromMs is computed on first read: loading the registry must not pull the time-zone
-  // database (Intl, ~9 MB of resident ICU data) into a daemon that never prices.
+  // fromMs is computed on first read: loading the registry does no calendar work a
+  // daemon that never prices does not need.
   let fromMs: number | undefined;
   return {
     fromDate: from,
@@ -68,6 +69,8 @@ function dated<T>(timeZone: string, from: string | null, value: T): Dated<T> {
 
 function load(): Market[] {
   const doc = JSON.parse(readFileSync(new URL('./markets.json', import.meta.url), 'utf8')) as { markets: MarketJson[] };
+  // A zone whose offsets zone-offset.ts cannot compute exactly is refused here, at start.
+  for (const m of doc.markets) requireSupportedTimeZone(m.time_zone, `market ${m.code}: time_zone`);
   return doc.markets.map((m) =>
     Object.freeze({
       code: m.code,

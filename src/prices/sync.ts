@@ -1,11 +1,11 @@
 // PriceSync: keeps day-ahead prices current inside the daemon. At start it runs the
-// (resumable) backfill in the background; node-cron then looks for tomorrow's prices
+// (resumable) backfill in the background; cron schedules then look for tomorrow's prices
 // after the midday SDAC auction (results ~12:45-13:00 CET; prices.sync_cron, default
 // every 15 minutes 13:00-17:45 Brussels time, each run a no-op once tomorrow is
 // complete; incomplete months whose retry is due are fetched again) and repairs holes in
 // the whole stored history daily (prices.repair_cron). Work runs one job at a time off the
 // start-up path, so the daemon keeps serving while it syncs.
-import cron, { type ScheduledTask } from 'node-cron';
+import { firesAt, parseCron, scheduleCron, type CronSchedule, type ScheduledJob } from '../schedule/cron-schedule.js';
 import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
 import { PriceStore } from '../store/prices.js';
@@ -27,16 +27,18 @@ const MINUTE_MS = 60_000;
  */
 export function firstRunAtOrAfter(expressions: readonly string[], atMs: number, withinMs = 8 * 24 * 3_600_000): number | null {
   // An invalid expression never fires (the sync refuses to start with one).
-  const tasks = expressions.filter((e) => cron.validate(e)).map((e) => cron.createTask(e, () => undefined, { timezone: SCHEDULE_TIME_ZONE }));
-  try {
-    const start = Math.ceil(atMs / MINUTE_MS) * MINUTE_MS;
-    for (let t = start; t <= atMs + withinMs; t += MINUTE_MS) {
-      if (tasks.some((task) => task.match(new Date(t)))) return t;
+  const schedules = expressions.flatMap((e): CronSchedule[] => {
+    try {
+      return [parseCron(e, SCHEDULE_TIME_ZONE)];
+    } catch {
+      return [];
     }
-    return null;
-  } finally {
-    for (const task of tasks) void task.destroy();
+  });
+  const start = Math.ceil(atMs / MINUTE_MS) * MINUTE_MS;
+  for (let t = start; t <= atMs + withinMs; t += MINUTE_MS) {
+    if (schedules.some((s) => firesAt(s, t))) return t;
   }
+  return null;
 }
 
 /**
@@ -65,7 +67,7 @@ export function configuredSource(deps: Pick<AppContext, 'config' | 'logger'>): P
 
 export class PriceSync implements Module {
   readonly name = 'price-sync';
-  private tasks: ScheduledTask[] = [];
+  private tasks: ScheduledJob[] = [];
   private abort = new AbortController();
   private chain: Promise<void> = Promise.resolve();
 
@@ -79,29 +81,35 @@ export class PriceSync implements Module {
       return;
     }
     for (const r of config.prices.regions) requireMarket(r);
+    const schedules = new Map<string, CronSchedule>();
     for (const [key, expr] of [['prices.sync_cron', config.prices.sync_cron], ['prices.repair_cron', config.prices.repair_cron], ['prices.exogenous_sync_cron', config.prices.exogenous_sync_cron]] as const) {
-      if (!cron.validate(expr)) throw new Error(`${key}: "${expr}" is not a cron expression`);
+      try {
+        schedules.set(key, parseCron(expr, SCHEDULE_TIME_ZONE));
+      } catch (err) {
+        throw new Error(`${key}: ${(err as Error).message}`);
+      }
     }
     this.abort = new AbortController();
     const backfill = this.backfillFor(source);
     const exogenous = (this.deps.exogenous ?? []).map((s) => this.exogenousBackfillFor(s));
     // The forecaster also reads the coupled neighbours' series (markets.json exogenous_neighbours).
     const exogenousRegions = withExogenousNeighbours(config.prices.regions);
-    const opts = { timezone: SCHEDULE_TIME_ZONE, noOverlap: true };
+    // The callbacks only queue work (one job at a time), so runs never overlap.
+    const opts = { now: () => this.deps.clock.now(), onError: (err: unknown) => logger.error({ err }, 'price sync schedule failed') };
     // Each job is queued per source, so a failing exogenous provider never holds up prices.
     const sync = () => {
       void this.enqueue('sync', () => this.syncNow(backfill));
       for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b, exogenousRegions));
     };
     this.tasks = [
-      cron.schedule(config.prices.sync_cron, sync, { ...opts, name: 'prices-sync' }),
-      cron.schedule(
-        config.prices.repair_cron,
+      scheduleCron(schedules.get('prices.sync_cron')!, sync, opts),
+      scheduleCron(
+        schedules.get('prices.repair_cron')!,
         () => {
           void this.enqueue('repair', () => this.repairNow(backfill));
           for (const b of exogenous) void this.enqueue('exogenous repair', () => this.repairNow(b, exogenousRegions));
         },
-        { ...opts, name: 'prices-repair' },
+        opts,
       ),
     ];
     // Tomorrow's load forecast is out around 10:00, hours before the auction result: fetched
@@ -110,14 +118,14 @@ export class PriceSync implements Module {
       const exogenousSync = () => {
         for (const b of exogenous) void this.enqueue('exogenous sync', () => this.syncNow(b, exogenousRegions));
       };
-      this.tasks.push(cron.schedule(config.prices.exogenous_sync_cron, exogenousSync, { ...opts, name: 'exogenous-sync' }));
+      this.tasks.push(scheduleCron(schedules.get('prices.exogenous_sync_cron')!, exogenousSync, opts));
     }
     // Not awaited: start-up must not wait for years of history.
     sync();
   }
 
   async stop(): Promise<void> {
-    for (const t of this.tasks) await t.destroy();
+    for (const t of this.tasks) t.stop();
     this.tasks = [];
     this.abort.abort();
     await this.chain;
@@ -125,7 +133,7 @@ export class PriceSync implements Module {
 
   /** When the scheduled jobs run next (null when the sync is off). */
   nextRuns(): { sync: Date | null; repair: Date | null; exogenousSync: Date | null } {
-    return { sync: this.tasks[0]?.getNextRun() ?? null, repair: this.tasks[1]?.getNextRun() ?? null, exogenousSync: this.tasks[2]?.getNextRun() ?? null };
+    return { sync: this.tasks[0]?.nextRun() ?? null, repair: this.tasks[1]?.nextRun() ?? null, exogenousSync: this.tasks[2]?.nextRun() ?? null };
   }
 
   /** Resolves when queued work is done (tests, and `prices sync`). */

@@ -1,32 +1,11 @@
-// Wall-clock arithmetic in IANA time zones with nothing but Intl, so market days can
-// have 23 or 25 hours. Pure apart from the (deterministic) Intl time-zone database.
+// Wall-clock arithmetic in the market time zones, so market days can have 23 or 25 hours.
+// Offsets come from zone-offset.ts (the EU summer-time rule over a table of zones), not
+// Intl: its time-zone data costs ~11.5 MB of RSS on Node 24 (docs/architecture.md
+// "Memory"). A zone outside src/prices/zones.json is refused with a RangeError. Pure.
+import { zoneOffsetMs } from './zone-offset.js';
 
-const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-const offsetCache = new Map<string, Map<number, number>>();
-/** Offsets are looked up per quarter-hour slot: every real zone changes offset on a quarter-hour. */
-const SLOT_MS = 15 * MINUTE_MS;
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
 
 export interface WallTime {
   readonly year: number;
@@ -37,50 +16,15 @@ export interface WallTime {
   readonly second: number;
 }
 
-/** The local wall time of a UTC instant (from the cached offset: no Intl call per instant). */
+/** The local wall time of a UTC instant. */
 export function wallTime(timeZone: string, utcMs: number): WallTime {
   const d = new Date(utcMs + offsetMs(timeZone, utcMs));
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
 }
 
-function intlWallTime(timeZone: string, utcMs: number): WallTime {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(utcMs))) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  }
-  return { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second };
-}
-
 /** Local time minus UTC at an instant, in ms (e.g. +3,600,000 for CET, +7,200,000 for CEST). */
 export function offsetMs(timeZone: string, utcMs: number): number {
-  let cache = offsetCache.get(timeZone);
-  if (!cache) {
-    cache = new Map();
-    offsetCache.set(timeZone, cache);
-  }
-  // Per UTC day: the offset when it is the same at both ends of the day (no change that
-  // day, the common case), else NaN and the quarter-hour slot is looked up.
-  const dayKey = -1 - Math.floor(utcMs / DAY_MS);
-  let day = cache.get(dayKey);
-  if (day === undefined) {
-    const start = (-1 - dayKey) * DAY_MS;
-    const a = slotOffset(timeZone, cache, start);
-    day = a === slotOffset(timeZone, cache, start + DAY_MS - SLOT_MS) ? a : Number.NaN;
-    cache.set(dayKey, day);
-  }
-  return Number.isNaN(day) ? slotOffset(timeZone, cache, utcMs) : day;
-}
-
-function slotOffset(timeZone: string, cache: Map<number, number>, utcMs: number): number {
-  const slot = Math.floor(utcMs / SLOT_MS);
-  let offset = cache.get(slot);
-  if (offset === undefined) {
-    const slotStart = slot * SLOT_MS;
-    const w = intlWallTime(timeZone, slotStart);
-    offset = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - slotStart;
-    cache.set(slot, offset);
-  }
-  return offset;
+  return zoneOffsetMs(timeZone, utcMs);
 }
 
 /**
