@@ -82,11 +82,12 @@ export interface ScheduledJob {
 const MAX_TIMER_MS = 3_600_000;
 
 /**
- * Runs `run` at every minute the schedule fires (by `now`, the injected clock). A run that
+ * Runs `run` at every minute the schedule fires after now (by `now`, the injected clock). A run that
  * throws is reported to `onError` and does not stop the schedule.
  */
 export function scheduleCron(schedule: CronSchedule, run: () => void, options: { now: () => number; onError: (err: unknown) => void }): ScheduledJob {
-  let next: number | null = nextRunMs(schedule, options.now());
+  // Strictly after the start, as cron does: a job started on a firing minute waits for the next.
+  let next: number | null = nextRunMs(schedule, options.now() + 1);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const arm = () => {

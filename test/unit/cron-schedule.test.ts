@@ -92,5 +92,16 @@ describe('cron schedules without node-cron', () => {
       expect(errors).toHaveLength(1);
       expect(job.nextRun()).toBeNull();
     });
+
+    it('started on a firing minute, waits for the next one', () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      vi.setSystemTime(Date.UTC(2020, 11, 2, 12, 0));
+      let ran = 0;
+      const job = scheduleCron(parseCron('*/15 13-17 * * *', 'Europe/Brussels'), () => void ran++, { now: () => Date.now(), onError: () => undefined });
+      expect(iso(job.nextRun()!.getTime())).toBe('2020-12-02T12:15:00.000Z');
+      vi.advanceTimersByTime(MINUTE_MS);
+      expect(ran).toBe(0);
+      job.stop();
+    });
   });
 });
