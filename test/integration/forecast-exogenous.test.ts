@@ -75,7 +75,7 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     const run = forecasts.latestRun('NL')!;
     expect(run.originDay).toBe(TODAY);
     expect(run.inputs).toBe('prices + load, solar, wind_onshore, wind_offshore');
-    // NL hourly at 80 %: the averaged band at every horizon (band-methods.json).
+    // NL hourly at 80 %: the averaged band at D+1..D+5 (band-methods.json); this horizon is 2 days.
     expect(run.method).toBe('lear-ridge+average');
     expect(service.health()).toEqual({ status: 'ok', reason: 'every day of the horizon forecast for NL (prices + load, solar, wind_onshore, wind_offshore)' });
   }, 120_000);
@@ -85,7 +85,7 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     expect(await late.service.computeRegion('NL')).toBe(true);
     const run = late.forecasts.latestRun('NL')!;
     expect(run.inputs).toMatch(/^prices only: no load forecast for 2022-06-16 fetched by the origin/);
-    // NL hourly at 80 %: the averaged band at every horizon (band-methods.json).
+    // NL hourly at 80 %: the averaged band at D+1..D+5 (band-methods.json); this horizon is 2 days.
     expect(run.method).toBe('lear-ridge+average');
     expect(late.service.health().reason).toContain('NL (prices only: no load forecast for 2022-06-16 fetched by the origin');
     // The two forecasts of tomorrow differ: the inputs were really used in one of them.

@@ -39,7 +39,7 @@ describe('band-methods.json: the measured choices', () => {
 
   it('per market, resolution, coverage and horizon; conformal wherever nothing was measured', () => {
     const table = shippedBandMethods();
-    expect(bandMethodsFor(table, 'NL', 3600, 0.8, 7)).toEqual(Array(7).fill('average'));
+    expect(bandMethodsFor(table, 'NL', 3600, 0.8, 7)).toEqual([...Array(5).fill('average'), 'conformal', 'conformal']);
     expect(bandMethodsFor(table, 'NL', 900, 0.8, 7)).toEqual(['average', 'average', 'average', 'average', 'conformal', 'conformal', 'average']);
     expect(describeBandMethods(bandMethodsFor(table, 'NL', 900, 0.8, 7))).toBe('average D+1..D+4, D+7; conformal D+5, D+6');
     // DE-LU 2019-23 hourly: D+7's average covers 77.4 % (< 78).
