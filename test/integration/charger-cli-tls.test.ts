@@ -4,36 +4,25 @@
 // certificate (SIGHUP), only an explicit --pin-sha256 of it gets through. Certificates are
 // made here with openssl (test/helpers/mosquitto.ts makeCertificates: a CA and a server
 // certificate for localhost and 127.0.0.1).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get as httpsGet } from 'node:https';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { TokenStore } from '../../src/store/tokens.js';
+import { runCli } from '../helpers/cli-process.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { makeCertificates } from '../helpers/mosquitto.js';
 import { until } from '../helpers/wait.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const CP = 'CP-TLS-1';
 
-/** `metergate <args>` from the build (scripts/test builds first): eleven CLI processes through tsx would take most of a minute on a loaded machine. */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!existsSync(join(root, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['dist/cli.js', ...args], { cwd: root, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `metergate <args>` from the build (scripts/test builds first): faster than through tsx on a loaded machine. */
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, env);
 
 describe('metergate charger over HTTPS: CA verification with the host name, pinning only for a self-signed certificate', () => {
   const dir = mkdtempSync(join(tmpdir(), 'metergate-cli-tls-'));

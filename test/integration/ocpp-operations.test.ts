@@ -4,16 +4,15 @@
 // and answers a CallError to one that fails) that records what it receives, and the
 // `metergate charger` CLI as a process against the running daemon. The local authorization
 // list is followed across a restart with changed id tags (differential, next version).
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRPCError, RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { TokenStore } from '../../src/store/tokens.js';
+import { runCli } from '../helpers/cli-process.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { until } from '../helpers/wait.js';
@@ -23,19 +22,9 @@ type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 type Json = Record<string, any>;
 const PASSWORD = 'garage-key-0123456789';
 const CP = 'CP-OPS-1';
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `metergate <args>` as a process, without blocking this one (the charger answers meanwhile). */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: root, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `metergate <args>` from the sources through tsx. */
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, env, 'source');
 
 describe('operator operations: HTTP API and CLI against metergate run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-ops-'));

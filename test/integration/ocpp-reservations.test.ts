@@ -8,15 +8,14 @@
 // https://www.ocpplab.com/docs/protocols/ocpp-1-6/test-cases/ (tc-046-csms, tc-047-csms,
 // tc-048-1-csms, tc-048-2-csms, tc-048-3-csms, tc-049-csms, tc-052-csms; read 2026-11-27);
 // docs/chargers.md "OCTT-style suite" has their table.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { TokenStore } from '../../src/store/tokens.js';
+import { runCli } from '../helpers/cli-process.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
@@ -26,20 +25,9 @@ import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 type Json = Record<string, any>;
 const PASSWORD = 'reservation-key-0123456789';
 const CP = 'CP-RES-1';
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** `metergate <args>` from the build (scripts/test builds first): faster than through tsx on a loaded machine. */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  if (!existsSync(join(root, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['dist/cli.js', ...args], { cwd: root, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, env);
 
 describe('reservations: ReserveNow / CancelReservation against metergate run', () => {
   const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-res-'));
