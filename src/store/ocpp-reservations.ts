@@ -2,21 +2,6 @@
 // reservation is for and when it ends is ocpp/reservations.ts.
 import type { Db } from './db.js';
 
-export interface ReservationRecord {
-  readonly reservationId: number;
-  readonly chargePointId: string;
-  readonly connectorId: number;
-  readonly idTag: string;
-  readonly parentIdTag: string | null;
-  readonly expiryAtMs: number;
-  readonly requestedAtMs: number;
-  /** The charger's ReserveNow answer; null while none came. */
-  readonly answerStatus: string | null;
-  readonly endedAtMs: number | null;
-  readonly endReason: string | null;
-  readonly transactionId: number | null;
-}
-
 export interface NewReservation {
   readonly chargePointId: string;
   readonly connectorId: number;
@@ -24,6 +9,15 @@ export interface NewReservation {
   readonly parentIdTag: string | null;
   readonly expiryAtMs: number;
   readonly requestedAtMs: number;
+}
+
+export interface ReservationRecord extends NewReservation {
+  readonly reservationId: number;
+  /** The charger's ReserveNow answer; null while none came. */
+  readonly answerStatus: string | null;
+  readonly endedAtMs: number | null;
+  readonly endReason: string | null;
+  readonly transactionId: number | null;
 }
 
 interface Row {
