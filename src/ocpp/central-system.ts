@@ -326,7 +326,9 @@ export class CentralSystem implements Module {
           },
           (err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'local authorization list not sent'),
         )
-        .then(() => this.clearCacheAfterRemoval(chargePointId)),
+        .then(() => this.clearCacheAfterRemoval(chargePointId))
+        // Started by a charger's connection: nothing may escape as an unhandled rejection.
+        .catch((err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'ClearCache after removed id tags not sent')),
     );
   }
 
