@@ -2,7 +2,7 @@
 // TCP (replaying ../shared/data/dsmr/v5.txt in place): samples per slot each followed by
 // tick-done, the meter's clock checked against the gateway's, offline when the meter goes quiet.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,30 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
     eventBus.on('meter.state-changed', ({ statuses }) => events.push({ kind: 'status', statuses }));
     source = new P1Source({ config, logger, clock: systemClock, metrics, events: eventBus });
     return events;
+  }
+
+  /**
+   * A TCP serial bridge on 127.0.0.1 (what a P1-to-Wi-Fi adapter is to the gateway): every
+   * `periodMs` it calls `send` for each connected client, with the instant the first client
+   * connected. Closed after the test. Resolves to its port.
+   */
+  async function serialBridge(periodMs: number, send: (socket: Socket, firstConnectedAtMs: number) => void): Promise<number> {
+    const clients = new Set<Socket>();
+    let firstConnectedAtMs: number | null = null;
+    const server = createServer((socket) => {
+      firstConnectedAtMs ??= Date.now();
+      clients.add(socket.on('error', () => undefined).on('close', () => clients.delete(socket)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const timer = setInterval(() => {
+      for (const socket of clients) send(socket, firstConnectedAtMs!);
+    }, periodMs);
+    cleanup.push(() => new Promise<void>((resolve) => {
+      clearInterval(timer);
+      for (const socket of clients) socket.destroy();
+      server.close(() => resolve());
+    }));
+    return (server.address() as AddressInfo).port;
   }
 
   it('one sample per slot, each followed by tick-done; a meter clock an hour off is counted; quiet meter goes offline', { timeout: 90_000 }, async () => {
@@ -208,28 +232,14 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
         .replace(/^0-1:24\.2\.1\(.*$/m, `0-1:24.2.1(${dutchTimestamp(base + i * 300_000)})(${steps[i]!.toFixed(3).padStart(9, '0')}*m3)`);
       return `${body}${dsmrCrcHex(body)}\r\n`;
     };
-    const clients = new Set<Socket>();
-    let connectedAt: number | null = null;
-    const server = createServer((socket) => {
-      connectedAt ??= Date.now();
-      clients.add(socket.on('error', () => undefined).on('close', () => clients.delete(socket)));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // From the gateway's connection on: the first step for 3 s, each other for 2 s (two poll slots), a telegram every 250 ms.
-    const timer = setInterval(() => {
-      if (connectedAt === null) return;
+    const port = await serialBridge(250, (socket, connectedAt) => {
       const elapsed = Date.now() - connectedAt;
       const i = elapsed < 3000 ? 0 : Math.min(steps.length - 1, 1 + Math.floor((elapsed - 3000) / 2000));
-      for (const c of clients) c.write(telegram(i), 'latin1');
-    }, 250);
-    cleanup.push(() => new Promise<void>((resolve) => {
-      clearInterval(timer);
-      for (const c of clients) c.destroy();
-      server.close(() => resolve());
-    }));
-    const address = server.address();
+      socket.write(telegram(i), 'latin1');
+    });
     const metrics = new Registry();
-    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: typeof address === 'object' && address ? address.port : 0 }, metrics, { 1: GAS });
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: port }, metrics, { 1: GAS });
     await source!.start();
     const dropped = async (reason: string) => seriesValue(await metrics.metrics(), 'metergate_meter_samples_dropped_total', { resource_id: GAS, reason }) ?? 0;
     await until(async () => (await dropped('channel_jump')) >= 1, 'the jump dropped', 30_000);
@@ -250,24 +260,13 @@ describe.skipIf(!hasSocat || !hasSharedData)('P1 source', () => {
 
   it('an SML meter behind a TCP serial bridge (p1-tcp, line 9600 8N1): a real recorded Iskra MT631 file, its values and id', { timeout: 60_000 }, async () => {
     const [file] = smlFiles(smlRecording('iskra_mt631.hex'));
-    const clients = new Set<Socket>();
-    const server = createServer((socket) => clients.add(socket.on('error', () => undefined).on('close', () => clients.delete(socket))));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     // Sent in two pieces, as a bridge forwards what its UART had.
-    const timer = setInterval(() => {
-      for (const c of clients) {
-        c.write(file!.subarray(0, 100));
-        c.write(file!.subarray(100));
-      }
-    }, 300);
-    cleanup.push(() => new Promise<void>((resolve) => {
-      clearInterval(timer);
-      for (const c of clients) c.destroy();
-      server.close(() => resolve());
-    }));
-    const address = server.address();
+    const port = await serialBridge(300, (socket) => {
+      socket.write(file!.subarray(0, 100));
+      socket.write(file!.subarray(100));
+    });
     const metrics = new Registry();
-    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: typeof address === 'object' && address ? address.port : 0, line: '9600 8N1' }, metrics);
+    const events = startSource({ type: 'p1-tcp', host: '127.0.0.1', tcp_port: port, line: '9600 8N1' }, metrics);
     await source!.start();
     await until(() => events.filter((e) => e.kind === 'sample').length >= 2, 'two samples', 30_000);
     for (const e of events) {
