@@ -15,6 +15,7 @@ import type { Module } from '../lifecycle.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ChargerView, ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import type { OcppStore } from '../store/ocpp.js';
+import { ClearCacheOwedStore } from '../store/ocpp-clear-cache-owed.js';
 import { LocalListStore } from '../store/ocpp-local-lists.js';
 import { ReservationStore } from '../store/ocpp-reservations.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
@@ -40,6 +41,7 @@ interface Parts {
   readonly operations: ChargerOperations;
   readonly localLists: LocalListSync;
   readonly reservations: ChargerReservations;
+  readonly clearCacheOwed: ClearCacheOwedStore;
 }
 
 export class CentralSystem implements Module {
@@ -48,8 +50,14 @@ export class CentralSystem implements Module {
   private readonly state = new Map<string, ChargerState>();
   private readonly transport: OcppTransport;
   private parts?: Parts;
-  /** Chargers whose id tags lost some on SIGHUP: a ClearCache after their next local list (in memory: a restart does not know the old tags). */
-  private readonly clearCachePending = new Set<string>();
+  /**
+   * Chargers whose id tags lost some on SIGHUP, and since when: a ClearCache after their next
+   * local list. Kept in the store too (migration 231), so a restart in between still sends it;
+   * this copy is what counts while the store refuses writes.
+   */
+  private readonly clearCacheOwed = new Map<string, number>();
+  /** ClearCaches on their way (a boot and a reconnect close together send one). */
+  private readonly clearCacheSending = new Set<string>();
   private readonly onSighup = (): void => {
     this.reloadIdTags();
   };
@@ -110,7 +118,13 @@ export class CentralSystem implements Module {
     // Reservations the gateway made (ReserveNow): ended by the charger's messages, by expiry, by a cancel.
     const reservations = new ChargerReservations(operations, new ReservationStore(db), writes, () => this.ctx.clock.now(), logger);
     const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes, reservations);
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations };
+    // What a SIGHUP before a restart left owed.
+    const clearCacheOwed = new ClearCacheOwedStore(db);
+    for (const id of this.chargers.keys()) {
+      const since = clearCacheOwed.owedSinceMs(id);
+      if (since !== null) this.clearCacheOwed.set(id, since);
+    }
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed };
     this.registerMetrics(store, writes);
     registerChargerMetrics(metrics, () => this.chargerViews());
     dispatcher.start();
@@ -304,7 +318,7 @@ export class CentralSystem implements Module {
     const changes = authChanges(this.chargers, chargers);
     if (changes.added.length > 0 || changes.removed.length > 0) logger.warn({ added: changes.added, removed: changes.removed }, 'SIGHUP: chargers added to or removed from the config take effect at the next restart');
     for (const { chargePointId, auth } of changes.changed) {
-      if (removesIdTags(this.chargers.get(chargePointId)!.auth, auth)) this.clearCachePending.add(chargePointId);
+      if (removesIdTags(this.chargers.get(chargePointId)!.auth, auth)) this.oweClearCache(chargePointId);
       this.chargers.set(chargePointId, { ...this.chargers.get(chargePointId)!, auth });
       if (this.state.get(chargePointId)?.connected) this.syncLocalList(chargePointId, 'reload');
     }
@@ -332,18 +346,39 @@ export class CentralSystem implements Module {
     );
   }
 
+  /** Id tags of the charger were removed: it owes a ClearCache from now on, kept across a restart (migration 231). */
+  private oweClearCache(chargePointId: string): void {
+    const parts = this.parts;
+    if (!parts) return;
+    const sinceMs = this.ctx.clock.now();
+    this.clearCacheOwed.set(chargePointId, sinceMs);
+    // Not awaited: while the store refuses writes it waits in the queue; this process knows it meanwhile.
+    parts.writes
+      .run(`ClearCache owed to ${chargePointId}`, () => parts.clearCacheOwed.owe(chargePointId, sinceMs))
+      .catch((err: unknown) => this.ctx.logger.error({ err, charge_point_id: chargePointId }, 'ClearCache owed not stored: a restart before it is sent forgets it'));
+  }
+
   /** After the list: a charger whose id tags lost some on SIGHUP clears its authorization cache, which could still accept them offline. */
   private async clearCacheAfterRemoval(chargePointId: string): Promise<void> {
-    const operations = this.parts?.operations;
-    if (!operations || !this.clearCachePending.delete(chargePointId)) return;
-    const outcome = await operations.call(chargePointId, 'ClearCache', {});
+    const parts = this.parts;
+    if (!parts || !this.clearCacheOwed.has(chargePointId) || this.clearCacheSending.has(chargePointId)) return;
+    this.clearCacheSending.add(chargePointId);
+    const sentAtMs = this.ctx.clock.now();
+    const outcome = await parts.operations.call(chargePointId, 'ClearCache', {}).finally(() => this.clearCacheSending.delete(chargePointId));
     const log = this.ctx.logger;
-    if (outcome.kind === 'answered') {
-      log.info({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache sent after id tags were removed on SIGHUP');
-      return;
+    // A CallError or an invalid answer is an answer too: sending it again would get the same (the operator sees the warning).
+    if (outcome.kind === 'answered' || outcome.kind === 'call-error' || outcome.kind === 'invalid-answer' || outcome.kind === 'unknown-charger' || outcome.kind === 'invalid-request') {
+      // Paid unless a removal read after it was sent owes another.
+      if ((this.clearCacheOwed.get(chargePointId) ?? Infinity) <= sentAtMs) this.clearCacheOwed.delete(chargePointId);
+      parts.writes
+        .run(`ClearCache paid to ${chargePointId}`, () => parts.clearCacheOwed.paid(chargePointId, sentAtMs))
+        .catch((err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'ClearCache paid not stored: it is sent again after the next restart'));
+      if (outcome.kind === 'answered') {
+        log.info({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache sent after id tags were removed on SIGHUP');
+        return;
+      }
     }
-    // Not delivered: tried again after its next list (its next connection).
-    if (outcome.kind === 'not-connected' || outcome.kind === 'timeout' || outcome.kind === 'failed') this.clearCachePending.add(chargePointId);
+    // Not delivered (not connected, timeout, connection lost): still owed, sent after its next list (its next connection).
     log.warn({ charge_point_id: chargePointId, outcome: outcome.kind }, 'ClearCache after removed id tags not answered');
   }
 

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
@@ -16,6 +17,31 @@ import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 
 type Json = Record<string, any>;
 const PASSWORD = 'reload-key-0123456789abc';
+
+/** A charger that keeps its local list as a real one does, booted. */
+async function connectListKeeper(ocppPort: number, identity: string) {
+  const list = { version: 0, tags: new Map<string, string>() };
+  const cp = await connectOcttCharger({
+    endpoint: `ws://127.0.0.1:${ocppPort}`,
+    identity,
+    password: PASSWORD,
+    answers: {
+      GetConfiguration: () => ({ configurationKey: [] }),
+      SendLocalList: (p) => {
+        if (p.updateType === 'Full') list.tags.clear();
+        for (const e of (p.localAuthorizationList as Json[]) ?? []) {
+          if (e.idTagInfo) list.tags.set(e.idTag, e.idTagInfo.status);
+          else list.tags.delete(e.idTag);
+        }
+        list.version = p.listVersion as number;
+        return { status: 'Accepted' };
+      },
+      ClearCache: () => ({ status: 'Accepted' }),
+    },
+  });
+  await cp.call('BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'L1' });
+  return { cp, list };
+}
 
 describe('local authorization list: id tags reloaded on SIGHUP', () => {
   const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-reload-'));
@@ -42,30 +68,10 @@ describe('local authorization list: id tags reloaded on SIGHUP', () => {
       ].join('\n'),
     );
 
-  /** A charger that keeps its local list as a real one does. */
   const connect = async (identity: string) => {
-    const list = { version: 0, tags: new Map<string, string>() };
-    const cp = await connectOcttCharger({
-      endpoint: `ws://127.0.0.1:${ocppPort}`,
-      identity,
-      password: PASSWORD,
-      answers: {
-        GetConfiguration: () => ({ configurationKey: [] }),
-        SendLocalList: (p) => {
-          if (p.updateType === 'Full') list.tags.clear();
-          for (const e of (p.localAuthorizationList as Json[]) ?? []) {
-            if (e.idTagInfo) list.tags.set(e.idTag, e.idTagInfo.status);
-            else list.tags.delete(e.idTag);
-          }
-          list.version = p.listVersion as number;
-          return { status: 'Accepted' };
-        },
-        ClearCache: () => ({ status: 'Accepted' }),
-      },
-    });
-    chargers.push(cp);
-    await cp.call('BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'L1' });
-    return { cp, list };
+    const c = await connectListKeeper(ocppPort, identity);
+    chargers.push(c.cp);
+    return c;
   };
   const sighupAndWait = async (logLine: string) => {
     const before = daemon!.output().split(logLine).length;
@@ -127,5 +133,59 @@ describe('local authorization list: id tags reloaded on SIGHUP', () => {
     expect([...cp.violations, ...later.cp.violations]).toEqual([]);
     // Still the same process: SIGHUP never ended it.
     expect(daemon!.process.exitCode).toBeNull();
+  });
+});
+
+describe('a ClearCache owed to a charger that was away outlives a restart', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-owed-'));
+  const dataDir = join(dir, 'data');
+  const configPath = join(dir, 'config.yaml');
+  let daemon: DaemonProcess | undefined;
+  const chargers: OcttCharger[] = [];
+
+  afterAll(async () => {
+    for (const c of chargers) await c.close();
+    await daemon?.kill9();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends it after the restart, after the list, and keeps it no longer than its answer', { timeout: 300_000 }, async () => {
+    mkdirSync(dataDir);
+    const [ocppPort, httpPort] = [await freePort(), await freePort()];
+    const writeConfig = (tags: string[]) =>
+      writeFileSync(configPath, [...centralSystemConfigHead({ dataDir, httpPort, ocppPort }), 'chargers:', '  - id: CP-AWAY', `    password: ${PASSWORD}`, `    auth: { id_tags: [${tags.join(', ')}] }`, ''].join('\n'));
+    const owed = () => {
+      const db = new Database(join(dataDir, 'metergate.db'), { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare('SELECT charge_point_id FROM ocpp_clear_cache_owed').pluck().all();
+      } finally {
+        db.close();
+      }
+    };
+    writeConfig(['TAG-A', 'TAG-B']);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+    const first = await connectListKeeper(ocppPort, 'CP-AWAY');
+    chargers.push(first.cp);
+    await first.cp.calls('SendLocalList', 1);
+    await first.cp.close();
+    await until(() => daemon!.output().includes('charger disconnected'), 'the gateway sees CP-AWAY go');
+
+    // TAG-B removed while the charger is away, then the gateway restarts before it comes back.
+    writeConfig(['TAG-A']);
+    daemon.process.kill('SIGHUP');
+    await until(() => daemon!.output().includes('id tags reloaded'), 'SIGHUP taken');
+    await until(() => owed().length === 1, 'the owed ClearCache stored');
+    expect(await daemon.stop()).toBe(0);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+
+    const back = await connectListKeeper(ocppPort, 'CP-AWAY');
+    chargers.push(back.cp);
+    const [list] = await back.cp.calls('SendLocalList', 1);
+    expect(list.params).toEqual({ listVersion: 2, updateType: 'Differential', localAuthorizationList: [{ idTag: 'TAG-B' }] });
+    await back.cp.calls('ClearCache', 1);
+    expect(back.cp.received.map((c) => c.action).filter((a) => a === 'SendLocalList' || a === 'ClearCache')).toEqual(['SendLocalList', 'ClearCache']);
+    // Answered: paid, in the store too (a next restart owes nothing).
+    await until(() => owed().length === 0, 'the owed ClearCache paid in the store');
+    expect([...first.cp.violations, ...back.cp.violations]).toEqual([]);
   });
 });
