@@ -38,7 +38,8 @@ export interface AfterAnswer {
 export interface ReservationEvents {
   transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void;
   /** `previous`: the connector's status before this one (and when the gateway received it), when this one is not older than it. */
-  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number): void;
+  /** `reservedNow`: the charger's connectors whose stored status is Reserved now (asked only when a Reserved ends). */
+  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number, reservedNow: () => readonly number[]): void;
 }
 
 /** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
@@ -196,7 +197,7 @@ export class ChargerMessageHandlers {
       const previous = store.connectorStatus(id, p.connectorId);
       store.recordStatus(id, { connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, info: p.info ?? null, atMs }, nowMs);
       // A late status (older than the stored one) says nothing about the reservations now.
-      if (!previous || atMs >= previous.atMs) this.reservations.connectorStatus(id, p.connectorId, p.status, previous, nowMs);
+      if (!previous || atMs >= previous.atMs) this.reservations.connectorStatus(id, p.connectorId, p.status, previous, nowMs, () => store.connectorsIn(id, 'Reserved'));
       // Available after a reboot: what was open on the connector before it, the charger lost.
       if (p.status === 'Available' && p.connectorId > 0 && st.bootedAtMs) {
         closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction');

@@ -7,6 +7,8 @@
 //   - its connector (connector 0: the charger) turning Faulted or Unavailable ends it, and
 //     so does Reserved -> Available (the charger ended it on its own), for a reservation
 //     requested before that Reserved was received (a newer one may cross the Available);
+//     a connector-0 reservation, shown as Reserved on real connectors only, by the
+//     Reserved -> Available of the last real connector that showed it;
 //   - CancelReservation answered Accepted (or Rejected: the charger holds no such one).
 //     It may be sent for any reservation not ended by its transaction or a cancel: one the
 //     gateway ended on its own view (released, swept, refused on an invalid answer) may still
@@ -183,19 +185,40 @@ export class ChargerReservations {
    * only those requested before that Reserved was received: a reservation requested after
    * it (reserve, cancel, reserve again) may cross the Available the cancel caused, and the
    * charger holds it.
+   *
+   * A reservation of connector 0 (OCPP 1.6 5.13: the charger keeps one connector available
+   * for it, and may show Reserved on one connector or on all) is shown on real connectors
+   * only, so a real connector's Reserved -> Available that ends no reservation of its own
+   * ends connector-0 ones: as many as the charger no longer shows, that is those beyond the
+   * real connectors still Reserved for no reservation of their own (`reservedNow`: the
+   * charger's real connectors whose stored status is Reserved, this one excluded). One shown
+   * on all connectors ends with the last of them; past their expiry first, then the oldest.
    */
-  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number): void {
+  connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number, reservedNow: () => readonly number[]): void {
     const notAvailable = status === 'Faulted' || status === 'Unavailable';
     const released = status === 'Available' && previous?.status === 'Reserved';
     if (!notAvailable && !released) return;
     const reason = released ? 'released-by-charger' : `connector-${status.toLowerCase()}`;
-    for (const r of this.store.open(chargePointId)) {
+    const open = this.store.open(chargePointId);
+    const ending: ReservationRecord[] = [];
+    for (const r of open) {
       if (connectorId !== 0 && r.connectorId !== connectorId) continue;
       if (released && (r.connectorId !== connectorId || r.requestedAtMs > previous.receivedAtMs)) continue;
+      ending.push(r);
+    }
+    if (released && connectorId !== 0 && ending.length === 0) {
+      const wholeCharger = open
+        .filter((r) => r.connectorId === 0 && r.requestedAtMs <= previous.receivedAtMs)
+        .sort((a, b) => Number(b.expiryAtMs <= atMs) - Number(a.expiryAtMs <= atMs) || a.reservationId - b.reservationId);
+      const ownConnectors = new Set(open.filter((r) => r.connectorId !== 0).map((r) => r.connectorId));
+      const stillShown = reservedNow().filter((c) => c !== connectorId && c !== 0 && !ownConnectors.has(c)).length;
+      ending.push(...wholeCharger.slice(0, Math.max(0, wholeCharger.length - stillShown)));
+    }
+    for (const r of ending) {
       // Past its expiry the charger let it lapse: expired, at its expiry.
       const lapsed = released && r.expiryAtMs <= atMs;
       if (this.store.end(r.reservationId, lapsed ? 'expired' : reason, lapsed ? r.expiryAtMs : atMs)) {
-        this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, connector_id: connectorId, status, reason }, 'reservation ended by its connector\'s status');
+        this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, reserved_connector_id: r.connectorId, connector_id: connectorId, status, reason }, 'reservation ended by its connector\'s status');
       }
     }
   }

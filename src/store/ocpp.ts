@@ -191,6 +191,11 @@ export class OcppStore {
     return r ? { status: r.status, atMs: r.status_at_ms, receivedAtMs: r.received_at_ms } : null;
   }
 
+  /** The charger's connectors whose stored status is `status`. */
+  connectorsIn(chargePointId: string, status: string): number[] {
+    return this.stmts.connectors.all(chargePointId).filter((r) => r.status === status).map((r) => r.connector_id);
+  }
+
   /** A status older than the stored one (a late message) does not replace it. */
   recordStatus(chargePointId: string, s: { connectorId: number; status: string; errorCode: string; info: string | null; atMs: number }, nowMs: number): void {
     this.stmts.status.run({ id: chargePointId, connector: s.connectorId, status: s.status, errorCode: s.errorCode, info: s.info, at: s.atMs, now: nowMs });

@@ -274,6 +274,45 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     expect(cp!.violations).toEqual([]);
   });
 
+  it('a connector-0 reservation the charger ends on its own: ended by the Reserved -> Available of the last real connector that showed it (OCPP 1.6 5.13)', { timeout: 90_000 }, async () => {
+    const reserveWholeCharger = async () => {
+      const made = await api('reserve-now', { connector_id: 0, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) });
+      expect(made.body).toMatchObject({ answer: { status: 'Accepted' }, reservation: { connector_id: 0, state: 'active' } });
+      return made.body.reservation.reservation_id as number;
+    };
+    // Shown on the one connector the charger holds for it, then released there (cancelled at the charger, or lapsed on its clock).
+    const shownOnOne = await reserveWholeCharger();
+    await status(9, 'Reserved');
+    held.delete(shownOnOne);
+    await status(9, 'Available');
+    expect(await inForce()).toEqual([]);
+    // Ended on the gateway's view: a cancel gets the charger's Rejected and keeps that end.
+    expect((await api('cancel-reservation', { reservation_id: shownOnOne })).body).toMatchObject({ answer: { status: 'Rejected' }, reservation: { state: 'ended', end_reason: 'released-by-charger' } });
+
+    // Shown on every free connector: in force while one still shows it, ended with the last.
+    const shownOnAll = await reserveWholeCharger();
+    await status(9, 'Reserved');
+    await status(10, 'Reserved');
+    held.delete(shownOnAll);
+    await status(9, 'Available');
+    expect((await inForce()).map((r) => r.reservation_id)).toEqual([shownOnAll]);
+    await status(10, 'Available');
+    expect(await inForce()).toEqual([]);
+
+    // A connector's own reservation released there leaves the connector-0 one in force.
+    const whole = await reserveWholeCharger();
+    const own = (await api('reserve-now', { connector_id: 10, id_tag: 'TAG-BOB', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
+    await status(9, 'Reserved');
+    await status(10, 'Reserved');
+    held.delete(own);
+    await status(10, 'Available');
+    expect((await inForce()).map((r) => r.reservation_id)).toEqual([whole]);
+    held.delete(whole);
+    await status(9, 'Available');
+    expect(await inForce()).toEqual([]);
+    expect(cp!.violations).toEqual([]);
+  });
+
   it('reserve, cancel, reserve again: the Available the cancel caused, crossing the new ReserveNow, leaves the new reservation in force and cancellable', { timeout: 90_000 }, async () => {
     const first = (await api('reserve-now', { connector_id: 8, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) })).body.reservation.reservation_id as number;
     await status(8, 'Reserved');
