@@ -1,5 +1,6 @@
 // Benchmarks measure what ships: the compiled modules in dist/ (built first), typed as their source.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,12 +31,15 @@ export async function distGateway() {
 /**
  * The dist/ of an earlier commit, to measure next to this checkout in the same run: `git
  * archive` of `ref` into the temporary directory, compiled there against this checkout's
- * node_modules (once per commit; reused while it is there), and bundled as that commit's build
+ * node_modules (once per commit and checkout; reused while it is there), and bundled as that commit's build
  * did. Returns its dist/ directory.
  */
 export function buildBaselineDist(ref: string): string {
   const sha = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
-  const dir = join(tmpdir(), `mg-bench-baseline-${sha}`);
+  // One per commit and checkout: the build links this checkout's node_modules, whose native
+  // modules are built for one Node (scripts/on-bundled-node's copy has its own).
+  const checkout = createHash('sha256').update(repoRoot).digest('hex').slice(0, 8);
+  const dir = join(tmpdir(), `mg-bench-baseline-${sha}-${checkout}`);
   if (existsSync(join(dir, 'dist', 'cli.js'))) return join(dir, 'dist');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
