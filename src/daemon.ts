@@ -139,7 +139,7 @@ export function buildModules(ctx: AppContext): Module[] {
     modules.push(
       new LazyModule(type.kind, async () => {
         const create = await type.load();
-        const source = create({ ...ctx, config: { ...ctx.config, buses, meters } });
+        const source = create({ ...ctx, config: { ...ctx.config, buses, meters }, storedReadings: (resourceId, count) => uplink.readings.newest(resourceId, count) });
         sources.push(source);
         return source;
       }),

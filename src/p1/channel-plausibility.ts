@@ -4,7 +4,10 @@
 // metergate_meter_samples_dropped_total and named as the channel's problem). A new level, lower
 // (a replaced meter) or higher (a replaced meter with more on it), is believed once
 // CHANNEL_BELIEVE_AFTER refused readings in a row agree with each other (judgeChannelReading).
-// The reference is in memory only: the first reading after a start is not judged.
+// After a restart the reference is the last readings the store kept (channelPlausibilityFrom),
+// so a register that went backwards while the gateway was down is caught too.
+
+import type { MeterSample } from '../domain.js';
 
 export type ChannelDropReason = 'channel_backwards' | 'channel_jump';
 
@@ -55,6 +58,22 @@ export interface ChannelPlausibility {
 }
 
 export const NO_CHANNEL_READING: ChannelPlausibility = { reference: null, beforeReference: null, candidates: [] };
+
+/** A reading a channel handed on, as the store kept it. */
+export type PublishedChannelReading = Pick<MeterSample, 'sampledAtMs' | 'metrics'>;
+
+/**
+ * The state to judge a channel's next reading against, from the readings it handed on before a
+ * restart (as stored: stamped with their capture time), newest first. Only a metric with
+ * limits counts; none stored: nothing to judge against, the first reading is believed.
+ */
+export function channelPlausibilityFrom(published: readonly PublishedChannelReading[]): ChannelPlausibility {
+  const values = published.flatMap((r): ChannelValue[] => {
+    const metric = r.metrics.find((m) => CHANNEL_LIMITS[m.name] !== undefined);
+    return metric ? [{ capturedAtMs: r.sampledAtMs, metric: metric.name, value: metric.value }] : [];
+  });
+  return { reference: values[0] ?? null, beforeReference: values[1] ?? null, candidates: [] };
+}
 
 export type ChannelJudgement =
   | { readonly ok: true; readonly state: ChannelPlausibility; readonly believed?: string }

@@ -4,7 +4,7 @@
 // new, so the cadence is poll.interval_ms whatever the meter's (sampled, not flooded). A slot
 // without a new telegram is a miss; offline_after_misses of them make the meter offline.
 import { Counter, Gauge } from 'prom-client';
-import type { BusConfig } from '../config/types.js';
+import type { BusConfig, MeterConfig } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
 import type { Reading } from '../modbus/sanity.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
@@ -13,7 +13,7 @@ import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterSta
 import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
-import { CHANNEL_BELIEVE_AFTER, judgeChannelReading, NO_CHANNEL_READING, type ChannelPlausibility, type ChannelValue } from './channel-plausibility.js';
+import { CHANNEL_BELIEVE_AFTER, channelPlausibilityFrom, judgeChannelReading, type ChannelPlausibility, type ChannelValue } from './channel-plausibility.js';
 import { diagnoseP1, powerAbsent, type LineObservation } from './diagnosis.js';
 import { p1Line } from './line-settings.js';
 import { mbusChannels, type MbusChannel } from './mbus.js';
@@ -46,7 +46,7 @@ interface P1Channel extends MeterBookkeeping {
   publishedCaptureMs: number;
   /** A capture time refused as too far from the telegram's (logged once), shown as the channel's problem. */
   staleCaptureMs: number | null;
-  /** What the next reading is judged against (channel-plausibility.ts); in memory only. */
+  /** What the next reading is judged against (channel-plausibility.ts); at start the last ones the store kept. */
   plausibility: ChannelPlausibility;
   /** Why the last reading was not handed on as implausible; null once one is again. */
   implausible: string | null;
@@ -113,7 +113,7 @@ export class P1Source implements MeterSource {
         wholeWithoutElectricityAtMs: null,
         channels: config.meters
           .filter((c) => c.channel?.of === meterConfig.resource_id)
-          .map((c) => ({ ...freshBookkeeping(c), number: c.channel!.number, latest: null, heardAtMs: null, publishedCaptureMs: Number.NEGATIVE_INFINITY, staleCaptureMs: null, plausibility: NO_CHANNEL_READING, implausible: null })),
+          .map((c) => this.channelFromStore(c)),
       };
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
@@ -125,6 +125,27 @@ export class P1Source implements MeterSource {
     this.slotTimer = new SlotTimer(this.deps.clock, config.poll.interval_ms, () => this.tick());
     this.slotTimer.start();
     logger.info({ meters: this.meters.map((m) => ({ resource_id: m.config.resource_id, bus: m.bus.name, address: m.connection.address, line: p1Line(m.bus) })) }, 'P1 reading started');
+  }
+
+  /**
+   * A configured channel, judged from the start against the last readings it handed on before
+   * (the store's): a register that went backwards while the gateway was down is caught, and a
+   * capture time already published is not published again.
+   */
+  private channelFromStore(c: MeterConfig): P1Channel {
+    const published = this.deps.storedReadings?.(c.resource_id, 2) ?? [];
+    const plausibility = channelPlausibilityFrom(published);
+    if (plausibility.reference) this.deps.logger.debug({ resource_id: c.resource_id, reference: plausibility.reference }, 'M-Bus channel judged against its last stored reading');
+    return {
+      ...freshBookkeeping(c),
+      number: c.channel!.number,
+      latest: null,
+      heardAtMs: null,
+      publishedCaptureMs: plausibility.reference?.capturedAtMs ?? Number.NEGATIVE_INFINITY,
+      staleCaptureMs: null,
+      plausibility,
+      implausible: null,
+    };
   }
 
   async stop(): Promise<void> {

@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config, MeterConfig } from '../config/types.js';
 import type { EventBus } from '../events.js';
-import type { MeterStatus } from '../domain.js';
+import type { MeterSample, MeterStatus } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { Liveness } from '../ops/systemd/liveness.js';
@@ -25,6 +25,12 @@ export interface MeterSourceDeps {
   readonly events: EventBus;
   /** Watchdog feed: a source ticks its loop handle every cycle while it is not stuck. */
   readonly liveness?: Liveness;
+  /**
+   * The last `count` readings of a resource that were accepted and stored, newest first (the
+   * store's, read once at start): what a source judges the next reading against after a restart.
+   * Absent (a source on its own in a test): nothing stored.
+   */
+  readonly storedReadings?: (resourceId: string, count: number) => readonly MeterSample[];
 }
 
 /** What the meter says about itself (for boot_notification), once it has said it. */

@@ -175,10 +175,10 @@ export class ReadingsStore {
         'SELECT * FROM readings_by_meter WHERE resource_id = ? AND sampled_at_ms >= ? AND sampled_at_ms <= ? ORDER BY sampled_at_ms',
       ),
       lastHour: db.prepare<[number], number>('SELECT hour FROM meter_reading_hours WHERE meter = ? ORDER BY hour DESC').pluck(),
-      lastIn: db.prepare<[number, number, number], Row>(
-        `SELECT ${columns} FROM meter_readings r JOIN reading_meters m ON m.id = r.meter WHERE r.id BETWEEN ? AND ? AND r.meter = ? ORDER BY r.id DESC LIMIT 1`,
+      lastIn: db.prepare<[number, number, number, number], Row>(
+        `SELECT ${columns} FROM meter_readings r JOIN reading_meters m ON m.id = r.meter WHERE r.id BETWEEN ? AND ? AND r.meter = ? ORDER BY r.id DESC LIMIT ?`,
       ),
-      byMeterLatest: db.prepare<[string], Row>('SELECT * FROM readings_by_meter WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT 1'),
+      byMeterLatest: db.prepare<[string, number], Row>('SELECT * FROM readings_by_meter WHERE resource_id = ? ORDER BY sampled_at_ms DESC LIMIT ?'),
       // The purge of readings_by_meter goes resource by resource through its primary key
       // (resource_id, sampled_at_ms), in bounded steps: never a scan of the whole table.
       resourceAfter: prepareResourceAfter(db),
@@ -250,16 +250,25 @@ export class ReadingsStore {
   }
 
   latest(resourceId: string): StoredReading | null {
+    return this.newest(resourceId, 1)[0] ?? null;
+  }
+
+  /**
+   * The last `count` readings of a resource, newest first: hour by hour back through the hours
+   * it has readings in (a few seeks, never a scan), with the readings from before migration 200.
+   */
+  newest(resourceId: string, count: number): StoredReading[] {
     const m = this.stmts.meter.get(resourceId);
-    let row: Row | undefined;
+    const rows: Row[] = [];
     if (m !== undefined) {
       for (const hour of this.stmts.lastHour.iterate(m)) {
-        row = this.stmts.lastIn.get(firstKey(hour * HOUR_MS), lastKey((hour + 1) * HOUR_MS - 1), m);
-        if (row) break;
+        rows.push(...this.stmts.lastIn.all(firstKey(hour * HOUR_MS), lastKey((hour + 1) * HOUR_MS - 1), m, count - rows.length));
+        if (rows.length >= count) break;
       }
     }
-    row ??= this.stmts.byMeterLatest.get(resourceId);
-    return row ? this.toReading(row) : null;
+    const old = rows.length < count ? this.stmts.byMeterLatest.all(resourceId, count) : [];
+    const all = old.length > 0 ? [...rows, ...old].sort((a, b) => b.sampled_at_ms - a.sampled_at_ms) : rows;
+    return all.slice(0, count).map((row) => this.toReading(row));
   }
 
   /**

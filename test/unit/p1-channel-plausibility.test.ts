@@ -1,6 +1,6 @@
 // Plausibility of M-Bus channel readings: backwards and faster than the channel's largest flow.
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_BELIEVE_AFTER, checkChannelReading, judgeChannelReading, NO_CHANNEL_READING, type ChannelValue } from '../../src/p1/channel-plausibility.js';
+import { CHANNEL_BELIEVE_AFTER, channelPlausibilityFrom, checkChannelReading, judgeChannelReading, NO_CHANNEL_READING, type ChannelValue } from '../../src/p1/channel-plausibility.js';
 
 const at = (minutes: number, value: number, metric = 'gas_volume'): ChannelValue => ({ capturedAtMs: Date.parse('2026-01-10T12:00:00Z') + minutes * 60_000, metric, value });
 
@@ -71,5 +71,23 @@ describe('M-Bus channel: a new level is believed after three readings that agree
 
   it('the first reading (after a start: the reference is in memory only) is not judged', () => {
     expect(run([5000]).published).toEqual([5000]);
+  });
+});
+
+describe('M-Bus channel: after a restart, judged against the readings the store kept', () => {
+  const stored = (v: ChannelValue) => ({ sampledAtMs: v.capturedAtMs, metrics: [{ name: v.metric, value: v.value, unit: 'm3' }] });
+
+  it('the last two stored readings are the reference and the one before: a register gone backwards while the gateway was down is refused', () => {
+    const state = channelPlausibilityFrom([stored(at(60, 100.5)), stored(at(0, 100))]);
+    expect(state).toEqual({ reference: at(60, 100.5), beforeReference: at(0, 100), candidates: [] });
+    expect(judgeChannelReading(state, at(120, 99))).toMatchObject({ ok: false, reason: 'channel_backwards', detail: 'gas_volume went from 100.5 to 99' });
+    expect(judgeChannelReading(state, at(120, 100.6)).ok).toBe(true);
+    // The limit counts from the stored reading's time: a day down allows a day's flow.
+    expect(judgeChannelReading(state, at(24 * 60 + 60, 900)).ok).toBe(true);
+  });
+
+  it('nothing stored, or nothing with limits: the first reading is believed, as before', () => {
+    expect(channelPlausibilityFrom([])).toEqual(NO_CHANNEL_READING);
+    expect(channelPlausibilityFrom([{ sampledAtMs: 0, metrics: [{ name: 'total_active_power', value: 5, unit: 'W' }] }])).toEqual(NO_CHANNEL_READING);
   });
 });

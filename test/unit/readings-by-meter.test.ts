@@ -98,6 +98,11 @@ describe('readings after migration 200 on a database with readings', () => {
     expect(readings.latest(B)?.sampledAtMs).toBe(UPGRADE + 5 * HOUR);
     expect(readings.latest(OLD_ONLY)?.sampledAtMs).toBe(UPGRADE - 10_000);
     expect(readings.latest('9f0e1d2c-3b4a-4958-8677-665544332211')).toBeNull();
+    // The last n, newest first: within an hour, across the two hours of nothing (B), and into the old table.
+    expect(readings.newest(A, 3).map((r) => r.sampledAtMs - UPGRADE)).toEqual([3 * HOUR - 10_000, 3 * HOUR - 20_000, 3 * HOUR - 30_000]);
+    expect(readings.newest(B, 2).map((r) => r.sampledAtMs - UPGRADE)).toEqual([5 * HOUR, 3 * HOUR - 9_999]);
+    expect(readings.newest(OLD_ONLY, 2).map((r) => r.sampledAtMs - UPGRADE)).toEqual([-10_000, -20_000]);
+    expect(readings.newest('9f0e1d2c-3b4a-4958-8677-665544332211', 2)).toEqual([]);
 
     // Around a session: the nearest reading with energy before and after, however far (B: across hours of power-only readings).
     const sessions = new SessionStore(db);
