@@ -16,7 +16,8 @@
 // Looking closer: EXTRA_FLAGS='--trace-gc' adds node flags to both variants (to try a flag
 // before it goes into the unit), TRACE=1 prints the log's messages with the RSS at each
 // during start and the RSS every 2 s, DAEMON_LOG=<path> keeps each daemon's output
-// (<path>.baseline, <path>.now), SMAPS=<path> keeps each daemon's /proc/PID/smaps at the end. On the Node the package bundles: run this script with that
+// (<path>.baseline, <path>.now), SMAPS=<path> keeps each daemon's /proc/PID/smaps at the end (its groups are printed
+// in any case: scripts/bench/smaps.ts). On the Node the package bundles: run this script with that
 // node first in PATH and node_modules' better-sqlite3 built for it (as scripts/test-bundled-node
 // does); the daemons run on the node that runs this script.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,6 +31,7 @@ import { freePort, startTlsBroker } from '../../test/helpers/mosquitto.js';
 import { sharedData } from '../../test/helpers/shared-data.js';
 import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
 import { shippedNodeFlags } from './shipped-node.js';
+import { formatBreakdown, smapsBreakdown } from './smaps.js';
 
 const SECONDS = Number(process.argv[2] ?? 120);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -113,7 +115,7 @@ interface Result {
   forecastCpuS: number | null;
   cpuS: number;
   peakAtS: number;
-  /** At the end: private and shared RSS, V8 heap, external memory. */
+  /** At the end: private and shared RSS, V8 heap, external memory, threads, and the smaps groups (smaps.ts). */
   makeup: string;
 }
 
@@ -192,9 +194,11 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     const num = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576;
     const smaps = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
-    if (process.env.SMAPS) writeFileSync(`${process.env.SMAPS}.${v.name}`, readFileSync(`/proc/${child.pid}/smaps`, 'utf8'));
+    const smapsText = readFileSync(`/proc/${child.pid}/smaps`, 'utf8');
+    if (process.env.SMAPS) writeFileSync(`${process.env.SMAPS}.${v.name}`, smapsText);
+    const threads = /^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? '?';
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(smaps)?.[1] ?? 0) / 1024;
-    const makeup = `private ${(kb('Private_Clean') + kb('Private_Dirty')).toFixed(1)} MB, shared ${(kb('Shared_Clean') + kb('Shared_Dirty')).toFixed(1)} MB, V8 heap used ${num('metergate_nodejs_heap_size_used_bytes').toFixed(1)} of ${num('metergate_nodejs_heap_size_total_bytes').toFixed(1)} MB, external ${num('metergate_nodejs_external_memory_bytes').toFixed(1)} MB`;
+    const makeup = `private ${(kb('Private_Clean') + kb('Private_Dirty')).toFixed(1)} MB, shared ${(kb('Shared_Clean') + kb('Shared_Dirty')).toFixed(1)} MB, V8 heap used ${num('metergate_nodejs_heap_size_used_bytes').toFixed(1)} of ${num('metergate_nodejs_heap_size_total_bytes').toFixed(1)} MB, external ${num('metergate_nodejs_external_memory_bytes').toFixed(1)} MB, ${threads} threads\n      smaps: ${formatBreakdown(smapsBreakdown(smapsText))}`;
     const peak = samples.reduce((a, b) => (b.mb > a.mb ? b : a), { s: 0, mb: startedMb });
     const steady = median(samples.slice(Math.floor((samples.length * 2) / 3)).map((x) => x.mb));
     return { startedMb, peakMb: peak.mb, peakAtS: peak.s, steadyMb: steady, forecastAtS, forecastCpuS, cpuS: cpuS(child.pid!), makeup };
