@@ -17,12 +17,15 @@
 // before it goes into the unit), TRACE=1 prints the log's messages with the RSS at each
 // during start and the RSS every 2 s, DAEMON_LOG=<path> keeps each daemon's output
 // (<path>.baseline, <path>.now), SMAPS=<path> keeps each daemon's /proc/PID/smaps at the end (its groups are printed
-// in any case: scripts/bench/smaps.ts). On the Node the package bundles: run this script with that
+// in any case: scripts/bench/smaps.ts), HEAPSNAPSHOT=<dir> writes V8 heap snapshots of each
+// daemon into <dir>/<variant>-<round>/ (--heapsnapshot-signal: one when it has started, one at
+// the end; they cost time and RSS while written, so read that run's figures as disturbed;
+// scripts/bench/heap-breakdown.ts summarizes a snapshot). On the Node the package bundles: run this script with that
 // node first in PATH and node_modules' better-sqlite3 built for it (as scripts/test-bundled-node
 // does); the daemons run on the node that runs this script.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +42,7 @@ const METERS = Number(process.env.METERS ?? 4);
 const BASELINE = process.env.BASELINE ?? '4ca041a';
 const EXTRA_FLAGS = (process.env.EXTRA_FLAGS ?? '').split(/\s+/).filter(Boolean);
 const TRACE = process.env.TRACE !== undefined;
+const HEAPSNAPSHOT = process.env.HEAPSNAPSHOT;
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const CHARGER = 'CP-BENCH-1';
 const CHARGER_PASSWORD = 'charger-secret-0123456789';
@@ -47,10 +51,11 @@ type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 
 buildDist();
 const variants = [
-  { name: 'baseline', dist: buildBaselineDist(BASELINE) },
-  { name: 'now', dist: join(repoRoot, 'dist') },
+  { name: 'baseline', dist: () => buildBaselineDist(BASELINE) },
+  { name: 'now', dist: () => join(repoRoot, 'dist') },
 ]
   .filter((v) => process.env.ONLY === undefined || process.env.ONLY === v.name)
+  .map((v) => ({ ...v, dist: v.dist() }))
   .map((v) => {
     const unit = readFileSync(join(dirname(v.dist), 'systemd', 'metergate.service'), 'utf8');
     return { ...v, flags: shippedNodeFlags(unit), env: unitEnvironment(unit) };
@@ -119,8 +124,27 @@ interface Result {
   makeup: string;
 }
 
-async function runVariant(v: (typeof variants)[number]): Promise<Result> {
+/** Writes a heap snapshot of the daemon (started with --heapsnapshot-signal=SIGUSR2) into snapDir, and waits until it is complete. */
+async function heapSnapshot(child: ChildProcess, snapDir: string): Promise<void> {
+  const before = readdirSync(snapDir).length;
+  child.kill('SIGUSR2');
+  // Node writes the file as it goes; it is complete when its size stops changing after it appeared.
+  let last = -1;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const files = readdirSync(snapDir).filter((f) => f.endsWith('.heapsnapshot'));
+    if (files.length <= before) continue;
+    const size = statSync(join(snapDir, files.sort()[files.length - 1])).size;
+    if (size > 0 && size === last) return;
+    last = size;
+  }
+}
+
+async function runVariant(v: (typeof variants)[number], round: number): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'mg-bench-rss-'));
+  const snapDir = HEAPSNAPSHOT === undefined ? null : join(HEAPSNAPSHOT, `${v.name}-${round + 1}`);
+  if (snapDir) mkdirSync(snapDir, { recursive: true });
+  const snapFlags = snapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : [];
   const prices = await seed(v.dist, join(dir, 'data'));
   const [httpPort, ocppPort] = [await freePort(), await freePort()];
   const config = join(dir, 'config.yaml');
@@ -141,7 +165,7 @@ ocpp: { host: 127.0.0.1, port: ${ocppPort} }
 chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
 `,
   );
-  const child: ChildProcess = spawn(process.execPath, [...v.flags, ...EXTRA_FLAGS, join(v.dist, 'cli.js'), 'run', '--config', config], { cwd: dir, env: { ...process.env, ...v.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...v.flags, ...EXTRA_FLAGS, ...snapFlags, join(v.dist, 'cli.js'), 'run', '--config', config], { cwd: dir, env: { ...process.env, ...v.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -165,6 +189,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
       await new Promise((r) => setTimeout(r, 20));
     }
     const startedMb = rssMb(child.pid!);
+    if (snapDir) await heapSnapshot(child, snapDir);
     charger = new RPCClient({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: CHARGER, password: CHARGER_PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
     charger.handle(async () => ({ status: 'Accepted' }));
     await charger.connect();
@@ -190,6 +215,7 @@ chargers: [{ id: ${CHARGER}, password: ${CHARGER_PASSWORD}, auth: accept_all }]
       if (TRACE && samples.length % 8 === 0) console.log(`    ${s.toFixed(0)} s: ${samples[samples.length - 1].mb.toFixed(1)} MB`);
       if (forecastAtS === null && out.includes('"msg":"forecast stored"')) [forecastAtS, forecastCpuS] = [s, cpuS(child.pid!)];
     }
+    if (snapDir) await heapSnapshot(child, snapDir);
     if (forecastAtS === null) console.log(`  ${v.name}: no 'forecast stored' within ${SECONDS} s (${prices} prices seeded)`);
     const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
     const num = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576;
@@ -219,7 +245,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     // Alternating order, so neither side always runs on the busier minute.
     for (const v of round % 2 === 0 ? variants : [...variants].reverse()) {
-      const r = await runVariant(v);
+      const r = await runVariant(v, round);
       results.get(v.name)!.push(r);
       console.log(
         `  round ${round + 1} ${v.name.padEnd(8)}: RSS at start ${r.startedMb.toFixed(1)} MB, peak ${r.peakMb.toFixed(1)} MB (at ${r.peakAtS.toFixed(0)} s), steady ${r.steadyMb.toFixed(1)} MB; forecast stored at ${r.forecastAtS === null ? '-' : `${r.forecastAtS.toFixed(0)} s (CPU ${r.forecastCpuS!.toFixed(1)} s)`}, CPU ${r.cpuS.toFixed(1)} s in all\n      at the end: ${r.makeup}`,
