@@ -43,7 +43,10 @@ export function buildBaselineDist(ref: string): string {
   if (existsSync(join(dir, 'dist', 'cli.js'))) return join(dir, 'dist');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C '${dir}'`], { cwd: repoRoot });
+  // From the work tree's top: in scripts/on-bundled-node's copy (inside .tmp, untracked) git
+  // archive refuses to run ("current working directory is untracked").
+  const top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C '${dir}'`], { cwd: top });
   symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
   execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
   execFileSync('node', ['scripts/copy-assets.mjs'], { cwd: dir, stdio: 'inherit' });
