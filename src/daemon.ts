@@ -241,9 +241,11 @@ export function buildModules(ctx: AppContext): Module[] {
     events.on('charger.transaction-started', (e) => planFollower.instance?.transactionStarted(e));
     events.on('charger.transaction-stopped', (e) => planFollower.instance?.transactionStopped(e));
   }
-  // A car joining the site's share (after the plan follower stored its default target) lowers the others at once.
+  // A car joining the site's share (after the plan follower stored its default target) lowers the others at once;
+  // one leaving it (after the plan follower ended its target) leaves room to raise them again.
   if (siteFollower) {
     events.on('charger.transaction-started', (e) => siteFollower.instance?.sharingChanged(e));
+    events.on('charger.transaction-stopped', (e) => siteFollower.instance?.sharingChanged(e));
     events.on('plan.updated', (e) => e.reason !== 'site-load' && siteFollower.instance?.sharingChanged(e));
   }
   // A target deleted or ended: the profiles set for it are cleared from the charger.

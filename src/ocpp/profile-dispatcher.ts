@@ -242,8 +242,10 @@ export class ProfileDispatcher {
       await this.recordStrategy(id, connectorId, strategy);
       const key = keyOf(id, connectorId);
       if (strategy.purpose === null) {
-        const nextBoundaryMs = await this.remoteStep(client, connectorId, plan, whole(null), transactionId, target);
-        this.followed.set(key, { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs });
+        // Followed before the call: the StartTransaction a RemoteStart brings may come before its answer is taken, and resumes under this plan.
+        const followed: Followed = { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs: null };
+        this.followed.set(key, followed);
+        followed.nextBoundaryMs = await this.remoteStep(client, connectorId, plan, whole(null), transactionId, target);
         return;
       }
       const request = whole(strategy);

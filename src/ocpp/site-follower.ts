@@ -13,12 +13,14 @@
 // The site's share changes too when a car joins it (charger.transaction-started, a plan
 // made for a connector: plan.updated), with or without a site meter: the other connectors
 // are checked at once, so a new car's current is never added on top of what the others
-// still hold above their new share (site.limit_a is a ceiling for them together). Without
-// a site meter the follower runs for site.limit_a alone, and the timer raises again.
+// still hold above their new share (site.limit_a is a ceiling for them together); and when
+// a car leaves it (charger.transaction-stopped), so that the others may be raised (after the
+// raise interval) and a car stopped for the site started again. Without a site meter the
+// follower runs for site.limit_a alone, and the timer raises again too.
 import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
-import { siteGuardDecision, type SiteGuardRule } from '../planning/site-guard.js';
+import { siteGuardDecision, siteResumeDecision, type SiteGuardRule } from '../planning/site-guard.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { TargetPlanner, TargetPlan } from '../planning/target-plan.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
@@ -119,8 +121,14 @@ export class SiteFollower implements Module {
   private checkConnector(target: ChargingTarget, nowMs: number): void {
     const { chargePointId, connectorId } = target;
     const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
-    if (transactionId === null) return;
     const strategy = this.strategies.get(chargePointId, connectorId);
+    if (transactionId === null) {
+      // A car the gateway stopped for the site (remote-start-stop; site cap 0, stored with the stop) has no transaction while it waits.
+      if (strategy?.strategy === 'remote-start-stop' && strategy.pausedTransactionId !== null && this.state.get(chargePointId, connectorId).siteCapA === 0) {
+        this.checkRemoteResume(target, strategy.pausedTransactionId, nowMs);
+      }
+      return;
+    }
     if (strategy?.strategy === 'remote-start-stop') {
       this.checkRemoteStartStop(target, transactionId, strategy.pausedTransactionId, nowMs);
       return;
@@ -166,7 +174,8 @@ export class SiteFollower implements Module {
    * A charger on remote-start-stop (docs/chargers.md "Chargers that say no") has no profile
    * to lower: its running car draws the connector's configured current. Once the site leaves
    * it less, its plan goes again (plan.updated, site-load) and the dispatcher stops the car;
-   * it is started again where a later plan leaves it that current.
+   * it is started again once the site leaves it that current again (checkRemoteResume), or
+   * where a later plan does.
    */
   private checkRemoteStartStop(target: ChargingTarget, transactionId: number, pausedTransactionId: number | null, nowMs: number): void {
     const { chargePointId, connectorId } = target;
@@ -174,12 +183,55 @@ export class SiteFollower implements Module {
     const configuredA = this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
     if (configuredA === undefined) return;
     const plan = this.planner.plan(target, nowMs);
-    if (plan.allowedCurrentA + 1e-9 >= configuredA) return;
+    if (plan.allowedCurrentA + 1e-9 >= configuredA) {
+      // Running again within the site (started by a new plan, or at its boundary): no longer stopped for the site.
+      const state = this.state.get(chargePointId, connectorId);
+      if (state.siteCapA === 0) this.recordSiteChange(chargePointId, connectorId, state.siteChangedAtMs ?? nowMs, configuredA);
+      return;
+    }
+    // The stop (site cap 0) is the site's change of this connector's plan: the raise interval runs from it (checkRemoteResume).
+    this.recordSiteChange(chargePointId, connectorId, nowMs, 0);
     this.ctx.logger.info(
       { charge_point_id: chargePointId, connector_id: connectorId, transaction_id: transactionId, allowed_a: round2(plan.allowedCurrentA), configured_a: configuredA, other_load_a: plan.site?.otherLoadA ?? null },
       'site leaves a charger without profiles less than it draws: its car is stopped',
     );
     this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan });
+  }
+
+  /**
+   * A car stopped on remote-start-stop (for the site, or where its plan held it at 0) is
+   * started again as soon as the site leaves it its configured current plus
+   * site.raise_hysteresis_a, its plan charges now, and site.raise_interval_s has passed since
+   * the site last changed its plan (site-guard.ts siteResumeDecision). Its plan goes again
+   * (plan.updated, site-load) and the dispatcher sends RemoteStartTransaction; the others are
+   * checked once its transaction starts (charger.transaction-started), as for any car joining.
+   */
+  private checkRemoteResume(target: ChargingTarget, pausedTransactionId: number, nowMs: number): void {
+    const { chargePointId, connectorId } = target;
+    const configuredA = this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
+    if (configuredA === undefined) return;
+    // Its share if it could take its current plus the hysteresis: whether that much is left for it beside the others.
+    const plan = this.planner.plan(target, nowMs, { shareAskA: configuredA + this.rule.raiseHysteresisA });
+    const share = plan.site?.share;
+    if (!share) return;
+    const chargingNow = plan.planned.slots.some((s) => s.startMs <= nowMs && nowMs < s.endMs && s.currentA > 0);
+    const state = this.state.get(chargePointId, connectorId);
+    if (!siteResumeDecision({ configuredA, shareA: share.shareA, allowedA: plan.allowedCurrentA, chargingNow, lastSiteChangeMs: state.siteChangedAtMs, nowMs }, this.rule)) return;
+    // Stored first: the next reading before the car's StartTransaction does not start it again within the raise interval.
+    this.recordSiteChange(chargePointId, connectorId, nowMs, plan.allowedCurrentA);
+    this.ctx.logger.info(
+      { charge_point_id: chargePointId, connector_id: connectorId, paused_transaction_id: pausedTransactionId, share_a: share.shareA, allowed_a: round2(plan.allowedCurrentA), configured_a: configuredA, other_load_a: plan.site?.otherLoadA ?? null },
+      'site load fell: a car stopped for the site is started again',
+    );
+    // The plan as any other (its share within the connector's maximum) goes to the dispatcher, which starts the car.
+    this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan: this.planner.plan(target, nowMs) });
+  }
+
+  /** Through the write queue: a store that refuses writes must not keep a car from being stopped. */
+  private recordSiteChange(chargePointId: string, connectorId: number, atMs: number, capA: number): void {
+    this.writes
+      .run(`site change of ${chargePointId}`, () => this.state.setSiteChange(chargePointId, connectorId, atMs, capA))
+      .catch((err: unknown) => this.ctx.logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'site follower state not stored'));
   }
 }
 

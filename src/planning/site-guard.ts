@@ -12,6 +12,12 @@
 // send a SetChargingProfile on every meter reading. The plans sent for the site's sake keep
 // half the hysteresis under the share (ocpp/site-follower.ts), so a load that wobbles by
 // less lowers nothing again either.
+//
+// A charger without profiles (remote-start-stop) has no current to lower: its car is
+// stopped when the share falls under the connector's configured current, and started
+// again (siteResumeDecision) once the share is back to that current plus the hysteresis,
+// the plan charges now, and the raise interval has passed since the stop: a share that
+// hovers around the configured current does not stop and start the car on every reading.
 
 export interface SiteGuardRule {
   readonly raiseHysteresisA: number;
@@ -40,4 +46,29 @@ export function siteGuardDecision(input: SiteGuardInput, rule: SiteGuardRule): S
   const since = input.lastSiteChangeMs === null ? Infinity : input.nowMs - input.lastSiteChangeMs;
   if (input.freshPlanA >= input.inForceA + Math.max(ROUNDING_A, rule.raiseHysteresisA) && since >= rule.raiseIntervalMs) return 'raise';
   return 'hold';
+}
+
+export interface SiteResumeInput {
+  /** The connector's configured current (A): what the car draws once started. */
+  readonly configuredA: number;
+  /** The connector's share of the site now, counting itself among the planned connectors (A). */
+  readonly shareA: number;
+  /** The highest current the plan made now allows the connector (A): within every ceiling. */
+  readonly allowedA: number;
+  /** The plan made now charges at this instant. */
+  readonly chargingNow: boolean;
+  /** When the site's load last changed this connector's plan (its stop; null: never). */
+  readonly lastSiteChangeMs: number | null;
+  readonly nowMs: number;
+}
+
+/** Whether a car stopped for the site (remote-start-stop) is started again now. */
+export function siteResumeDecision(input: SiteResumeInput, rule: SiteGuardRule): boolean {
+  const since = input.lastSiteChangeMs === null ? Infinity : input.nowMs - input.lastSiteChangeMs;
+  return (
+    input.chargingNow &&
+    input.allowedA + ROUNDING_A >= input.configuredA &&
+    input.shareA + ROUNDING_A >= input.configuredA + rule.raiseHysteresisA &&
+    since >= rule.raiseIntervalMs
+  );
 }

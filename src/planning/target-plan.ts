@@ -108,15 +108,18 @@ export class TargetPlanner {
    * The target's plan now. `siteMarginA` keeps the connector that much under its share of
    * the site (not below its minimum current): the site follower plans with it so that a load
    * that wobbles by less does not lower the current again on the next reading.
+   * `shareAskA` lets the connector take up to that much in the site's share (more than its
+   * maximum: a car stopped for the site asks whether its current plus the hysteresis fits);
+   * `site.share.shareA` then says what it would get, the plan itself stays within the maximum.
    */
-  plan(target: ChargingTarget, nowMs: number, opts: { readonly siteMarginA?: number } = {}): TargetPlan {
+  plan(target: ChargingTarget, nowMs: number, opts: { readonly siteMarginA?: number; readonly shareAskA?: number } = {}): TargetPlan {
     const bounded = this.bounded(target);
     if (!bounded) throw new ConnectorNotConfigured(target.chargePointId, target.connectorId, this.site.ceilings.chargePointConfigured(target.chargePointId));
     const fromMs = nowMs - LOOKBACK_MS;
     const forecast = this.forecastEnabled ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
     const observed = this.observedDraw(target);
     const limits = this.effectiveLimits(bounded.limits, observed);
-    const site = this.siteOf(bounded, nowMs);
+    const site = this.siteOf(bounded, nowMs, opts.shareAskA);
     const deliveredWh = this.deliveredWh(target);
     const plan = planCharging({
       nowMs,
@@ -162,7 +165,7 @@ export class TargetPlanner {
    * site meter's, else the client's) and this connector's share of the rest with every other
    * connector planned on the site now (a target in force and an open transaction).
    */
-  private siteOf(bounded: BoundedTarget, nowMs: number): TargetPlan['site'] {
+  private siteOf(bounded: BoundedTarget, nowMs: number, shareAskA?: number): TargetPlan['site'] {
     const { target } = bounded;
     const limitA = bounded.limits.siteLimitA;
     if (limitA === null) return null;
@@ -189,7 +192,8 @@ export class TargetPlanner {
       headroomA,
       sharing.map((b) => {
         const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
-        return { key: keyOf(b.target), maxCurrentA: limits.maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs };
+        const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
+        return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs };
       }),
     );
     // Rounded down, as a share given to the charger must not grow by rounding.

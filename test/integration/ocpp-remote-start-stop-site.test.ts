@@ -3,19 +3,23 @@
 // connector's configured 16 A or not at all. Alone on a 20 A site it charges; when a second
 // car joins and the site's share falls to 10 A each, the site follower has its plan made
 // again and the gateway stops it with RemoteStopTransaction, so site.limit_a stays a
-// ceiling. A running gateway on real NL prices of 2025-11-12; strict ocpp-rpc chargers.
+// ceiling. When the second car leaves, the first is started again (RemoteStartTransaction)
+// once site.raise_interval_s has passed since its stop, not at its plan's next boundary.
+// A running gateway on real NL prices of 2025-11-12 and its own clock; strict ocpp-rpc chargers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlanGateway, type PlanGateway, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
 
 const at = (iso: string) => Date.parse(iso);
-// Two hours for 20 kWh at 11 kW: the plan charges from now on.
-const TARGET = { departure_time: '2025-11-12T14:00:00Z', energy_wh: 20_000 };
+// Two hours for 22 kWh at 11.04 kW: the plan charges in every period from now on.
+const TARGET = { departure_time: '2025-11-12T14:00:00Z', energy_wh: 22_000 };
 const planPath = (id: string) => `/api/v1/chargers/${id}/connectors/1/plan`;
 
 describe.skipIf(!hasSharedData)(`a charger without smart charging stays within site.limit_a${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
   let gw: PlanGateway;
+  let pausedTxId = 0;
+  let otherTxId = 0;
   let noSc: SimulatedCharger;
   let other: SimulatedCharger;
 
@@ -24,7 +28,8 @@ describe.skipIf(!hasSharedData)(`a charger without smart charging stays within s
       startMs: at('2025-11-12T12:00:00Z'),
       pricesFromMs: at('2025-11-12T00:00:00Z'),
       pricesToMs: at('2025-11-13T00:00:00Z'),
-      site: { limit_a: 20 },
+      // No site meter: the follower's timer checks every max_reading_age_s / 2 (1 s), as it raises again after a car left.
+      site: { limit_a: 20, max_reading_age_s: 2 },
       chargers: [
         { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
         { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
@@ -58,7 +63,7 @@ describe.skipIf(!hasSharedData)(`a charger without smart charging stays within s
     expect(noSc.remote).toEqual([]);
     // A second car joins: the site's 20 A are shared, 10 A each, less than the 16 A the first one draws.
     expect((await gw.api('PUT', planPath('CP-OTHER'), TARGET)).status).toBe(201);
-    await other.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-B', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() });
+    otherTxId = ((await other.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-B', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
     await until(() => noSc.remote.length === 1, 'the first car stopped', 20_000);
     expect(noSc.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: txId } });
     expect((await plan('CP-NO-SC')).allowed_current_a).toBe(10);
@@ -67,5 +72,28 @@ describe.skipIf(!hasSharedData)(`a charger without smart charging stays within s
     const tx = other.profiles.filter((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile').at(-1)!;
     expect(Math.max(...tx.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((p) => p.limit))).toBeLessThanOrEqual(10);
     expect(noSc.profiles).toEqual([]);
+    pausedTxId = txId;
+  });
+
+  it('started again as soon as the site leaves it its current (plus the hysteresis), after the raise interval since its stop', async () => {
+    // The charger carries out the stop.
+    await noSc.client.call('StopTransaction', { transactionId: pausedTxId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), reason: 'Remote' });
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.paused_transaction_id === pausedTxId, 'the pause kept (the target goes on)', 20_000);
+    // The second car leaves at 12:02: 20 A left for the first, but its stop was only a minute ago (site.raise_interval_s 300).
+    gw.nowMs = at('2025-11-12T12:02:00Z');
+    await other.client.call('StopTransaction', { transactionId: otherTxId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString() });
+    expect((await plan('CP-NO-SC')).allowed_current_a).toBe(16);
+    await plan('CP-NO-SC');
+    expect(noSc.remote).toHaveLength(1);
+    // Past the raise interval: started again with the paused transaction's id tag, well before its plan's next boundary.
+    gw.nowMs = at('2025-11-12T12:06:05Z');
+    await until(() => noSc.remote.length === 2, 'the first car started again', 30_000);
+    expect(noSc.remote[1]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-A' } });
+    await noSc.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-A', meterStart: 500, timestamp: new Date(gw.nowMs).toISOString() });
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.paused_transaction_id === null, 'the pause over', 20_000);
+    // Still the one start: the readings after it do not start it again.
+    gw.nowMs = at('2025-11-12T12:06:07Z');
+    await plan('CP-NO-SC');
+    expect(noSc.remote).toHaveLength(2);
   });
 });

@@ -274,6 +274,7 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   events.on('charger.transaction-stopped', kept((e) => planFollower.transactionStopped(e)));
   if (sc.meter !== 'none' || sc.siteLimitA !== null) {
     events.on('charger.transaction-started', kept((e) => siteFollower.sharingChanged(e)));
+    events.on('charger.transaction-stopped', kept((e) => siteFollower.sharingChanged(e)));
     events.on('plan.updated', kept((e) => e.reason !== 'site-load' && siteFollower.sharingChanged(e)));
   }
 

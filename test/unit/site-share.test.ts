@@ -2,7 +2,7 @@
 // decision to lower or raise a running plan when the site's load changes
 // (planning/site-guard.ts): pure.
 import { describe, expect, it } from 'vitest';
-import { siteGuardDecision } from '../../src/planning/site-guard.js';
+import { siteGuardDecision, siteResumeDecision } from '../../src/planning/site-guard.js';
 import { shareSiteCurrent, type SharingConnector } from '../../src/planning/site-share.js';
 
 const H = 3_600_000;
@@ -59,5 +59,29 @@ describe('siteGuardDecision', () => {
 
   it('a plan that needs less than its share (a partly needed last period) is not raised', () => {
     expect(siteGuardDecision({ inForceA: 7, shareA: 16, freshPlanA: 7, lastSiteChangeMs: null, nowMs: NOW }, rule)).toBe('hold');
+  });
+});
+
+describe('siteResumeDecision (a car stopped for the site, remote-start-stop)', () => {
+  const rule = { raiseHysteresisA: 2, raiseIntervalMs: 300_000 };
+  const NOW = 100 * H;
+  const base = { configuredA: 16, shareA: 20, allowedA: 16, chargingNow: true, lastSiteChangeMs: NOW - 300_000, nowMs: NOW };
+
+  it('starts it again once the share holds its configured current plus the hysteresis, after the interval', () => {
+    expect(siteResumeDecision(base, rule)).toBe(true);
+    expect(siteResumeDecision({ ...base, shareA: 18 }, rule)).toBe(true);
+    expect(siteResumeDecision({ ...base, lastSiteChangeMs: null }, rule)).toBe(true);
+  });
+
+  it('a share between the configured current and the hysteresis above it starts nothing: no stop and start on every reading', () => {
+    expect(siteResumeDecision({ ...base, shareA: 17.9 }, rule)).toBe(false);
+    expect(siteResumeDecision({ ...base, shareA: 16 }, rule)).toBe(false);
+  });
+
+  it('not within the interval, not where the plan holds the car at 0, not above a ceiling', () => {
+    expect(siteResumeDecision({ ...base, lastSiteChangeMs: NOW - 299_000 }, rule)).toBe(false);
+    expect(siteResumeDecision({ ...base, chargingNow: false }, rule)).toBe(false);
+    // A site limit (or any ceiling) under the connector's current: the car would draw more than it allows.
+    expect(siteResumeDecision({ ...base, allowedA: 13 }, rule)).toBe(false);
   });
 });
