@@ -6,11 +6,14 @@
 // ocpp1.6 is offered, with our own validator (validator.ts), so the standard list is put in
 // require's cache as that one validator before the library is first required: ocpp-rpc
 // clients or servers in the same process (a test's strict charger) still find ocpp1.6.
-// Every module of the daemon takes ocpp-rpc from here, never `from 'ocpp-rpc'`.
+// Every module of the daemon takes ocpp-rpc from here, never `from 'ocpp-rpc'`. And not
+// through the package's index either: it requires lib/validator.js, which loads ocpp-rpc's own
+// copy of ajv (validator.ts says why the daemon's validator does without it); the server and
+// createRPCError are required from their own files.
 // The load-time cost: https://github.com/mikuso/ocpp-rpc/blob/042e695e4d3a4d024e5416f68025c8232ddfb1da/lib/standard-validators.js
 import { createRequire, Module } from 'node:module';
 import type * as OcppRpc from 'ocpp-rpc';
-import { ocpp16Validator } from './validator.js';
+import { ocpp16StrictValidator } from './validator.js';
 
 const require = createRequire(import.meta.url);
 
@@ -21,12 +24,11 @@ function withoutStandardValidators(): void {
   const stub = new Module(path);
   stub.filename = path;
   stub.loaded = true;
-  stub.exports = [ocpp16Validator()];
+  stub.exports = [ocpp16StrictValidator()];
   require.cache[path] = stub;
 }
 
 withoutStandardValidators();
-const rpc = require('ocpp-rpc') as typeof OcppRpc;
-
-export const { RPCServer, createRPCError } = rpc;
+export const RPCServer = require('ocpp-rpc/lib/server.js') as typeof OcppRpc.RPCServer;
+export const { createRPCError } = require('ocpp-rpc/lib/util.js') as Pick<typeof OcppRpc, 'createRPCError'>;
 export type RPCServer = OcppRpc.RPCServer;

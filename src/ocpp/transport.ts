@@ -29,7 +29,7 @@ import type { ChargerConfig } from '../config/types.js';
 import { authorizationKeyForms } from './authorization-key.js';
 import type { ChargerClient } from './charger-client.js';
 import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
-import { ocpp16Validator } from './validator.js';
+import { ocpp16StrictValidator } from './validator.js';
 
 /**
  * The largest frame a charger may send (ws maxPayload; larger: closed with 1009). The
@@ -101,7 +101,7 @@ export class OcppTransport {
       labelNames: ['reason'] as const,
       registers: [metrics],
     });
-    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16Validator()], wssOptions: { maxPayload: MAX_FRAME_BYTES } });
+    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
     // ws's server errors are re-emitted here; unheard, an 'error' event throws.
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));

@@ -2,9 +2,23 @@
 // schemas ocpp-rpc ships, with the bounds they leave out (schema-constraints.json: no
 // negative register or connector id, 32-bit integers) added. A call outside them gets the
 // protocol's CallError (FormationViolation) before a handler runs, as any schema failure.
+//
+// ocpp-rpc's own createValidator (lib/validator.js) does exactly what Ocpp16Validator does,
+// on its pinned copy of ajv 8.14 with ajv-formats and uri-js: requiring it loads that second
+// ajv beside the one the daemon bundles (~1 MB of V8 heap kept for good: its modules' source
+// and code, uri-js's tables). So the same validator is built here on the bundled ajv, with
+// the same options, the same multipleOf keyword and the same error mapping (ocpp-rpc 2.2.1,
+// MIT: https://github.com/mikuso/ocpp-rpc/blob/042e695e4d3a4d024e5416f68025c8232ddfb1da/lib/validator.js).
+// ocpp-rpc only calls `validate(schemaId, params)` and reads `subprotocol`.
+// Each action's schema is compiled the first time a call of that action is checked.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import type { createValidator as CreateValidator } from 'ocpp-rpc';
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Validator as OcppRpcValidator } from 'ocpp-rpc/lib/validator.js';
+
+// ajv-formats' CJS default export is the plugin function; its typings do not say so under NodeNext.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 interface SchemaDoc {
   readonly $id: string;
@@ -12,10 +26,80 @@ interface SchemaDoc {
 }
 
 const require = createRequire(import.meta.url);
-// lib/validator.js itself, not the package: requiring the package builds its standard
-// validators (rpc.ts says why the central system does without them).
-const { createValidator } = require('ocpp-rpc/lib/validator.js') as { createValidator: typeof CreateValidator };
-let shared: ReturnType<typeof CreateValidator> | undefined;
+// lib/util.js alone (errors and the package's version): the package's index requires lib/validator.js.
+const { createRPCError } = require('ocpp-rpc/lib/util.js') as { createRPCError(type: string, message?: string, details?: Record<string, unknown>): Error };
+
+/** ocpp-rpc's mapping from the first failed ajv keyword to the OCPP CallError code (FormatViolation otherwise). */
+const errorCodeByKeyword: Readonly<Record<string, string>> = {
+  maximum: 'FormatViolation',
+  minimum: 'FormatViolation',
+  maxLength: 'FormatViolation',
+  minLength: 'FormatViolation',
+  exclusiveMaximum: 'OccurenceConstraintViolation',
+  exclusiveMinimum: 'OccurenceConstraintViolation',
+  multipleOf: 'OccurenceConstraintViolation',
+  maxItems: 'OccurenceConstraintViolation',
+  minItems: 'OccurenceConstraintViolation',
+  maxProperties: 'OccurenceConstraintViolation',
+  minProperties: 'OccurenceConstraintViolation',
+  additionalItems: 'OccurenceConstraintViolation',
+  required: 'OccurenceConstraintViolation',
+  pattern: 'PropertyConstraintViolation',
+  propertyNames: 'PropertyConstraintViolation',
+  additionalProperties: 'PropertyConstraintViolation',
+  type: 'TypeConstraintViolation',
+};
+
+/**
+ * The schema's id as the bundled ajv keeps it: OCPP's `urn:Authorize.req` has no namespace id,
+ * and ajv's URI library (fast-uri) refuses to serialize such a URN ("URN without nid cannot be
+ * serialized", https://github.com/fastify/fast-uri/pull/141); ajv 8.14 used uri-js, which
+ * took it. The schemas' own references are local (#/definitions/...), so a namespace id
+ * changes nothing else.
+ */
+function ajvId(schemaId: string): string {
+  return schemaId.replace(/^urn:/, 'urn:ocpp16:');
+}
+
+/** What ocpp-rpc's strict mode needs of a validator (its lib/validator.js Validator). */
+export class Ocpp16Validator {
+  readonly subprotocol = 'ocpp1.6';
+  private readonly ajv: Ajv;
+
+  constructor(schemas: readonly SchemaDoc[]) {
+    this.ajv = new Ajv({ strictSchema: false });
+    addFormats(this.ajv);
+    this.ajv.addSchema(schemas.map((schema) => ({ ...schema, $id: ajvId(schema.$id) })));
+    // As ocpp-rpc: decimal multiples within a small epsilon (0.1 is not a binary fraction).
+    this.ajv.removeKeyword('multipleOf');
+    this.ajv.addKeyword({
+      keyword: 'multipleOf',
+      type: 'number',
+      compile(step: number) {
+        return (data: number) => {
+          const result = data / step;
+          return Math.abs(Math.round(result) - result) < 1e-6;
+        };
+      },
+      errors: false,
+      metaSchema: { type: 'number' },
+    });
+  }
+
+  /** Throws ocpp-rpc's RPCError for the first failed keyword; a schema id it does not have is a ProtocolError. */
+  validate(schemaId: string, params: unknown): boolean {
+    const validate = this.ajv.getSchema(ajvId(schemaId));
+    if (!validate) throw createRPCError('ProtocolError', `Schema '${schemaId}' is missing from subprotocol schema '${this.subprotocol}'`);
+    const valid = validate(params) as boolean;
+    const errors: ErrorObject[] | null | undefined = validate.errors;
+    if (!valid && errors && errors.length > 0) {
+      throw createRPCError(errorCodeByKeyword[errors[0].keyword] ?? 'FormatViolation', this.ajv.errorsText(errors), { errors, data: params });
+    }
+    return valid;
+  }
+}
+
+let shared: Ocpp16Validator | undefined;
 
 /** ocpp-rpc's ocpp1.6 schemas with our constraints merged into the named properties. */
 export function ocpp16Schemas(): SchemaDoc[] {
@@ -34,6 +118,11 @@ export function ocpp16Schemas(): SchemaDoc[] {
 }
 
 /** The validator (one per process: it holds nothing per call, and each ajv instance with the schemas costs about 1.3 MB of heap). */
-export function ocpp16Validator(): ReturnType<typeof CreateValidator> {
-  return (shared ??= createValidator('ocpp1.6', ocpp16Schemas()));
+export function ocpp16Validator(): Ocpp16Validator {
+  return (shared ??= new Ocpp16Validator(ocpp16Schemas()));
+}
+
+/** The validator as ocpp-rpc's strictModeValidators option types it (its class, with its own ajv in a field; the library only calls validate and reads subprotocol). */
+export function ocpp16StrictValidator(): OcppRpcValidator {
+  return ocpp16Validator() as unknown as OcppRpcValidator;
 }
