@@ -172,6 +172,8 @@ export interface Config {
     readonly market_area?: string;
     /** How long an operator operation waits for the charger's answer (ocpp/charger-operations.ts). */
     readonly operation_timeout_s?: number;
+    /** How long a charger's refusal of a charging profile counts before it is tried again (ocpp/charging-strategy.ts). */
+    readonly refusal_retry_h?: number;
   };
   readonly chargers: readonly ChargerConfig[];
   readonly site: SiteConfig;

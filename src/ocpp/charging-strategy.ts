@@ -19,7 +19,9 @@
 // declare SmartCharging among its SupportedFeatureProfiles, when it needs an open
 // transaction there is none of, or when the whole plan has more periods than the charger
 // takes. So a car is never held at 0 A with a kind of profile its charger refused before:
-// the pause falls to the next strategy. The unit (A or W) is the one the charger allows.
+// the pause falls to the next strategy. "Before" is the refusal's back-off window
+// (refusalsInForce): ocpp.refusal_retry_h since it, within the charger's boot and firmware;
+// then the strategy is tried again. The unit (A or W) is the one the charger allows.
 import { chargingRateUnitFor } from './charging-profile.js';
 
 export const STRATEGIES = [
@@ -53,13 +55,31 @@ export interface Refusal {
   readonly firmwareVersion?: string | null;
 }
 
+/** How long a refusal counts (ocpp.refusal_retry_h): after it the refused strategy is tried again. */
+export const DEFAULT_REFUSAL_RETRY_H = 24;
+
+/** The charger now, as far as its refusals go. */
+export interface RefusalWindow {
+  /** The firmware it runs (its last BootNotification; null: none sent). */
+  readonly firmwareVersion: string | null;
+  /** When it last booted (gateway time; null: never seen booting). */
+  readonly bootedAtMs: number | null;
+  readonly nowMs: number;
+  /** How long after it a refusal stops counting (ocpp.refusal_retry_h). */
+  readonly retryAfterMs: number;
+}
+
 /**
- * The refusals that count for a charger running `firmwareVersion` now: those made under the
- * same firmware (an update may bring what it refused). A refusal stored without a firmware
- * (undefined) always counts.
+ * The refusals that count for a charger now: those made within the back-off window
+ * (`retryAfterMs`: a one-off refusal does not demote it for good; a refusal again starts a
+ * new window), since its last boot (a reboot may clear what made it refuse), and under the
+ * firmware it runs (an update may bring what it refused). A refusal stored without a
+ * firmware (undefined) passes the firmware rule.
  */
-export function refusalsInForce(refusals: readonly Refusal[], firmwareVersion: string | null): Refusal[] {
-  return refusals.filter((r) => r.firmwareVersion === undefined || r.firmwareVersion === firmwareVersion);
+export function refusalsInForce(refusals: readonly Refusal[], w: RefusalWindow): Refusal[] {
+  return refusals.filter(
+    (r) => (r.firmwareVersion === undefined || r.firmwareVersion === w.firmwareVersion) && w.nowMs - r.atMs < w.retryAfterMs && (w.bootedAtMs === null || r.atMs >= w.bootedAtMs),
+  );
 }
 
 export interface StrategyInput {

@@ -23,8 +23,9 @@ import type { ChargerClient } from './charger-client.js';
 import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
 import { chargingNow, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
-import { chooseStrategy, isRefusal, refusalsInForce, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
+import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
+import { chargerRefusalsInForce, refusalRetryMs } from './refusals-in-force.js';
 
 /** How often the boundaries of the plans followed piece by piece are checked (against the gateway clock). */
 const BOUNDARY_CHECK_MS = 1000;
@@ -46,7 +47,7 @@ export class ProfileDispatcher {
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly ctx: Pick<AppContext, 'clock' | 'logger'>,
+    private readonly ctx: Pick<AppContext, 'clock' | 'logger' | 'config'>,
     private readonly charging: ChargingServices,
     private readonly ocpp: OcppStore,
     private readonly writes: StoreWriteQueue,
@@ -237,7 +238,8 @@ export class ProfileDispatcher {
     const learnt: Refusal[] = [];
     const firmwareVersion = strategies.firmwareOf(id);
     for (let tries = 0; tries < STRATEGIES.length; tries++) {
-      const refusals = refusalsInForce([...strategies.refusals(id), ...learnt], firmwareVersion);
+      // Those within their back-off window (a strategy refused longer ago is tried again), and the ones learnt in this exchange.
+      const refusals = chargerRefusalsInForce(strategies, id, clock.now(), refusalRetryMs(this.ctx.config), learnt);
       const strategy = chooseStrategy({ capabilities, refusals, transactionOpen: transactionId !== null, planPeriods, soleConnector });
       await this.recordStrategy(id, connectorId, strategy);
       const key = keyOf(id, connectorId);

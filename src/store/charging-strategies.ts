@@ -41,7 +41,7 @@ export class ChargingStrategyStore {
       refusals: db.prepare<[string], { strategy: Refusal['strategy']; answer: string; at_ms: number; firmware_version: string | null }>(
         'SELECT strategy, answer, at_ms, firmware_version FROM ocpp_charger_refusals WHERE charge_point_id = ? ORDER BY at_ms',
       ),
-      firmware: db.prepare<[string], { firmware_version: string | null }>('SELECT firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?'),
+      firmware: db.prepare<[string], { firmware_version: string | null; booted_at_ms: number | null }>('SELECT firmware_version, booted_at_ms FROM ocpp_charge_points WHERE charge_point_id = ?'),
       putStrategy: db.prepare(
         `INSERT INTO ocpp_charging_strategies (charge_point_id, connector_id, strategy, reason, chosen_at_ms, paused_transaction_id) VALUES (@chargePointId, @connectorId, @strategy, @reason, @chosenAtMs, NULL)
          ON CONFLICT (charge_point_id, connector_id) DO UPDATE SET strategy = excluded.strategy, reason = excluded.reason, chosen_at_ms = excluded.chosen_at_ms`,
@@ -64,6 +64,12 @@ export class ChargingStrategyStore {
   /** The firmware the charger reported at its last BootNotification (null: none, or never booted). */
   firmwareOf(chargePointId: string): string | null {
     return this.stmts.firmware.get(chargePointId)?.firmware_version ?? null;
+  }
+
+  /** The firmware and boot time (gateway time) of the charger's last BootNotification (nulls: never booted). */
+  lastBoot(chargePointId: string): { firmwareVersion: string | null; bootedAtMs: number | null } {
+    const r = this.stmts.firmware.get(chargePointId);
+    return { firmwareVersion: r?.firmware_version ?? null, bootedAtMs: r?.booted_at_ms ?? null };
   }
 
   /** Stores the strategy in force; the paused transaction stays as it was. */

@@ -142,7 +142,7 @@ export interface PlanGateway {
 
 /** What a simulated charger answers (PlanGateway.connect). */
 export interface ChargerOptions {
-  readonly answer?: () => 'Accepted' | 'Rejected';
+  readonly answer?: (profile: SentProfile) => 'Accepted' | 'Rejected';
   readonly rateUnits?: string;
   readonly profiles?: SentProfile[];
   readonly refusal?: ChargerRefusal;
@@ -160,7 +160,7 @@ export async function connectSimulatedCharger(ocppPort: number, identity: string
   if (refusal !== 'not-implemented') {
     client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
       charger.profiles.push(params as SentProfile);
-      return { status: refusal ? refusalAnswer(refusal, params as SentProfile) : (o.answer?.() ?? 'Accepted') };
+      return { status: refusal ? refusalAnswer(refusal, params as SentProfile) : (o.answer?.(params as SentProfile) ?? 'Accepted') };
     });
   }
   for (const method of ['RemoteStartTransaction', 'RemoteStopTransaction'] as const) {

@@ -231,3 +231,81 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
   });
 
 });
+
+describe.skipIf(!hasSharedData)(`a one-off refusal demotes a charger for ocpp.refusal_retry_h only${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let charger: SimulatedCharger;
+  /** While true the charger rejects TxProfiles (a passing state of its own: a one-off refusal). */
+  let rejecting = true;
+  const id = 'CP-ONE-OFF';
+  // Departs two and a half days later: the plan outlives the 24 h back-off.
+  const LONG = { departure_time: '2025-11-15T00:00:00Z', energy_wh: 30_000 };
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-15T00:00:00Z'),
+      chargers: [{ id, connectors: [{ connector_id: 1 }] }],
+    });
+    charger = await gw.connect(id, { rateUnits: 'Current', answer: (p) => (rejecting && p.csChargingProfiles.chargingProfilePurpose === 'TxProfile' ? 'Rejected' : 'Accepted') });
+    await charger.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'one-off', firmwareVersion: '1.0' });
+    await until(() => charger.configurationRequests.length === 1, 'its configuration read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async () => (await gw.api('GET', planPath(id))).body;
+  const purposes = (from: number) => charger.profiles.slice(from).map((p) => p.csChargingProfiles.chargingProfilePurpose);
+  /** A changed target (a new plan at once) and the profiles it brings. */
+  const replan = async (energyWh: number, count: number) => {
+    const n = charger.profiles.length;
+    expect((await gw.api('PUT', planPath(id), { ...LONG, energy_wh: energyWh })).status).toBe(200);
+    await until(() => charger.profiles.length === n + count, `${count} profile(s) for the new plan`, 20_000);
+    return purposes(n);
+  };
+  const settled = (strategy: string, purpose: string) =>
+    until(async () => {
+      const p = await plan();
+      return p.charging_strategy?.strategy === strategy && p.charger_profile?.purpose === purpose && p.charger_profile?.status === 'Accepted';
+    }, `${strategy} in force, its ${purpose} answer stored`, 20_000);
+
+  it('tried again after 24 h (and after a boot); refused again, a new window starts; never a refused kind within one', async () => {
+    expect((await gw.api('PUT', planPath(id), LONG)).status).toBe(201);
+    await until(() => charger.profiles.length === 1, 'the TxDefaultProfile before the transaction', 20_000);
+    gw.nowMs = at('2025-11-12T12:05:00Z');
+    await charger.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-1', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() });
+    await until(() => charger.profiles.length === 3, 'the TxProfile, rejected, and the TxDefaultProfile at once', 20_000);
+    expect(purposes(1)).toEqual(['TxProfile', 'TxDefaultProfile']);
+    await settled('tx-default-profile', 'TxDefaultProfile');
+    expect((await plan()).charging_strategy.charger_refused).toEqual([{ strategy: 'tx-profile', answer: 'Rejected', at: '2025-11-12T12:05:00Z' }]);
+
+    // Whatever made it refuse has passed; within the window the TxProfile is still not sent.
+    rejecting = false;
+    gw.nowMs = at('2025-11-13T12:04:59Z');
+    expect(await replan(29_000, 1)).toEqual(['TxDefaultProfile']);
+    // 24 h after the refusal: tried again, taken, and the charger is back on tx-profile.
+    gw.nowMs = at('2025-11-13T12:05:00Z');
+    expect(await replan(28_000, 1)).toEqual(['TxProfile']);
+    await settled('tx-profile', 'TxProfile');
+    expect((await plan()).charging_strategy.charger_refused).toEqual([]);
+
+    // Refused again: the same plan goes as a TxDefaultProfile in the same exchange, and a new 24 h window starts.
+    rejecting = true;
+    gw.nowMs = at('2025-11-13T13:00:00Z');
+    expect(await replan(27_000, 2)).toEqual(['TxProfile', 'TxDefaultProfile']);
+    await settled('tx-default-profile', 'TxDefaultProfile');
+    gw.nowMs = at('2025-11-14T12:59:59Z');
+    expect(await replan(26_000, 1)).toEqual(['TxDefaultProfile']);
+
+    // A boot (same firmware) ends the window too: its plan goes as a TxProfile first.
+    rejecting = false;
+    const n = charger.profiles.length;
+    await charger.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'one-off', firmwareVersion: '1.0' });
+    await until(() => charger.profiles.length === n + 1, 'the plan after the boot', 20_000);
+    expect(purposes(n)).toEqual(['TxProfile']);
+    await settled('tx-profile', 'TxProfile');
+  });
+});

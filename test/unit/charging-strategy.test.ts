@@ -94,9 +94,29 @@ describe('chooseStrategy', () => {
       { strategy: 'all-profiles', answer: 'NotImplemented', atMs: 2, firmwareVersion: null },
       { strategy: 'tx-default-profile', answer: 'Rejected', atMs: 3 },
     ];
-    expect(refusalsInForce(refusals, '1.0').map((r) => r.atMs)).toEqual([1, 3]);
-    expect(refusalsInForce(refusals, null).map((r) => r.atMs)).toEqual([2, 3]);
-    expect(refusalsInForce(refusals, '2.0').map((r) => r.atMs)).toEqual([3]);
+    const now = { bootedAtMs: 0, nowMs: 10, retryAfterMs: 24 * 3_600_000 };
+    expect(refusalsInForce(refusals, { ...now, firmwareVersion: '1.0' }).map((r) => r.atMs)).toEqual([1, 3]);
+    expect(refusalsInForce(refusals, { ...now, firmwareVersion: null }).map((r) => r.atMs)).toEqual([2, 3]);
+    expect(refusalsInForce(refusals, { ...now, firmwareVersion: '2.0' }).map((r) => r.atMs)).toEqual([3]);
+  });
+
+  it('a refusal counts within its back-off window only: until retryAfterMs after it, and not past a boot after it', () => {
+    const H = 3_600_000;
+    const refusals: Refusal[] = [
+      { strategy: 'tx-profile', answer: 'Rejected', atMs: 10 * H, firmwareVersion: '1.0' },
+      { strategy: 'all-profiles', answer: 'NotSupported', atMs: 20 * H, firmwareVersion: '1.0' },
+    ];
+    const w = { firmwareVersion: '1.0', bootedAtMs: 0, retryAfterMs: 24 * H };
+    const inForce = (nowMs: number, bootedAtMs = 0) => refusalsInForce(refusals, { ...w, nowMs, bootedAtMs }).map((r) => r.strategy);
+    expect(inForce(20 * H)).toEqual(['tx-profile', 'all-profiles']);
+    expect(inForce(34 * H - 1)).toEqual(['tx-profile', 'all-profiles']);
+    // 24 h after it: tried again (a refusal again would start a new window).
+    expect(inForce(34 * H)).toEqual(['all-profiles']);
+    expect(inForce(44 * H)).toEqual([]);
+    // Booted again after the first: only what it refused since counts.
+    expect(inForce(21 * H, 15 * H)).toEqual(['all-profiles']);
+    expect(inForce(21 * H, 20 * H)).toEqual(['all-profiles']);
+    expect(inForce(21 * H, 20 * H + 1)).toEqual([]);
   });
 
   it('which answers are refusals to remember, and which refuse every profile', () => {

@@ -14,7 +14,7 @@ import express from 'express';
 import type { ChargerOperationsPort, OperationOutcome, OperatorAction } from '../../ocpp/charger-operations.js';
 import { chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor, profileWindow } from '../../ocpp/charging-profile.js';
 import { RATE_UNIT_KEY, storedCapabilities } from '../../ocpp/charger-configuration.js';
-import { refusalsInForce } from '../../ocpp/charging-strategy.js';
+import { chargerRefusalsInForce, refusalRetryMs } from '../../ocpp/refusals-in-force.js';
 import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedule.js';
 import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
 import { authorizeIdTag } from '../../ocpp/id-tags.js';
@@ -82,8 +82,8 @@ function planProfile(c: OperationContext, connectorId: number | undefined): Json
 
 /**
  * A start with the plan carries a TxProfile: not to a charger that does not declare
- * SmartCharging or refused a TxProfile (or every profile) before under its firmware now
- * (ocpp/charging-strategy.ts), so that a car is never held with a profile its charger
+ * SmartCharging or refused a TxProfile (or every profile) within the refusal's back-off window
+ * (ocpp/charging-strategy.ts refusalsInForce), so that a car is never held with a profile its charger
  * refused. Such a charger is started without one; its plan reaches it by the strategy in force.
  */
 function refuseRefusedProfiles(c: OperationContext, connectorId: number): void {
@@ -95,7 +95,7 @@ function refuseRefusedProfiles(c: OperationContext, connectorId: number): void {
   if (features !== null && !features.some((f) => f.toLowerCase() === 'smartcharging')) {
     throw new HttpProblem(409, `charger ${id} does not declare SmartCharging (SupportedFeatureProfiles: ${features.join(',') || 'none'}): a start with the plan would carry a profile it cannot take; ${instead}`);
   }
-  const refused = refusalsInForce(strategies.refusals(id), strategies.firmwareOf(id)).find((r) => r.strategy === 'tx-profile' || r.strategy === 'all-profiles');
+  const refused = chargerRefusalsInForce(strategies, id, c.deps.clock.now(), refusalRetryMs(c.deps.config)).find((r) => r.strategy === 'tx-profile' || r.strategy === 'all-profiles');
   if (refused) {
     throw new HttpProblem(409, `charger ${id} refused ${refused.strategy === 'all-profiles' ? 'charging profiles' : 'a TxProfile'} before (${refused.answer} at ${formatUtc(refused.atMs)}): a start with the plan would carry one; ${instead}`);
   }

@@ -12,7 +12,8 @@ import { boundLimits, configuredCeilings, type CeilingClamp } from '../../planni
 import type { SiteLoad } from '../../planning/site-load.js';
 import type { TargetPlan } from '../../planning/target-plan.js';
 import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
-import { refusalsInForce, type Refusal } from '../../ocpp/charging-strategy.js';
+import type { Refusal } from '../../ocpp/charging-strategy.js';
+import { chargerRefusalsInForce, refusalRetryMs } from '../../ocpp/refusals-in-force.js';
 import type { PlannedSession, ProfileClear, SentChargingProfile } from '../../store/charging-profiles.js';
 import type { StrategyInForce } from '../../store/charging-strategies.js';
 import type { ChargingTarget } from '../../store/charging-targets.js';
@@ -285,7 +286,7 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
       ...planView(target, market, plan, nowMs, plan.deliveredWh, plan.clamps),
       ended_at: target.endedAtMs == null ? null : formatUtc(target.endedAtMs),
       charger_profile: sent ? profileView(sent) : null,
-      charging_strategy: strategyView(strategies.get(chargePointId, connectorId), refusalsInForce(strategies.refusals(chargePointId), strategies.firmwareOf(chargePointId))),
+      charging_strategy: strategyView(strategies.get(chargePointId, connectorId), chargerRefusalsInForce(strategies, chargePointId, nowMs, refusalRetryMs(deps.config))),
       charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
       planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)),
     });
