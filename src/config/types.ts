@@ -42,6 +42,8 @@ export interface BusConfig {
   readonly inter_frame_gap_ms?: number;
   /** P1 only: DSMR 4+ (115200 8N1, the default) or DSMR 2.2/3.0 (9600 7E1). */
   readonly line?: '115200 8N1' | '9600 7E1' | '2400 7E1' | '9600 8N1';
+  /** `C`: an IEC 62056-21 mode C meter, asked each poll (sign-on at 300 7E1, then its rate); type p1 only. */
+  readonly mode?: 'C';
 }
 
 export interface MeterConfig {

@@ -5,7 +5,8 @@ import { connect, type Socket } from 'node:net';
 import { SerialPort } from 'serialport';
 import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
-import { P1_LINES, p1Line } from './line-settings.js';
+import { isModeC, P1_LINES, p1Line } from './line-settings.js';
+import { MODE_C_START } from './mode-c.js';
 
 export interface P1ConnectionDeps {
   readonly bus: BusConfig;
@@ -52,11 +53,35 @@ export class P1Connection {
     this.socket = null;
   }
 
+  /** Whether bytes can be written now (a mode C request): the serial port is open. */
+  get writable(): boolean {
+    return this.port?.isOpen === true;
+  }
+
+  /** Writes bytes (latin1) and waits until they left the adapter (a mode C request); fails when the port is not open. */
+  write(bytes: string): Promise<void> {
+    const port = this.port;
+    if (!port?.isOpen) return Promise.reject(new Error('the serial port is not open'));
+    return new Promise((resolve, reject) => {
+      port.write(Buffer.from(bytes, 'latin1'), (err) => {
+        if (err) reject(err);
+        else port.drain((e) => (e ? reject(e) : resolve()));
+      });
+    });
+  }
+
+  /** Switches the open port's baud rate (mode C: 300 for the sign-on, then the meter's rate). */
+  setBaudRate(baudRate: number): Promise<void> {
+    const port = this.port;
+    if (!port?.isOpen) return Promise.reject(new Error('the serial port is not open'));
+    return new Promise((resolve, reject) => port.update({ baudRate }, (err) => (err ? reject(err) : resolve())));
+  }
+
   private connect(): void {
     if (!this.running) return;
     const { bus } = this.deps;
     if (bus.type === 'p1') {
-      const port = new SerialPort({ path: bus.port ?? '', ...P1_LINES[p1Line(bus)], autoOpen: false });
+      const port = new SerialPort({ path: bus.port ?? '', ...(isModeC(bus) ? MODE_C_START : P1_LINES[p1Line(bus)]), autoOpen: false });
       this.port = port;
       port.on('data', (chunk: Buffer) => this.data(chunk));
       port.on('close', () => this.lost(port, 'port closed'));

@@ -13,6 +13,8 @@ export interface LineObservation {
   readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
   /** SML's escape sequence (four ESC bytes) came: an SML meter, whatever the line is set to. */
   readonly smlSeen?: boolean;
+  /** The bus asks an IEC 62056-21 mode C meter (`mode: C`): silence is no answer to the sign-on. */
+  readonly modeC?: boolean;
 }
 
 export type P1Problem = 'missing_crc' | 'line_settings' | 'no_electricity' | 'unknown_layout' | 'bit_errors' | 'invalid_values' | 'silent';
@@ -26,6 +28,7 @@ export interface P1Diagnosis {
 /** The dominant reason nothing usable came, or null when nothing was dropped and bytes came. */
 export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis | null {
   const n = (k: keyof LineObservation['drops']) => o.drops[k] ?? 0;
+  if (o.modeC) return diagnoseModeC(o);
   const other = o.line === '115200 8N1' ? '9600 7E1' : isSmlLine(o.line) ? '9600 7E1 (a text meter) or 115200 8N1' : '115200 8N1';
   if (o.smlSeen && !isSmlLine(o.line)) {
     return { problem: 'line_settings', text: `SML (binary) on a text line (${o.line}): an SML meter, set line: 9600 8N1 on ${busRef}` };
@@ -55,6 +58,26 @@ export function diagnoseP1(o: LineObservation, busRef = 'the bus'): P1Diagnosis 
   if (n('invalid') > 0) return { problem: 'invalid_values', text: 'telegrams with values or units metergate refuses (a garbled or unexpected value): see the log line "P1 telegram dropped" for the object' };
   if (o.bytes === 0 && isSmlLine(o.line)) return { problem: 'silent', text: "nothing on the line: check the reading head sits on the meter's optical interface (the upper one on most eHZ), and that the meter pushes (some need 'InF on' via the PIN)" };
   if (o.bytes === 0) return { problem: 'silent', text: 'nothing on the line: check the P1 cable and that the port is enabled; P1 is inverted TTL (plain USB-serial adapters need an inverting cable)' };
+  return null;
+}
+
+/** A mode C meter is asked: it answers the sign-on, or does not; its readout's BCC holds, or not. */
+function diagnoseModeC(o: LineObservation): P1Diagnosis | null {
+  const n = (k: keyof LineObservation['drops']) => o.drops[k] ?? 0;
+  if (n('bcc') > 0 && n('bcc') >= n('no_answer')) {
+    return { problem: 'bit_errors', text: `mode C readouts dropped for bit errors (${n('bcc')} failed their BCC): seat the optical reading head squarely on the meter's interface, shield it from daylight` };
+  }
+  if (n('garbled') + n('overlong') > 0 && n('garbled') + n('overlong') >= n('no_answer')) {
+    return { problem: 'line_settings', text: 'answers to the sign-on request that are no mode C readout (an identification without a mode C rate: a mode A or B meter, or another protocol): see the log line "P1 telegram dropped"; a meter that pushes by itself needs no mode: C' };
+  }
+  if (n('no_answer') > 0 && n('no_answer') >= n('truncated')) {
+    return { problem: 'silent', text: "no answer to the sign-on request (/?! at 300 baud 7E1): check the reading head sits on the meter's optical interface and its cable; a meter that pushes by itself (DSMR, mode D, SML) needs no mode: C" };
+  }
+  if (n('truncated') > 0) {
+    return { problem: 'line_settings', text: 'the meter named itself but no whole readout came in time at the rate it proposed: check the reading head (bytes lost at the higher rate), and that the head or adapter supports that rate' };
+  }
+  if (n('unknown_layout') > 0) return { problem: 'unknown_layout', text: 'mode C readouts in a layout metergate does not know (lines that are not OBIS objects): report the log line "P1 telegram dropped"' };
+  if (n('invalid') > 0) return { problem: 'invalid_values', text: 'mode C readouts with values or units metergate refuses: see the log line "P1 telegram dropped" for the object' };
   return null;
 }
 

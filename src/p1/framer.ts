@@ -3,8 +3,8 @@
 // not match is dropped whole and reported, never handed on in part.
 import { dsmrCrcHex } from './crc.js';
 
-/** Why a telegram was not handed on. */
-export type DropReason = 'crc' | 'missing_crc' | 'truncated' | 'overlong' | 'garbled';
+/** Why a telegram was not handed on; `bcc` and `no_answer` only on a mode C line (mode-c-session.ts), where the meter is asked (there `truncated`: it named itself, its block did not come whole in time). */
+export type DropReason = 'crc' | 'missing_crc' | 'truncated' | 'overlong' | 'garbled' | 'bcc' | 'no_answer';
 
 export type FramerEvent = { readonly kind: 'telegram'; readonly text: string; readonly crcChecked: boolean } | { readonly kind: 'dropped'; readonly reason: DropReason; readonly bytes: number };
 

@@ -32,9 +32,14 @@ export function isP1Line(text: string): text is P1Line {
   return (P1_LINE_NAMES as readonly string[]).includes(text);
 }
 
-/** A bus's P1 line; DSMR 4+ unless the config says 9600 7E1. */
-export function p1Line(bus: Pick<BusConfig, 'line'>): P1Line {
-  return bus.line ?? '115200 8N1';
+/** A bus's P1 line; DSMR 4+ unless the config says otherwise; a mode C meter's readout is 7E1 text without CRC (its BCC is checked before). */
+export function p1Line(bus: Pick<BusConfig, 'line' | 'mode'>): P1Line {
+  return bus.line ?? (bus.mode === 'C' ? '9600 7E1' : '115200 8N1');
+}
+
+/** An IEC 62056-21 mode C meter: it is asked (sign-on at 300 7E1, mode-c.ts), it does not push. */
+export function isModeC(bus: Pick<BusConfig, 'mode'>): boolean {
+  return bus.mode === 'C';
 }
 
 /** DSMR 4+ always send a CRC: on their line a telegram without one is dropped. The 7E1 lines carry none (DSMR 2.2/3.0, mode D); SML files always carry theirs. */

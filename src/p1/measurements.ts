@@ -140,7 +140,8 @@ function quantity(telegram: Telegram, obis: string, factors: Readonly<Record<str
   if (!value) return null;
   const factor = value.unit === null ? undefined : factors[value.unit];
   if (factor === undefined) throw new TelegramParseError(`${obis}: unexpected unit ${JSON.stringify(value.unit)}`);
-  if (!/^-?\d+(\.\d+)?$/.test(value.raw)) throw new TelegramParseError(`${obis}: not a number: ${JSON.stringify(value.raw)}`);
+  // A sign either way: mode D meters send `-2.41`, an Itron EM214 in mode C `+000.8`.
+  if (!/^[-+]?\d+(\.\d+)?$/.test(value.raw)) throw new TelegramParseError(`${obis}: not a number: ${JSON.stringify(value.raw)}`);
   return round3(Number(value.raw) * factor);
 }
 

@@ -15,10 +15,11 @@ import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/sou
 import { P1Connection } from './connection.js';
 import { CHANNEL_BELIEVE_AFTER, channelPlausibilityFrom, judgeChannelReading, type ChannelPlausibility, type ChannelValue } from './channel-plausibility.js';
 import { diagnoseP1, powerAbsent, type LineObservation } from './diagnosis.js';
-import { p1Line } from './line-settings.js';
+import { isModeC, p1Line } from './line-settings.js';
 import { mbusChannels, type MbusChannel } from './mbus.js';
 import type { P1Identity, P1Reading } from './measurements.js';
-import { telegramReader, type TelegramReader } from './reader.js';
+import { telegramReader, type ReaderEvent, type TelegramReader } from './reader.js';
+import { ModeCSession } from './mode-c-session.js';
 import type { Telegram } from './telegram.js';
 
 /** A household connection is at most 3 × 80 A; a P1 power beyond this is a garbled telegram. */
@@ -67,6 +68,8 @@ interface P1Meter extends MeterBookkeeping {
   wholeWithoutElectricityAtMs: number | null;
   readonly channels: P1Channel[];
   lastDropLogMono: number;
+  /** An IEC 62056-21 mode C meter (bus `mode: C`) is asked each slot; null: the meter pushes. */
+  modeC: ModeCSession | null;
 }
 
 export class P1Source implements MeterSource {
@@ -84,7 +87,7 @@ export class P1Source implements MeterSource {
   constructor(private readonly deps: MeterSourceDeps) {
     const registers = [deps.metrics];
     this.m = {
-      telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid, unknown_layout, no_electricity)', labelNames: ['bus', 'outcome'], registers }),
+      telegrams: new Counter({ name: 'metergate_p1_telegrams_total', help: 'P1 telegrams (and mode C readouts) received, by outcome: ok, or why one was dropped whole (crc, missing_crc, truncated, overlong, garbled, invalid, unknown_layout, no_electricity; mode C: bcc, no_answer)', labelNames: ['bus', 'outcome'], registers }),
       clockSkew: new Counter({ name: 'metergate_p1_meter_clock_disagreements_total', help: "Telegrams whose meter clock (0-0:1.0.0) differs from the gateway's by more than clock.step_tolerance_s", labelNames: ['resource_id'], registers }),
       clockOffset: new Gauge({ name: 'metergate_p1_meter_clock_offset_seconds', help: "The meter's clock minus the gateway's at the last telegram", labelNames: ['resource_id'], registers }),
       ...meterMetrics(deps.metrics),
@@ -102,7 +105,7 @@ export class P1Source implements MeterSource {
         ...freshBookkeeping(meterConfig),
         bus,
         reader,
-        connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => this.received(meter, text) }),
+        connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => (meter.modeC ? this.modeCBytes(meter, meter.modeC, text) : this.received(meter, text)) }),
         latest: null,
         published: null,
         identity: null,
@@ -114,10 +117,12 @@ export class P1Source implements MeterSource {
         channels: config.meters
           .filter((c) => c.channel?.of === meterConfig.resource_id)
           .map((c) => this.channelFromStore(c)),
+        modeC: null,
       };
+      if (isModeC(bus)) meter.modeC = new ModeCSession({ connection: meter.connection, onEvent: (event) => this.handle(meter, [event]) });
       this.m.failures.inc({ resource_id: meterConfig.resource_id, bus: bus.name }, 0);
       this.m.clockSkew.inc({ resource_id: meterConfig.resource_id }, 0);
-      for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid', 'unknown_layout', 'no_electricity']) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
+      for (const outcome of ['ok', 'crc', 'missing_crc', 'truncated', 'overlong', 'garbled', 'invalid', 'unknown_layout', 'no_electricity', ...(isModeC(bus) ? ['bcc', 'no_answer'] : [])]) this.m.telegrams.inc({ bus: bus.name, outcome }, 0);
       this.meters.push(meter);
     }
     for (const meter of this.meters) meter.connection.open();
@@ -153,6 +158,7 @@ export class P1Source implements MeterSource {
     this.loop = null;
     this.slotTimer?.stop();
     this.slotTimer = null;
+    for (const meter of this.meters) meter.modeC?.stop();
     await Promise.all(this.meters.map((m) => m.connection.close()));
   }
 
@@ -176,7 +182,7 @@ export class P1Source implements MeterSource {
   private problemOf(meter: P1Meter): string | null {
     if (meter.state === 'online' && meter.wholeWithoutElectricityAtMs === null) return meter.identity && meter.latest ? powerAbsent(meter.identity, meter.latest.reading) : null;
     if (meter.state === 'unknown' && meter.observed.bytes === 0) return null;
-    const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops, smlSeen: meter.observed.smlSeen };
+    const observation: LineObservation = { line: p1Line(meter.bus), bytes: meter.observed.bytes, drops: meter.observed.drops, smlSeen: meter.observed.smlSeen, modeC: meter.modeC !== null };
     const index = this.deps.config.buses.findIndex((b) => b.name === meter.bus.name);
     return diagnoseP1(observation, `buses[${index}] (${meter.bus.name})`)?.text ?? null;
   }
@@ -208,16 +214,27 @@ export class P1Source implements MeterSource {
 
   /** Bytes from the line: whole checked telegrams replace the latest; drops are counted and logged. */
   private received(meter: P1Meter, text: string): void {
-    const bus = meter.bus.name;
     meter.observed.bytes += text.length;
     // SML's escape sequence on any line (it survives a 7E1 reading): named in the diagnosis.
     if (!meter.observed.smlSeen) meter.observed.smlSeen = (meter.observed.tail + text).includes('\x1b\x1b\x1b\x1b');
     meter.observed.tail = text.slice(-3);
-    for (const event of meter.reader.push(text)) {
+    this.handle(meter, meter.reader.push(text));
+  }
+
+  /** Bytes from a mode C meter's line: its readout under way takes them (mode-c-session.ts). */
+  private modeCBytes(meter: P1Meter, session: ModeCSession, text: string): void {
+    meter.observed.bytes += text.length;
+    session.data(text);
+  }
+
+  /** Whole telegrams (or mode C readouts) and drops, however the line delivered them. */
+  private handle(meter: P1Meter, events: readonly ReaderEvent[]): void {
+    const bus = meter.bus.name;
+    for (const event of events) {
       if (event.kind === 'dropped') {
         this.m.telegrams.inc({ bus, outcome: event.reason });
         this.observe(meter, event.reason);
-        this.dropped(meter, event.reason, { bytes: event.bytes });
+        this.dropped(meter, event.reason, { bytes: event.bytes, ...(event.detail === undefined ? {} : { detail: event.detail }) });
         continue;
       }
       const receivedAtMs = this.deps.clock.now();
@@ -228,7 +245,8 @@ export class P1Source implements MeterSource {
         this.dropped(meter, outcome.kind, { err: outcome.error });
         continue;
       }
-      meter.identity = outcome.identity;
+      // A mode C readout reads like a mode D telegram; the status page names how it came.
+      meter.identity = meter.modeC ? { ...outcome.identity, layout: 'IEC 62056-21 mode C' } : outcome.identity;
       this.channelsHeard(meter, outcome.telegram, receivedAtMs);
       if (outcome.kind === 'no_electricity') {
         // Whole telegrams, so the device is there: not a miss, but nothing to publish as electricity.
@@ -349,6 +367,8 @@ export class P1Source implements MeterSource {
     for (const meter of this.meters) {
       this.sample(meter);
       for (const channel of meter.channels) this.sampleChannel(meter, channel);
+      // A mode C meter is asked once per slot; its readout is published at the next.
+      meter.modeC?.request();
     }
     // Every sample of this slot was handed on: the store may commit them together.
     this.deps.events.emit('poll.tick-done', { source: this.name });

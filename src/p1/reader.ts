@@ -10,7 +10,7 @@ import { interpretSmlFile } from './sml/interpret.js';
 import { SmlTransport } from './sml/transport.js';
 
 export type ReaderEvent =
-  | { readonly kind: 'dropped'; readonly reason: DropReason; readonly bytes: number }
+  | { readonly kind: 'dropped'; readonly reason: DropReason; readonly bytes: number; readonly detail?: string }
   | { readonly kind: 'whole'; readonly outcome: TelegramOutcome; readonly crcChecked: boolean };
 
 export interface TelegramReader {

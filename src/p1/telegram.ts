@@ -32,8 +32,9 @@ export class TelegramParseError extends Error {}
 
 const IDENTIFICATION = /^\/([A-Za-z]{3})(.)(?:\\.)?(.*)$/;
 // A-B: optional (mode C readouts may leave them out: `1.8.0(...)`); C, D, E: digits or the
-// IEC 62056-61 letters (C, F, L, P); *F: billing period, 255 = current.
-const OBJECT = /^(?:(\d{1,3})-(\d{1,3}):)?([0-9A-Z]{1,3}\.[0-9A-Z]{1,3}\.[0-9A-Z]{1,3})(?:\*(\d{1,3}))?((?:\([^()]*\))+)$/;
+// IEC 62056-61 letters (C, F, L, P), E optional too (IEC 62056-21 reduced ids: `F.F(...)`,
+// `C.1(...)` in an Itron EM214 readout); *F: billing period, 255 = current.
+const OBJECT = /^(?:(\d{1,3})-(\d{1,3}):)?([0-9A-Z]{1,3}\.[0-9A-Z]{1,3}(?:\.[0-9A-Z]{1,3})?)(?:\*(\d{1,3}))?((?:\([^()]*\))+)$/;
 const CONTINUATION = /^((?:\([^()]*\))+)$/;
 // eslint-disable-next-line no-control-regex
 const EDGE_CONTROL = /^[\x00-\x1f\x7f]+|[\x00-\x1f\x7f]+$/g;
