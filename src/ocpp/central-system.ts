@@ -105,7 +105,8 @@ export class CentralSystem implements Module {
     const operations = new ChargerOperations(this.ctx, metrics, this.chargers, (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null }), (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000);
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
     const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null, operations);
-    const localLists = new LocalListSync(operations, new LocalListStore(db), writes, () => this.ctx.clock.now(), logger);
+    const listStore = new LocalListStore(db);
+    const localLists = new LocalListSync(operations, listStore, writes, () => this.ctx.clock.now(), logger);
     // After a BootNotification's answer: the plans (dispatcher), then the local authorization
     // list of a charger with configured id tags, so that it authorizes them offline.
     const after = {
@@ -125,6 +126,15 @@ export class CentralSystem implements Module {
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
     this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed };
+    // Tags removed from the file while the daemon was stopped: the list a charger holds has
+    // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
+    for (const [id, charger] of this.chargers) {
+      const held = listStore.get(id);
+      if (held && !this.clearCacheOwed.has(id) && removesIdTags({ id_tags: [...held.idTags] }, charger.auth)) {
+        this.oweClearCache(id);
+        logger.info({ charge_point_id: id, list_version: held.listVersion }, 'id tags removed from the config since the charger\'s list: ClearCache owed after its next list');
+      }
+    }
     this.registerMetrics(store, writes);
     registerChargerMetrics(metrics, () => this.chargerViews());
     dispatcher.start();

@@ -149,7 +149,7 @@ describe('a ClearCache owed to a charger that was away outlives a restart', () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('sends it after the restart, after the list, and keeps it no longer than its answer', { timeout: 300_000 }, async () => {
+  it('sends it after the restart, after the list, and keeps it no longer than its answer; tags removed from the file while the daemon was stopped owe one too', { timeout: 300_000 }, async () => {
     mkdirSync(dataDir);
     const [ocppPort, httpPort] = [await freePort(), await freePort()];
     const writeConfig = (tags: string[]) =>
@@ -186,6 +186,20 @@ describe('a ClearCache owed to a charger that was away outlives a restart', () =
     expect(back.cp.received.map((c) => c.action).filter((a) => a === 'SendLocalList' || a === 'ClearCache')).toEqual(['SendLocalList', 'ClearCache']);
     // Answered: paid, in the store too (a next restart owes nothing).
     await until(() => owed().length === 0, 'the owed ClearCache paid in the store');
-    expect([...first.cp.violations, ...back.cp.violations]).toEqual([]);
+    await back.cp.close();
+    await until(() => daemon!.output().split('charger disconnected').length === 2, 'the gateway sees CP-AWAY go again');
+
+    // The file edited while the daemon is stopped (no SIGHUP): TAG-A is in the list the charger holds, not in the file.
+    expect(await daemon.stop()).toBe(0);
+    writeConfig(['TAG-C']);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+    const edited = await connectListKeeper(ocppPort, 'CP-AWAY');
+    chargers.push(edited.cp);
+    const [list3] = await edited.cp.calls('SendLocalList', 1);
+    expect(list3.params).toEqual({ listVersion: 3, updateType: 'Differential', localAuthorizationList: [{ idTag: 'TAG-C', idTagInfo: { status: 'Accepted' } }, { idTag: 'TAG-A' }] });
+    await edited.cp.calls('ClearCache', 1);
+    expect(edited.cp.received.map((c) => c.action).filter((a) => a === 'SendLocalList' || a === 'ClearCache')).toEqual(['SendLocalList', 'ClearCache']);
+    await until(() => owed().length === 0, 'that ClearCache paid too');
+    expect([...first.cp.violations, ...back.cp.violations, ...edited.cp.violations]).toEqual([]);
   });
 });
