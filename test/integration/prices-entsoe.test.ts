@@ -10,6 +10,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { EntsoeRequestError, EntsoeSource, EntsoeUnavailableError, planRequests } from '../../src/prices/sources/entsoe.js';
 import { parseA44 } from '../../src/prices/sources/entsoe-xml.js';
+import { httpGet, type HttpGet } from '../../src/prices/sources/http-get.js';
 import { addLocalDays, localDayStartMs } from '../../src/prices/timezone.js';
 import { a03Points, buildA44, buildAcknowledgement } from '../helpers/a44.js';
 import { FakePlatform, paramMs } from '../helpers/entsoe-server.js';
@@ -216,13 +217,13 @@ describe.skipIf(!hasSharedData)(`ENTSO-E A44 source${hasSharedData ? '' : ` (${S
     let nowMs = 0;
     const clock = { now: () => nowMs, sleep: async (ms: number) => void (nowMs += ms) };
     const startedAt: number[] = [];
-    const counting: typeof fetch = (input, init) => {
+    const counting: HttpGet = (url, init) => {
       startedAt.push(nowMs);
-      return fetch(input, init);
+      return httpGet(url, init);
     };
     const src = new EntsoeSource(
       { baseUrl, securityToken: TOKEN, maxRequestsPerMinute: 2, timeoutMs: 5000, backoffBaseMs: 5, backoffMaxMs: 20 },
-      { logger: capture().logger, clock, fetch: counting },
+      { logger: capture().logger, clock, get: counting },
     );
     // Three local years = three requests (Acknowledgements here), plus a 503 retried and a
     // 429 that asks for two minutes.

@@ -6,6 +6,7 @@ import { eicAt, registryBoundariesMs, type Market } from '../markets.js';
 import { realLimiterClock, SlidingWindowLimiter, type LimiterClock } from '../rate-limit.js';
 import { localDate, localDayStartMs } from '../timezone.js';
 import { EntsoeDocumentError, parseA44, type A44Result } from './entsoe-xml.js';
+import { httpGet, type HttpGet } from './http-get.js';
 
 export interface EntsoeOptions {
   readonly baseUrl: string;
@@ -21,7 +22,8 @@ export interface EntsoeOptions {
 export interface EntsoeDeps {
   readonly logger: Logger;
   readonly clock?: LimiterClock;
-  readonly fetch?: typeof fetch;
+  /** node:https by default (not fetch(): http-get.ts says why). */
+  readonly get?: HttpGet;
 }
 
 /** The request cannot succeed by retrying (bad token, refused parameters). */
@@ -77,14 +79,14 @@ export class EntsoeSource {
   readonly name = 'entsoe';
   private readonly limiter: SlidingWindowLimiter;
   private readonly clock: LimiterClock;
-  private readonly fetchImpl: typeof fetch;
+  private readonly get: HttpGet;
 
   constructor(
     private readonly options: EntsoeOptions,
     private readonly deps: EntsoeDeps,
   ) {
     this.clock = deps.clock ?? realLimiterClock;
-    this.fetchImpl = deps.fetch ?? fetch;
+    this.get = deps.get ?? httpGet;
     this.limiter = new SlidingWindowLimiter(options.maxRequestsPerMinute, 60_000, this.clock);
   }
 
@@ -136,10 +138,10 @@ export class EntsoeSource {
       let retryAfterMs: number | undefined;
       try {
         const timeout = AbortSignal.timeout(this.options.timeoutMs);
-        const res = await this.fetchImpl(url, { signal: signal ? AbortSignal.any([timeout, signal]) : timeout, headers: { accept: 'application/xml, text/xml' } });
+        const res = await this.get(url, { signal: signal ? AbortSignal.any([timeout, signal]) : timeout, headers: { accept: 'application/xml, text/xml' } });
         if (res.status === 429 || res.status >= 500) {
-          retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), this.clock.now());
-          await res.body?.cancel().catch(() => undefined);
+          retryAfterMs = parseRetryAfter(res.header('retry-after'), this.clock.now());
+          res.discard();
           lastProblem = `HTTP ${res.status}`;
         } else {
           const body = await res.text(); // throws when the connection drops mid-body
