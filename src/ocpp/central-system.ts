@@ -383,10 +383,9 @@ export class CentralSystem implements Module {
       parts.writes
         .run(`ClearCache paid to ${chargePointId}`, () => parts.clearCacheOwed.paid(chargePointId, sentAtMs))
         .catch((err: unknown) => log.error({ err, charge_point_id: chargePointId }, 'ClearCache paid not stored: it is sent again after the next restart'));
-      if (outcome.kind === 'answered') {
-        log.info({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache sent after id tags were removed on SIGHUP');
-        return;
-      }
+      if (outcome.kind === 'answered') log.info({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache sent after id tags were removed');
+      else log.warn({ charge_point_id: chargePointId, outcome: outcome.kind }, 'ClearCache after removed id tags refused by the charger; not sent again (clear its cache by hand)');
+      return;
     }
     // Not delivered (not connected, timeout, connection lost): still owed, sent after its next list (its next connection).
     log.warn({ charge_point_id: chargePointId, outcome: outcome.kind }, 'ClearCache after removed id tags not answered');

@@ -13,10 +13,10 @@ describe('chargers and ocpp settings', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mg-chargers-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('defaults: no chargers, ws on 8887 on every address, heartbeat every 300 s', () => {
+  it('defaults: no chargers, ws on 8887 on every address, heartbeat every 300 s, a refusal counts 24 h', () => {
     const config = validateConfig(BASE, 'test', {});
     expect(config.chargers).toEqual([]);
-    expect(config.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeat_interval_s: 300, storage_wait_s: 10, operation_timeout_s: 30 });
+    expect(config.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeat_interval_s: 300, storage_wait_s: 10, operation_timeout_s: 30, refusal_retry_h: 24 });
   });
 
   it('accepts accept_all and an id-tag list, and reads password_file', () => {
