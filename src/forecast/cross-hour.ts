@@ -11,6 +11,7 @@ import { trailingMeans, type DayMatrix } from './day-matrix.js';
 import { dayOfWeek } from './local-days.js';
 import type { PenaltyCache } from './penalty-cache.js';
 import { SharedRidgeDesign } from './shared-ridge.js';
+import { scratch } from './scratch.js';
 
 export interface CrossHourInput {
   /** Transformed prices, NaN after the last known day. */
@@ -24,13 +25,15 @@ export interface CrossHourInput {
   readonly windowDays: number;
   /** Days filled from a neighbour (lear.ts): used as features, never as targets. */
   readonly imputedDays?: ReadonlySet<number>;
+  /** Names the work buffers (scratch.ts) of the hourly rows and their means; without, new arrays. */
+  readonly work?: string;
 }
 
-/** Day x 24 matrix of hourly means of a day matrix (the matrix itself when hourly). */
-export function hourlyRows(m: DayMatrix): DayMatrix {
+/** Day x 24 matrix of hourly means of a day matrix (the matrix itself when hourly), into `into` (days * 24) if given. */
+export function hourlyRows(m: DayMatrix, into?: Float64Array): DayMatrix {
   if (m.slots === 24) return m;
   const per = m.slots / 24;
-  const out = new Float64Array(m.days * 24);
+  const out = into ?? new Float64Array(m.days * 24);
   for (let r = 0; r < m.days; r++)
     for (let hr = 0; hr < 24; hr++) {
       let s = 0;
@@ -128,10 +131,12 @@ export interface FittedDayModel {
  */
 export function forecastCrossHourModels(input: CrossHourInput, penalties?: PenaltyCache): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
   const { z, lastKnownDay, windowDays } = input;
-  const zh = hourlyRows(z);
-  const exoH = input.exo.map(hourlyRows);
-  const mean7 = trailingMeans(zh, 7, input.imputedDays);
-  const mean28 = trailingMeans(zh, 28, input.imputedDays);
+  const work = (use: string, length: number) => (input.work === undefined ? undefined : scratch(`${input.work}.cross-hour.${use}`, length));
+  const hourly = (m: DayMatrix, use: string) => (m.slots === 24 ? m : hourlyRows(m, work(use, m.days * 24)));
+  const zh = hourly(z, 'zh');
+  const exoH = input.exo.map((e, i) => hourly(e, `exo.${i}`));
+  const mean7 = trailingMeans(zh, 7, input.imputedDays, work('mean7', zh.values.length));
+  const mean28 = trailingMeans(zh, 28, input.imputedDays, work('mean28', zh.values.length));
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
   let dayAhead: FittedDayModel | undefined;
@@ -141,8 +146,9 @@ export function forecastCrossHourModels(input: CrossHourInput, penalties?: Penal
     const lay = layout(z, zh, mean7, mean28, exoH, h, useExo);
     const p = lay.p;
     const row = new Float64Array(p);
-    const x = new Float64Array(windowDays * p);
-    const y = new Float64Array(windowDays * slots);
+    // Work of this horizon only (scratch.ts): the design copies what it keeps.
+    const x = scratch('cross.x', windowDays * p);
+    const y = scratch('cross.y', windowDays * slots);
     let n = 0;
     for (let t = lastKnownDay - windowDays + 1; t <= lastKnownDay; t++) {
       if (input.imputedDays?.has(t) || !copyDay(z, t, y, n * slots)) continue;
@@ -154,10 +160,10 @@ export function forecastCrossHourModels(input: CrossHourInput, penalties?: Penal
       out.push(undefined);
       continue;
     }
-    const design = new SharedRidgeDesign(x.subarray(0, n * p), n, p);
+    const design = new SharedRidgeDesign(x.subarray(0, n * p), n, p, input.work === undefined ? undefined : `${input.work}.cross-hour.design`);
     const at = design.project(row);
     const values = new Float64Array(slots);
-    const ys = new Float64Array(n);
+    const ys = scratch('cross.ys', n);
     const fits: ReturnType<SharedRidgeDesign['fit']>[] = [];
     // As in the same-slot model, the penalty is chosen by leave-one-out at the first slot
     // of each hour and reused for its other quarter-hours (and, with a cache, for four weeks).

@@ -47,27 +47,75 @@ export function toDayMatrix(
   lastDay: number,
   slots: number,
 ): DayMatrix {
-  const days = lastDay - firstDay + 1;
-  const slotMin = 1440 / slots;
-  const sum = new Float64Array(days * slots);
-  const count = new Uint16Array(days * slots);
-  for (const p of points) {
+  const builder = new DayMatrixBuilder(timeZone, firstDay, lastDay, slots);
+  for (const p of points) builder.add(p.startMs, p.durationS, p.value);
+  return builder.finish();
+}
+
+/**
+ * toDayMatrix one period at a time, so a caller reading periods from a store fills the
+ * matrix as it reads instead of holding them all as objects first (the forecaster's year
+ * of prices). The same sums in the same order: the same matrix, to the bit.
+ */
+export class DayMatrixBuilder {
+  private readonly days: number;
+  private readonly slotMin: number;
+  private readonly sum: Float64Array;
+  private count: Uint16Array;
+
+  constructor(
+    private readonly timeZone: string,
+    private readonly firstDay: number,
+    private readonly lastDay: number,
+    private readonly slots: number,
+  ) {
+    this.days = lastDay - firstDay + 1;
+    this.slotMin = 1440 / slots;
+    this.sum = new Float64Array(this.days * slots);
+    this.count = new Uint16Array(this.days * slots);
+  }
+
+  add(startMs: number, durationS: number, value: number): void {
+    const { timeZone, firstDay, lastDay, slots, slotMin, sum, count } = this;
     // Walk the period in slot-sized steps (at least one step) so coarse periods fill all
     // slots they cover and fine periods land in theirs.
-    const stepMs = Math.min(p.durationS * 1000, slotMin * 60_000);
-    for (let t = p.startMs; t < p.startMs + p.durationS * 1000; t += stepMs) {
+    const stepMs = Math.min(durationS * 1000, slotMin * 60_000);
+    for (let t = startMs; t < startMs + durationS * 1000; t += stepMs) {
       const day = localDayOf(timeZone, t);
       if (day < firstDay || day > lastDay) continue;
       const slot = Math.floor(localMinuteOfDay(timeZone, t) / slotMin);
       const i = (day - firstDay) * slots + slot;
-      sum[i] += p.value;
+      sum[i] += value;
       count[i] += 1;
     }
   }
-  const values = new Float64Array(days * slots).fill(NaN);
-  for (let i = 0; i < values.length; i++) if (count[i] > 0) values[i] = sum[i] / count[i];
-  fillSmallGaps(values, days, slots);
-  return { firstDay, days, slots, values };
+
+  /** The matrix (the sums become the values: call once). */
+  finish(): DayMatrix {
+    const { days, slots, sum, count } = this;
+    // The sums' buffer becomes the values: one matrix-sized buffer instead of two.
+    const values = sum;
+    for (let i = 0; i < values.length; i++) values[i] = count[i] > 0 ? sum[i] / count[i] : NaN;
+    fillSmallGaps(values, days, slots);
+    this.count = new Uint16Array(0);
+    return { firstDay: this.firstDay, days, slots, values };
+  }
+}
+
+/**
+ * The matrix without its leading days that hold no value, except the last `keepDays` of
+ * them (a copy; the matrix itself when there is nothing to drop). Every reader of a day
+ * matrix reads a day outside it as unknown, as it reads an unknown day inside it; what
+ * runs along the rows (trailingMeans' running sums, fillUnknownDays' runs) sees the same
+ * sums and the same long run as long as `keepDays` covers its longest span: so a store
+ * holding a year does not make every matrix of the forecaster two years long.
+ */
+export function withoutUnknownLead(m: DayMatrix, keepDays: number): DayMatrix {
+  let first = m.values.findIndex((v) => !Number.isNaN(v));
+  if (first < 0) first = m.values.length;
+  const drop = Math.max(0, Math.floor(first / m.slots) - keepDays);
+  if (drop === 0) return m;
+  return { firstDay: m.firstDay + drop, days: m.days - drop, slots: m.slots, values: m.values.slice(drop * m.slots) };
 }
 
 /**
@@ -129,10 +177,11 @@ export function slotsToPeriods(
  * row's day (running sums; features read them per row). Days in `skipDays` (imputed from
  * a neighbour) count as unknown, so a stand-in day does not weigh its source twice. A span
  * with fewer than half its days known is missing history and reads NaN; one missing day
- * must not switch the model off for the span's length (issue 15).
+ * must not switch the model off for the span's length (issue 15). `into`: the array to
+ * write (z's length), else a new one.
  */
-export function trailingMeans(z: DayMatrix, days: number, skipDays?: ReadonlySet<number>): DayMatrix {
-  const out = new Float64Array(z.values.length).fill(NaN);
+export function trailingMeans(z: DayMatrix, days: number, skipDays?: ReadonlySet<number>, into?: Float64Array): DayMatrix {
+  const out = (into ?? new Float64Array(z.values.length)).fill(NaN);
   const minKnown = Math.ceil(days / 2);
   const at = (r: number, s: number): number => (skipDays?.has(z.firstDay + r) ? NaN : z.values[r * z.slots + s]);
   for (let s = 0; s < z.slots; s++) {
@@ -170,7 +219,9 @@ export function fillUnknownDays(m: DayMatrix, throughDay: number, maxRunDays = I
   const complete: boolean[] = [];
   for (let r = 0; r <= last; r++) complete.push(dayComplete(m, m.firstDay + r));
   if (complete.every(Boolean)) return { matrix: m, filled: [] };
-  const values = Float64Array.from(m.values);
+  // Copied at the first day filled: most origins have only runs too long to fill (the
+  // years before the store's first price), and a matrix-sized copy each was garbage.
+  let values: Float64Array | undefined;
   const filled: number[] = [];
   for (let r = 0; r <= last; ) {
     if (complete[r]) {
@@ -184,11 +235,12 @@ export function fillUnknownDays(m: DayMatrix, throughDay: number, maxRunDays = I
     if (end - r + 1 <= maxRunDays && (before !== undefined || after !== undefined)) {
       for (let d = r; d <= end; d++) {
         const src = after === undefined || (before !== undefined && d - before <= after - d) ? before! : after;
+        values ??= Float64Array.from(m.values);
         values.copyWithin(d * m.slots, src * m.slots, (src + 1) * m.slots);
         filled.push(m.firstDay + d);
       }
     }
     r = end + 1;
   }
-  return { matrix: filled.length > 0 ? { firstDay: m.firstDay, days: m.days, slots: m.slots, values } : m, filled };
+  return { matrix: values ? { firstDay: m.firstDay, days: m.days, slots: m.slots, values } : m, filled };
 }

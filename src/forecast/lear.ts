@@ -10,6 +10,7 @@ import { forecastCrossHourModels, type FittedDayModel } from './cross-hour.js';
 import { withResidualLoad } from './exogenous.js';
 import type { PenaltyCache } from './penalty-cache.js';
 import { recursiveForecasts } from './recursive.js';
+import { scratch } from './scratch.js';
 
 export type PriceTransform = 'asinh' | 'none';
 
@@ -82,7 +83,7 @@ interface Scaler {
 function robustScaler(m: DayMatrix, fromDay: number, toDay: number): Scaler {
   // Typed arrays sort numerically without a comparator: 3x faster than number[] with one
   // (it runs for every window and series at every origin), the same median and MAD.
-  const buf = new Float64Array(Math.max(0, toDay - fromDay + 1) * m.slots);
+  const buf = scratch('scaler', Math.max(0, toDay - fromDay + 1) * m.slots);
   let n = 0;
   for (let d = fromDay; d <= toDay; d++)
     for (let s = 0; s < m.slots; s++) {
@@ -106,9 +107,9 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-/** Transformed copy of a matrix restricted to days <= lastDay (later days NaN). */
-function transformed(m: DayMatrix, lastDay: number, scaler: Scaler, transform: PriceTransform): DayMatrix {
-  const out = new Float64Array(m.values.length).fill(NaN);
+/** Transformed copy of a matrix restricted to days <= lastDay (later days NaN), into `into` (m's length) if given. */
+function transformed(m: DayMatrix, lastDay: number, scaler: Scaler, transform: PriceTransform, into?: Float64Array): DayMatrix {
+  const out = (into ?? new Float64Array(m.values.length)).fill(NaN);
   const rows = Math.min(m.days, lastDay - m.firstDay + 1);
   for (let i = 0; i < rows * m.slots; i++) {
     const z = (m.values[i] - scaler.center) / scaler.spread;
@@ -324,7 +325,11 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
     if (days === 0) continue;
     const windowStart = lastKnownDay - w + 1;
     const scaler = robustScaler(prices, windowStart, lastKnownDay);
-    const z = transformed(known, lastKnownDay, scaler, options.transform);
+    // The window's matrices are work buffers (scratch.ts), reused at every origin instead of
+    // new matrices each time; nothing keeps them after this call. The configured window's
+    // set is its own: the recursion reads it after the later windows have run.
+    const work = w === options.trainingWindowDays ? 'trained-window' : 'other-window';
+    const z = transformed(known, lastKnownDay, scaler, options.transform, scratch(`${work}.z`, known.values.length));
     // Forecasts are kept within the window's range of (transformed) prices: a linear model
     // fed inputs outside its training range can extrapolate far, and the inverse asinh
     // turns that into an exponential blow-up.
@@ -338,23 +343,23 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
         if (v > zMax) zMax = v;
       }
     }
-    const exoScaled = Object.values(exogenous ?? {}).map((m) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform));
+    const exoScaled = Object.values(exogenous ?? {}).map((m, i) => transformed(m, exoKnown, robustScaler(m, windowStart, lastKnownDay), options.transform, scratch(`${work}.exo.${i}`, m.values.length)));
     const daily = origin.dailyLoad && origin.dailyLoad.knownThrough > lastKnownDay + 1
-      ? { scaled: Object.values(origin.dailyLoad.series).map((m) => transformed(m, origin.dailyLoad!.knownThrough, robustScaler(m, windowStart, lastKnownDay), options.transform)), knownThrough: origin.dailyLoad.knownThrough }
+      ? { scaled: Object.values(origin.dailyLoad.series).map((m, i) => transformed(m, origin.dailyLoad!.knownThrough, robustScaler(m, windowStart, lastKnownDay), options.transform, scratch(`${work}.daily.${i}`, m.values.length))), knownThrough: origin.dailyLoad.knownThrough }
       : undefined;
     const toPrice = (x: number): number => inverse(Math.min(zMax, Math.max(zMin, x)), scaler, options.transform);
     const wantRecursion = recursive && w === options.trainingWindowDays;
     const dayAheadModels: (FittedDayModel | undefined)[] = [];
     for (const member of members) {
       if (!(member === 'same-slot' ? windows : crossWindows).includes(w)) continue;
-      const fitted = fitMember(member, z, exoScaled, w, days, daily);
+      const fitted = fitMember(member, z, exoScaled, w, days, work, daily);
       fitted.forecasts.forEach((v, i) => {
         if (v) candidates[i].push(v.map(toPrice));
       });
       if (wantRecursion) {
         // With exogenous inputs the day-ahead fit used them; the recursion needs the
         // price-only day-ahead model (the days after D+1 have no published inputs).
-        dayAheadModels.push(fitted.dayAhead ?? (exoScaled.length > 0 ? fitMember(member, z, [], w, 1).dayAhead : undefined));
+        dayAheadModels.push(fitted.dayAhead ?? (exoScaled.length > 0 ? fitMember(member, z, [], w, 1, work).dayAhead : undefined));
       }
     }
     if (wantRecursion && dayAheadModels.length > 0 && dayAheadModels.every((m) => m !== undefined)) {
@@ -365,10 +370,10 @@ export function forecastLearPaths(origin: ForecastOrigin, options: LearOptions, 
       recursion = { models: dayAheadModels as FittedDayModel[], z, toPrice, toModelled };
     }
   }
-  function fitMember(member: LearMember, z: DayMatrix, exoScaled: readonly DayMatrix[], w: number, days: number, daily?: DailyInputs): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
+  function fitMember(member: LearMember, z: DayMatrix, exoScaled: readonly DayMatrix[], w: number, days: number, work: string, daily?: DailyInputs): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
     return member === 'same-slot'
-      ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties, daily)
-      : forecastCrossHourModels({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed }, penalties);
+      ? sameSlotForecasts(z, exoScaled, lastKnownDay, exoKnown, w, days, imputed, penalties, daily, work)
+      : forecastCrossHourModels({ z, exo: exoScaled, lastKnownDay, exogenousKnownThrough: exoKnown, horizonDays: Math.min(days, options.crossHourDays ?? options.horizonDays), windowDays: w, imputedDays: imputed, work }, penalties);
   }
   const direct: DayForecast[] = candidates.map((c, i) => {
     const day = lastKnownDay + i + 1;
@@ -414,14 +419,16 @@ function sameSlotForecasts(
   imputed: ReadonlySet<number>,
   penalties?: PenaltyCache,
   daily?: DailyInputs,
+  /** Names the work buffers (scratch.ts) of the trailing means; without, new arrays. */
+  work?: string,
 ): { forecasts: (Float64Array | undefined)[]; dayAhead?: FittedDayModel } {
   const exo = exoScaled.map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
   const dailyExo = (daily?.scaled ?? []).map((ez) => ({ z: ez, dailyMean: dailyMeans(ez) }));
   const stats = dailyStats(z);
   const slots = z.slots;
   const out: (Float64Array | undefined)[] = [];
-  const mean7 = trailingMeans(z, 7, imputed);
-  const mean28 = trailingMeans(z, 28, imputed);
+  const mean7 = trailingMeans(z, 7, imputed, work === undefined ? undefined : scratch(`${work}.same-slot.mean7`, z.values.length));
+  const mean28 = trailingMeans(z, 28, imputed, work === undefined ? undefined : scratch(`${work}.same-slot.mean28`, z.values.length));
   let dayAhead: FittedDayModel | undefined;
 
   for (let h = 1; h <= horizonDays; h++) {
@@ -438,8 +445,9 @@ function sameSlotForecasts(
     const models: LinearModel[] = [];
     let ok = true;
     const maxRows = windowDays;
-    const x = new Float64Array(maxRows * p);
-    const y = new Float64Array(maxRows);
+    // Work of this horizon only (scratch.ts): a fit keeps its coefficients, not its rows.
+    const x = scratch('slot.x', maxRows * p);
+    const y = scratch('slot.y', maxRows);
     // The penalty is chosen by leave-one-out once per hour of the day (at its first slot)
     // and reused for that hour's other quarter-hours: their problems are near-identical,
     // and it makes the 96-slot model 3x cheaper. With a cache, it is chosen weekly.

@@ -2,13 +2,14 @@
 // local day whose prices are all known), steps the conformal forecaster through the
 // calibration origins before it, and maps the last origin's day forecasts to real periods.
 // No I/O: prices come in, periods go out; `pause` lets the caller yield between origins.
-import { dayComplete, slotsToPeriods, toDayMatrix, type DayMatrix, type SeriesPoint } from './day-matrix.js';
+import { dayComplete, slotsToPeriods, toDayMatrix, withoutUnknownLead, type DayMatrix, type SeriesPoint } from './day-matrix.js';
 import { localDayOf } from './local-days.js';
 import { longestWindow } from './lear.js';
 import { ConformalForecaster, type RollingOptions } from './rolling.js';
 import { chooseExogenous, type PublishedPoint } from './exogenous-availability.js';
 import { weekAheadInputs } from './week-ahead.js';
 import { describeBandMethods, type BandMethod } from './band-methods.js';
+import { releaseScratch } from './scratch.js';
 
 export interface ForecastPeriodValue {
   readonly startMs: number;
@@ -48,6 +49,9 @@ export interface WarmState {
   readonly inputs: string;
 }
 
+/** The longest span of days a trailing mean of the models runs over (lear.ts, cross-hour.ts: 7 and 28). */
+const LONGEST_TRAILING_SPAN_DAYS = 28;
+
 /** Local days of history the forecaster reads before the origin. */
 export function historyDaysNeeded(options: RollingOptions): number {
   return longestWindow(options) + options.calibrationDays + options.horizonDays + 21;
@@ -64,9 +68,24 @@ export function forecastIntervalS(nativeIntervalS: number): 900 | 3600 {
   return Math.round(86_400 / Math.max(nativeIntervalS, 900)) === 96 ? 900 : 3600;
 }
 
+/**
+ * The price matrix a forecast at `nowMs` reads: local days firstDay..lastDay (the history
+ * the windows need through the last horizon day), `slots` a day. A caller reading prices
+ * from a store fills it as it reads (DayMatrixBuilder) and passes the matrix.
+ */
+export function priceMatrixLayout(timeZone: string, nowMs: number, targetIntervalS: number, options: RollingOptions): { readonly firstDay: number; readonly lastDay: number; readonly slots: number } {
+  const today = localDayOf(timeZone, nowMs);
+  return { firstDay: today - historyDaysNeeded(options), lastDay: today + 1 + options.horizonDays, slots: 86_400 / forecastIntervalS(targetIntervalS) };
+}
+
+function isDayMatrix(prices: readonly SeriesPoint[] | DayMatrix): prices is DayMatrix {
+  return !Array.isArray(prices);
+}
+
 export async function computeMarketForecast(args: {
   readonly timeZone: string;
-  readonly prices: readonly SeriesPoint[];
+  /** The periods, or their matrix already built in priceMatrixLayout's layout. */
+  readonly prices: readonly SeriesPoint[] | DayMatrix;
   readonly exogenous?: Readonly<Record<string, readonly SeriesPoint[]>>;
   /**
    * Stored exogenous series with their fetch times (live): used only as far as they were
@@ -91,12 +110,13 @@ export async function computeMarketForecast(args: {
   readonly warm?: readonly WarmState[];
 }): Promise<MarketForecastResult | undefined> {
   const { timeZone, options } = args;
-  const slots = 86_400 / forecastIntervalS(args.targetIntervalS);
-  const today = localDayOf(timeZone, args.nowMs);
-  const firstDay = today - historyDaysNeeded(options);
-  const lastDay = today + 1 + options.horizonDays;
-  const prices = toDayMatrix(timeZone, args.prices, firstDay, lastDay, slots);
-  const origin = lastCompleteDay(prices, today + 1);
+  const { firstDay, lastDay, slots } = priceMatrixLayout(timeZone, args.nowMs, args.targetIntervalS, options);
+  const built = isDayMatrix(args.prices) ? args.prices : toDayMatrix(timeZone, args.prices, firstDay, lastDay, slots);
+  if (built.firstDay !== firstDay || built.days !== lastDay - firstDay + 1 || built.slots !== slots) throw new RangeError('the price matrix is not in priceMatrixLayout\'s layout');
+  // Days before the store's first price are dropped (but the longest trailing span): every
+  // matrix the training derives is then as long as the prices held, not as the windows.
+  const prices = withoutUnknownLead(built, LONGEST_TRAILING_SPAN_DAYS);
+  const origin = lastCompleteDay(prices, lastDay - options.horizonDays);
   if (origin === undefined) return undefined;
   const choice = args.exogenousPublished
     ? chooseExogenous({ timeZone, series: args.exogenousPublished, originMs: args.nowMs, targetDay: origin + 1, windowFirstDay: origin - longestWindow(options) + 1, slots })
@@ -117,16 +137,21 @@ export async function computeMarketForecast(args: {
   if (reuse) forecaster.updateInput({ prices, exogenous, ...(dailyLoad ? { dailyLoad } : {}) });
   const firstOrigin = reuse ? warm.origin + 1 : coldStart;
   let last: ReturnType<ConformalForecaster['advance']> = [];
-  for (let o = firstOrigin; o <= origin; o++) {
-    // From cold, every second calibration origin is enough to calibrate the bounds (28
-    // origins' errors per horizon day instead of 56, still hundreds of periods each) and
-    // halves the start-up work; the days after add every origin, so after eight weeks the
-    // calibration is the backtest's again.
-    if (!reuse && (origin - o) % 2 === 1) continue;
-    // Only the last origin's forecast is stored: the others calibrate later ones, and the
-    // band's method (an IDR fit per horizon) is computed for the last alone.
-    last = forecaster.advance(o, { calibrationOnly: o !== origin });
-    if (args.pause) await args.pause();
+  try {
+    for (let o = firstOrigin; o <= origin; o++) {
+      // From cold, every second calibration origin is enough to calibrate the bounds (28
+      // origins' errors per horizon day instead of 56, still hundreds of periods each) and
+      // halves the start-up work; the days after add every origin, so after eight weeks the
+      // calibration is the backtest's again.
+      if (!reuse && (origin - o) % 2 === 1) continue;
+      // Only the last origin's forecast is stored: the others calibrate later ones, and the
+      // band's method (an IDR fit per horizon) is computed for the last alone.
+      last = forecaster.advance(o, { calibrationOnly: o !== origin });
+      if (args.pause) await args.pause();
+    }
+  } finally {
+    // The kernels' work buffers go with the computation (nothing of them is kept).
+    releaseScratch();
   }
   const periods: ForecastPeriodValue[] = [];
   const unforecastDays: number[] = [];

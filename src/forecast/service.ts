@@ -5,14 +5,14 @@
 import { parseCron, scheduleCron, type ScheduledJob } from '../schedule/cron-schedule.js';
 import type { Config } from '../config/types.js';
 import type { Clock } from '../clock.js';
-import type { PricePeriod } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import type { ComponentHealth, ModuleViews } from '../ops/observability/views.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import { isoDate, localDayOf } from './local-days.js';
-import { computeMarketForecast, forecastIntervalS, historyDaysNeeded, type WarmState } from './market-forecast.js';
+import { computeMarketForecast, forecastIntervalS, historyDaysNeeded, priceMatrixLayout, type WarmState } from './market-forecast.js';
+import { DayMatrixBuilder } from './day-matrix.js';
 import type { RollingOptions } from './rolling.js';
 import { bandMethodsFor, shippedBandMethods, type BandMethodTable } from './band-methods.js';
 import { EXOGENOUS_SERIES_NAMES, type ExogenousSeriesName } from '../prices/exogenous/series.js';
@@ -37,7 +37,8 @@ export interface ForecastServiceDeps {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly forecasts: ForecastStore;
-  readonly prices: { native(marketArea: string, fromMs: number, toMs: number): PricePeriod[] };
+  /** The stored native periods overlapping [fromMs, toMs), oldest first, one at a time (PriceStore.forEachNative). */
+  readonly prices: { forEachNative(marketArea: string, fromMs: number, toMs: number, visit: (startMs: number, durationS: number, pricePerMwh: number) => void): void };
   /** Stored exogenous series (load, wind, solar forecasts) with fetch times; absent = price only. */
   readonly exogenous?: { fetchedValues(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
   market(code: string): ForecastMarket | undefined;
@@ -217,7 +218,19 @@ export class ForecastService implements Module {
     const startedMs = Date.now();
     try {
       const fromMs = nowMs - (historyDaysNeeded(options) + 2) * DAY_MS;
-      const history = prices.native(market.code, fromMs, nowMs + 3 * DAY_MS);
+      // The prices go into the forecaster's day matrix as SQLite steps through them (a year
+      // of them as objects was most of the training's garbage); the fingerprint and the
+      // last period are taken on the way.
+      const layout = priceMatrixLayout(market.timeZone, nowMs, targetIntervalS, options);
+      const builder = new DayMatrixBuilder(market.timeZone, layout.firstDay, layout.lastDay, layout.slots);
+      const history = { length: 0, sum: 0, lastStartMs: 0, lastDurationS: 0 };
+      prices.forEachNative(market.code, fromMs, nowMs + 3 * DAY_MS, (startMs, durationS, pricePerMwh) => {
+        builder.add(startMs, durationS, pricePerMwh);
+        history.sum += pricePerMwh * (1 + (startMs % 7));
+        history.length++;
+        history.lastStartMs = startMs;
+        history.lastDurationS = durationS;
+      });
       const published = this.published(market, fromMs, nowMs + 3 * DAY_MS);
       const weekAhead = this.weekAhead(market, fromMs, nowMs + (horizonDays + 3) * DAY_MS);
       // Unchanged prices and the same origin give the same forecast: keep the stored one.
@@ -226,7 +239,7 @@ export class ForecastService implements Module {
       const exoSeries = [...Object.values(published ?? {}), ...(weekAhead ? [weekAhead.min, weekAhead.max] : [])];
       const exoCount = exoSeries.reduce((n, xs) => n + xs.length, 0);
       const exoLast = Math.max(0, ...exoSeries.map((xs) => xs.reduce((m, p) => Math.max(m, p.fetchedAtMs), 0)));
-      const fingerprint = `${history.length}:${history.reduce((sum, p) => sum + p.pricePerMwh * (1 + (p.startMs % 7)), 0)}:${exoCount}:${exoLast}`;
+      const fingerprint = `${history.length}:${history.sum}:${exoCount}:${exoLast}`;
       const previous = this.warm.get(market.code);
       if (previous && previous.fingerprint === fingerprint && forecasts.latestRun(market.code)) {
         logger.debug({ region }, 'forecast: prices unchanged since the last computation');
@@ -236,7 +249,7 @@ export class ForecastService implements Module {
       }
       const result = await computeMarketForecast({
         timeZone: market.timeZone,
-        prices: history.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.pricePerMwh })),
+        prices: builder.finish(),
         ...(published ? { exogenousPublished: published } : {}),
         ...(weekAhead ? { weekAheadPublished: weekAhead } : {}),
         nowMs,
@@ -249,8 +262,7 @@ export class ForecastService implements Module {
         logger.info({ region }, 'forecast: no complete recent day of prices yet; nothing to forecast from');
         if (history.length === 0) this.noteGap(market.code, [], `nothing to forecast from: no ${market.code} prices stored in the last ${historyDaysNeeded(options)} days`, true);
         else {
-          const last = history[history.length - 1];
-          const lastDay = isoDate(localDayOf(market.timeZone, last.startMs + last.durationS * 1000 - 1));
+          const lastDay = isoDate(localDayOf(market.timeZone, history.lastStartMs + history.lastDurationS * 1000 - 1));
           this.noteGap(market.code, unforecastDays(today, horizonDays, undefined), `no complete day of prices in the last two weeks; prices stored through ${lastDay}`);
         }
         return false;

@@ -5,6 +5,7 @@
 // day-level features (all hours of the last known days, the exogenous forecasts), so the
 // 24 or 96 slot models of a horizon share one decomposition.
 import { columnMeanSd, gramMatrix } from './ridge.js';
+import { scratch } from './scratch.js';
 
 /**
  * Eigen-decomposition of a symmetric n x n matrix (row-major): Householder reduction to
@@ -12,14 +13,15 @@ import { columnMeanSd, gramMatrix } from './ridge.js';
  * O(n^3) with a small constant, far cheaper than Jacobi rotations for n in the hundreds.
  * `vectors[k * n + j]` is component k of eigenvector j.
  */
-export function symmetricEigenQl(a: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
+export function symmetricEigenQl(a: Float64Array, n: number, vectorsInto?: Float64Array): { values: Float64Array; vectors: Float64Array } {
   // Works on the transpose (w[j * n + k] is row k, column j of EISPACK's V): its column
   // sweeps then run along memory, about three times faster for n in the hundreds; the
   // operations and their order are EISPACK's, so the results are the same to the bit.
-  const w = transposed(a, n);
+  // (The working copy is scratch: only the transposed result is returned, into `vectorsInto` if given.)
+  const w = transposed(a, n, scratch('eigen.w', n * n));
   const d = new Float64Array(n);
   const e = new Float64Array(n);
-  if (n === 0) return { values: d, vectors: w };
+  if (n === 0) return { values: d, vectors: new Float64Array(0) };
   for (let j = 0; j < n; j++) d[j] = w[j * n + (n - 1)];
   // Householder tridiagonalization.
   for (let i = n - 1; i > 0; i--) {
@@ -154,11 +156,12 @@ export function symmetricEigenQl(a: Float64Array, n: number): { values: Float64A
     d[l] += f;
     e[l] = 0;
   }
-  return { values: d, vectors: transposed(w, n) };
+  return { values: d, vectors: transposed(w, n, vectorsInto) };
 }
 
-function transposed(a: Float64Array, n: number): Float64Array {
-  const t = new Float64Array(n * n);
+/** A transposed copy of the n x n matrix `a`, into `into` (n * n, zeroed) when given. */
+function transposed(a: Float64Array, n: number, into?: Float64Array): Float64Array {
+  const t = into ?? new Float64Array(n * n);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) t[j * n + i] = a[i * n + j];
   return t;
 }
@@ -169,8 +172,8 @@ function transposed(a: Float64Array, n: number): Float64Array {
  * (eight sums, each in its own order: the same bits as one at a time), so each value
  * loaded serves four or two products: 2.8x faster than plain dot products at p = 274.
  */
-export function productWithTransposed(a: Float64Array, n: number, b: Float64Array, r: number, p: number): Float64Array {
-  const out = new Float64Array(n * r);
+export function productWithTransposed(a: Float64Array, n: number, b: Float64Array, r: number, p: number, into?: Float64Array): Float64Array {
+  const out = into ?? new Float64Array(n * r);
   let i = 0;
   for (; i + 2 <= n; i += 2) {
     const a0 = i * p;
@@ -330,14 +333,22 @@ export class SharedRidgeDesign {
   private readonly r: number;
   private readonly unit: number;
 
+  /**
+   * `work`: U (n x r, the largest part) goes in that work buffer (scratch.ts), so fit()
+   * is for before the next design with the same name is built; project() and the fits
+   * made stay valid (cross-hour.ts fits a horizon's slots, then builds the next horizon's).
+   */
   constructor(
     x: Float64Array,
     readonly n: number,
     readonly p: number,
+    work?: string,
   ) {
     const { mean, sd: scale } = columnMeanSd(x, n, p);
     for (let j = 0; j < p; j++) scale[j] = scale[j] > 1e-9 ? 1 / scale[j] : 0;
-    const xs = new Float64Array(n * p);
+    // The standardized copy, Gram or kernel matrix and eigenvectors are work (scratch.ts);
+    // the decomposition keeps only u, the basis and the eigenvalues.
+    const xs = scratch('design.xs', n * p);
     for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) xs[i * p + j] = (x[i * p + j] - mean[j]) * scale[j];
     this.mean = mean;
     this.scale = scale;
@@ -347,8 +358,8 @@ export class SharedRidgeDesign {
     let u: Float64Array;
     let dAll: Float64Array;
     if (p <= n) {
-      const gram = gramMatrix(xs, n, p);
-      const eig = symmetricEigenQl(gram, p);
+      const gram = gramMatrix(xs, n, p, scratch('design.gram', p * p));
+      const eig = symmetricEigenQl(gram, p, scratch('design.vectors', p * p));
       dAll = eig.values;
       const top = Math.max(...dAll, 0);
       for (let j = 0; j < p; j++) if (dAll[j] > 1e-10 * top) keep.push(j);
@@ -358,20 +369,20 @@ export class SharedRidgeDesign {
       // U = X_s V as dot products along memory (V transposed), the terms added in feature
       // order as the row-by-row accumulation did: the same to the bit (a zero feature adds
       // a zero, which leaves a sum unchanged).
-      const basisT = new Float64Array(r * p);
+      const basisT = scratch('design.basisT', r * p);
       for (let k = 0; k < p; k++) for (let c = 0; c < r; c++) basisT[c * p + k] = basis[k * r + c];
-      u = productWithTransposed(xs, n, basisT, r, p);
+      u = productWithTransposed(xs, n, basisT, r, p, work === undefined ? undefined : scratch(`${work}.u`, n * r));
     } else {
       // Fewer days than features: decompose the n x n kernel X_s X_s' instead (blocked dot
       // products in feature order, as the plain ones: the same bits, and symmetric).
-      const kern = productWithTransposed(xs, n, xs, n, p);
-      const eig = symmetricEigenQl(kern, n);
+      const kern = productWithTransposed(xs, n, xs, n, p, scratch('design.kern', n * n));
+      const eig = symmetricEigenQl(kern, n, scratch('design.vectors', n * n));
       dAll = eig.values;
       const top = Math.max(...dAll, 0);
       for (let j = 0; j < n; j++) if (dAll[j] > 1e-10 * top) keep.push(j);
       const r = keep.length;
       // U = W S (unnormalized scores); V = X_s' W / s.
-      u = new Float64Array(n * r);
+      u = work === undefined ? new Float64Array(n * r) : scratch(`${work}.u`, n * r);
       basis = new Float64Array(p * r);
       for (let c = 0; c < r; c++) {
         const s = Math.sqrt(dAll[keep[c]]);
@@ -422,7 +433,7 @@ export class SharedRidgeDesign {
     let ybar = 0;
     for (let i = 0; i < n; i++) ybar += y[i];
     ybar /= n;
-    const uy = new Float64Array(r);
+    const uy = scratch('fit.uy', r);
     for (let i = 0; i < n; i++) {
       const yc = y[i] - ybar;
       for (let c = 0; c < r; c++) uy[c] += u[i * r + c] * yc;
@@ -430,8 +441,8 @@ export class SharedRidgeDesign {
     let rel = relativePenalty;
     if (rel === undefined) {
       const grid = PENALTY_GRID.length;
-      const inv = new Float64Array(grid * r);
-      const coef = new Float64Array(grid * r);
+      const inv = scratch('fit.inv', grid * r);
+      const coef = scratch('fit.coef', grid * r);
       for (let g = 0; g < grid; g++) {
         const alpha = PENALTY_GRID[g] * this.unit;
         for (let c = 0; c < r; c++) {

@@ -90,6 +90,13 @@ export class PriceStore {
         `SELECT market_area, start_ms, duration_s, price_per_mwh FROM prices
          WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms`,
       ),
+      // The same periods as three columns, row by row (forEachNative).
+      rangeRaw: db
+        .prepare<[string, number, number, number]>(
+          `SELECT start_ms, duration_s, price_per_mwh FROM prices
+           WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms`,
+        )
+        .raw(),
       rangeFull: db.prepare<[string, number, number, number]>(
         `SELECT market_area, start_ms, duration_s, price_per_mwh, currency, source, fetched_at_ms FROM prices
          WHERE market_area = ? AND start_ms >= ? AND start_ms < ? AND start_ms + duration_s * 1000 > ? ORDER BY start_ms`,
@@ -185,6 +192,15 @@ export class PriceStore {
   native(marketArea: string, fromMs: number, toMs: number): PricePeriod[] {
     const rows = this.stmts.range.all(marketArea, fromMs - DAY_MS, toMs, fromMs) as Row[];
     return rows.map(toPeriod);
+  }
+
+  /**
+   * native()'s periods, oldest first, handed to `visit` one at a time as SQLite steps
+   * through them: a reader that folds them (the forecaster's day matrix) never holds a
+   * year of them as objects.
+   */
+  forEachNative(marketArea: string, fromMs: number, toMs: number, visit: (startMs: number, durationS: number, pricePerMwh: number) => void): void {
+    for (const [startMs, durationS, pricePerMwh] of this.stmts.rangeRaw.iterate(marketArea, fromMs - DAY_MS, toMs, fromMs) as Iterable<[number, number, number]>) visit(startMs, durationS, pricePerMwh);
   }
 
   /** Like native(), with currency, source and fetch time. */
