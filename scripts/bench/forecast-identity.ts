@@ -125,7 +125,7 @@ interface Case {
 
 const at = (d: number, hours: number) => localMidnightMs(TZ, d) + hours * HOUR_MS;
 
-const cases: Case[] = [
+const allCases: Case[] = [
   {
     label: "daemon-rss's store: NL 2025 at 900 s, a year, price only; origin 2025-12-30 13:00",
     prepare(dbPath) {
@@ -168,7 +168,8 @@ const cases: Case[] = [
       return { nowMs: at(day, 11) };
     },
   },
-].filter((c) => process.env.ONLY === undefined || c.label.includes(process.env.ONLY));
+];
+const cases = allCases.filter((c) => process.env.ONLY === undefined || c.label.includes(process.env.ONLY));
 
 const env = { ...process.env, ...unitEnvironment() };
 function run(dist: string, dbPath: string, c: unknown): Measured {
