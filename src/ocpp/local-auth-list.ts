@@ -30,7 +30,9 @@ const key = (tag: string) => tag.toLowerCase();
 export function wantedIdTags(configured: readonly string[]): string[] {
   const seen = new Map<string, string>();
   for (const t of configured) if (!seen.has(key(t))) seen.set(key(t), t);
-  return [...seen.values()].sort((a, b) => key(a).localeCompare(key(b)));
+  // Code-unit order of the lowercased tags: localeCompare would load ICU's collation data (3 MB
+  // resident on Node 24, docs/architecture.md, Memory), and the order only has to be stable.
+  return [...seen.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /**

@@ -76,6 +76,7 @@ export function parseGlDocument(xml: string, marketArea: string): GlResult {
       for (const v of p.prices) points.push({ marketArea, series, startMs: v.startMs, durationS: p.resolutionS, valueMw: v.price });
     });
   });
-  points.sort((a, b) => a.series.localeCompare(b.series) || a.startMs - b.startMs);
+  // Code-unit order (the series names are ASCII): localeCompare would load ICU's collation data.
+  points.sort((a, b) => (a.series < b.series ? -1 : a.series > b.series ? 1 : 0) || a.startMs - b.startMs);
   return { kind: 'points', points, ignoredPsrTypes: [...ignored].sort(), ...(ignoredBusiness.size > 0 ? { ignoredBusinessTypes: [...ignoredBusiness].sort() } : {}) };
 }
