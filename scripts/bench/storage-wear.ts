@@ -15,7 +15,8 @@
 // (Outbox.page, then Outbox.deferAcked, whose deletes go with the next tick's commit; the
 // baseline's Outbox.deleteAcked committed them on their own: its 50 ms batch holds one
 // tick's rows at 10 s polls) — the steady state of a connected gateway. The database is
-// opened with the page size the daemon picks for the number of meters (pageSizeForMeters).
+// opened as the daemon opens it (openDaemonDatabase, where the variant has it), with the page
+// size the daemon picks for the number of meters (pageSizeForMeters).
 // fsyncs are counted by running each case twice under strace, with and without the measured
 // ticks, and taking the difference (so the open, the migrations and the warm-up do not
 // count). The temporary directory must be on a real disk: tmpfs sends nothing to storage.
@@ -36,7 +37,9 @@ if (process.argv[2] === 'child') {
   const { validateConfig } = await from<typeof import('../../src/config/load.js')>('config/load.js');
   const { createContext, buildUplink } = await from<typeof import('../../src/daemon.js')>('daemon.js');
   const { createLogger } = await from<typeof import('../../src/log.js')>('log.js');
-  const { openDatabase } = await from<typeof import('../../src/store/db.js')>('store/db.js');
+  const store = await from<Partial<typeof import('../../src/store/db.js')> & Pick<typeof import('../../src/store/db.js'), 'openDatabase'>>('store/db.js');
+  // As the daemon opens it (its page cache), where the variant has that.
+  const openDatabase = store.openDaemonDatabase ?? store.openDatabase;
   const { resolveProfile } = await from<typeof import('../../src/modbus/profiles/index.js')>('modbus/profiles/index.js');
   const config = validateConfig({ organization_id: ORG, data_dir: dir, mqtt: { url: 'mqtts://broker.invalid:8883' } }, 'bench', {});
   // As the daemon opens it: the page size it picks for this many meters, where the version has that choice.
