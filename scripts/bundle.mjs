@@ -13,7 +13,11 @@ import { readFile, rm, readdir } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 
 const DIST = resolve('dist');
-const EXTERNAL = ['better-sqlite3', 'serialport', '@serialport/*', 'aedes', 'selfsigned'];
+// iconv-lite and mime-db: big data in a bundle's source text, which V8 keeps for as long as the
+// chunk is loaded (docs/architecture.md, Memory). From node_modules, iconv-lite's encodings
+// and their tables (~490 kB) are read only when a body in that charset is decoded, and
+// mime-db's JSON is parsed without its text staying in the heap.
+const EXTERNAL = ['better-sqlite3', 'serialport', '@serialport/*', 'aedes', 'selfsigned', 'iconv-lite', 'mime-db'];
 
 // A chunk of an earlier run (its name is its content's hash) would otherwise stay.
 for (const f of await readdir(DIST)) if (f.startsWith('chunk-')) await rm(resolve(DIST, f));
@@ -28,6 +32,22 @@ const ownImportMetaUrl = {
       const rel = relative(DIST, args.path);
       return { contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify('./' + rel)}, import.meta.url).href`), loader: 'js' };
     });
+  },
+};
+
+// node:http through require, never as an ES module import. On Node 22+ node:http's exports
+// have getters for WebSocket, CloseEvent and MessageEvent that load undici (fetch's
+// implementation, with node:http2 and the web streams); importing node:http as an ES module
+// builds its namespace by reading every export, getters included, so undici's code, data
+// and objects were loaded at start for good: 13 MB of RSS in a bare Node 24 process
+// (https://github.com/nodejs/node/issues/59686). A CommonJS module in the bundle reads
+// only the properties the code uses. (A dynamic import keeps its namespace: `metergate
+// doctor`'s, which undici does not weigh on.)
+const httpThroughRequire = {
+  name: 'http-through-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) => (args.kind === 'import-statement' ? { path: 'node:http', namespace: 'http-through-require' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'http-through-require' }, () => ({ contents: "module.exports = require('node:http');", loader: 'js' }));
   },
 };
 
@@ -50,7 +70,7 @@ await build({
   legalComments: 'none',
   external: EXTERNAL,
   chunkNames: 'chunk-[hash]',
-  plugins: [ownImportMetaUrl],
+  plugins: [ownImportMetaUrl, httpThroughRequire],
   // CommonJS packages in an ES module bundle: their require() of Node's modules needs a real require.
   banner: { js: "import{createRequire as __mgCreateRequire}from'node:module';const require=__mgCreateRequire(import.meta.url);" },
   logLevel: 'warning',
