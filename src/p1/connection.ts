@@ -16,6 +16,8 @@ export interface P1ConnectionDeps {
   readonly reopenMaxMs: number;
   /** Told each time the line fails (scan and doctor report it instead of waiting). */
   readonly onUnavailable?: (why: string) => void;
+  /** Told each time the port or bridge is open (doctor asks a mode C meter then). */
+  readonly onOpen?: () => void;
 }
 
 const REOPEN_FIRST_MS = 250;
@@ -105,6 +107,7 @@ export class P1Connection {
     this.delayMs = REOPEN_FIRST_MS;
     if (this.lastError !== null) this.deps.logger.info({ bus: this.deps.bus.name, address: this.address }, 'P1 line open again');
     this.lastError = null;
+    this.deps.onOpen?.();
   }
 
   private data(chunk: Buffer): void {

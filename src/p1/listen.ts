@@ -6,6 +6,8 @@ import type { Logger } from '../log.js';
 import { P1Connection } from './connection.js';
 import type { DropReason } from './framer.js';
 import { isSmlLine, type P1Line } from './line-settings.js';
+import { MODE_C_START } from './mode-c.js';
+import { ModeCSession } from './mode-c-session.js';
 import { telegramReader } from './reader.js';
 import type { P1Identity, P1Reading } from './measurements.js';
 
@@ -28,6 +30,8 @@ export interface ListenResult {
    * being read at 9600 7E1): an SML meter, to be read at 9600 8N1. A text line ends its listen then.
    */
   readonly smlSeen: boolean;
+  /** The meter was asked (IEC 62056-21 mode C), not listened to. */
+  readonly modeC?: boolean;
 }
 
 export interface ListenOptions {
@@ -101,6 +105,51 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
     const quiet = setTimeout(() => {
       if (bytes === 0) finish(null, null);
     }, opts.quietMs ?? opts.timeoutMs);
+    connection.open();
+  });
+}
+
+/**
+ * Asks an IEC 62056-21 mode C meter once (for `doctor`): opens the port at 300 7E1, sends the
+ * sign-on as the daemon does (mode-c-session.ts) and ends at the readout, its failure (no
+ * answer, BCC, ...), or a port that cannot be opened.
+ */
+export function askModeCMeter(opts: { readonly port: string; readonly logger: Logger }): Promise<ListenResult> {
+  const bus: BusConfig = { name: 'ask', type: 'p1', port: opts.port, mode: 'C', tcp_port: 0, baud_rate: MODE_C_START.baudRate, parity: 'even', data_bits: 7, stop_bits: 1, timeout_ms: 1000, retries: 0 };
+  const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
+  let bytes = 0;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (telegram: HeardTelegram | null, unavailable: string | null) => {
+      if (settled) return;
+      settled = true;
+      session.stop();
+      void connection.close().then(() => resolve({ line: '9600 7E1', telegram, bytes, drops, unavailable, smlSeen: false, modeC: true }));
+    };
+    const connection = new P1Connection({
+      bus,
+      logger: opts.logger,
+      reopenMaxMs: 1_000,
+      onUnavailable: (why) => finish(null, why),
+      onOpen: () => session.request(),
+      onData: (text) => {
+        bytes += text.length;
+        session.data(text);
+      },
+    });
+    const session = new ModeCSession({
+      connection,
+      onEvent: (event) => {
+        if (event.kind === 'dropped') {
+          drops[event.reason] = (drops[event.reason] ?? 0) + 1;
+          return finish(null, null);
+        }
+        const outcome = event.outcome;
+        if (outcome.kind === 'ok') return finish({ identity: { ...outcome.identity, layout: 'IEC 62056-21 mode C' }, reading: outcome.reading, crcChecked: true }, null);
+        drops[outcome.kind] = (drops[outcome.kind] ?? 0) + 1;
+        finish(null, null);
+      },
+    });
     connection.open();
   });
 }

@@ -11,6 +11,9 @@ import { interpretTelegram } from './interpret.js';
 import { MODE_C_START, ModeCExchange, optionSelect, SIGN_ON } from './mode-c.js';
 import type { ReaderEvent } from './reader.js';
 
+/** After the ACK's transmit time, before the switch: well inside the meter's 200 ms reaction time. */
+const ACK_MARGIN_MS = 20;
+
 export interface ModeCSessionDeps {
   readonly connection: Pick<P1Connection, 'writable' | 'write' | 'setBaudRate'>;
   /** Told each readout's end: a whole readout, or why there was none. */
@@ -78,15 +81,26 @@ export class ModeCSession {
     } catch (err) {
       return this.failed(readout, `sign-on not sent: ${(err as Error).message}`);
     }
-    this.wait(readout, this.deps.identificationTimeoutMs ?? 3_000, 'no identification after the sign-on request');
+    // A quick meter may have answered while the request was still draining.
+    if (!this.identified) this.wait(readout, this.deps.identificationTimeoutMs ?? 3_000, 'no identification after the sign-on request');
   }
 
   private async acknowledge(readout: number, baudChar: string, baudRate: number): Promise<void> {
     if (readout !== this.readout) return;
     this.wait(readout, this.deps.blockTimeoutMs ?? 20_000, `no whole data block at ${baudRate} baud after the option select`);
     try {
-      // The ACK goes out at 300 baud; the meter switches once it has it, and so do we.
-      await this.deps.connection.write(optionSelect(baudChar));
+      // The ACK goes out at 300 baud; the meter switches once it has it, and so do we. Not
+      // before the ACK's own time on the line has passed (10 bits a character): serialport's
+      // update() flushes both queues (tcflush TCIOFLUSH in @serialport/bindings-cpp
+      // setBaudRate), and a USB adapter's drain, or a pty's, may return while bytes are still
+      // on their way. The meter answers no sooner than 200 ms after the ACK (IEC 62056-21 tr).
+      const ack = optionSelect(baudChar);
+      const startedMs = performance.now();
+      await this.deps.connection.write(ack);
+      const onLineMs = (ack.length * 10 * 1000) / MODE_C_START.baudRate + ACK_MARGIN_MS;
+      const waitMs = startedMs + onLineMs - performance.now();
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      if (readout !== this.readout) return;
       await this.deps.connection.setBaudRate(baudRate);
     } catch (err) {
       this.failed(readout, `option select not sent: ${(err as Error).message}`);

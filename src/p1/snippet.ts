@@ -14,6 +14,7 @@ export interface P1Target {
 export function p1Summary(result: ListenResult): string {
   const t = result.telegram;
   if (!t) return `no whole P1 telegram at ${result.line}`;
+  if (result.modeC) return `${t.identity.layout} meter ${t.identity.meterId ?? '(no meter id)'} (${t.identity.vendor} ${t.identity.model}), asked with the sign-on request, BCC checked`;
   const modeD = t.identity.layout !== 'DSMR';
   const version = modeD ? t.identity.layout : t.identity.dsmrVersion ? `DSMR ${t.identity.dsmrVersion}` : result.line === '9600 7E1' ? 'DSMR 2.2/3.0' : 'DSMR';
   const crc = t.crcChecked ? 'CRC checked' : modeD ? 'no CRC (mode D has none)' : 'no CRC (DSMR 2.2/3.0)';

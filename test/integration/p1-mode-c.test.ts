@@ -3,7 +3,11 @@
 // test/data/iec62056-21/itron_em214_mode_c.txt): sign-on at 300 baud, option select for the
 // meter's 9600 (the meter checks the gateway's speed with stty), data block with BCC. A wrong
 // BCC and a meter that does not answer are counted and named; the next poll asks again.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -11,11 +15,12 @@ import { ConfigError, validateConfig } from '../../src/config/load.js';
 import type { MeterSample, MeterStatus } from '../../src/domain.js';
 import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
+import { ALL_CHECKS, formatResult, runDoctor } from '../../src/ops/doctor/run.js';
 import { P1Source } from '../../src/p1/p1-source.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 import { startModeCMeter, type ModeCMeter } from '../helpers/mode-c-meter.js';
 import { hasSocat } from '../helpers/peers.js';
-import { METER_A, ORG } from '../helpers/poller-harness.js';
+import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { removeDir, startPtyPair } from '../helpers/socat.js';
 import { until } from '../helpers/wait.js';
@@ -101,6 +106,45 @@ describe.skipIf(!hasSocat)('an IEC 62056-21 mode C meter on a P1 bus', () => {
     const again = samples.length;
     await until(() => samples.length > again, 'samples once it answers again', 30_000);
     for (const s of samples) expect(s.metrics).toEqual(EM214);
+  });
+
+  it('doctor asks it once: passes the meter with its id and values, fails a silent port with the fix', { timeout: 60_000 }, async () => {
+    const pairs = [await startPtyPair(), await startPtyPair()];
+    const dir = mkdtempSync(join(tmpdir(), 'mg-mode-c-doctor-'));
+    cleanup.push(async () => {
+      for (const p of pairs) {
+        await p.stop();
+        removeDir(p.dir);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const meter = await startModeCMeter({ recording: RECORDING, gatewaySide: pairs[0]!.a, meterSide: pairs[0]!.b });
+    cleanup.push(() => meter.stop());
+    const configPath = join(dir, 'config.yaml');
+    writeFileSync(
+      configPath,
+      stringify({
+        organization_id: ORG,
+        data_dir: join(dir, 'data'),
+        buses: [
+          { name: 'optical-a', type: 'p1', port: pairs[0]!.a, mode: 'C' },
+          { name: 'optical-b', type: 'p1', port: pairs[1]!.a, mode: 'C' },
+        ],
+        meters: [
+          { resource_id: METER_A, bus: 'optical-a' },
+          { resource_id: METER_B, bus: 'optical-b' },
+        ],
+        prices: { source: 'none' },
+      }),
+    );
+    const results = await runDoctor({ configPath, checks: ALL_CHECKS.filter((c) => c.name === 'config' || c.name === 'meters'), timeoutMs: 3000, serviceUser: 'root' });
+    const text = results.map(formatResult).join('\n');
+    const of = (id: string) => results.find((r) => r.check === `meter ${id.slice(0, 8)}`)!;
+    expect(of(METER_A), text).toMatchObject({ status: 'pass' });
+    expect(of(METER_A).detail).toMatch(/^optical-a P1 meter \(.*\): IEC 62056-21 mode C meter 1240007670003202 \(Itron EM214\), asked with the sign-on request, BCC checked: 490 W, 22108\.7 kWh imported$/);
+    expect(meter.signOnSpeeds).toEqual([300]);
+    expect(of(METER_B), text).toMatchObject({ status: 'fail', fix: expect.stringMatching(/^no answer to the sign-on request/) });
+    expect(of(METER_B).detail).toMatch(/no whole mode C readout after the sign-on request \(0 bytes; dropped: 1 no_answer/);
   });
 
   it('mode C needs a serial port and no line setting', () => {

@@ -1,12 +1,12 @@
 // doctor for a DSMR P1 meter (or a mode D / SML meter on a p1 bus): listens on its port or
-// bridge for one whole telegram (a DSMR 4 meter sends every 10 s) and judges its values like a
+// bridge for one whole telegram (a mode C meter: asks it once) (a DSMR 4 meter sends every 10 s) and judges its values like a
 // Modbus meter's (an SML meter without power: a warning naming the PIN); while the daemon holds
 // the port, asks the daemon instead.
 import type { BusConfig, MeterConfig } from '../../config/types.js';
 import { createLogger } from '../../log.js';
 import { diagnoseP1, powerAbsent } from '../../p1/diagnosis.js';
-import { listenForTelegram } from '../../p1/listen.js';
-import { isSmlLine, p1Line } from '../../p1/line-settings.js';
+import { askModeCMeter, listenForTelegram } from '../../p1/listen.js';
+import { isModeC, isSmlLine, p1Line } from '../../p1/line-settings.js';
 import { P1_MAX_POWER_W } from '../../p1/p1-source.js';
 import { p1LineReport, p1Summary } from '../../p1/snippet.js';
 import { fail, pass, warn, type CheckResult } from './types.js';
@@ -34,15 +34,19 @@ export async function checkP1Meter(
   const endpoint = bus.type === 'p1' ? (bus.port ?? '') : `${bus.host}:${bus.tcp_port}`;
   const where = `${meter.bus} P1 meter (${endpoint})`;
   const maxPowerW = meter.max_power_w ?? P1_MAX_POWER_W;
-  const heard = await listenForTelegram({
-    type: bus.type === 'p1' ? 'p1' : 'p1-tcp',
-    port: bus.port,
-    host: bus.host,
-    tcpPort: bus.tcp_port,
-    line: p1Line(bus),
-    timeoutMs: LISTEN_MS,
-    logger: createLogger('silent'),
-  });
+  // A mode C meter sends nothing until asked: doctor asks it once, as the daemon does each poll.
+  const modeC = isModeC(bus);
+  const heard = modeC
+    ? await askModeCMeter({ port: bus.port ?? '', logger: createLogger('silent') })
+    : await listenForTelegram({
+        type: bus.type === 'p1' ? 'p1' : 'p1-tcp',
+        port: bus.port,
+        host: bus.host,
+        tcpPort: bus.tcp_port,
+        line: p1Line(bus),
+        timeoutMs: LISTEN_MS,
+        logger: createLogger('silent'),
+      });
   if (heard.unavailable) {
     if (!/lock|busy|EBUSY|temporarily unavailable/i.test(heard.unavailable)) return fail(name, `${where}: ${heard.unavailable}`, 'fix the serial line or bridge first (see the serial line above)');
     const seen = (await daemonMeters())?.find((m) => m.resource_id === meter.resource_id);
@@ -53,6 +57,10 @@ export async function checkP1Meter(
     const values = Object.fromEntries((seen.metrics ?? []).map((m) => [m.name, m.value]));
     const problem = judge.implausibility(values, maxPowerW);
     return problem ? fail(name, `${where} sends to the running daemon, but ${problem}`, 'check which meter this P1 port belongs to') : pass(name, `${where} sends to the running daemon: ${judge.format(values)}`);
+  }
+  if (!heard.telegram && modeC) {
+    const why = diagnoseP1(heard, `buses[${busIndex}]`);
+    return fail(name, `${where}: no whole mode C readout after the sign-on request (${p1LineReport(heard)})`, why?.text ?? 'see docs/p1.md, mode C meters');
   }
   if (!heard.telegram) {
     const why = diagnoseP1(heard, `buses[${busIndex}]`);
