@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
 import { createLogger } from '../log.js';
 import type { P1Line } from '../p1/line-settings.js';
-import { listenForTelegram, type ListenResult } from '../p1/listen.js';
+import { askModeCMeter, listenForTelegram, type ListenResult } from '../p1/listen.js';
 import { p1ConfigSnippet, p1LineReport, p1Summary, type P1Target } from '../p1/snippet.js';
 import { bestResult, configSnippet, parseUnitIds, scan, ScanPortError, type ScanSettings } from '../modbus/scan.js';
 
@@ -178,7 +178,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   const target: P1Target = opts.port ? { type: 'p1', port: opts.port } : { type: 'p1-tcp', host, tcpPort };
   const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent');
   const base = { type: target.type, port: target.port, host: target.host, tcpPort: target.tcpPort, timeoutMs: 12_000, logger };
-  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0, IEC 62056-21 mode D), then 2400 7E1 (mode D), then 9600 8N1 (SML; at once where SML's escape sequence was heard), up to 12 s each\n`);
+  if (opts.p1) err.write(`listening on ${where} for P1 telegrams: 115200 8N1 (DSMR 4+), then 9600 7E1 (DSMR 2.2/3.0, IEC 62056-21 mode D), then 2400 7E1 (mode D), then 9600 8N1 (SML; at once where SML's escape sequence was heard), up to 12 s each${opts.port ? '; a port silent throughout is asked for an IEC 62056-21 mode C readout (/?! at 300 7E1)' : ''}\n`);
   const first = await listenForTelegram({ ...base, line: '115200 8N1', quietMs: opts.p1 ? undefined : 1_500 });
   if (!opts.p1 && (first.bytes === 0 || first.unavailable)) return false; // silent: a Modbus line (or the sweep reports the port)
   if (!opts.p1) err.write(`${where} talks by itself: a P1 smart meter? listening for telegrams\n`);
@@ -189,8 +189,11 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   }
   const results = [first];
   for (let line = nextP1Line(results); line !== null; line = nextP1Line(results)) results.push(await listenForTelegram({ ...base, line }));
+  // Nothing talks by itself on the serial port: a mode C meter answers only when asked.
+  if (opts.port && results.every((r) => r.bytes === 0 && !r.unavailable)) results.push(await askModeCMeter({ port: opts.port, logger }));
   for (const r of results) {
-    err.write(`  ${r.line}: ${r.telegram ? 'whole telegram' : `no whole telegram (${p1LineReport(r, 'the bus')})`}\n`);
+    const what = r.modeC ? 'mode C (asked)' : r.line;
+    err.write(`  ${what}: ${r.telegram ? (r.modeC ? 'whole readout' : 'whole telegram') : `no whole ${r.modeC ? 'readout' : 'telegram'} (${p1LineReport(r, 'the bus')})`}\n`);
   }
   const found = results.find((r) => r.telegram);
   if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

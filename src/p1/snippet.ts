@@ -38,7 +38,7 @@ export function p1ConfigSnippet(result: ListenResult, target: P1Target, resource
     `  - name: ${name}`,
     `    type: ${target.type}`,
     ...(target.type === 'p1' ? [`    port: ${target.port}`] : [`    host: ${target.host}`, `    tcp_port: ${target.tcpPort}`]),
-    ...(result.line === '115200 8N1' ? [] : [`    line: ${result.line}`]),
+    ...(result.modeC ? ['    mode: C'] : result.line === '115200 8N1' ? [] : [`    line: ${result.line}`]),
     'meters:',
     `  - resource_id: ${resourceId}  # replace with this meter's resource id; ${t.identity.vendor} ${t.identity.model}${t.identity.meterId ? `, meter ${t.identity.meterId}` : ''}`,
     `    bus: ${name}`,

@@ -18,6 +18,7 @@ import { createLogger } from '../../src/log.js';
 import { ALL_CHECKS, formatResult, runDoctor } from '../../src/ops/doctor/run.js';
 import { P1Source } from '../../src/p1/p1-source.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
+import { startMeterRig } from '../helpers/meter-rig.js';
 import { startModeCMeter, type ModeCMeter } from '../helpers/mode-c-meter.js';
 import { hasSocat } from '../helpers/peers.js';
 import { METER_A, METER_B, ORG } from '../helpers/poller-harness.js';
@@ -106,6 +107,27 @@ describe.skipIf(!hasSocat)('an IEC 62056-21 mode C meter on a P1 bus', () => {
     const again = samples.length;
     await until(() => samples.length > again, 'samples once it answers again', 30_000);
     for (const s of samples) expect(s.metrics).toEqual(EM214);
+  });
+
+  it('metergate run reads it: the readout on /status.json and /metrics, its boot identity from the readout', { timeout: 120_000 }, async () => {
+    const pair = await startPtyPair();
+    cleanup.push(async () => {
+      await pair.stop();
+      removeDir(pair.dir);
+    });
+    const meter = await startModeCMeter({ recording: RECORDING, gatewaySide: pair.a, meterSide: pair.b });
+    cleanup.push(() => meter.stop());
+    const rig = await startMeterRig({
+      tmpPrefix: 'mg-mode-c-run-',
+      http: true,
+      config: () => ({ poll: { interval_ms: 1000 }, buses: [{ name: 'optical', type: 'p1', port: pair.a, mode: 'C' }], meters: [{ resource_id: METER_A, bus: 'optical' }] }),
+    });
+    cleanup.push(() => rig.stop());
+    const ok = async () => seriesValue(await (await fetch(`${rig.httpBase}/metrics`)).text(), 'metergate_p1_telegrams_total', { bus: 'optical', outcome: 'ok' }) ?? 0;
+    await until(async () => (await ok()) >= 2, 'two mode C readouts in the running daemon', 60_000);
+    const status = (await (await fetch(`${rig.httpBase}/status.json`)).json()) as { meters: Array<{ resource_id: string; state: string; problem: string | null }> };
+    expect(status.meters.find((m) => m.resource_id === METER_A)).toMatchObject({ state: 'online', problem: null });
+    expect(new Set(meter.signOnSpeeds)).toEqual(new Set([300]));
   });
 
   it('doctor asks it once: passes the meter with its id and values, fails a silent port with the fix', { timeout: 60_000 }, async () => {
