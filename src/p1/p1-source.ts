@@ -9,7 +9,7 @@ import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
 import type { Reading } from '../modbus/sanity.js';
 import type { LoopHandle } from '../ops/systemd/liveness.js';
 import type { BusScanView, ModuleViews } from '../ops/observability/views.js';
-import { acceptReading, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
+import { acceptReading, bookkeepingFromStore, freshBookkeeping, meterMetrics, meterStatus, setMeterState, type MeterBookkeeping, type MeterMetrics } from '../sources/meter-bookkeeping.js';
 import { SlotTimer } from '../sources/slot-timer.js';
 import type { MeterIdentity, MeterSource, MeterSourceDeps } from '../sources/source.js';
 import { P1Connection } from './connection.js';
@@ -102,7 +102,8 @@ export class P1Source implements MeterSource {
       if (!bus || meterConfig.channel) continue;
       const reader = telegramReader(p1Line(bus));
       const meter: P1Meter = {
-        ...freshBookkeeping(meterConfig),
+        // Checked from the start against the last reading stored before a restart.
+        ...bookkeepingFromStore(meterConfig, this.deps.storedReadings?.(meterConfig.resource_id, 1) ?? []),
         bus,
         reader,
         connection: new P1Connection({ bus, logger, reopenMaxMs: Math.min(5_000, Math.floor(config.poll.interval_ms / 2)), onData: (text) => (meter.modeC ? this.modeCBytes(meter, meter.modeC, text) : this.received(meter, text)) }),

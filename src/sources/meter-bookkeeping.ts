@@ -27,6 +27,17 @@ export function freshBookkeeping(config: MeterConfig): MeterBookkeeping {
   return { config, state: 'unknown', misses: 0, lastAnsweredAtMs: null, lastSample: null, lastAccepted: null, backwardsStreak: 0 };
 }
 
+/**
+ * The bookkeeping of a meter after a restart: the last reading the store kept (newest first) is
+ * what the next one is checked against, so a counter lower than before the restart is caught
+ * (and believed after ACCEPT_COUNTER_RESET_AFTER readings, as while running).
+ */
+export function bookkeepingFromStore(config: MeterConfig, stored: readonly MeterSample[]): MeterBookkeeping {
+  const last = stored[0];
+  const lastAccepted: Reading | null = last ? { sampledAtMs: last.sampledAtMs, values: Object.fromEntries(last.metrics.map((m) => [m.name, m.value])) } : null;
+  return { ...freshBookkeeping(config), lastAccepted };
+}
+
 export function meterStatus(m: MeterBookkeeping): MeterStatus {
   return {
     resourceId: m.config.resource_id,

@@ -1,7 +1,8 @@
 // An M-Bus gas channel across a restart of `metergate run`: the plausibility reference is the
 // last reading the store kept, so a register that went backwards while the gateway was down is
 // refused (counted, named on /status.json, not stored), and a replaced meter is still believed
-// after three readings that agree. The meter is the recorded DSMR 5 telegram
+// after three readings that agree. The electricity meter likewise: its import register lower
+// after the restart is dropped as energy_backwards until the third reading believes it. The meter is the recorded DSMR 5 telegram
 // (../shared/data/dsmr/v5.txt, read in place) behind a TCP serial bridge in this process, its
 // gas line set to each step in turn (capture times 5 minutes apart), CRC recomputed.
 import { readFileSync } from 'node:fs';
@@ -43,7 +44,9 @@ describe.skipIf(!hasSharedData)('an M-Bus channel across a daemon restart', () =
       const [minutes, m3] = steps[step]!;
       const body = template
         .replace(/^0-0:1\.0\.0\(\d{12}[SW]\)/m, `0-0:1.0.0(${dutchTimestamp(Date.now())})`)
-        .replace(/^0-1:24\.2\.1\(.*$/m, `0-1:24.2.1(${dutchTimestamp(base + minutes * 60_000)})(${m3.toFixed(3).padStart(9, '0')}*m3)`);
+        .replace(/^0-1:24\.2\.1\(.*$/m, `0-1:24.2.1(${dutchTimestamp(base + minutes * 60_000)})(${m3.toFixed(3).padStart(9, '0')}*m3)`)
+        // After the restart tariff 1 reads 3 kWh instead of the recorded 4.426 (a replaced meter).
+        .replace(/^1-0:1\.8\.1\(.*$/m, step === 0 ? '$&' : '1-0:1.8.1(000003.000*kWh)');
       return `${body}${dsmrCrcHex(body)}\r\n`;
     };
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,6 +80,10 @@ describe.skipIf(!hasSharedData)('an M-Bus channel across a daemon restart', () =
     await until(async () => (await dropped()) >= 1, 'the lower reading after the restart refused', 60_000);
     const status = (await (await fetch(`${rig.httpBase}/status.json`)).json()) as { meters: Array<{ resource_id: string; problem: string | null }> };
     expect(status.meters.find((m) => m.resource_id === GAS)!.problem).toMatch(/^channel 1: reading not published, implausible: gas_volume went from 100 to 99 /);
+    // The electricity import (4426 + 2399 Wh before, 3000 + 2399 after): two dropped, the third believed.
+    const importWh = () => readings.newest(METER_A, 1).map((r) => r.metrics.find((m) => m.name === 'active_energy_import')?.value)[0];
+    await until(() => importWh() === 5399, 'the lower electricity import believed at its third reading', 60_000);
+    expect(seriesValue(await scrape(), 'metergate_meter_samples_dropped_total', { resource_id: METER_A, reason: 'energy_backwards' })).toBe(2);
 
     // Readings that agree with each other: the third is believed (a replaced meter).
     step = 2;
