@@ -10,7 +10,7 @@ import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
 import { readConfigFile } from './files.js';
-import { configSchema, validateConfigDocument } from './config-schema.js';
+import { configDocumentErrors, configSchema } from './config-schema.js';
 import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
 
 /** sysexits.h EX_CONFIG: what systemd and installers see when the config is wrong. */
@@ -29,7 +29,6 @@ export class ConfigError extends Error {
   }
 }
 
-const validateSchema = validateConfigDocument;
 /** Meter source types: each checks its own meters and fills their defaults. */
 const sources = meterSourceTypes();
 
@@ -245,8 +244,9 @@ export function validateConfigWithSources(raw: unknown, source = 'config', env: 
   dropNulls(copy);
   const envLayer = applyEnvOverrides(copy, env, configSchema as SchemaNode);
   const problems: string[] = [...envLayer.problems];
-  const schemaOk = validateSchema(copy);
-  if (!schemaOk) problems.push(...(validateSchema.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => formatAjvError(e, configSchema)));
+  const schemaErrors = configDocumentErrors(copy);
+  const schemaOk = schemaErrors.length === 0;
+  problems.push(...schemaErrors.filter((e) => e.keyword !== 'if').map((e) => formatAjvError(e, configSchema)));
   const config = copy as unknown as Config;
   try {
     problems.push(...crossChecks(config));

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { validateMeterProfile } from '../../config/config-schema.js';
+import { meterProfileErrors } from '../../config/config-schema.js';
 import type { MeterProfile } from '../../config/types.js';
 
 const PROFILES_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -15,11 +15,12 @@ export function loadBuiltInProfiles(dir: string): Record<string, MeterProfile> {
   const profiles: Record<string, MeterProfile> = {};
   for (const file of readdirSync(dir).filter((f) => extname(f) === '.yaml').sort()) {
     const profile: unknown = parse(readFileSync(join(dir, file), 'utf8'));
-    if (!validateMeterProfile(profile)) {
-      const problems = (validateMeterProfile.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
+    const errors = meterProfileErrors(profile);
+    if (errors.length > 0) {
+      const problems = errors.map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`).join('; ');
       throw new Error(`built-in meter profile ${file}: ${problems}`);
     }
-    profiles[basename(file, '.yaml')] = profile;
+    profiles[basename(file, '.yaml')] = profile as MeterProfile;
   }
   return profiles;
 }
