@@ -349,6 +349,10 @@ export class ProfileDispatcher {
     if (!charging && transactionId !== null) {
       // Marked first: the StopTransaction that follows must find it.
       this.queue(`pause of ${id}`, () => strategies.setPaused(id, connectorId, transactionId));
+      // Held at 0 by its plan, not for the site: a site cap left from an earlier start no longer says a restart is pending (planner.restartPending).
+      const follow = this.charging.stores.follow;
+      const before = follow.get(id, connectorId);
+      if ((before.siteCapA ?? 0) > 0) this.queue(`site cap of ${id}`, () => follow.setSiteChange(id, connectorId, before.siteChangedAtMs ?? clock.now(), null));
       const status = await this.remoteCall(client, 'RemoteStopTransaction', { transactionId });
       if (status !== 'Accepted') this.queue(`pause of ${id}`, () => strategies.setPaused(id, connectorId, null));
       logger.info({ ...log, transaction_id: transactionId, status, within_ceilings: withinCeilings }, 'car paused by RemoteStopTransaction: the plan holds it at 0 now');
@@ -358,6 +362,13 @@ export class ProfileDispatcher {
       if (idTag !== undefined) {
         const status = await this.remoteCall(client, 'RemoteStartTransaction', { connectorId, idTag });
         logger.info({ ...log, paused_transaction_id: paused, status }, 'car resumed by RemoteStartTransaction: the plan charges now');
+        // Refused or unanswered: the car stays stopped. Its site cap back to 0 (stopped for the site), so the site follower tries
+        // again after site.raise_interval_s instead of counting a restart that never comes as pending for good.
+        const follow = this.charging.stores.follow;
+        const after = follow.get(id, connectorId);
+        if (status !== 'Accepted' && (after.siteCapA ?? 0) > 0 && this.ocpp.chargePointView(id).openTransactions.every((t) => t.connectorId !== connectorId)) {
+          this.queue(`site cap of ${id}`, () => follow.setSiteChange(id, connectorId, after.siteChangedAtMs ?? clock.now(), 0));
+        }
       }
     }
     return step.nextChangeMs;

@@ -106,26 +106,28 @@ export class SiteFollower implements Module {
       this.ctx.logger.error({ err }, 'site load check failed');
       return;
     }
+    // At most one stopped car is started again per check: the next check counts it (restart pending) among the others.
+    const once = { resumed: false };
     for (const target of targets) {
       if (except && target.chargePointId === except.chargePointId && target.connectorId === except.connectorId) continue;
       // A connector that is not configured is never planned (planning/ceilings.ts).
       if (!this.planner.bounded(target)) continue;
       try {
-        this.checkConnector(target, nowMs);
+        this.checkConnector(target, targets, nowMs, once);
       } catch (err) {
         this.ctx.logger.error({ err, charge_point_id: target.chargePointId, connector_id: target.connectorId }, 'site load check failed');
       }
     }
   }
 
-  private checkConnector(target: ChargingTarget, nowMs: number): void {
+  private checkConnector(target: ChargingTarget, all: readonly ChargingTarget[], nowMs: number, once: { resumed: boolean }): void {
     const { chargePointId, connectorId } = target;
     const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
     const strategy = this.strategies.get(chargePointId, connectorId);
     if (transactionId === null) {
       // A car the gateway stopped for the site (remote-start-stop; site cap 0, stored with the stop) has no transaction while it waits.
-      if (strategy?.strategy === 'remote-start-stop' && strategy.pausedTransactionId !== null && this.state.get(chargePointId, connectorId).siteCapA === 0) {
-        this.checkRemoteResume(target, strategy.pausedTransactionId, nowMs);
+      if (!once.resumed && strategy?.strategy === 'remote-start-stop' && strategy.pausedTransactionId !== null && this.state.get(chargePointId, connectorId).siteCapA === 0) {
+        once.resumed = this.checkRemoteResume(target, all, strategy.pausedTransactionId, nowMs);
       }
       return;
     }
@@ -180,7 +182,7 @@ export class SiteFollower implements Module {
   private checkRemoteStartStop(target: ChargingTarget, transactionId: number, pausedTransactionId: number | null, nowMs: number): void {
     const { chargePointId, connectorId } = target;
     if (pausedTransactionId === transactionId) return;
-    const configuredA = this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
+    const configuredA = this.configuredA(chargePointId, connectorId);
     if (configuredA === undefined) return;
     const plan = this.planner.plan(target, nowMs);
     if (plan.allowedCurrentA + 1e-9 >= configuredA) {
@@ -205,30 +207,64 @@ export class SiteFollower implements Module {
    * the site last changed its plan (site-guard.ts siteResumeDecision). Its plan goes again
    * (plan.updated, site-load) and the dispatcher sends RemoteStartTransaction; the others are
    * checked once its transaction starts (charger.transaction-started), as for any car joining.
+   * Only where the limit less the other load and what every other connector may draw now
+   * leaves it that much (not its share alone: the others may still hold more than theirs).
+   * Returns whether it was started.
    */
-  private checkRemoteResume(target: ChargingTarget, pausedTransactionId: number, nowMs: number): void {
+  private checkRemoteResume(target: ChargingTarget, all: readonly ChargingTarget[], pausedTransactionId: number, nowMs: number): boolean {
     const { chargePointId, connectorId } = target;
-    const configuredA = this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
-    if (configuredA === undefined) return;
+    const configuredA = this.configuredA(chargePointId, connectorId);
+    if (configuredA === undefined) return false;
     // Its share if it could take its current plus the hysteresis: whether that much is left for it beside the others.
     const plan = this.planner.plan(target, nowMs, { shareAskA: configuredA + this.rule.raiseHysteresisA });
-    const share = plan.site?.share;
-    if (!share) return;
+    const site = plan.site;
+    if (!site) return false;
     const chargingNow = plan.planned.slots.some((s) => s.startMs <= nowMs && nowMs < s.endMs && s.currentA > 0);
     const state = this.state.get(chargePointId, connectorId);
-    if (!siteResumeDecision({ configuredA, shareA: share.shareA, allowedA: plan.allowedCurrentA, chargingNow, lastSiteChangeMs: state.siteChangedAtMs, nowMs }, this.rule)) return;
-    // Stored first: the next reading before the car's StartTransaction does not start it again within the raise interval.
-    this.recordSiteChange(chargePointId, connectorId, nowMs, plan.allowedCurrentA);
+    const othersCapA = all.filter((t) => t !== target).reduce((sum, t) => sum + this.capInForceA(t, nowMs), 0);
+    const freeA = site.limitA - Math.max(0, site.otherLoadA ?? 0) - othersCapA;
+    if (!siteResumeDecision({ configuredA, shareA: site.share.shareA, allowedA: plan.allowedCurrentA, chargingNow, freeA, lastSiteChangeMs: state.siteChangedAtMs, nowMs }, this.rule)) return false;
+    // Stored first: the next reading before the car's StartTransaction does not start it again within the raise interval, and counts it as drawing its current (restart pending).
+    this.recordSiteChange(chargePointId, connectorId, nowMs, configuredA);
     this.ctx.logger.info(
-      { charge_point_id: chargePointId, connector_id: connectorId, paused_transaction_id: pausedTransactionId, share_a: share.shareA, allowed_a: round2(plan.allowedCurrentA), configured_a: configuredA, other_load_a: plan.site?.otherLoadA ?? null },
+      { charge_point_id: chargePointId, connector_id: connectorId, paused_transaction_id: pausedTransactionId, share_a: site.share.shareA, free_a: round2(freeA), others_cap_a: round2(othersCapA), allowed_a: round2(plan.allowedCurrentA), configured_a: configuredA, other_load_a: site.otherLoadA },
       'site load fell: a car stopped for the site is started again',
     );
     // The plan as any other (its share within the connector's maximum) goes to the dispatcher, which starts the car.
     this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan: this.planner.plan(target, nowMs) });
+    return true;
+  }
+
+  private configuredA(chargePointId: string, connectorId: number): number | undefined {
+    return this.ctx.config.chargers.find((c) => c.id === chargePointId)?.connectors?.find((c) => c.connector_id === connectorId)?.max_current_a;
+  }
+
+  /**
+   * What a planned connector may draw right now per phase (A): a running car on
+   * remote-start-stop or without an accepted profile its configured current, a car on a
+   * profile the limit in force (the one sent for the site and not yet answered, else the
+   * accepted one), a stopped car whose restart went out its configured current; else 0.
+   */
+  private capInForceA(target: ChargingTarget, nowMs: number): number {
+    const { chargePointId, connectorId } = target;
+    const configuredA = this.configuredA(chargePointId, connectorId);
+    if (configuredA === undefined) return 0;
+    const transactionId = this.draws.openTransactionId(chargePointId, connectorId);
+    if (transactionId === null) return this.planner.restartPending(chargePointId, connectorId) ? configuredA : 0;
+    const strategy = this.strategies.get(chargePointId, connectorId);
+    if (strategy?.strategy === 'remote-start-stop') return strategy.pausedTransactionId === transactionId ? 0 : configuredA;
+    const sent = this.profiles.get(chargePointId, connectorId);
+    if (!sent || sent.status !== 'Accepted' || sent.transactionId !== transactionId) return configuredA;
+    const state = this.state.get(chargePointId, connectorId);
+    const pending = state.siteChangedAtMs !== null && state.siteChangedAtMs > sent.plannedAtMs && state.siteCapA !== null;
+    const bounded = this.planner.bounded(target);
+    const inForceA = bounded ? restMaxCurrentA(JSON.parse(sent.requestJson) as SetChargingProfileRequest, bounded.limits, nowMs) : configuredA;
+    // Lowered but not answered yet: the higher of the two holds until the charger takes the lower.
+    return Math.min(configuredA, pending ? Math.max(state.siteCapA!, inForceA) : inForceA);
   }
 
   /** Through the write queue: a store that refuses writes must not keep a car from being stopped. */
-  private recordSiteChange(chargePointId: string, connectorId: number, atMs: number, capA: number): void {
+  private recordSiteChange(chargePointId: string, connectorId: number, atMs: number, capA: number | null): void {
     this.writes
       .run(`site change of ${chargePointId}`, () => this.state.setSiteChange(chargePointId, connectorId, atMs, capA))
       .catch((err: unknown) => this.ctx.logger.error({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'site follower state not stored'));

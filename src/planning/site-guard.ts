@@ -18,6 +18,12 @@
 // again (siteResumeDecision) once the share is back to that current plus the hysteresis,
 // the plan charges now, and the raise interval has passed since the stop: a share that
 // hovers around the configured current does not stop and start the car on every reading.
+// The share alone is not enough: it is how the headroom would be split, not what the others
+// draw now (a car on a profile keeps its higher limit until its lower profile lands; a
+// stopped car whose restart went out draws its current as soon as the charger starts it).
+// So the car starts only where the limit less the other load and every other connector's
+// current cap in force (freeA) still leaves it its current plus the hysteresis, and the site
+// follower starts at most one car per check: held + restarted current stays within the limit.
 
 export interface SiteGuardRule {
   readonly raiseHysteresisA: number;
@@ -57,6 +63,8 @@ export interface SiteResumeInput {
   readonly allowedA: number;
   /** The plan made now charges at this instant. */
   readonly chargingNow: boolean;
+  /** The site limit less the other load and what every other planned connector may draw now (its cap in force), per phase (A). */
+  readonly freeA: number;
   /** When the site's load last changed this connector's plan (its stop; null: never). */
   readonly lastSiteChangeMs: number | null;
   readonly nowMs: number;
@@ -69,6 +77,8 @@ export function siteResumeDecision(input: SiteResumeInput, rule: SiteGuardRule):
     input.chargingNow &&
     input.allowedA + ROUNDING_A >= input.configuredA &&
     input.shareA + ROUNDING_A >= input.configuredA + rule.raiseHysteresisA &&
+    // No rounding allowance here: this is the ceiling itself.
+    input.freeA + 1e-9 >= input.configuredA + rule.raiseHysteresisA &&
     since >= rule.raiseIntervalMs
   );
 }

@@ -8,6 +8,7 @@
 // configured is not planned at all (ConnectorNotConfigured).
 import type { ChargingProgressStore } from '../store/charging-progress.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
+import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { ChargingStores } from '../store/charging-stores.js';
 import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
@@ -83,10 +84,11 @@ export class TargetPlanner {
   private readonly draws: ConnectorDrawStore;
   private readonly targets: ChargingTargetStore;
   private readonly follow: FollowStateStore;
+  private readonly strategies: ChargingStrategyStore;
 
   constructor(
     /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
-    stores: Pick<ChargingStores, 'prices' | 'forecasts' | 'progress' | 'draws' | 'targets' | 'follow'>,
+    stores: Pick<ChargingStores, 'prices' | 'forecasts' | 'progress' | 'draws' | 'targets' | 'follow' | 'strategies'>,
     private readonly forecastEnabled: boolean,
     /** The configured site limit, connectors and site meter (planning/site-context.ts). */
     private readonly site: SiteContext,
@@ -97,6 +99,7 @@ export class TargetPlanner {
     this.draws = stores.draws;
     this.targets = stores.targets;
     this.follow = stores.follow;
+    this.strategies = stores.strategies;
   }
 
   /** Energy the connector's open transaction delivered towards the target (0 without one). */
@@ -200,11 +203,27 @@ export class TargetPlanner {
     return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shares.get(keyOf(target)) ?? 0) } };
   }
 
-  /** The target and every other one in force whose connector has a car plugged in (an open transaction), each within its ceilings; one not configured is not planned. */
+  /**
+   * Whether the connector has no transaction but a car stopped for the site whose restart
+   * went out (remote-start-stop, paused, a non-zero site cap stored with the restart,
+   * ocpp/site-follower.ts): it draws its current as soon as the charger starts it.
+   */
+  restartPending(chargePointId: string, connectorId: number): boolean {
+    if (this.draws.openTransactionId(chargePointId, connectorId) !== null) return false;
+    const strategy = this.strategies.get(chargePointId, connectorId);
+    if (strategy?.strategy !== 'remote-start-stop' || strategy.pausedTransactionId === null) return false;
+    return (this.follow.get(chargePointId, connectorId).siteCapA ?? 0) > 0;
+  }
+
+  /**
+   * The target and every other one in force whose connector has a car plugged in (an open
+   * transaction) or a restart pending (it draws as soon as it starts: counted, so no other is
+   * raised into its current meanwhile), each within its ceilings; one not configured is not planned.
+   */
   private sharing(bounded: BoundedTarget, nowMs: number): BoundedTarget[] {
     const others = this.targets
       .upcoming(nowMs)
-      .filter((t) => keyOf(t) !== keyOf(bounded.target) && this.draws.openTransactionId(t.chargePointId, t.connectorId) !== null)
+      .filter((t) => keyOf(t) !== keyOf(bounded.target) && (this.draws.openTransactionId(t.chargePointId, t.connectorId) !== null || this.restartPending(t.chargePointId, t.connectorId)))
       .map((t) => this.bounded(t))
       .filter((b): b is BoundedTarget => b !== null);
     return [bounded, ...others];

@@ -59,7 +59,8 @@ export class FollowStateStore {
     this.stmts.replanned.run({ cp: chargePointId, connector: connectorId, replanned_at_ms: atMs });
   }
 
-  setSiteChange(chargePointId: string, connectorId: number, atMs: number, capA: number): void {
+  /** capA null: no cap of the site's in force (a car paused by its plan, not for the site). */
+  setSiteChange(chargePointId: string, connectorId: number, atMs: number, capA: number | null): void {
     this.stmts.site.run({ cp: chargePointId, connector: connectorId, site_changed_at_ms: atMs, site_cap_a: capA });
   }
 

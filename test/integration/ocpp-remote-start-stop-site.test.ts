@@ -97,3 +97,87 @@ describe.skipIf(!hasSharedData)(`a charger without smart charging stays within s
     expect(noSc.remote).toHaveLength(2);
   });
 });
+
+// Two chargers without smart charging at 16 A on a 30 A site, both stopped for the site (each
+// by a smart car joining while it ran). When the site frees up, each alone would get 30 A:
+// started together they would draw 32 A and be stopped again, every raise interval. One is
+// started; the other waits while the first draws its 16 A (30 − 16 < 16 + the hysteresis).
+describe.skipIf(!hasSharedData)(`two stopped cars are not started together past site.limit_a${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let b: SimulatedCharger;
+  let c: SimulatedCharger;
+  let d: SimulatedCharger;
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-13T00:00:00Z'),
+      site: { limit_a: 30, max_reading_age_s: 2, raise_hysteresis_a: 2, raise_interval_s: 300 },
+      chargers: [
+        { id: 'CP-B', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-C', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-D', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+      ],
+    });
+    b = await gw.connect('CP-B', { refusal: 'no-smart-charging' });
+    c = await gw.connect('CP-C', { refusal: 'no-smart-charging' });
+    d = await gw.connect('CP-D', { rateUnits: 'Current' });
+    for (const ch of [b, c, d]) await ch.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'm' });
+    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
+    await until(() => ['CP-B', 'CP-C', 'CP-D'].every((id) => read(id).n === 1), 'the chargers read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
+  const siteCap = (id: string) => (gw.daemon.ctx.db.prepare('SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = ? AND connector_id = 1').get(id) as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
+  const start = async (ch: SimulatedCharger, tag: string, meterStart = 0) =>
+    ((await ch.client.call('StartTransaction', { connectorId: 1, idTag: tag, meterStart, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) =>
+    ch.client.call('StopTransaction', { transactionId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), ...(reason ? { reason } : {}) });
+
+  /** The car on ch runs alone, then the smart car joins: ch's car is stopped for the site (site cap 0), then both leave. */
+  const stoppedForTheSite = async (ch: SimulatedCharger, id: string, tag: string) => {
+    const tx = await start(ch, tag);
+    await plan(id);
+    expect(ch.remote).toEqual([]);
+    expect([200, 201]).toContain((await gw.api('PUT', planPath('CP-D'), TARGET)).status);
+    const dTx = await start(d, `D-${tag}`);
+    await until(() => ch.remote.length === 1, `${id}'s car stopped`, 20_000);
+    expect(ch.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: tx } });
+    expect(siteCap(id)).toBe(0);
+    await stop(ch, tx, 'Remote');
+    await until(async () => (await plan(id)).charging_strategy?.paused_transaction_id === tx, `${id}'s pause kept`, 20_000);
+    await stop(d, dTx);
+  };
+
+  it('both stopped for the site; after the raise interval one is started, the other waits', async () => {
+    for (const id of ['CP-B', 'CP-C']) expect((await gw.api('PUT', planPath(id), TARGET)).status).toBe(201);
+    await until(async () => (await plan('CP-B')).charging_strategy?.strategy === 'remote-start-stop' && (await plan('CP-C')).charging_strategy?.strategy === 'remote-start-stop', 'remote-start-stop', 20_000);
+    gw.nowMs = at('2025-11-12T12:01:00Z');
+    await stoppedForTheSite(b, 'CP-B', 'TAG-B');
+    gw.nowMs = at('2025-11-12T12:02:00Z');
+    await stoppedForTheSite(c, 'CP-C', 'TAG-C');
+    // Past the raise interval of both stops: the site's 30 A are free.
+    gw.nowMs = at('2025-11-12T12:08:00Z');
+    await until(() => [b, c].some((ch) => ch.remote.length === 2), 'a car started again', 30_000);
+    const [first, second, firstId, secondId] = b.remote.length === 2 ? [b, c, 'CP-B', 'CP-C'] : [c, b, 'CP-C', 'CP-B'];
+    expect(first.remote[1]).toMatchObject({ method: 'RemoteStartTransaction' });
+    // In the same check the other was not started (its site cap is stored before its RemoteStart would go out).
+    expect(siteCap(secondId)).toBe(0);
+    expect(second.remote).toHaveLength(1);
+    // While the first one's restart is pending it counts: the other's plan shares the site with it.
+    expect((await plan(secondId)).site_share.connectors).toBe(2);
+    await start(first, `TAG-${firstId.slice(3)}`, 500);
+    await until(async () => (await plan(firstId)).charging_strategy?.paused_transaction_id === null, 'the first car running', 20_000);
+    // The first draws 16 A: 14 A left, less than 16 A + the hysteresis. Readings later (the timer checks every second) the other still waits.
+    gw.nowMs = at('2025-11-12T12:09:00Z');
+    await plan(secondId);
+    await plan(secondId);
+    expect(siteCap(secondId)).toBe(0);
+    expect(second.remote).toHaveLength(1);
+  });
+});

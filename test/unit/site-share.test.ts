@@ -1,6 +1,7 @@
 // Sharing the site's headroom between planned connectors (planning/site-share.ts) and the
 // decision to lower or raise a running plan when the site's load changes
 // (planning/site-guard.ts): pure.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { siteGuardDecision, siteResumeDecision } from '../../src/planning/site-guard.js';
 import { shareSiteCurrent, type SharingConnector } from '../../src/planning/site-share.js';
@@ -65,7 +66,7 @@ describe('siteGuardDecision', () => {
 describe('siteResumeDecision (a car stopped for the site, remote-start-stop)', () => {
   const rule = { raiseHysteresisA: 2, raiseIntervalMs: 300_000 };
   const NOW = 100 * H;
-  const base = { configuredA: 16, shareA: 20, allowedA: 16, chargingNow: true, lastSiteChangeMs: NOW - 300_000, nowMs: NOW };
+  const base = { configuredA: 16, shareA: 20, allowedA: 16, chargingNow: true, freeA: 40, lastSiteChangeMs: NOW - 300_000, nowMs: NOW };
 
   it('starts it again once the share holds its configured current plus the hysteresis, after the interval', () => {
     expect(siteResumeDecision(base, rule)).toBe(true);
@@ -83,5 +84,49 @@ describe('siteResumeDecision (a car stopped for the site, remote-start-stop)', (
     expect(siteResumeDecision({ ...base, chargingNow: false }, rule)).toBe(false);
     // A site limit (or any ceiling) under the connector's current: the car would draw more than it allows.
     expect(siteResumeDecision({ ...base, allowedA: 13 }, rule)).toBe(false);
+  });
+});
+
+describe('siteResumeDecision: held + restarted current stays within the limit', () => {
+  const NOW = 100 * H;
+
+  it('a share that fits is not enough: a car on a profile still holding 32 A of 40 A leaves 8 A, not 16 + 2', () => {
+    const rule = { raiseHysteresisA: 2, raiseIntervalMs: 300_000 };
+    const input = { configuredA: 16, shareA: 18, allowedA: 16, chargingNow: true, lastSiteChangeMs: null, nowMs: NOW };
+    expect(siteResumeDecision({ ...input, freeA: 40 - 32 }, rule)).toBe(false);
+    expect(siteResumeDecision({ ...input, freeA: 40 - 22 }, rule)).toBe(true);
+  });
+
+  it('stopped cars started one per check, each counting the caps of those started before: never above the limit', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 6, max: 63 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.array(fc.integer({ min: 0, max: 32 }), { maxLength: 4 }),
+        fc.array(fc.integer({ min: 6, max: 32 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 0, max: 4 }),
+        (limitA, otherLoadA, heldA, stoppedA, hysteresisA) => {
+          const rule = { raiseHysteresisA: hysteresisA, raiseIntervalMs: 0 };
+          const capsA = [...heldA];
+          // Checks follow each other until none starts a car: each starts at most one, counted as drawing its current at the next.
+          const waiting = [...stoppedA];
+          for (let started = true; started; ) {
+            started = false;
+            for (let i = 0; i < waiting.length && !started; i++) {
+              const freeA = limitA - otherLoadA - capsA.reduce((a, b) => a + b, 0);
+              // The share as the planner may give it (even a generous one): the decision must not rest on it.
+              if (siteResumeDecision({ configuredA: waiting[i]!, shareA: limitA, allowedA: waiting[i]!, chargingNow: true, freeA, lastSiteChangeMs: null, nowMs: NOW }, rule)) {
+                capsA.push(waiting.splice(i, 1)[0]!);
+                started = true;
+              }
+            }
+          }
+          const restartedA = capsA.slice(heldA.length).reduce((a, b) => a + b, 0);
+          const heldTotalA = heldA.reduce((a, b) => a + b, 0);
+          // Held load above the limit already (lowered by the profile guard) starts nobody; otherwise the total stays within it.
+          if (restartedA > 0) expect(otherLoadA + heldTotalA + restartedA).toBeLessThanOrEqual(limitA);
+        },
+      ),
+    );
   });
 });
