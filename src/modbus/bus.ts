@@ -2,7 +2,7 @@
 // and one worker: never two requests on the line at once. Adds the inter-frame gap, a
 // per-request timeout with our own backstop timer, bounded retries, and reopening with a
 // fresh client after the port fails (USB adapter unplugged and re-enumerated).
-import { createRequire } from 'node:module';
+import { createRequire, Module } from 'node:module';
 import type { ModbusRTU as ModbusClient } from 'modbus-serial/ModbusRTU.js';
 import type { BusConfig } from '../config/types.js';
 import type { Logger } from '../log.js';
@@ -11,7 +11,39 @@ import { waitUntil } from './timing.js';
 
 // modbus-serial is CommonJS with `module.exports = ModbusRTU`; its typings describe an ES
 // default export, which NodeNext resolution cannot line up, so load it through require.
-const ModbusRTU = createRequire(import.meta.url)('modbus-serial') as typeof ModbusClient;
+const ModbusRTU = withoutSerialportAtLoad(createRequire(import.meta.url)) as typeof ModbusClient;
+
+/**
+ * modbus-serial's index requires serialport (its native binding and its JS) at load, only to
+ * export its serial port classes, each inside try/catch ("optional native dep"); the client
+ * requires its port when it connects (apis/connection.js). So the index is loaded while
+ * serialport throws, and a serial bus's connectRTUBuffered loads serialport when it first
+ * connects: a gateway with TCP buses only never loads it (~2 MB of RSS; docs/architecture.md,
+ * Memory). What the index then leaves out (RTUBufferedPort, ServerSerial) is not used here.
+ * If serialport is loaded already (a P1 source started first), nothing changes.
+ */
+function withoutSerialportAtLoad(require: NodeJS.Require): unknown {
+  const indexPath = require.resolve('modbus-serial');
+  const serialportPath = createRequire(indexPath).resolve('serialport');
+  if (require.cache[indexPath] || require.cache[serialportPath]) return require('modbus-serial');
+  const deferred = new Module(serialportPath);
+  deferred.filename = serialportPath;
+  deferred.loaded = true;
+  deferred.exports = new Proxy(
+    {},
+    {
+      get() {
+        throw new Error('serialport is loaded when a serial bus connects');
+      },
+    },
+  );
+  require.cache[serialportPath] = deferred;
+  try {
+    return require('modbus-serial');
+  } finally {
+    delete require.cache[serialportPath];
+  }
+}
 type ModbusRTU = ModbusClient;
 
 export class ModbusTimeoutError extends Error {
