@@ -32,13 +32,20 @@ export function checkReading(next: Reading, previous: Reading | null, limits: Sa
     return { ok: false, reason: 'power_out_of_range', detail: `total_active_power ${power} W beyond ±${limits.maxPowerW} W` };
   }
   if (previous) {
-    const dtH = Math.max(0, next.sampledAtMs - previous.sampledAtMs) / 3_600_000;
+    // Stamped before the reading it follows: the wall clock went back (a gateway without RTC
+    // booting on fake-hwclock or 1970 until NTP answers, judged against the reading stored before
+    // the restart; or a clock step back while running). The time between the two is unknown, so
+    // a rise cannot be judged too fast: judging it against no time at all would drop every
+    // reading until the clock passes the reference again (days on a site whose uplink is down).
+    const elapsedKnown = next.sampledAtMs >= previous.sampledAtMs;
+    const dtH = (next.sampledAtMs - previous.sampledAtMs) / 3_600_000;
     const slack = limits.energySlackWh ?? 1000;
     for (const metric of ENERGY_COUNTERS) {
       const now = next.values[metric];
       const before = previous.values[metric];
       if (now === undefined || before === undefined) continue;
       if (now < before) return { ok: false, reason: 'energy_backwards', detail: `${metric} went from ${before} to ${now} Wh` };
+      if (!elapsedKnown) continue;
       const allowed = limits.maxPowerW * dtH * 1.5 + slack;
       if (now - before > allowed) {
         return { ok: false, reason: 'energy_jump', detail: `${metric} rose ${now - before} Wh in ${(dtH * 3600).toFixed(1)} s (at most ${allowed.toFixed(0)} Wh plausible)` };
