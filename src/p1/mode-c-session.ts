@@ -3,7 +3,7 @@
 // proposed and waits for the data block. One readout at a time; its result reaches the same
 // handler as a pushing meter's telegrams (a whole readout, or a drop with its reason), so the
 // P1 source's one error policy applies: a meter that does not answer in time (`no_answer`; one
-// that named itself but whose block did not come whole in time: `truncated`), a block whose
+// that named itself but whose block stopped coming before it was whole: `truncated`), a block whose
 // BCC is wrong (`bcc`), or bytes that are no readout are counted and named, the
 // readout is given up, and the next poll asks again. Nothing here throws into the daemon.
 import type { P1Connection } from './connection.js';
@@ -20,7 +20,12 @@ export interface ModeCSessionDeps {
   readonly onEvent: (event: ReaderEvent) => void;
   /** Longest wait for the identification after the sign-on (default 3 s: 1.5 s reaction time allowed by the standard, plus ~20 characters at 300 baud). */
   readonly identificationTimeoutMs?: number;
-  /** Longest wait for the whole data block after the option select (default 20 s: a 2 kB block at 1200 baud). */
+  /**
+   * Longest silence while the data block is awaited (default 3 s: the standard's 1.5 s reaction
+   * time after the option select, and less than 1.5 s between two characters, with room for a
+   * loaded gateway). Re-armed by every byte: a long block at a slow rate (a 5 kB readout takes
+   * 3 minutes at 300 baud) is read as long as it keeps coming; MAX_BLOCK_BYTES bounds it.
+   */
   readonly blockTimeoutMs?: number;
 }
 
@@ -32,8 +37,14 @@ export class ModeCSession {
   private identified = false;
   /** Bumped per readout: an answer or timeout of an earlier one is ignored. */
   private readout = 0;
+  /** Why the readout under way ends if its block stops coming. */
+  private blockSilence = '';
 
   constructor(private readonly deps: ModeCSessionDeps) {}
+
+  private get blockTimeoutMs(): number {
+    return this.deps.blockTimeoutMs ?? 3_000;
+  }
 
   /** Whether a readout is under way. */
   get busy(): boolean {
@@ -55,6 +66,8 @@ export class ModeCSession {
     const exchange = this.exchange;
     if (!exchange) return;
     this.bytes += text.length;
+    // The block is coming: its time is counted from its last bytes, not from the option select.
+    if (this.identified) this.wait(this.readout, this.blockTimeoutMs, this.blockSilence);
     for (const step of exchange.push(text)) {
       if (step.kind === 'identified') {
         this.identified = true;
@@ -87,7 +100,8 @@ export class ModeCSession {
 
   private async acknowledge(readout: number, baudChar: string, baudRate: number): Promise<void> {
     if (readout !== this.readout) return;
-    this.wait(readout, this.deps.blockTimeoutMs ?? 20_000, `no whole data block at ${baudRate} baud after the option select`);
+    this.blockSilence = `the data block at ${baudRate} baud stopped before it was whole (nothing for ${this.blockTimeoutMs} ms after the option select or its last bytes)`;
+    this.wait(readout, this.blockTimeoutMs, this.blockSilence);
     try {
       // The ACK goes out at 300 baud; the meter switches once it has it, and so do we. Not
       // before the ACK's own time on the line has passed (10 bits a character): serialport's

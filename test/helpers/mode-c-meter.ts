@@ -42,6 +42,8 @@ export interface ModeCMeter {
   readonly unexpected: string[];
   /** How the next data blocks go out: `f(block)` (damage them), `null` as recorded, `'silent'` not at all. */
   answer(f: ((block: Buffer) => Buffer) | 'silent' | null): void;
+  /** The next data blocks go out in `pieces` parts with `gapMs` between them (a slow line), or at once (null). */
+  pace(p: { readonly pieces: number; readonly gapMs: number } | null): void;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startModeCMeter(opts: ModeCMeterOptions): Promise<ModeCMet
   await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   const meter = { signOnSpeeds: [] as number[], optionSelects: [] as string[], unexpected: [] as string[], sent: 0 };
   let answer: ((block: Buffer) => Buffer) | 'silent' | null = null;
+  let pace: { readonly pieces: number; readonly gapMs: number } | null = null;
   let buffer = '';
   let stopped = false;
   const send = (bytes: string | Buffer) => new Promise<void>((resolve) => port.write(bytes, () => port.drain(() => resolve())));
@@ -73,8 +76,15 @@ export async function startModeCMeter(opts: ModeCMeterOptions): Promise<ModeCMet
       // The gateway switches once the ACK is out; answer at that rate only (20 s at most).
       for (let i = 0; i < 400 && !stopped && (await ttySpeed(opts.gatewaySide)) !== wanted; i++) await new Promise((r) => setTimeout(r, 50));
       if (stopped || answer === 'silent') return;
-      const block = Buffer.from(dataBlock(data), 'latin1');
-      await send(answer ? answer(block) : block);
+      const block = answer ? answer(Buffer.from(dataBlock(data), 'latin1')) : Buffer.from(dataBlock(data), 'latin1');
+      if (!pace) await send(block);
+      else {
+        const size = Math.ceil(block.length / pace.pieces);
+        for (let at = 0; at < block.length && !stopped; at += size) {
+          if (at > 0) await new Promise((r) => setTimeout(r, pace!.gapMs));
+          await send(block.subarray(at, at + size));
+        }
+      }
       meter.sent++;
       return;
     }
@@ -96,6 +106,7 @@ export async function startModeCMeter(opts: ModeCMeterOptions): Promise<ModeCMet
     unexpected: meter.unexpected,
     readouts: () => meter.sent,
     answer: (f) => (answer = f),
+    pace: (p) => (pace = p),
     async stop() {
       stopped = true;
       await queue;

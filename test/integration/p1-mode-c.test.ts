@@ -16,7 +16,11 @@ import type { MeterSample, MeterStatus } from '../../src/domain.js';
 import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { ALL_CHECKS, formatResult, runDoctor } from '../../src/ops/doctor/run.js';
+import type { BusConfig } from '../../src/config/types.js';
+import { P1Connection } from '../../src/p1/connection.js';
+import { ModeCSession } from '../../src/p1/mode-c-session.js';
 import { P1Source } from '../../src/p1/p1-source.js';
+import type { ReaderEvent } from '../../src/p1/reader.js';
 import { cleanupsAfterEach } from '../helpers/cleanups.js';
 import { startMeterRig } from '../helpers/meter-rig.js';
 import { startModeCMeter, type ModeCMeter } from '../helpers/mode-c-meter.js';
@@ -107,6 +111,34 @@ describe.skipIf(!hasSocat)('an IEC 62056-21 mode C meter on a P1 bus', () => {
     const again = samples.length;
     await until(() => samples.length > again, 'samples once it answers again', 30_000);
     for (const s of samples) expect(s.metrics).toEqual(EM214);
+  });
+
+  it('a slow block is read as long as it keeps coming: the timeout counts from its last bytes, not from the option select', { timeout: 60_000 }, async () => {
+    const pair = await startPtyPair();
+    cleanup.push(async () => {
+      await pair.stop();
+      removeDir(pair.dir);
+    });
+    const meter = await startModeCMeter({ recording: RECORDING, gatewaySide: pair.a, meterSide: pair.b });
+    cleanup.push(() => meter.stop());
+    // 8 pieces 600 ms apart: 4.2 s for the block, each gap well inside the 2.5 s allowed (as a
+    // long readout at 300 baud takes minutes, each character within the standard's 1.5 s).
+    meter.pace({ pieces: 8, gapMs: 600 });
+    const events: ReaderEvent[] = [];
+    const bus: BusConfig = { name: 'optical', type: 'p1', port: pair.a, mode: 'C', tcp_port: 0, baud_rate: 300, parity: 'even', data_bits: 7, stop_bits: 1, timeout_ms: 1000, retries: 0 };
+    let session: ModeCSession | null = null;
+    const connection = new P1Connection({ bus, logger: createLogger('silent'), reopenMaxMs: 1000, onOpen: () => session?.request(), onData: (text) => session?.data(text) });
+    session = new ModeCSession({ connection, blockTimeoutMs: 2_500, onEvent: (event) => void events.push(event) });
+    cleanup.push(async () => {
+      session?.stop();
+      await connection.close();
+    });
+    connection.open();
+    await until(() => events.length >= 1, 'the readout ended', 30_000);
+    const [event] = events;
+    expect(event).toMatchObject({ kind: 'whole', outcome: { kind: 'ok' } });
+    if (event?.kind === 'whole' && event.outcome.kind === 'ok') expect(event.outcome.reading.metrics).toEqual(EM214);
+    expect(meter.readouts()).toBe(1);
   });
 
   it('metergate run reads it: the readout on /status.json and /metrics, its boot identity from the readout', { timeout: 120_000 }, async () => {
