@@ -9,13 +9,17 @@
 // and code, uri-js's tables). So the same validator is built here on the bundled ajv, with
 // the same options, the same multipleOf keyword and the same error mapping (ocpp-rpc 2.2.1,
 // MIT: https://github.com/mikuso/ocpp-rpc/blob/042e695e4d3a4d024e5416f68025c8232ddfb1da/lib/validator.js).
-// ocpp-rpc only calls `validate(schemaId, params)` and reads `subprotocol`.
+// ocpp-rpc only calls `validate(schemaId, params)` and reads `subprotocol`. Its formats are
+// ajv-formats 2.1.1's: the bundled ajv-formats 3 refuses a date-time without a zone, so
+// date-time is 2.1.1's (ocpp-date-time.ts); `uri`, the only other format the schemas use, is
+// the same in both. test/unit/ocpp-validator-parity.test.ts runs ocpp-rpc's own validator beside this one.
 // Each action's schema is compiled the first time a call of that action is checked.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Validator as OcppRpcValidator } from 'ocpp-rpc/lib/validator.js';
+import { compareOcppDateTime, ocppDateTime } from './ocpp-date-time.js';
 
 // ajv-formats' CJS default export is the plugin function; its typings do not say so under NodeNext.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -69,6 +73,7 @@ export class Ocpp16Validator {
   constructor(schemas: readonly SchemaDoc[]) {
     this.ajv = new Ajv({ strictSchema: false });
     addFormats(this.ajv);
+    this.ajv.addFormat('date-time', { type: 'string', validate: ocppDateTime, compare: compareOcppDateTime });
     this.ajv.addSchema(schemas.map((schema) => ({ ...schema, $id: ajvId(schema.$id) })));
     // As ocpp-rpc: decimal multiples within a small epsilon (0.1 is not a binary fraction).
     this.ajv.removeKeyword('multipleOf');
