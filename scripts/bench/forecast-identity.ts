@@ -17,6 +17,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { buildBaselineDist, buildDist, fromDist, repoRoot } from './dist.js';
 import { shippedNodeFlags } from './shipped-node.js';
 
@@ -34,10 +35,13 @@ const builds = [
   { name: 'now', dist: join(repoRoot, 'dist') },
 ].filter((b) => process.env.BUILDS === undefined || process.env.BUILDS.split(',').includes(b.name));
 const baselineSha = execFileSync('git', ['rev-parse', '--short', `${BASELINE}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
-const { openDatabase } = await fromDist<typeof import('../../src/store/db.js')>('store/db.js');
-const { PriceStore } = await fromDist<typeof import('../../src/store/prices.js')>('store/prices.js');
-const { ExogenousStore } = await fromDist<typeof import('../../src/store/exogenous.js')>('store/exogenous.js');
-const { importPriceFile } = await fromDist<typeof import('../../src/prices/import.js')>('prices/import.js');
+// The stores are written by the first build's code (the baseline's: a newer build migrates
+// a copy forward when it opens it, an older one refuses a newer schema).
+const prep = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(builds[0].dist, path)).href)) as T;
+const { openDatabase } = await prep<typeof import('../../src/store/db.js')>('store/db.js');
+const { PriceStore } = await prep<typeof import('../../src/store/prices.js')>('store/prices.js');
+const { ExogenousStore } = await prep<typeof import('../../src/store/exogenous.js')>('store/exogenous.js');
+const { importPriceFile } = await prep<typeof import('../../src/prices/import.js')>('prices/import.js');
 const { dayFromIso, localMidnightMs, localDayOf } = await fromDist<typeof import('../../src/forecast/local-days.js')>('forecast/local-days.js');
 
 /** The unit's Environment= (the malloc settings change what a freed buffer costs). */
