@@ -221,7 +221,8 @@ try {
           `V8 heap used up to ${f1(median(ms.map((m) => m.heapUsedMb)))} MB (${f1(median(ms.map((m) => m.heapBeforeMb)))} before), external up to ${f1(median(ms.map((m) => m.externalMb)))} MB (${f1(median(ms.map((m) => m.externalBeforeMb)))} before), CPU ${f1(median(ms.map((m) => m.cpuS)))} s`,
       );
     }
-    const kept = join(tmpdir(), `mg-bench-identity-${baselineSha}-case${ci}.json`);
+    // Per Node release: another V8's Math functions may round differently in the last bit.
+    const kept = join(tmpdir(), `mg-bench-identity-${baselineSha}-node${process.versions.node}-case${ci}.json`);
     if (results.has('baseline')) writeFileSync(kept, JSON.stringify(results.get('baseline')![0]));
     else if (existsSync(kept)) results.set('baseline', [JSON.parse(readFileSync(kept, 'utf8')) as Measured]);
     else throw new Error(`no baseline forecasts kept at ${kept}: run once without BUILDS`);

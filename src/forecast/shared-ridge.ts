@@ -334,9 +334,10 @@ export class SharedRidgeDesign {
   private readonly unit: number;
 
   /**
-   * `work`: U (n x r, the largest part) goes in that work buffer (scratch.ts), so fit()
-   * is for before the next design with the same name is built; project() and the fits
-   * made stay valid (cross-hour.ts fits a horizon's slots, then builds the next horizon's).
+   * `work`: x is standardized in place (the caller's work array, overwritten), and U
+   * (n x r, the largest part) goes in that work buffer (scratch.ts), so fit() is for
+   * before the next design with the same name is built; project() and the fits made stay
+   * valid (cross-hour.ts fits a horizon's slots, then builds the next horizon's).
    */
   constructor(
     x: Float64Array,
@@ -348,7 +349,9 @@ export class SharedRidgeDesign {
     for (let j = 0; j < p; j++) scale[j] = scale[j] > 1e-9 ? 1 / scale[j] : 0;
     // The standardized copy, Gram or kernel matrix and eigenvectors are work (scratch.ts);
     // the decomposition keeps only u, the basis and the eigenvalues.
-    const xs = scratch('design.xs', n * p);
+    // With `work` the caller's x is its own work too: standardized in place (each value
+    // read once before it is written), one design-sized copy less.
+    const xs = work === undefined ? scratch('design.xs', n * p) : x;
     for (let i = 0; i < n; i++) for (let j = 0; j < p; j++) xs[i * p + j] = (x[i * p + j] - mean[j]) * scale[j];
     this.mean = mean;
     this.scale = scale;
