@@ -168,8 +168,10 @@ export function fitRidgeLoo(x: Float64Array, y: Float64Array, n: number, p: numb
 
 /** Ridge at a given relative penalty (as chosen by fitRidgeLoo for a similar problem), by Cholesky. */
 export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: number, relativePenalty: number): LinearModel {
-  const mean = new Float64Array(p);
-  const scale = new Float64Array(p);
+  // Hundreds of these fits an origin: their work arrays are scratch (scratch.ts), only the
+  // coefficients are new.
+  const mean = scratch('fixed.mean', p);
+  const scale = scratch('fixed.scale', p);
   let ybar = 0;
   for (let i = 0; i < n; i++) {
     const off = i * p;
@@ -179,8 +181,8 @@ export function fitRidgeFixed(x: Float64Array, y: Float64Array, n: number, p: nu
   for (let j = 0; j < p; j++) mean[j] /= n;
   ybar /= n;
   const gram = scratch('fixed.gram', p * p);
-  const xy = new Float64Array(p);
-  const row = new Float64Array(p);
+  const xy = scratch('fixed.xy', p);
+  const row = scratch('fixed.row', p);
   // Raw cross-products (the weekday dummies are mostly zero, so skipping zeros pays),
   // centred afterwards: sum (x - m)(x - m)' = sum x x' - n m m'.
   for (let i = 0; i < n; i++) {
@@ -236,13 +238,13 @@ function choleskySolve(a: Float64Array, b: Float64Array, p: number): Float64Arra
       a[i * p + j] = s / l;
     }
   }
-  const z = new Float64Array(p);
+  const z = scratch('cholesky.z', p);
   for (let i = 0; i < p; i++) {
     let s = b[i];
     for (let k = 0; k < i; k++) s -= a[i * p + k] * z[k];
     z[i] = s / a[i * p + i];
   }
-  const x = new Float64Array(p);
+  const x = scratch('cholesky.x', p);
   for (let i = p - 1; i >= 0; i--) {
     let s = z[i];
     for (let k = i + 1; k < p; k++) s -= a[k * p + i] * x[k];
