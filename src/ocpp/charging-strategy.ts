@@ -91,6 +91,12 @@ export interface StrategyInput {
   readonly planPeriods: number;
   /** The connector is the charger's only configured one (a ChargePointMaxProfile limits the whole charger). */
   readonly soleConnector: boolean;
+  /**
+   * A car this gateway stopped by RemoteStopTransaction waits on the connector (remote-start-stop
+   * in force, a paused transaction, none open). No profile starts it again, only a
+   * RemoteStartTransaction: remote-start-stop stays until it has, also once a refusal's window ended.
+   */
+  readonly pausedByRemoteStop?: boolean;
 }
 
 export interface ChargingStrategy {
@@ -154,6 +160,7 @@ export function chooseStrategy(input: StrategyInput): ChargingStrategy {
 
   function whyNot(name: StrategyName): string | null {
     if (name === 'remote-start-stop') return null;
+    if (input.pausedByRemoteStop) return 'waits: the car paused by RemoteStopTransaction has not started again (only a RemoteStartTransaction starts it)';
     if (noSmartCharging) return `not possible: SupportedFeatureProfiles (${caps.supportedFeatureProfiles!.join(',')}) has no SmartCharging`;
     if (refusedAll) return `not possible: the charger refused charging profiles outright (${refusedAll.answer} at ${new Date(refusedAll.atMs).toISOString()})`;
     const refused = refusals.find((r) => r.strategy === name);

@@ -237,10 +237,12 @@ export class ProfileDispatcher {
     // Refusals learnt here count at once, also while the store refuses writes.
     const learnt: Refusal[] = [];
     const firmwareVersion = strategies.firmwareOf(id);
+    const inForce = strategies.get(id, connectorId);
+    const pausedByRemoteStop = transactionId === null && inForce?.strategy === 'remote-start-stop' && inForce.pausedTransactionId !== null;
     for (let tries = 0; tries < STRATEGIES.length; tries++) {
       // Those within their back-off window (a strategy refused longer ago is tried again), and the ones learnt in this exchange.
       const refusals = chargerRefusalsInForce(strategies, id, clock.now(), refusalRetryMs(this.ctx.config), learnt);
-      const strategy = chooseStrategy({ capabilities, refusals, transactionOpen: transactionId !== null, planPeriods, soleConnector });
+      const strategy = chooseStrategy({ capabilities, refusals, transactionOpen: transactionId !== null, planPeriods, soleConnector, pausedByRemoteStop });
       await this.recordStrategy(id, connectorId, strategy);
       const key = keyOf(id, connectorId);
       if (strategy.purpose === null) {

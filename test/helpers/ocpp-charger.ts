@@ -142,7 +142,7 @@ export interface PlanGateway {
 
 /** What a simulated charger answers (PlanGateway.connect). */
 export interface ChargerOptions {
-  readonly answer?: (profile: SentProfile) => 'Accepted' | 'Rejected';
+  readonly answer?: (profile: SentProfile) => 'Accepted' | 'Rejected' | 'NotSupported';
   readonly rateUnits?: string;
   readonly profiles?: SentProfile[];
   readonly refusal?: ChargerRefusal;

@@ -309,3 +309,68 @@ describe.skipIf(!hasSharedData)(`a one-off refusal demotes a charger for ocpp.re
     await settled('tx-profile', 'TxProfile');
   });
 });
+
+// A charger that refused profiles outright once (NotSupported) runs its car on
+// remote-start-stop; the plan pauses it by RemoteStopTransaction. When the refusal's window
+// (ocpp.refusal_retry_h) has ended the charger would take a TxDefaultProfile again, but no
+// profile starts a stopped car: it stays on remote-start-stop until the car has been started
+// again by RemoteStartTransaction, where its plan charges.
+describe.skipIf(!hasSharedData)(`a car paused by remote stop is started again after the refusal window${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let charger: SimulatedCharger;
+  let refusing = true;
+  const id = 'CP-PAUSED';
+  // A few hours of charging within two and a half days: the plan charges in the cheapest periods only.
+  const LONG = { departure_time: '2025-11-15T00:00:00Z', energy_wh: 8_000 };
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-15T00:00:00Z'),
+      chargers: [{ id, connectors: [{ connector_id: 1 }] }],
+    });
+    charger = await gw.connect(id, { rateUnits: 'Current', answer: () => (refusing ? 'NotSupported' : 'Accepted') });
+    await charger.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'paused', firmwareVersion: '1.0' });
+    await until(() => charger.configurationRequests.length === 1, 'its configuration read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async () => (await gw.api('GET', planPath(id))).body;
+
+  it('stays on remote-start-stop while its car waits, and starts it where the plan charges', async () => {
+    expect((await gw.api('PUT', planPath(id), LONG)).status).toBe(201);
+    await until(async () => (await plan()).charging_strategy?.strategy === 'remote-start-stop', 'remote-start-stop after NotSupported', 20_000);
+    const first = await plan();
+    const chargingFromMs = Date.parse(first.planned.periods[0].start);
+    // Plugged in now, outside its cheapest periods: paused at once.
+    expect(chargingFromMs).toBeGreaterThan(at('2025-11-12T12:05:00Z'));
+    gw.nowMs = at('2025-11-12T12:05:00Z');
+    const txId = ((await charger.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-P', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+    await until(() => charger.remote.length === 1, 'the car paused', 20_000);
+    expect(charger.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: txId } });
+    await charger.client.call('StopTransaction', { transactionId: txId, meterStop: 0, timestamp: new Date(gw.nowMs).toISOString(), reason: 'Remote' });
+    await until(async () => (await plan()).charging_strategy?.paused_transaction_id === txId, 'the pause kept', 20_000);
+
+    // A day and more later the refusal's window is over and the charger would take profiles again.
+    refusing = false;
+    const profilesBefore = charger.profiles.length;
+    gw.nowMs = at('2025-11-13T12:10:00Z');
+    expect((await gw.api('PUT', planPath(id), { ...LONG, energy_wh: 7_900 })).status).toBe(200);
+    const later = await plan();
+    const startMs = Date.parse(later.planned.periods[0].start);
+    expect(startMs).toBeGreaterThan(gw.nowMs);
+    // Where its plan charges, the car is started again (a new plan at that time: a PUT, as a client changing it).
+    gw.nowMs = startMs;
+    expect((await gw.api('PUT', planPath(id), { ...LONG, energy_wh: 7_800 })).status).toBe(200);
+    await until(() => charger.remote.length === 2, 'the paused car started again', 20_000);
+    expect(charger.remote[1]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-P' } });
+    const p = await plan();
+    expect(p.charging_strategy.strategy).toBe('remote-start-stop');
+    // No profile was sent while the car waited: none would have started it.
+    expect(charger.profiles.slice(profilesBefore).map((s) => s.csChargingProfiles.chargingProfilePurpose)).toEqual([]);
+  });
+});

@@ -88,6 +88,13 @@ describe('chooseStrategy', () => {
     expect(chooseStrategy({ ...base, capabilities: { ...base.capabilities, allowedChargingRateUnit: 'Power' } }).rateUnit).toBe('W');
   });
 
+  it('a car paused by RemoteStopTransaction keeps remote-start-stop until it has started again: no profile starts it', () => {
+    const waiting = chooseStrategy({ ...base, transactionOpen: false, pausedByRemoteStop: true });
+    expect(waiting).toMatchObject({ name: 'remote-start-stop', purpose: null });
+    expect(waiting.reason).toContain('paused by RemoteStopTransaction');
+    expect(chooseStrategy({ ...base, transactionOpen: false, pausedByRemoteStop: false }).name).toBe('tx-default-profile');
+  });
+
   it('a refusal counts while the charger runs the firmware it refused under', () => {
     const refusals: Refusal[] = [
       { strategy: 'tx-profile', answer: 'Rejected', atMs: 1, firmwareVersion: '1.0' },
