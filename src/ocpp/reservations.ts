@@ -167,6 +167,9 @@ export class ChargerReservations {
   transactionStarted(chargePointId: string, t: { connectorId: number; idTag: string; reservationId: number | null; transactionId: number }, atMs: number): void {
     const open = this.store.open(chargePointId);
     const named = t.reservationId === null ? undefined : open.find((r) => r.reservationId === t.reservationId);
+    // A connector-0 reservation shown on two connectors: the driver takes one (Preparing), the charger frees the other
+    // (Reserved -> Available), which ended it as released-by-charger here; its transaction then names it. It ended by that transaction.
+    if (t.reservationId !== null && !named && this.reendReleased(chargePointId, t.reservationId, t.connectorId, t.transactionId, atMs)) return;
     if (t.reservationId !== null && !named) {
       this.logger.warn({ charge_point_id: chargePointId, reservation_id: t.reservationId, transaction_id: t.transactionId }, 'StartTransaction names a reservation this charger has not open; transaction kept as any other');
     }
@@ -175,6 +178,15 @@ export class ChargerReservations {
     if (ended && this.store.end(ended.reservationId, 'transaction', atMs, t.transactionId)) {
       this.logger.info({ charge_point_id: chargePointId, reservation_id: ended.reservationId, transaction_id: t.transactionId }, 'reservation ended by its transaction');
     }
+  }
+
+  /** A reservation of this charger (its connector or connector 0) ended as released-by-charger, ended by the transaction instead. */
+  private reendReleased(chargePointId: string, reservationId: number, connectorId: number, transactionId: number, atMs: number): boolean {
+    const r = this.store.get(reservationId);
+    if (!r || r.chargePointId !== chargePointId || (r.connectorId !== 0 && r.connectorId !== connectorId) || r.endReason !== 'released-by-charger') return false;
+    if (!this.store.reendByTransaction(reservationId, 'released-by-charger', atMs, transactionId)) return false;
+    this.logger.info({ charge_point_id: chargePointId, reservation_id: reservationId, transaction_id: transactionId }, 'reservation released by the charger on another connector ended by its transaction');
+    return true;
   }
 
   /**

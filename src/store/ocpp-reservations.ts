@@ -59,6 +59,7 @@ export class ReservationStore {
       answered: db.prepare('UPDATE ocpp_reservations SET answer_status = ? WHERE reservation_id = ?'),
       end: db.prepare('UPDATE ocpp_reservations SET ended_at_ms = @atMs, end_reason = @reason, transaction_id = @transactionId WHERE reservation_id = @reservationId AND ended_at_ms IS NULL'),
       reend: db.prepare('UPDATE ocpp_reservations SET ended_at_ms = @atMs, end_reason = @reason WHERE reservation_id = @reservationId'),
+      reendByTransaction: db.prepare("UPDATE ocpp_reservations SET ended_at_ms = @atMs, end_reason = 'transaction', transaction_id = @transactionId WHERE reservation_id = @reservationId AND end_reason = @was"),
       get: db.prepare<[number], Row>('SELECT * FROM ocpp_reservations WHERE reservation_id = ?'),
       open: db.prepare<[string], Row>('SELECT * FROM ocpp_reservations WHERE charge_point_id = ? AND ended_at_ms IS NULL ORDER BY reservation_id'),
       allOpen: db.prepare<[], Row>('SELECT * FROM ocpp_reservations WHERE ended_at_ms IS NULL ORDER BY reservation_id'),
@@ -82,6 +83,11 @@ export class ReservationStore {
   /** Replaces how a reservation ended (or ends an open one). */
   reend(reservationId: number, reason: string, atMs: number): void {
     this.stmts.reend.run({ reservationId, reason, atMs });
+  }
+
+  /** Replaces an end of reason `was` by the transaction that used the reservation; false when it did not end so. */
+  reendByTransaction(reservationId: number, was: string, atMs: number, transactionId: number): boolean {
+    return this.stmts.reendByTransaction.run({ reservationId, was, atMs, transactionId }).changes > 0;
   }
 
   get(reservationId: number): ReservationRecord | undefined {

@@ -11,6 +11,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
@@ -310,6 +311,29 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
     held.delete(whole);
     await status(9, 'Available');
     expect(await inForce()).toEqual([]);
+    expect(cp!.violations).toEqual([]);
+  });
+
+  it('a connector-0 reservation shown on two connectors: the driver takes one, the charger frees the other, the transaction names it: ended by the transaction', { timeout: 90_000 }, async () => {
+    const made = await api('reserve-now', { connector_id: 0, id_tag: 'TAG-ANNA', expiry_date: inMinutes(30) });
+    expect(made.body).toMatchObject({ answer: { status: 'Accepted' }, reservation: { connector_id: 0, state: 'active' } });
+    const id = made.body.reservation.reservation_id as number;
+    await status(13, 'Reserved');
+    await status(14, 'Reserved');
+    // The driver plugs in at 13; the charger no longer needs 14 for the reservation.
+    await status(13, 'Preparing');
+    await status(14, 'Available');
+    const started = await cp!.call<Json>('StartTransaction', { connectorId: 13, idTag: 'TAG-ANNA', meterStart: 0, timestamp: new Date().toISOString(), reservationId: id });
+    expect(started.idTagInfo.status).toBe('Accepted');
+    const db = new Database(databasePath(dataDir), { readonly: true, fileMustExist: true });
+    try {
+      expect(db.prepare('SELECT end_reason, transaction_id FROM ocpp_reservations WHERE reservation_id = ?').get(id)).toEqual({ end_reason: 'transaction', transaction_id: started.transactionId });
+    } finally {
+      db.close();
+    }
+    expect(await inForce()).toEqual([]);
+    await cp!.call('StopTransaction', { transactionId: started.transactionId, meterStop: 10, timestamp: new Date().toISOString() });
+    await status(13, 'Available');
     expect(cp!.violations).toEqual([]);
   });
 
