@@ -116,6 +116,9 @@ export class ModeCSession {
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
       if (readout !== this.readout) return;
       await this.deps.connection.setBaudRate(baudRate);
+      // Listening at the meter's rate only now: its reaction time counts from here (a slow
+      // drain or a loaded gateway must not eat into it).
+      this.wait(readout, this.blockTimeoutMs, this.blockSilence);
     } catch (err) {
       this.failed(readout, `option select not sent: ${(err as Error).message}`);
     }
