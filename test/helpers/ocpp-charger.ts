@@ -146,6 +146,8 @@ export interface ChargerOptions {
   readonly rateUnits?: string;
   readonly profiles?: SentProfile[];
   readonly refusal?: ChargerRefusal;
+  /** Its answer to RemoteStart/StopTransaction (default Accepted). */
+  readonly remoteAnswer?: (method: 'RemoteStartTransaction' | 'RemoteStopTransaction') => 'Accepted' | 'Rejected';
 }
 
 /**
@@ -166,7 +168,7 @@ export async function connectSimulatedCharger(ocppPort: number, identity: string
   for (const method of ['RemoteStartTransaction', 'RemoteStopTransaction'] as const) {
     client.handle(method, async ({ params }: { params?: unknown }) => {
       charger.remote.push({ method, params: params as Record<string, unknown> });
-      return { status: 'Accepted' };
+      return { status: o.remoteAnswer?.(method) ?? 'Accepted' };
     });
   }
   client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {

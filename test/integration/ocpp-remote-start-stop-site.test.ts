@@ -181,3 +181,68 @@ describe.skipIf(!hasSharedData)(`two stopped cars are not started together past 
     expect(second.remote).toHaveLength(1);
   });
 });
+
+// The charger refuses the RemoteStartTransaction that would start a car stopped for the site:
+// the car is still stopped, so the site follower tries again after site.raise_interval_s
+// (its site cap back to 0), rather than counting a restart that never came as pending for good.
+describe.skipIf(!hasSharedData)(`a refused restart is tried again${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let noSc: SimulatedCharger;
+  let other: SimulatedCharger;
+  let refuseStart = true;
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-13T00:00:00Z'),
+      site: { limit_a: 20, max_reading_age_s: 2 },
+      chargers: [
+        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+      ],
+    });
+    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging', remoteAnswer: (m) => (m === 'RemoteStartTransaction' && refuseStart ? 'Rejected' : 'Accepted') });
+    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
+    await noSc.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'no smart charging' });
+    await other.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'smart' });
+    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
+    await until(() => read('CP-NO-SC').n === 1 && read('CP-OTHER').n === 1, 'both chargers read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
+  const siteCap = () => (gw.daemon.ctx.db.prepare("SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = 'CP-NO-SC' AND connector_id = 1").get() as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
+
+  it('refused: the site cap back to 0, and started again after the next raise interval', async () => {
+    expect((await gw.api('PUT', planPath('CP-NO-SC'), TARGET)).status).toBe(201);
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.strategy === 'remote-start-stop', 'remote-start-stop', 20_000);
+    gw.nowMs = at('2025-11-12T12:01:00Z');
+    const txId = ((await noSc.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-A', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+    await plan('CP-NO-SC');
+    expect((await gw.api('PUT', planPath('CP-OTHER'), TARGET)).status).toBe(201);
+    const otherTx = ((await other.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG-B', meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+    await until(() => noSc.remote.length === 1, 'the car stopped for the site', 20_000);
+    await noSc.client.call('StopTransaction', { transactionId: txId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), reason: 'Remote' });
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.paused_transaction_id === txId, 'the pause kept', 20_000);
+    await other.client.call('StopTransaction', { transactionId: otherTx, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString() });
+    // Past the raise interval: the restart goes out and is refused.
+    gw.nowMs = at('2025-11-12T12:06:05Z');
+    await until(() => noSc.remote.length === 2, 'the restart sent', 30_000);
+    expect(noSc.remote[1]).toMatchObject({ method: 'RemoteStartTransaction' });
+    await until(() => siteCap() === 0, 'the site cap back to 0 (still stopped for the site)', 20_000);
+    // Within the raise interval since that try: nothing more.
+    gw.nowMs = at('2025-11-12T12:10:00Z');
+    await plan('CP-NO-SC');
+    await plan('CP-NO-SC');
+    expect(noSc.remote).toHaveLength(2);
+    // After it: tried again, taken this time.
+    refuseStart = false;
+    gw.nowMs = at('2025-11-12T12:11:10Z');
+    await until(() => noSc.remote.length === 3, 'the restart tried again', 30_000);
+    expect(noSc.remote[2]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-A' } });
+  });
+});
