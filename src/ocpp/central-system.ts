@@ -121,7 +121,15 @@ export class CentralSystem implements Module {
     const handlers = new ChargerMessageHandlers(this.ctx, metrics, sessions, after, writes, reservations);
     // What a SIGHUP before a restart left owed.
     const clearCacheOwed = new ClearCacheOwedStore(db);
-    for (const id of this.chargers.keys()) {
+    // Owed to a charger no longer configured, or now on accept_all (no list, so none is ever sent): forgotten, not kept for good.
+    const listed = [...this.chargers].filter(([, c]) => c.auth !== 'accept_all').map(([id]) => id);
+    writes
+      .run('ClearCache owed to chargers no longer listed', () => clearCacheOwed.forgetAllBut(listed))
+      .then((n) => {
+        if (n > 0) logger.info({ forgotten: n }, 'ClearCache owed to chargers removed from the config or on accept_all forgotten');
+      })
+      .catch((err: unknown) => logger.error({ err }, 'ClearCache owed to removed chargers not forgotten'));
+    for (const id of listed) {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
@@ -377,6 +385,11 @@ export class CentralSystem implements Module {
     const outcome = await parts.operations.call(chargePointId, 'ClearCache', {}).finally(() => this.clearCacheSending.delete(chargePointId));
     const log = this.ctx.logger;
     // A CallError or an invalid answer is an answer too: sending it again would get the same (the operator sees the warning).
+    // Rejected (ClearCache.conf: the charger could not clear it now): the cache may still accept the removed tags, so it stays owed and goes again after the charger's next list.
+    if (outcome.kind === 'answered' && outcome.answer.status !== 'Accepted') {
+      log.warn({ charge_point_id: chargePointId, status: outcome.answer.status }, 'ClearCache after removed id tags rejected by the charger; still owed, sent again after its next list');
+      return;
+    }
     if (outcome.kind === 'answered' || outcome.kind === 'call-error' || outcome.kind === 'invalid-answer' || outcome.kind === 'unknown-charger' || outcome.kind === 'invalid-request') {
       // Paid unless a removal read after it was sent owes another.
       if ((this.clearCacheOwed.get(chargePointId) ?? Infinity) <= sentAtMs) this.clearCacheOwed.delete(chargePointId);

@@ -11,6 +11,7 @@ export class ClearCacheOwedStore {
       owe: db.prepare('INSERT OR REPLACE INTO ocpp_clear_cache_owed (charge_point_id, owed_since_ms) VALUES (?, ?)'),
       get: db.prepare<[string], { owed_since_ms: number }>('SELECT owed_since_ms FROM ocpp_clear_cache_owed WHERE charge_point_id = ?'),
       paid: db.prepare('DELETE FROM ocpp_clear_cache_owed WHERE charge_point_id = ? AND owed_since_ms <= ?'),
+      forgetAllBut: db.prepare<[string]>('DELETE FROM ocpp_clear_cache_owed WHERE charge_point_id NOT IN (SELECT value FROM json_each(?))'),
     };
   }
 
@@ -22,6 +23,11 @@ export class ClearCacheOwedStore {
   /** Since when a ClearCache is owed to the charger, or null. */
   owedSinceMs(chargePointId: string): number | null {
     return this.stmts.get.get(chargePointId)?.owed_since_ms ?? null;
+  }
+
+  /** Forgets what is owed to every charger but these (removed from the config, or on accept_all); how many. */
+  forgetAllBut(chargePointIds: readonly string[]): number {
+    return this.stmts.forgetAllBut.run(JSON.stringify(chargePointIds)).changes;
   }
 
   /** A ClearCache sent at `sentAtMs` was answered: paid, unless a removal read after it owes another. */

@@ -19,7 +19,7 @@ type Json = Record<string, any>;
 const PASSWORD = 'reload-key-0123456789abc';
 
 /** A charger that keeps its local list as a real one does, booted. */
-async function connectListKeeper(ocppPort: number, identity: string) {
+async function connectListKeeper(ocppPort: number, identity: string, clearCacheStatus: 'Accepted' | 'Rejected' = 'Accepted') {
   const list = { version: 0, tags: new Map<string, string>() };
   const cp = await connectOcttCharger({
     endpoint: `ws://127.0.0.1:${ocppPort}`,
@@ -36,7 +36,7 @@ async function connectListKeeper(ocppPort: number, identity: string) {
         list.version = p.listVersion as number;
         return { status: 'Accepted' };
       },
-      ClearCache: () => ({ status: 'Accepted' }),
+      ClearCache: () => ({ status: clearCacheStatus }),
     },
   });
   await cp.call('BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'L1' });
@@ -201,5 +201,65 @@ describe('a ClearCache owed to a charger that was away outlives a restart', () =
     expect(edited.cp.received.map((c) => c.action).filter((a) => a === 'SendLocalList' || a === 'ClearCache')).toEqual(['SendLocalList', 'ClearCache']);
     await until(() => owed().length === 0, 'that ClearCache paid too');
     expect([...first.cp.violations, ...back.cp.violations, ...edited.cp.violations]).toEqual([]);
+  });
+});
+
+describe('a ClearCache the charger rejects stays owed; owed to a charger removed from the config is forgotten at start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-ocpp-owed-rej-'));
+  const dataDir = join(dir, 'data');
+  const configPath = join(dir, 'config.yaml');
+  let daemon: DaemonProcess | undefined;
+  const chargers: OcttCharger[] = [];
+
+  afterAll(async () => {
+    for (const c of chargers) await c.close();
+    await daemon?.kill9();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('Rejected: still owed (warned), sent again after the next list; the charger removed from the file: its row deleted at start', { timeout: 300_000 }, async () => {
+    mkdirSync(dataDir);
+    const [ocppPort, httpPort] = [await freePort(), await freePort()];
+    const writeConfig = (chargerIds: string[], tags: string[]) =>
+      writeFileSync(configPath, [...centralSystemConfigHead({ dataDir, httpPort, ocppPort }), 'chargers:', ...chargerIds.flatMap((id) => [`  - id: ${id}`, `    password: ${PASSWORD}`, `    auth: { id_tags: [${tags.join(', ')}] }`]), ''].join('\n'));
+    const owed = () => {
+      const db = new Database(join(dataDir, 'metergate.db'), { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare('SELECT charge_point_id FROM ocpp_clear_cache_owed').pluck().all();
+      } finally {
+        db.close();
+      }
+    };
+    writeConfig(['CP-REJ', 'CP-STAYS'], ['TAG-A', 'TAG-B']);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+    const rej = await connectListKeeper(ocppPort, 'CP-REJ', 'Rejected');
+    chargers.push(rej.cp);
+    await rej.cp.calls('SendLocalList', 1);
+
+    // TAG-B removed: the list goes, the ClearCache is rejected, it stays owed.
+    writeConfig(['CP-REJ', 'CP-STAYS'], ['TAG-A']);
+    daemon.process.kill('SIGHUP');
+    await rej.cp.calls('ClearCache', 1);
+    await until(() => daemon!.output().includes('ClearCache after removed id tags rejected by the charger; still owed'), 'the rejection warned');
+    // CP-STAYS (never connected) owes one too: its tags lost TAG-B as well.
+    expect(owed()).toEqual(['CP-REJ', 'CP-STAYS']);
+    await rej.cp.close();
+    await until(() => daemon!.output().includes('charger disconnected'), 'the gateway sees CP-REJ go');
+
+    // Back (still rejecting): its list, then the owed ClearCache again.
+    const again = await connectListKeeper(ocppPort, 'CP-REJ', 'Rejected');
+    chargers.push(again.cp);
+    await again.cp.calls('ClearCache', 1);
+    await again.cp.close();
+    await until(() => daemon!.output().split('charger disconnected').length === 3, 'the gateway sees CP-REJ go again');
+    expect(owed()).toEqual(['CP-REJ', 'CP-STAYS']);
+
+    // CP-REJ removed from the file while the daemon is stopped: nothing would ever send it; its row goes at start.
+    expect(await daemon.stop()).toBe(0);
+    writeConfig(['CP-STAYS'], ['TAG-A']);
+    daemon = await startDaemon(configPath, { startTimeoutMs: 120_000 });
+    await until(() => !owed().includes('CP-REJ'), 'the row of the removed charger deleted');
+    expect(owed()).toEqual(['CP-STAYS']);
+    expect([...rej.cp.violations, ...again.cp.violations]).toEqual([]);
   });
 });
