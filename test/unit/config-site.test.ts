@@ -16,4 +16,11 @@ describe('site settings', () => {
     expect(problemsOf({ ...WITH_METER, site: { meter: '9b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b' } })).toContain('site.meter: 9b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b is not a configured meter (meters[].resource_id)');
     expect(problemsOf({ site: { limit_a: 0 } }).join('\n')).toMatch(/site\.limit_a/);
   });
+
+  it('refuses a raise interval under 5 s and a hysteresis under 0.5 A: with both at 0 every wobble of the load would raise and lower (or stop and start a car)', () => {
+    expect(problemsOf({ site: { limit_a: 25, raise_interval_s: 0, raise_hysteresis_a: 0 } }).join('\n')).toMatch(/site\.raise_interval_s[\s\S]*site\.raise_hysteresis_a|site\.raise_hysteresis_a[\s\S]*site\.raise_interval_s/);
+    expect(problemsOf({ site: { limit_a: 25, raise_interval_s: 4 } }).join('\n')).toMatch(/site\.raise_interval_s/);
+    expect(problemsOf({ site: { limit_a: 25, raise_hysteresis_a: 0.4 } }).join('\n')).toMatch(/site\.raise_hysteresis_a/);
+    expect(validateConfig({ ...BASE, site: { limit_a: 25, raise_interval_s: 5, raise_hysteresis_a: 0.5 } }, 'test', {}).site).toMatchObject({ raise_interval_s: 5, raise_hysteresis_a: 0.5 });
+  });
 });
