@@ -40,7 +40,7 @@ export interface ForecastServiceDeps {
   /** The stored native periods overlapping [fromMs, toMs), oldest first, one at a time (PriceStore.forEachNative). */
   readonly prices: { forEachNative(marketArea: string, fromMs: number, toMs: number, visit: (startMs: number, durationS: number, pricePerMwh: number) => void): void };
   /** Stored exogenous series (load, wind, solar forecasts) with fetch times; absent = price only. */
-  readonly exogenous?: { fetchedValues(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): ReadonlyArray<{ startMs: number; durationS: number; valueMw: number; fetchedAtMs: number }> };
+  readonly exogenous?: { forEachFetched(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number, visit: (startMs: number, durationS: number, valueMw: number, fetchedAtMs: number) => void): void };
   market(code: string): ForecastMarket | undefined;
   /** Which band each market, resolution and horizon gets; default the shipped band-methods.json. */
   readonly bandMethods?: BandMethodTable;
@@ -309,9 +309,9 @@ export class ForecastService implements Module {
     const out: Record<string, PublishedPoint[]> = {};
     for (const [area, prefix] of [[market.code, ''], ...(market.exogenousNeighbours ?? []).map((n) => [n, `${n} `])] as const)
       for (const name of EXOGENOUS_SERIES_NAMES) {
-        const points = store.fetchedValues(area, name, fromMs, toMs);
+        const points = this.fetched(area, name, fromMs, toMs);
         // A series the zone does not have (no offshore wind) is simply not offered; the region's load always is.
-        if (points.length > 0 || (name === 'load' && prefix === '')) out[prefix + name] = points.map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
+        if (points.length > 0 || (name === 'load' && prefix === '')) out[prefix + name] = points;
       }
     return out;
   }
@@ -320,10 +320,17 @@ export class ForecastService implements Module {
   private weekAhead(market: ForecastMarket, fromMs: number, toMs: number): { min: PublishedPoint[]; max: PublishedPoint[] } | undefined {
     const store = this.deps.exogenous;
     if (!store) return undefined;
-    const read = (name: ExogenousSeriesName) => store.fetchedValues(market.code, name, fromMs, toMs).map((p) => ({ startMs: p.startMs, durationS: p.durationS, value: p.valueMw, fetchedAtMs: p.fetchedAtMs }));
+    const read = (name: ExogenousSeriesName) => this.fetched(market.code, name, fromMs, toMs);
     const min = read('load_week_ahead_min');
     const max = read('load_week_ahead_max');
     return min.length > 0 && max.length > 0 ? { min, max } : undefined;
+  }
+
+  /** A stored series as the forecaster reads it, built row by row (one array of points, not three). */
+  private fetched(area: string, name: ExogenousSeriesName, fromMs: number, toMs: number): PublishedPoint[] {
+    const points: PublishedPoint[] = [];
+    this.deps.exogenous?.forEachFetched(area, name, fromMs, toMs, (startMs, durationS, value, fetchedAtMs) => points.push({ startMs, durationS, value, fetchedAtMs }));
+    return points;
   }
 
   private gapReason(today: number, origin: number, dropped: readonly number[]): string {

@@ -105,6 +105,14 @@ export class ExogenousStore {
     return (this.stmts.fetched.all(marketArea, series, fromMs, toMs) as Array<[number, number, number, number]>).map(([startMs, durationS, valueMw, fetchedAtMs]) => ({ startMs, durationS, valueMw, fetchedAtMs }));
   }
 
+  /**
+   * fetchedValues()' values, oldest first, handed to `visit` one at a time as SQLite steps
+   * through them (the forecaster keeps its own shape of them; no two arrays of objects first).
+   */
+  forEachFetched(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number, visit: (startMs: number, durationS: number, valueMw: number, fetchedAtMs: number) => void): void {
+    for (const [startMs, durationS, valueMw, fetchedAtMs] of this.stmts.fetched.iterate(marketArea, series, fromMs, toMs) as Iterable<[number, number, number, number]>) visit(startMs, durationS, valueMw, fetchedAtMs);
+  }
+
   /** First stored start of the required series (load), or null. */
   firstStartMs(marketArea: string): number | null {
     return (this.stmts.first.get(marketArea, REQUIRED_SERIES) as number | null) ?? null;
