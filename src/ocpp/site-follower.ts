@@ -20,7 +20,7 @@
 import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
-import { siteGuardDecision, siteResumeDecision, type SiteGuardRule } from '../planning/site-guard.js';
+import { siteGuardDecision, siteGuardRuleFrom, siteResumeDecision, type SiteGuardRule } from '../planning/site-guard.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { TargetPlanner, TargetPlan } from '../planning/target-plan.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
@@ -59,13 +59,14 @@ export class SiteFollower implements Module {
   }
 
   private get rule(): SiteGuardRule {
-    const site = this.ctx.config.site;
-    return { raiseHysteresisA: site.raise_hysteresis_a, raiseIntervalMs: site.raise_interval_s * 1000 };
+    return siteGuardRuleFrom(this.ctx.config.site).rule;
   }
 
   async start(): Promise<void> {
     const { config } = this.ctx;
     this.started = true;
+    const { raised } = siteGuardRuleFrom(config.site);
+    if (raised.length > 0) this.ctx.logger.warn({ raised }, 'site raise settings below their floor are taken at the floor (docs/planning.md)');
     // A silent meter sends no samples: its staleness is noticed here. Without a meter nothing
     // else raises a connector again once a car has left the site.
     const maxAgeMs = config.site.max_reading_age_s * 1000;

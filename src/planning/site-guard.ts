@@ -30,6 +30,29 @@ export interface SiteGuardRule {
   readonly raiseIntervalMs: number;
 }
 
+/** The least raise interval and hysteresis the site follower works with, whatever the config says. */
+export const RAISE_FLOOR = { intervalS: 5, hysteresisA: 0.5 } as const;
+
+/**
+ * The rule from the config's site settings, each at least its floor (RAISE_FLOOR): with no
+ * interval and no hysteresis every reading that wobbles up would raise a connector (or start
+ * a car on remote-start-stop) and the next one down lower it again. A lower value is taken at
+ * the floor rather than refused, so a config written before the floor existed still starts
+ * the gateway after an upgrade; `raised` names the settings taken at their floor, for a warning.
+ */
+export function siteGuardRuleFrom(site: { readonly raise_interval_s: number; readonly raise_hysteresis_a: number }): { rule: SiteGuardRule; raised: string[] } {
+  const raised: string[] = [];
+  if (site.raise_interval_s < RAISE_FLOOR.intervalS) raised.push(`site.raise_interval_s ${site.raise_interval_s} -> ${RAISE_FLOOR.intervalS}`);
+  if (site.raise_hysteresis_a < RAISE_FLOOR.hysteresisA) raised.push(`site.raise_hysteresis_a ${site.raise_hysteresis_a} -> ${RAISE_FLOOR.hysteresisA}`);
+  return {
+    rule: {
+      raiseHysteresisA: Math.max(RAISE_FLOOR.hysteresisA, site.raise_hysteresis_a),
+      raiseIntervalMs: Math.max(RAISE_FLOOR.intervalS, site.raise_interval_s) * 1000,
+    },
+    raised,
+  };
+}
+
 export interface SiteGuardInput {
   /** The highest current per phase the plan in force allows from now to its end (A). */
   readonly inForceA: number;

@@ -3,7 +3,7 @@
 // (planning/site-guard.ts): pure.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { siteGuardDecision, siteResumeDecision } from '../../src/planning/site-guard.js';
+import { siteGuardDecision, siteGuardRuleFrom, siteResumeDecision } from '../../src/planning/site-guard.js';
 import { shareSiteCurrent, type SharingConnector } from '../../src/planning/site-share.js';
 
 const H = 3_600_000;
@@ -128,5 +128,16 @@ describe('siteResumeDecision: held + restarted current stays within the limit', 
         },
       ),
     );
+  });
+});
+
+describe('siteGuardRuleFrom (the config\'s raise settings, at least their floor)', () => {
+  it('takes an interval under 5 s and a hysteresis under 0.5 A at the floor and names them; keeps higher values', () => {
+    expect(siteGuardRuleFrom({ raise_interval_s: 0, raise_hysteresis_a: 0 })).toEqual({
+      rule: { raiseIntervalMs: 5000, raiseHysteresisA: 0.5 },
+      raised: ['site.raise_interval_s 0 -> 5', 'site.raise_hysteresis_a 0 -> 0.5'],
+    });
+    expect(siteGuardRuleFrom({ raise_interval_s: 300, raise_hysteresis_a: 2 })).toEqual({ rule: { raiseIntervalMs: 300_000, raiseHysteresisA: 2 }, raised: [] });
+    expect(siteGuardRuleFrom({ raise_interval_s: 5, raise_hysteresis_a: 0.5 }).raised).toEqual([]);
   });
 });
