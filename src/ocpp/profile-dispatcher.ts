@@ -336,7 +336,8 @@ export class ProfileDispatcher {
    * (RemoteStopTransaction; the stop does not end the target, plan-follower.ts), where it
    * charges again a transaction is started with the paused one's idTag. A charger that takes
    * no profile draws what it can: it is started only where the site ceilings allow the
-   * connector's configured current, so a ceiling stays a ceiling. Returns when the plan
+   * connector's configured current, so a ceiling stays a ceiling, and never where the site
+   * follower stopped it (site cap 0): that car it starts itself. Returns when the plan
    * next changes between charging and not.
    */
   private async remoteStep(client: ChargerClient, connectorId: number, plan: Plan, whole: SetChargingProfileRequest, transactionId: number | null, target: ChargingTarget): Promise<number | null> {
@@ -361,7 +362,12 @@ export class ProfileDispatcher {
     } else if (charging && transactionId === null) {
       const paused = strategies.get(id, connectorId)?.pausedTransactionId ?? null;
       const idTag = paused === null ? undefined : this.ocpp.transaction(paused)?.idTag;
-      if (idTag !== undefined) {
+      // Stopped for the site (site cap 0): its own plan (a boundary, a new target, new prices) fits its share, which does not
+      // say the site has room beside what the others draw now. Only the site follower starts it again (checkRemoteResume),
+      // storing its site cap first, once limit − other load − the others' caps leaves its current plus the hysteresis.
+      if (idTag !== undefined && this.charging.stores.follow.get(id, connectorId).siteCapA === 0) {
+        logger.info({ ...log, paused_transaction_id: paused }, 'car stopped for the site not started by its plan: the site follower starts it when the site has room');
+      } else if (idTag !== undefined) {
         const status = await this.remoteCall(client, 'RemoteStartTransaction', { connectorId, idTag });
         logger.info({ ...log, paused_transaction_id: paused, status }, 'car resumed by RemoteStartTransaction: the plan charges now');
         // Refused or unanswered: the car stays stopped. Its site cap back to 0 (stopped for the site), so the site follower tries

@@ -246,3 +246,110 @@ describe.skipIf(!hasSharedData)(`a refused restart is tried again${hasSharedData
     expect(noSc.remote[2]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-A' } });
   });
 });
+
+// A car stopped for the site (site cap 0) is started again only by the site follower, never
+// by its own plan: a new target PUT, or its plan at a period boundary, fits the car's own
+// share, which does not say the site has room beside the others. Here the second car has
+// left, so the first one's share is the site's 20 A again, but the follower's check does not
+// pass yet (site.raise_interval_s, 90 min, since its stop): no RemoteStart goes out until it
+// does. A third charger's car, paused by its plan (not for the site), has the same boundary:
+// its RemoteStart there shows the boundary was acted on.
+describe.skipIf(!hasSharedData)(`a car stopped for the site is not started by its own plan${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: PlanGateway;
+  let noSc: SimulatedCharger;
+  let other: SimulatedCharger;
+  let probe: SimulatedCharger;
+  // 2 kWh by 14:00 seen from 12:33: the cheapest quarter-hour is 13:15 (NL, 2025-11-12), not now.
+  const LATER = { departure_time: '2025-11-12T14:00:00Z', energy_wh: 2_000 };
+  // Charges in (nearly) every period from 13:20 on.
+  const LONGER = { departure_time: '2025-11-12T15:30:00Z', energy_wh: 22_000 };
+
+  beforeAll(async () => {
+    gw = await startPlanGateway({
+      startMs: at('2025-11-12T12:00:00Z'),
+      pricesFromMs: at('2025-11-12T00:00:00Z'),
+      pricesToMs: at('2025-11-13T00:00:00Z'),
+      site: { limit_a: 20, max_reading_age_s: 2, raise_interval_s: 5400 },
+      chargers: [
+        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+        { id: 'CP-PROBE', connectors: [{ connector_id: 1, max_current_a: 16 }] },
+      ],
+    });
+    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging' });
+    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
+    probe = await gw.connect('CP-PROBE', { refusal: 'no-smart-charging' });
+    for (const ch of [noSc, other, probe]) await ch.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'm' });
+    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
+    await until(() => ['CP-NO-SC', 'CP-OTHER', 'CP-PROBE'].every((id) => read(id).n === 1), 'the chargers read', 30_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
+  const siteCap = () => (gw.daemon.ctx.db.prepare("SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = 'CP-NO-SC' AND connector_id = 1").get() as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
+  const start = async (ch: SimulatedCharger, tag: string) =>
+    ((await ch.client.call('StartTransaction', { connectorId: 1, idTag: tag, meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) =>
+    ch.client.call('StopTransaction', { transactionId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), ...(reason ? { reason } : {}) });
+
+  it('a new target and a period boundary start nothing; the site follower starts it once its check passes', async () => {
+    expect((await gw.api('PUT', planPath('CP-NO-SC'), TARGET)).status).toBe(201);
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.strategy === 'remote-start-stop', 'remote-start-stop', 20_000);
+    gw.nowMs = at('2025-11-12T12:01:00Z');
+    const txId = await start(noSc, 'TAG-A');
+    await plan('CP-NO-SC');
+    expect((await gw.api('PUT', planPath('CP-OTHER'), TARGET)).status).toBe(201);
+    const otherTx = await start(other, 'TAG-B');
+    await until(() => noSc.remote.length === 1, 'the car stopped for the site', 20_000);
+    expect(noSc.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: txId } });
+    await stop(noSc, txId, 'Remote');
+    await until(async () => (await plan('CP-NO-SC')).charging_strategy?.paused_transaction_id === txId, 'the pause kept', 20_000);
+    expect(siteCap()).toBe(0);
+    // The second car leaves: the first one's own plan may charge at 16 A again, its site cap still 0 (stopped for the site).
+    gw.nowMs = at('2025-11-12T12:02:00Z');
+    await stop(other, otherTx);
+    expect((await plan('CP-NO-SC')).allowed_current_a).toBe(16);
+
+    // A client PUTs its target again: a new plan, charging now within its share; no RemoteStart (the follower's check has not passed).
+    gw.nowMs = at('2025-11-12T12:03:00Z');
+    const again = await gw.api('PUT', planPath('CP-NO-SC'), TARGET);
+    expect([200, 201]).toContain(again.status);
+    expect(again.body.allowed_current_a).toBe(16);
+    expect(Date.parse(again.body.planned.periods[0].start)).toBeLessThanOrEqual(gw.nowMs);
+    await plan('CP-NO-SC');
+    await plan('CP-NO-SC');
+    expect(noSc.remote).toHaveLength(1);
+    expect(siteCap()).toBe(0);
+
+    // A target whose plan charges from 13:15; the probe's car gets the same one and is paused by it (its site cap stays unset).
+    gw.nowMs = at('2025-11-12T12:33:00Z');
+    const later = await gw.api('PUT', planPath('CP-NO-SC'), LATER);
+    expect(Date.parse(later.body.planned.periods[0].start)).toBe(at('2025-11-12T13:15:00Z'));
+    expect((await gw.api('PUT', planPath('CP-PROBE'), LATER)).status).toBe(201);
+    await until(async () => (await plan('CP-PROBE')).charging_strategy?.strategy === 'remote-start-stop', 'the probe on remote-start-stop', 20_000);
+    const probeTx = await start(probe, 'TAG-P');
+    await until(() => probe.remote.length === 1, 'the probe\'s car paused by its plan', 20_000);
+    expect(probe.remote[0]).toEqual({ method: 'RemoteStopTransaction', params: { transactionId: probeTx } });
+    await stop(probe, probeTx, 'Remote');
+    await until(async () => (await plan('CP-PROBE')).charging_strategy?.paused_transaction_id === probeTx, 'the probe\'s pause kept', 20_000);
+    // The boundary: the probe's car is started by its plan, the car stopped for the site is not.
+    gw.nowMs = at('2025-11-12T13:15:00Z');
+    await until(() => probe.remote.length === 2, 'the probe\'s car started at the boundary', 30_000);
+    expect(probe.remote[1]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-P' } });
+    await plan('CP-NO-SC');
+    await plan('CP-NO-SC');
+    expect(noSc.remote).toHaveLength(1);
+    expect(siteCap()).toBe(0);
+
+    // Past the raise interval since its stop (12:01 + 90 min), with a plan charging now: the site follower's check passes and it starts the car.
+    gw.nowMs = at('2025-11-12T13:20:00Z');
+    expect((await gw.api('PUT', planPath('CP-NO-SC'), LONGER)).status).toBe(200);
+    gw.nowMs = at('2025-11-12T13:31:05Z');
+    await until(() => noSc.remote.length === 2, 'the car started by the site follower', 30_000);
+    expect(noSc.remote[1]).toEqual({ method: 'RemoteStartTransaction', params: { connectorId: 1, idTag: 'TAG-A' } });
+    expect(siteCap()).toBe(16);
+  });
+});
