@@ -81,7 +81,8 @@ export class ProfileDispatcher {
     }
     const target = this.charging.stores.targets.get(e.chargePointId, e.connectorId);
     if (!target) return;
-    this.background(this.sendProfile(client, e.connectorId, e.plan, e.plannedAtMs, target), 'charging profile not sent', e.chargePointId, e.connectorId);
+    // site-load: the site follower's plan; for a car it stopped, its decision to start it again (site-follower.ts checkRemoteResume).
+    this.background(this.sendProfile(client, e.connectorId, e.plan, e.plannedAtMs, target, e.reason === 'site-load'), 'charging profile not sent', e.chargePointId, e.connectorId);
   }
 
   /**
@@ -223,7 +224,7 @@ export class ProfileDispatcher {
    * refused before. Each answer (or why none came) is stored for the plan's GET; ocpp-rpc
    * sends one call at a time per charger, so answers are stored in the order sent.
    */
-  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget): Promise<void> {
+  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget, bySiteFollower = false): Promise<void> {
     const { clock } = this.ctx;
     const { configuration, strategies } = this.charging.stores;
     const id = client.identity;
@@ -249,7 +250,7 @@ export class ProfileDispatcher {
         // Followed before the call: the StartTransaction a RemoteStart brings may come before its answer is taken, and resumes under this plan.
         const followed: Followed = { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs: null };
         this.followed.set(key, followed);
-        followed.nextBoundaryMs = await this.remoteStep(client, connectorId, plan, whole(null), transactionId, target);
+        followed.nextBoundaryMs = await this.remoteStep(client, connectorId, plan, whole(null), transactionId, target, bySiteFollower);
         return;
       }
       const request = whole(strategy);
@@ -340,7 +341,7 @@ export class ProfileDispatcher {
    * follower stopped it (site cap 0): that car it starts itself. Returns when the plan
    * next changes between charging and not.
    */
-  private async remoteStep(client: ChargerClient, connectorId: number, plan: Plan, whole: SetChargingProfileRequest, transactionId: number | null, target: ChargingTarget): Promise<number | null> {
+  private async remoteStep(client: ChargerClient, connectorId: number, plan: Plan, whole: SetChargingProfileRequest, transactionId: number | null, target: ChargingTarget, bySiteFollower: boolean): Promise<number | null> {
     const { clock, logger } = this.ctx;
     const strategies = this.charging.stores.strategies;
     const id = client.identity;
@@ -364,8 +365,9 @@ export class ProfileDispatcher {
       const idTag = paused === null ? undefined : this.ocpp.transaction(paused)?.idTag;
       // Stopped for the site (site cap 0): its own plan (a boundary, a new target, new prices) fits its share, which does not
       // say the site has room beside what the others draw now. Only the site follower starts it again (checkRemoteResume),
-      // storing its site cap first, once limit − other load − the others' caps leaves its current plus the hysteresis.
-      if (idTag !== undefined && this.charging.stores.follow.get(id, connectorId).siteCapA === 0) {
+      // storing its site cap first, once limit − other load − the others' caps leaves its current plus the hysteresis. Its
+      // plan (site-load) starts it also while that write still waits in the write queue (a store refusing writes).
+      if (idTag !== undefined && !bySiteFollower && this.charging.stores.follow.get(id, connectorId).siteCapA === 0) {
         logger.info({ ...log, paused_transaction_id: paused }, 'car stopped for the site not started by its plan: the site follower starts it when the site has room');
       } else if (idTag !== undefined) {
         const status = await this.remoteCall(client, 'RemoteStartTransaction', { connectorId, idTag });
