@@ -17,8 +17,11 @@ import type { RollingOptions } from './rolling.js';
 import { bandMethodsFor, shippedBandMethods, type BandMethodTable } from './band-methods.js';
 import { EXOGENOUS_SERIES_NAMES, type ExogenousSeriesName } from '../prices/exogenous/series.js';
 import type { PublishedPoint } from './exogenous-availability.js';
+import { garbageBetweenSteps } from '../ops/garbage-between-steps.js';
 
 const DAY_MS = 86_400_000;
+/** Growth of heap + typed arrays between forecast origins after which the daemon collects (with --expose-gc). */
+const TRAINING_GARBAGE_BYTES = 2 * 1024 * 1024;
 /** Warm forecasters kept per region, one per set of inputs (warmByInputs). */
 const MAX_WARM_INPUT_SETS = 3;
 
@@ -247,6 +250,7 @@ export class ForecastService implements Module {
         this.noteGap(market.code, unforecastDays(today, horizonDays, previous.state.origin, previous.dropped), this.gapReason(today, previous.state.origin, previous.dropped));
         return true;
       }
+      const garbage = garbageBetweenSteps(TRAINING_GARBAGE_BYTES);
       const result = await computeMarketForecast({
         timeZone: market.timeZone,
         prices: builder.finish(),
@@ -255,7 +259,7 @@ export class ForecastService implements Module {
         nowMs,
         targetIntervalS,
         options,
-        pause: () => new Promise((resolve) => setImmediate(resolve)),
+        pause: () => new Promise((resolve) => setImmediate(() => { garbage.step(); resolve(); })),
         warm: [...(this.warmByInputs.get(market.code)?.values() ?? [])],
       });
       if (!result) {
