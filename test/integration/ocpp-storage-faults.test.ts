@@ -10,7 +10,7 @@
 // meanwhile was stored.
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -85,17 +85,34 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
 
 /**
  * The data directory's tmpfs filled to the last byte: SQLITE_FULL once the WAL or the file
- * must grow. Started once the store refused a write (the recorder's, every poll), so the
- * WAL has no room left that a small write could still take.
+ * must grow. A refused recorder write alone did not make that certain (CI, 2026-11-27: the
+ * charger's three small answers were stored on the "full" disk): a WAL file longer than its
+ * valid frames, or restarted from its start after a checkpoint, takes small writes without
+ * new space. So first the WAL is truncated, then the daemon's next commit appends to it, then
+ * a read transaction of the test's own pins those frames (the writer cannot restart the WAL
+ * under a reader), and only then is the disk filled: every later write must grow the WAL.
  */
 function diskFullFault(dir: string, storeWritable: () => Promise<boolean>): StorageFault {
   let filler: string | null = null;
+  let reader: Database.Database | null = null;
   return {
     async start() {
+      const db = new Database(databasePath(dir));
+      reader = db;
+      const wal = `${databasePath(dir)}-wal`;
+      await until(() => (db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>)[0]?.busy === 0 && statSync(wal).size === 0, 'the WAL truncated', 30_000);
+      await until(() => statSync(wal).size > 0, 'the daemon committing again into the empty WAL', 30_000);
+      db.exec('BEGIN');
+      db.prepare('SELECT count(*) AS n FROM sqlite_master').get();
       filler = fillToLastByte(dir);
       await until(async () => !(await storeWritable()), 'the store refusing writes on the full disk', 30_000);
     },
     async end() {
+      if (reader) {
+        reader.exec('COMMIT');
+        reader.close();
+      }
+      reader = null;
       if (filler) rmSync(filler, { force: true });
       filler = null;
     },
