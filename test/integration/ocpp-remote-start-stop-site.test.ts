@@ -16,6 +16,37 @@ const at = (iso: string) => Date.parse(iso);
 const TARGET = { departure_time: '2025-11-12T14:00:00Z', energy_wh: 22_000 };
 const planPath = (id: string) => `/api/v1/chargers/${id}/connectors/1/plan`;
 
+type ConnectOptions = Parameters<PlanGateway['connect']>[1];
+
+/**
+ * A gateway at 2025-11-12 12:00 UTC with that day's real prices, `site` as its site section
+ * and one 16 A connector per charger; each charger connected with its options, booted, and
+ * what it supports read by the gateway. Returns the gateway and the chargers in order.
+ */
+async function siteGateway(site: Record<string, unknown>, chargers: Array<[id: string, options: ConnectOptions]>): Promise<{ gw: PlanGateway; chargers: SimulatedCharger[] }> {
+  const gw = await startPlanGateway({
+    startMs: at('2025-11-12T12:00:00Z'),
+    pricesFromMs: at('2025-11-12T00:00:00Z'),
+    pricesToMs: at('2025-11-13T00:00:00Z'),
+    site,
+    chargers: chargers.map(([id]) => ({ id, connectors: [{ connector_id: 1, max_current_a: 16 }] })),
+  });
+  const connected: SimulatedCharger[] = [];
+  for (const [id, options] of chargers) connected.push(await gw.connect(id, options));
+  for (const ch of connected) await ch.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'm' });
+  const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
+  await until(() => chargers.every(([id]) => read(id).n === 1), 'the chargers read', 30_000);
+  return { gw, chargers: connected };
+}
+
+/** The site cap the site follower stored for a charger's connector 1 (0: stopped for the site). */
+const siteCapOf = (gw: PlanGateway, id: string) =>
+  (gw.daemon.ctx.db.prepare('SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = ? AND connector_id = 1').get(id) as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
+const startTransaction = async (gw: PlanGateway, ch: SimulatedCharger, tag: string, meterStart = 0) =>
+  ((await ch.client.call('StartTransaction', { connectorId: 1, idTag: tag, meterStart, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
+const stopTransaction = (gw: PlanGateway, ch: SimulatedCharger, transactionId: number, reason?: string) =>
+  ch.client.call('StopTransaction', { transactionId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), ...(reason ? { reason } : {}) });
+
 describe.skipIf(!hasSharedData)(`a charger without smart charging stays within site.limit_a${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
   let gw: PlanGateway;
   let pausedTxId = 0;
@@ -24,23 +55,11 @@ describe.skipIf(!hasSharedData)(`a charger without smart charging stays within s
   let other: SimulatedCharger;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({
-      startMs: at('2025-11-12T12:00:00Z'),
-      pricesFromMs: at('2025-11-12T00:00:00Z'),
-      pricesToMs: at('2025-11-13T00:00:00Z'),
-      // No site meter: the follower's timer checks every max_reading_age_s / 2 (1 s), as it raises again after a car left.
-      site: { limit_a: 20, max_reading_age_s: 2 },
-      chargers: [
-        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-      ],
-    });
-    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging' });
-    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
-    await noSc.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'no smart charging' });
-    await other.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'smart' });
-    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
-    await until(() => read('CP-NO-SC').n === 1 && read('CP-OTHER').n === 1, 'both chargers read', 30_000);
+    // No site meter: the follower's timer checks every max_reading_age_s / 2 (1 s), as it raises again after a car left.
+    ({ gw, chargers: [noSc, other] } = await siteGateway({ limit_a: 20, max_reading_age_s: 2 }, [
+      ['CP-NO-SC', { refusal: 'no-smart-charging' }],
+      ['CP-OTHER', { rateUnits: 'Current' }],
+    ]) as { gw: PlanGateway; chargers: [SimulatedCharger, SimulatedCharger] });
   }, 90_000);
 
   afterAll(async () => {
@@ -109,23 +128,11 @@ describe.skipIf(!hasSharedData)(`two stopped cars are not started together past 
   let d: SimulatedCharger;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({
-      startMs: at('2025-11-12T12:00:00Z'),
-      pricesFromMs: at('2025-11-12T00:00:00Z'),
-      pricesToMs: at('2025-11-13T00:00:00Z'),
-      site: { limit_a: 30, max_reading_age_s: 2, raise_hysteresis_a: 2, raise_interval_s: 300 },
-      chargers: [
-        { id: 'CP-B', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-C', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-D', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-      ],
-    });
-    b = await gw.connect('CP-B', { refusal: 'no-smart-charging' });
-    c = await gw.connect('CP-C', { refusal: 'no-smart-charging' });
-    d = await gw.connect('CP-D', { rateUnits: 'Current' });
-    for (const ch of [b, c, d]) await ch.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'm' });
-    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
-    await until(() => ['CP-B', 'CP-C', 'CP-D'].every((id) => read(id).n === 1), 'the chargers read', 30_000);
+    ({ gw, chargers: [b, c, d] } = await siteGateway({ limit_a: 30, max_reading_age_s: 2, raise_hysteresis_a: 2, raise_interval_s: 300 }, [
+      ['CP-B', { refusal: 'no-smart-charging' }],
+      ['CP-C', { refusal: 'no-smart-charging' }],
+      ['CP-D', { rateUnits: 'Current' }],
+    ]) as { gw: PlanGateway; chargers: [SimulatedCharger, SimulatedCharger, SimulatedCharger] });
   }, 90_000);
 
   afterAll(async () => {
@@ -133,11 +140,9 @@ describe.skipIf(!hasSharedData)(`two stopped cars are not started together past 
   });
 
   const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
-  const siteCap = (id: string) => (gw.daemon.ctx.db.prepare('SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = ? AND connector_id = 1').get(id) as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
-  const start = async (ch: SimulatedCharger, tag: string, meterStart = 0) =>
-    ((await ch.client.call('StartTransaction', { connectorId: 1, idTag: tag, meterStart, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
-  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) =>
-    ch.client.call('StopTransaction', { transactionId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), ...(reason ? { reason } : {}) });
+  const siteCap = (id: string) => siteCapOf(gw, id);
+  const start = (ch: SimulatedCharger, tag: string, meterStart = 0) => startTransaction(gw, ch, tag, meterStart);
+  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) => stopTransaction(gw, ch, transactionId, reason);
 
   /** The car on ch runs alone, then the smart car joins: ch's car is stopped for the site (site cap 0), then both leave. */
   const stoppedForTheSite = async (ch: SimulatedCharger, id: string, tag: string) => {
@@ -192,22 +197,10 @@ describe.skipIf(!hasSharedData)(`a refused restart is tried again${hasSharedData
   let refuseStart = true;
 
   beforeAll(async () => {
-    gw = await startPlanGateway({
-      startMs: at('2025-11-12T12:00:00Z'),
-      pricesFromMs: at('2025-11-12T00:00:00Z'),
-      pricesToMs: at('2025-11-13T00:00:00Z'),
-      site: { limit_a: 20, max_reading_age_s: 2 },
-      chargers: [
-        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-      ],
-    });
-    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging', remoteAnswer: (m) => (m === 'RemoteStartTransaction' && refuseStart ? 'Rejected' : 'Accepted') });
-    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
-    await noSc.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'no smart charging' });
-    await other.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'smart' });
-    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
-    await until(() => read('CP-NO-SC').n === 1 && read('CP-OTHER').n === 1, 'both chargers read', 30_000);
+    ({ gw, chargers: [noSc, other] } = await siteGateway({ limit_a: 20, max_reading_age_s: 2 }, [
+      ['CP-NO-SC', { refusal: 'no-smart-charging', remoteAnswer: (m) => (m === 'RemoteStartTransaction' && refuseStart ? 'Rejected' : 'Accepted') }],
+      ['CP-OTHER', { rateUnits: 'Current' }],
+    ]) as { gw: PlanGateway; chargers: [SimulatedCharger, SimulatedCharger] });
   }, 90_000);
 
   afterAll(async () => {
@@ -215,7 +208,7 @@ describe.skipIf(!hasSharedData)(`a refused restart is tried again${hasSharedData
   });
 
   const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
-  const siteCap = () => (gw.daemon.ctx.db.prepare("SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = 'CP-NO-SC' AND connector_id = 1").get() as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
+  const siteCap = () => siteCapOf(gw, 'CP-NO-SC');
 
   it('refused: the site cap back to 0, and started again after the next raise interval', async () => {
     expect((await gw.api('PUT', planPath('CP-NO-SC'), TARGET)).status).toBe(201);
@@ -265,23 +258,11 @@ describe.skipIf(!hasSharedData)(`a car stopped for the site is not started by it
   const LONGER = { departure_time: '2025-11-12T15:30:00Z', energy_wh: 22_000 };
 
   beforeAll(async () => {
-    gw = await startPlanGateway({
-      startMs: at('2025-11-12T12:00:00Z'),
-      pricesFromMs: at('2025-11-12T00:00:00Z'),
-      pricesToMs: at('2025-11-13T00:00:00Z'),
-      site: { limit_a: 20, max_reading_age_s: 2, raise_interval_s: 5400 },
-      chargers: [
-        { id: 'CP-NO-SC', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-OTHER', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-        { id: 'CP-PROBE', connectors: [{ connector_id: 1, max_current_a: 16 }] },
-      ],
-    });
-    noSc = await gw.connect('CP-NO-SC', { refusal: 'no-smart-charging' });
-    other = await gw.connect('CP-OTHER', { rateUnits: 'Current' });
-    probe = await gw.connect('CP-PROBE', { refusal: 'no-smart-charging' });
-    for (const ch of [noSc, other, probe]) await ch.client.call('BootNotification', { chargePointVendor: 'Vendor', chargePointModel: 'm' });
-    const read = (id: string) => gw.daemon.ctx.db.prepare("SELECT COUNT(*) AS n FROM ocpp_charger_configuration WHERE charge_point_id = ? AND key = 'SupportedFeatureProfiles'").get(id) as { n: number };
-    await until(() => ['CP-NO-SC', 'CP-OTHER', 'CP-PROBE'].every((id) => read(id).n === 1), 'the chargers read', 30_000);
+    ({ gw, chargers: [noSc, other, probe] } = await siteGateway({ limit_a: 20, max_reading_age_s: 2, raise_interval_s: 5400 }, [
+      ['CP-NO-SC', { refusal: 'no-smart-charging' }],
+      ['CP-OTHER', { rateUnits: 'Current' }],
+      ['CP-PROBE', { refusal: 'no-smart-charging' }],
+    ]) as { gw: PlanGateway; chargers: [SimulatedCharger, SimulatedCharger, SimulatedCharger] });
   }, 90_000);
 
   afterAll(async () => {
@@ -289,11 +270,9 @@ describe.skipIf(!hasSharedData)(`a car stopped for the site is not started by it
   });
 
   const plan = async (id: string) => (await gw.api('GET', planPath(id))).body;
-  const siteCap = () => (gw.daemon.ctx.db.prepare("SELECT site_cap_a FROM charging_follow_state WHERE charge_point_id = 'CP-NO-SC' AND connector_id = 1").get() as { site_cap_a: number | null } | undefined)?.site_cap_a ?? null;
-  const start = async (ch: SimulatedCharger, tag: string) =>
-    ((await ch.client.call('StartTransaction', { connectorId: 1, idTag: tag, meterStart: 0, timestamp: new Date(gw.nowMs).toISOString() })) as { transactionId: number }).transactionId;
-  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) =>
-    ch.client.call('StopTransaction', { transactionId, meterStop: 500, timestamp: new Date(gw.nowMs).toISOString(), ...(reason ? { reason } : {}) });
+  const siteCap = () => siteCapOf(gw, 'CP-NO-SC');
+  const start = (ch: SimulatedCharger, tag: string) => startTransaction(gw, ch, tag);
+  const stop = (ch: SimulatedCharger, transactionId: number, reason?: string) => stopTransaction(gw, ch, transactionId, reason);
 
   it('a new target and a period boundary start nothing; the site follower starts it once its check passes', async () => {
     expect((await gw.api('PUT', planPath('CP-NO-SC'), TARGET)).status).toBe(201);
