@@ -2,7 +2,7 @@
 // status page, doctor and scan alike. Judged from what the line delivered since the last whole
 // telegram with electricity: the drops by reason, whether bytes came at all, and whether whole
 // telegrams came without electricity objects.
-import type { DropReason } from './framer.js';
+import type { TelegramDrops } from './listen.js';
 import { crcRequired, isSmlLine, type P1Line } from './line-settings.js';
 import type { P1Identity, P1Reading } from './measurements.js';
 
@@ -10,7 +10,7 @@ import type { P1Identity, P1Reading } from './measurements.js';
 export interface LineObservation {
   readonly line: P1Line;
   readonly bytes: number;
-  readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
+  readonly drops: Readonly<TelegramDrops>;
   /** SML's escape sequence (four ESC bytes) came: an SML meter, whatever the line is set to. */
   readonly smlSeen?: boolean;
   /** The bus asks an IEC 62056-21 mode C meter (`mode: C`): silence is no answer to the sign-on. */

@@ -11,6 +11,9 @@ import { ModeCSession } from './mode-c-session.js';
 import { telegramReader } from './reader.js';
 import type { P1Identity, P1Reading } from './measurements.js';
 
+/** What a listen dropped, by reason: the framer's and the parser's. */
+export type TelegramDrops = Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>;
+
 export interface HeardTelegram {
   readonly identity: P1Identity;
   readonly reading: P1Reading;
@@ -22,7 +25,7 @@ export interface ListenResult {
   readonly telegram: HeardTelegram | null;
   /** Bytes received at all: a Modbus line is silent until asked, a P1 meter talks by itself. */
   readonly bytes: number;
-  readonly drops: Readonly<Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>>;
+  readonly drops: Readonly<TelegramDrops>;
   /** Why the line could not be used, when it could not. */
   readonly unavailable: string | null;
   /**
@@ -65,7 +68,7 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
     retries: 0,
   };
   const reader = telegramReader(opts.line);
-  const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
+  const drops: TelegramDrops = {};
   let bytes = 0;
   let smlSeen = false;
   let tail = '';
@@ -116,7 +119,7 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
  */
 export function askModeCMeter(opts: { readonly port: string; readonly logger: Logger }): Promise<ListenResult> {
   const bus: BusConfig = { name: 'ask', type: 'p1', port: opts.port, mode: 'C', tcp_port: 0, baud_rate: MODE_C_START.baudRate, parity: 'even', data_bits: 7, stop_bits: 1, timeout_ms: 1000, retries: 0 };
-  const drops: Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>> = {};
+  const drops: TelegramDrops = {};
   let bytes = 0;
   return new Promise((resolve) => {
     let settled = false;
