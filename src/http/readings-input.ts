@@ -44,6 +44,17 @@ export function meterReadingErrors(item: unknown, path: string, out: FieldError[
  * problems: schema errors, then timestamps without `Z`/offset or impossible dates.
  */
 export function readMeterReadings(items: readonly unknown[], path = 'meter_readings'): EnergyReading[] {
+  const errors: FieldError[] = [];
+  const out = collectMeterReadings(items, errors, path);
+  if (!out) throw new HttpProblem(422, 'some meter readings are invalid', { errors: errors.slice(0, MAX_LISTED) });
+  return out;
+}
+
+/**
+ * As readMeterReadings, but adds the problems to `errors` (at most 20 of its own) and
+ * answers null, so a caller can list them with the request's other mistakes in one 422.
+ */
+export function collectMeterReadings(items: readonly unknown[], into: FieldError[], path = 'meter_readings'): EnergyReading[] | null {
   const out: EnergyReading[] = new Array(items.length);
   const errors: FieldError[] = [];
   for (let i = 0; i < items.length; i++) {
@@ -68,8 +79,9 @@ export function readMeterReadings(items: readonly unknown[], path = 'meter_readi
       if (errors.length === before) errors.push({ path: `${path}[${i}]`, message: 'is not a valid meter reading' });
     }
   }
-  if (errors.length > 0) throw new HttpProblem(422, 'some meter readings are invalid', { errors: errors.slice(0, MAX_LISTED) });
-  return out;
+  if (errors.length === 0) return out;
+  into.push(...errors.slice(0, MAX_LISTED));
+  return null;
 }
 
 /** 413 before schema validation, so an oversized array is not walked item by item. */

@@ -23,22 +23,30 @@ function invalid(detail: string, errors: FieldError[]): HttpProblem {
 /** The market of a request, or 422 naming power_market.market_area_code / sub_modality. */
 export function resolveMarket(access: PriceAccess, pm: RequestPowerMarket, path = 'power_market'): MarketInfo {
   const errors: FieldError[] = [];
-  const market = access.market(pm.market_area_code);
-  if (!market) errors.push({ path: `${path}.market_area_code`, message: `unknown market area "${pm.market_area_code.slice(0, 40)}" (known: ${access.knownMarkets().join(', ')})` });
-  if (pm.sub_modality !== 'DayAhead') errors.push({ path: `${path}.sub_modality`, message: `must be "DayAhead" (the only modality priced)` });
-  if (errors.length > 0 || !market) throw invalid('the power market is not one this gateway prices', errors);
+  const market = collectMarket(access, pm, errors, path);
+  if (!market) throw invalid('the power market is not one this gateway prices', errors);
   return market;
+}
+
+/** As resolveMarket, but adds the problems to `into` and answers undefined. */
+export function collectMarket(access: PriceAccess, pm: RequestPowerMarket, into: FieldError[], path = 'power_market'): MarketInfo | undefined {
+  const before = into.length;
+  const market = access.market(pm.market_area_code);
+  if (!market) into.push({ path: `${path}.market_area_code`, message: `unknown market area "${pm.market_area_code.slice(0, 40)}" (known: ${access.knownMarkets().join(', ')})` });
+  if (pm.sub_modality !== 'DayAhead') into.push({ path: `${path}.sub_modality`, message: `must be "DayAhead" (the only modality priced)` });
+  return into.length === before ? market : undefined;
 }
 
 /** Sortedness, duplicates, decreasing readings (and at least 2 when `minTwo`). */
 export function assertReadingsUsable(readings: readonly EnergyReading[], path = 'meter_readings', minTwo = true): void {
-  if (!minTwo && readings.length < 2) return;
-  const problems = checkReadings(readings, MAX_LISTED);
-  if (problems.length === 0) return;
-  throw invalid(
-    'the meter readings cannot be priced',
-    problems.map((p) => ({ path: p.index < 0 ? path : `${path}[${p.index}].${p.field}`, message: p.message })),
-  );
+  const errors = readingsUsableErrors(readings, path, minTwo);
+  if (errors.length > 0) throw invalid('the meter readings cannot be priced', errors);
+}
+
+/** What assertReadingsUsable refuses, as field errors (none when usable). */
+export function readingsUsableErrors(readings: readonly EnergyReading[], path = 'meter_readings', minTwo = true): FieldError[] {
+  if (!minTwo && readings.length < 2) return [];
+  return checkReadings(readings, MAX_LISTED).map((p) => ({ path: p.index < 0 ? path : `${path}[${p.index}].${p.field}`, message: p.message }));
 }
 
 export interface PricedReadings {
@@ -76,12 +84,22 @@ export function priceReadings(access: PriceAccess, market: MarketInfo, readings:
  */
 export function ownReadingsInWindow(readings: readonly EnergyReading[], startMs: number, endMs: number, path = 'meter_readings'): readonly EnergyReading[] {
   const inWindow = clipToWindow(readings, startMs, endMs);
-  if (inWindow.length < 2) {
-    throw invalid(`the meter readings do not cover any part of the session from ${formatUtc(startMs)} to ${formatUtc(endMs)}; readings outside start_date_time..end_date_time are not billed`, [
-      { path, message: `needs readings inside the session window, or on both sides of an edge (${readings.length} given, ${inWindow.length} point(s) in the window)` },
-    ]);
-  }
+  const refusal = windowRefusal(readings.length, inWindow.length, startMs, endMs, path);
+  if (refusal) throw invalid(refusal.detail, [refusal.error]);
   return inWindow;
+}
+
+/** ownReadingsInWindow's refusal as a detail and a field error (undefined when the window is billed). */
+export function ownReadingsWindowRefusal(readings: readonly EnergyReading[], startMs: number, endMs: number, path = 'meter_readings'): { detail: string; error: FieldError } | undefined {
+  return windowRefusal(readings.length, clipToWindow(readings, startMs, endMs).length, startMs, endMs, path);
+}
+
+function windowRefusal(given: number, inWindow: number, startMs: number, endMs: number, path: string): { detail: string; error: FieldError } | undefined {
+  if (inWindow >= 2) return undefined;
+  return {
+    detail: `the meter readings do not cover any part of the session from ${formatUtc(startMs)} to ${formatUtc(endMs)}; readings outside start_date_time..end_date_time are not billed`,
+    error: { path, message: `needs readings inside the session window, or on both sides of an edge (${given} given, ${inWindow} point(s) in the window)` },
+  };
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;

@@ -339,6 +339,44 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
     }
   });
 
+  it('a session PUT with six independent mistakes gets all six in one 422 (issue 31 point 3)', async () => {
+    const body = {
+      power_market: { market_area_code: 'XX', sub_modality: 'Intraday' }, // 1 unknown market, 2 not DayAhead
+      status: 'done', // 3 not a status
+      start_date_time: '2025-09-30T21:30:00', // 4 no Z or offset
+      end_date_time: '2025-09-30T22:30:00Z',
+      meter_id: METER, // 5 not a field
+      meter_readings: [{ reading_kwh: 0, timestamp: '2025-09-30T21:30:00Z' }, { reading_kwh: -1, timestamp: '2025-09-30T22:30:00Z' }], // 6 negative kWh
+    };
+    const r = await call(http, 'PUT', '/api/v1/sessions/TX-six', { token: cpo, body });
+    expect(r.res.status).toBe(422);
+    expectDocumented('PUT', '/api/v1/sessions/{cpo_transaction_id}', r.res, r.body);
+    expect(r.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(
+      ['meter_id', 'meter_readings[1].reading_kwh', 'power_market.market_area_code', 'power_market.sub_modality', 'start_date_time', 'status'].sort(),
+    );
+    expect(r.body.detail).toMatch(/^the session has 6 problems, all listed in errors/);
+    // Fixed one by one, each answer lists exactly what is left.
+    const fixed = { ...body, power_market: SWITCH_BODY.power_market, status: 'completed', meter_id: undefined };
+    const left = await call(http, 'PUT', '/api/v1/sessions/TX-six', { token: cpo, body: fixed });
+    expect(left.res.status).toBe(422);
+    expect(left.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['meter_readings[1].reading_kwh', 'start_date_time']);
+    // The path id is one more independent mistake, listed with the body's.
+    const withId = await call(http, 'PUT', '/api/v1/sessions/meter_readings', { token: cpo, body });
+    expect(withId.body.errors).toHaveLength(7);
+    expect(withId.body.errors[0]).toEqual({ path: 'cpo_transaction_id', message: 'is reserved (it names the meter_readings endpoint)' });
+    expect(await call(http, 'GET', '/api/v1/cdrs/TX-six', { token: cdrs }).then((g) => g.res.status)).toBe(404);
+  });
+
+  it('the meter_readings endpoint lists the schema, market and reading mistakes of one request together', async () => {
+    const r = await call(http, 'POST', MR, {
+      token: cdrs,
+      body: { power_market: { market_area_code: 'XX', sub_modality: 'DayAhead' }, extra: 1, meter_readings: [{ reading_kwh: 2, timestamp: '2025-09-30T21:30:00Z' }, { reading_kwh: 1, timestamp: '2025-09-30T21:40:00Z' }] },
+    });
+    expect(r.res.status).toBe(422);
+    expectDocumented('POST', MR, r.res, r.body);
+    expect(r.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['extra', 'meter_readings[1].reading_kwh', 'power_market.market_area_code']);
+  });
+
   it('a session of a local meter is priced from the readings the daemon stored', async () => {
     // The poller stores energy_import_wh every 10 s; 2025-10-01 00:00Z..00:30Z at 11 kW
     // (2025-10-01 02:00 local 81.90, 02:15 81.50 EUR/MWh): 2.75 x 81.9 + 2.75 x 81.5 = 449.35 -> 0.4494

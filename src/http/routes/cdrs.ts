@@ -8,9 +8,10 @@ import { OcppStore } from '../../store/ocpp.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
-import { HttpProblem, methodNotAllowed } from '../errors.js';
-import { assertReadingCap, readMeterReadings } from '../readings-input.js';
-import { assertReadingsUsable, localReadingsInWindow, ownReadingsInWindow, priceReadings, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
+import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
+import { ProblemList } from '../problem-list.js';
+import { assertReadingCap, collectMeterReadings } from '../readings-input.js';
+import { assertReadingsUsable, collectMarket, localReadingsInWindow, ownReadingsInWindow, priceReadings, readingsUsableErrors, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
@@ -23,7 +24,7 @@ interface MeterReadingsRequest {
 export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cdrs' });
   const body = jsonBody(deps.config.http.body_limit_bytes);
-  // Items are checked and parsed in one pass by readMeterReadings (same schema, same messages).
+  // Items are checked and parsed in one pass by collectMeterReadings (same schema, same messages).
   const validate = shellValidator('MeterReadingsRequest', 'meter_readings');
   const { max_readings: maxReadings } = deps.config.http;
 
@@ -33,11 +34,19 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     ...body,
     (req: Request, res: Response) => {
       assertReadingCap(req.body, maxReadings);
-      if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the MeterReadingsRequest schema', { errors: fieldErrors(validate) });
-      const input = req.body as MeterReadingsRequest;
-      const readings = readMeterReadings(input.meter_readings);
-      const market = resolveMarket(deps.priceAccess, input.power_market);
-      assertReadingsUsable(readings);
+      // Every independent mistake in one 422: the schema, the market, the readings.
+      const problems = new ProblemList();
+      if (!validate(req.body)) problems.add('the request body does not match the MeterReadingsRequest schema', fieldErrors(validate));
+      const input = (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? req.body : {}) as Partial<MeterReadingsRequest>;
+      const marketErrors: FieldError[] = [];
+      const market = input.power_market && !problems.named('power_market') ? collectMarket(deps.priceAccess, input.power_market, marketErrors) : undefined;
+      problems.add('the power market is not one this gateway prices', marketErrors);
+      const readingErrors: FieldError[] = [];
+      const readings = Array.isArray(input.meter_readings) && !problems.named('meter_readings') ? collectMeterReadings(input.meter_readings, readingErrors) : null;
+      problems.add('some meter readings are invalid', readingErrors);
+      if (readings) problems.add('the meter readings cannot be priced', readingsUsableErrors(readings));
+      problems.throwIfAny('request');
+      if (!market || !readings || !input.meter_readings) throw new Error('a request passed every check without a market or readings');
       const priced = priceReadings(deps.priceAccess, market, readings);
       const last = input.meter_readings[input.meter_readings.length - 1] as { timestamp: string };
       const endDateTime = formatUtc(priced.endMs, subMillisecondNs(last.timestamp));

@@ -6,8 +6,9 @@ import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
 import { HttpProblem, methodNotAllowed, type FieldError } from '../errors.js';
-import { assertReadingCap, readMeterReadings } from '../readings-input.js';
-import { assertReadingsUsable, ownReadingsInWindow, resolveMarket, type RequestPowerMarket } from '../session-pricing.js';
+import { ProblemList } from '../problem-list.js';
+import { assertReadingCap, collectMeterReadings } from '../readings-input.js';
+import { collectMarket, ownReadingsWindowRefusal, readingsUsableErrors, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, parseTimestamp, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
 
@@ -22,6 +23,14 @@ interface SessionRequest {
 
 /** Ids are what the operator uses; anything printable up to 255 characters except the reserved word. */
 const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,255}$/;
+
+/** What is wrong with a cpo_transaction_id of the path, or undefined. */
+function cpoTransactionIdError(id: string): string | undefined {
+  if (id === 'meter_readings') return 'is reserved (it names the meter_readings endpoint)';
+  if (isChargerSessionId(id)) return `ids starting "${CHARGER_SESSION_PREFIX}" are the gateway's charger sessions (docs/chargers.md); an operator's session cannot take one`;
+  if (!ID_PATTERN.test(id)) return 'must be 1 to 255 characters without control characters';
+  return undefined;
+}
 
 export function sessionView(s: SessionRecord): Record<string, unknown> {
   return {
@@ -45,26 +54,28 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
 
   router.put('/api/v1/sessions/:cpo_transaction_id', requireToken(deps, { scheme: 'Token', type: 'cpo' }), ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
     const id = req.params.cpo_transaction_id as string;
-    if (!ID_PATTERN.test(id) || id === 'meter_readings' || isChargerSessionId(id)) {
-      const message = id === 'meter_readings'
-        ? 'is reserved (it names the meter_readings endpoint)'
-        : isChargerSessionId(id)
-          ? `ids starting "${CHARGER_SESSION_PREFIX}" are the gateway's charger sessions (docs/chargers.md); an operator's session cannot take one`
-          : 'must be 1 to 255 characters without control characters';
-      throw new HttpProblem(422, 'invalid cpo_transaction_id', { errors: [{ path: 'cpo_transaction_id', message }] });
-    }
     assertReadingCap(req.body, maxReadings);
-    if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the SessionRequest schema', { errors: fieldErrors(validate) });
-    const input = req.body as SessionRequest;
-    const market = resolveMarket(deps.priceAccess, input.power_market);
+    // Every independent mistake of the request is listed in ONE 422: the id, the schema,
+    // then each check on the fields the schema let through (a field already named is not
+    // checked again).
+    const problems = new ProblemList();
+    const idMessage = cpoTransactionIdError(id);
+    if (idMessage) problems.add('invalid cpo_transaction_id', [{ path: 'cpo_transaction_id', message: idMessage }]);
+    if (!validate(req.body)) problems.add('the request body does not match the SessionRequest schema', fieldErrors(validate));
+    const usable = (path: string) => !problems.named(path);
+    const input = (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? req.body : {}) as Partial<SessionRequest>;
+
+    const marketErrors: FieldError[] = [];
+    const market = input.power_market && usable('power_market') ? collectMarket(deps.priceAccess, input.power_market, marketErrors) : undefined;
+    problems.add('the power market is not one this gateway prices', marketErrors);
 
     const errors: FieldError[] = [];
-    const startMs = parseTimestamp(input.start_date_time);
+    const startMs = typeof input.start_date_time === 'string' && usable('start_date_time') ? parseTimestamp(input.start_date_time) : undefined;
     if (typeof startMs === 'string') errors.push({ path: 'start_date_time', message: startMs });
-    let endMs: number | string | null = input.end_date_time === undefined ? null : parseTimestamp(input.end_date_time);
+    const endMs: number | string | null | undefined = input.end_date_time === undefined ? null : typeof input.end_date_time === 'string' && usable('end_date_time') ? parseTimestamp(input.end_date_time) : undefined;
     if (typeof endMs === 'string') errors.push({ path: 'end_date_time', message: endMs });
-    if (input.status === 'completed' && endMs === null) errors.push({ path: 'end_date_time', message: 'is required when status is completed' });
-    const startSubMsNs = typeof startMs === 'number' ? subMillisecondNs(input.start_date_time) : 0;
+    if (input.status === 'completed' && endMs === null && usable('end_date_time')) errors.push({ path: 'end_date_time', message: 'is required when status is completed' });
+    const startSubMsNs = typeof startMs === 'number' ? subMillisecondNs(input.start_date_time!) : 0;
     const endSubMsNs = typeof endMs === 'number' ? subMillisecondNs(input.end_date_time!) : 0;
     if (typeof startMs === 'number' && typeof endMs === 'number' && (endMs < startMs || (endMs === startMs && endSubMsNs <= startSubMsNs))) errors.push({ path: 'end_date_time', message: 'must be after start_date_time' });
     const hasReadings = input.meter_readings !== undefined;
@@ -72,15 +83,26 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
     if (hasReadings === hasResource) {
       errors.push({ path: hasReadings ? 'resource_id' : 'meter_readings', message: 'send either meter_readings or resource_id (of a meter configured on this gateway), not both or neither' });
     }
-    if (hasResource && !localMeters.has(input.resource_id!.toLowerCase())) {
+    if (typeof input.resource_id === 'string' && usable('resource_id') && !localMeters.has(input.resource_id.toLowerCase())) {
       errors.push({ path: 'resource_id', message: `is not a meter configured on this gateway (${localMeters.size} configured)` });
     }
-    if (errors.length > 0) throw new HttpProblem(422, 'the session is not valid', { errors });
+    const windowOk = errors.length === 0 && typeof startMs === 'number' && (typeof endMs === 'number' || endMs === null);
+    problems.add('the session is not valid', errors);
 
-    const readings = hasReadings ? readMeterReadings(input.meter_readings!) : null;
-    if (readings) assertReadingsUsable(readings, 'meter_readings', input.status === 'completed');
-    // Readings outside start..end are accepted and not billed; a completed session needs some that bill its window.
-    if (readings && input.status === 'completed') ownReadingsInWindow(readings, startMs as number, endMs as number);
+    const readingErrors: FieldError[] = [];
+    const readings = Array.isArray(input.meter_readings) && usable('meter_readings') ? collectMeterReadings(input.meter_readings, readingErrors) : null;
+    problems.add('some meter readings are invalid', readingErrors);
+    if (readings) {
+      const unusable = readingsUsableErrors(readings, 'meter_readings', input.status === 'completed');
+      problems.add('the meter readings cannot be priced', unusable);
+      // Readings outside start..end are accepted and not billed; a completed session needs some that bill its window.
+      if (unusable.length === 0 && input.status === 'completed' && windowOk && typeof startMs === 'number' && typeof endMs === 'number') {
+        const outside = ownReadingsWindowRefusal(readings, startMs, endMs);
+        if (outside) problems.add(outside.detail, [outside.error]);
+      }
+    }
+    problems.throwIfAny('session');
+    if (!market || !windowOk || typeof startMs !== 'number' || typeof endMs === 'string' || endMs === undefined) throw new Error('a session passed every check without a market or window');
 
     const existing = deps.sessions.get(id);
     if (existing?.status === 'completed' && input.status === 'active') {
@@ -90,9 +112,9 @@ export function registerSessionRoutes(router: Router, deps: RouteDeps): void {
       {
         cpoTransactionId: id,
         marketArea: market.code,
-        status: input.status,
-        startMs: startMs as number,
-        endMs: endMs as number | null,
+        status: input.status!,
+        startMs,
+        endMs,
         startSubMsNs,
         endSubMsNs,
         resourceId: hasResource ? localMeters.get(input.resource_id!.toLowerCase())! : null,
