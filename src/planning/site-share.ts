@@ -50,3 +50,26 @@ export function shareSiteCurrent(headroomA: number, connectors: readonly Sharing
   }
   return shares;
 }
+
+/** A connector sharing the site, with what the others must count it at when it is not shared as usual (connector-control.ts countedA). */
+export interface CountedConnector extends SharingConnector {
+  /** null: shared as usual; a number: a fixed load of that many A per phase (its state unknown, or its lowering overdue). */
+  readonly countedA: number | null;
+}
+
+/**
+ * `of`'s share of the site when the others may be counted at a fixed current (the fuse
+ * controller's rule, docs/planning.md "The fuse controller"): every other connector with a
+ * counted current takes that much off the headroom first; `of` shares the rest with the
+ * others shared as usual. `of` itself is always shared as usual (its own share is what it
+ * should be asked for, whatever it holds now). 0 when `of` is not among the connectors.
+ */
+export function shareWithCounted(headroomA: number, connectors: readonly CountedConnector[], of: string): number {
+  let fixedA = 0;
+  const shared: SharingConnector[] = [];
+  for (const c of connectors) {
+    if (c.key !== of && c.countedA !== null) fixedA += Math.max(0, c.countedA);
+    else shared.push(c);
+  }
+  return shareSiteCurrent(headroomA - fixedA, shared).get(of) ?? 0;
+}

@@ -1,0 +1,39 @@
+// One cycle of the fuse controller over a whole site, on plain values (docs/planning.md "The
+// fuse controller"). Pure. Each connector's share is taken with the others counted as the
+// controller's rule says (site-share.ts shareWithCounted: unknown or overdue ones at their
+// maximum), then each connector's rule decides (connector-control.ts decideControl). The
+// daemon gets the same shares from the planner (planning/target-plan.ts, which also puts
+// each share into the cheapest periods); this form is what the simulation test and the
+// benchmark drive with a simulated fleet and clock.
+import { countedA, decideControl, type ControlDecision, type ControlRule, type ConnectorControl, type LimitMeans } from './connector-control.js';
+import { shareWithCounted, type CountedConnector } from './site-share.js';
+
+export interface CycleConnector {
+  readonly key: string;
+  readonly maxA: number;
+  readonly minA: number;
+  readonly departureMs: number;
+  readonly state: ConnectorControl;
+  readonly connected: boolean;
+  readonly applicable: (means: LimitMeans) => boolean;
+}
+
+export interface CycleResult {
+  readonly shareA: number;
+  /** What the others counted it at (null: shared as usual). */
+  readonly countedA: number | null;
+  readonly decision: ControlDecision;
+}
+
+export function fuseCycle(site: { readonly limitA: number; readonly otherLoadA: number }, connectors: readonly CycleConnector[], nowMs: number, rule: ControlRule): Map<string, CycleResult> {
+  const headroomA = Math.max(0, site.limitA - Math.max(0, site.otherLoadA));
+  const counted: CountedConnector[] = connectors.map((c) => ({ key: c.key, maxCurrentA: c.maxA, minCurrentA: c.minA, departureMs: c.departureMs, countedA: countedA(c.state, c.maxA, nowMs, rule) }));
+  const out = new Map<string, CycleResult>();
+  connectors.forEach((c, i) => {
+    // Rounded down to a hundredth, as the planner's shares are.
+    const shareA = Math.floor(shareWithCounted(headroomA, counted, c.key) * 100 + 1e-9) / 100;
+    const decision = decideControl({ state: c.state, shareA, freshPlanA: shareA, maxA: c.maxA, connected: c.connected, applicable: c.applicable, nowMs }, rule);
+    out.set(c.key, { shareA, countedA: counted[i]!.countedA, decision });
+  });
+  return out;
+}
