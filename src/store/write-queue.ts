@@ -140,17 +140,26 @@ export class StoreWriteQueue {
             return;
           }
           // This write is wrong, not the store: it fails alone (its caller says why), the rest goes on.
-          this.pending.shift();
+          this.settled(entry);
           entry.reject(err);
           continue;
         }
-        this.pending.shift();
+        this.settled(entry);
         this.recovered();
         entry.resolve(result);
       }
     } finally {
       this.flushing = false;
     }
+  }
+
+  /**
+   * Takes the entry that has just run off the queue: the head, which bound() never drops
+   * while it runs. By identity, not shift(): what its work queued meanwhile stays queued.
+   */
+  private settled(entry: Entry): void {
+    const at = this.pending.indexOf(entry);
+    if (at >= 0) this.pending.splice(at, 1);
   }
 
   private runNested(entry: Entry): void {
@@ -172,8 +181,12 @@ export class StoreWriteQueue {
 
   private bound(): void {
     const max = this.deps.maxEntries;
-    if (this.pending.length <= max) return;
-    const gone = this.pending.splice(0, this.pending.length - max);
+    // During a flush the head is running (a nested write of its unit got here): it neither
+    // counts (it leaves the queue when its unit returns) nor is dropped (its caller would
+    // hear "dropped" of a unit that commits). The oldest waiting after it go first.
+    const running = this.flushing && this.pending.length > 0 ? 1 : 0;
+    if (this.pending.length - running <= max) return;
+    const gone = this.pending.splice(running, this.pending.length - running - max);
     this.droppedTotal.inc({ kind: this.deps.kind }, gone.length);
     this.dropped += gone.length;
     this.droppedSinceLog += gone.length;
