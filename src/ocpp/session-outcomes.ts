@@ -25,6 +25,9 @@ import { PriceStore } from '../store/prices.js';
 import { SessionOutcomeStore, type OutcomeTotals, type SessionOutcome } from '../store/session-outcomes.js';
 import { SessionStore } from '../store/sessions.js';
 
+/** Unpriced outcomes read at a time by priceOutstanding (bounds its memory, not how many it looks at). */
+const OUTSTANDING_PAGE = 500;
+
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 export class SessionOutcomeRecorder {
@@ -81,16 +84,24 @@ export class SessionOutcomeRecorder {
     return this.priced(tx, stored, nowMs);
   }
 
-  /** Stores the costs of outcomes that could not be priced before and can now (after prices arrived); how many. */
+  /**
+   * Stores the costs of outcomes that could not be priced before and can now (after prices
+   * arrived); how many. Every unpriced outcome is looked at, a page at a time: some can
+   * never be priced (prices the source does not have, register values that decrease), and
+   * however many of them there are, a later one that can be is stored priced.
+   */
   priceOutstanding(transaction: (transactionId: number) => TransactionRecord | undefined, nowMs: number): number {
     let n = 0;
-    for (const stored of this.outcomes.unpriced(1000)) {
-      const tx = transaction(stored.transactionId);
-      if (!tx) continue;
-      const again = this.priced(tx, stored, nowMs);
-      if (again.pricedAtMs === null) continue;
-      this.outcomes.put(again);
-      n++;
+    for (let after = 0, page = this.outcomes.unpriced(after, OUTSTANDING_PAGE); page.length > 0; page = this.outcomes.unpriced(after, OUTSTANDING_PAGE)) {
+      for (const stored of page) {
+        after = stored.transactionId;
+        const tx = transaction(stored.transactionId);
+        if (!tx) continue;
+        const again = this.priced(tx, stored, nowMs);
+        if (again.pricedAtMs === null) continue;
+        this.outcomes.put(again);
+        n++;
+      }
     }
     return n;
   }

@@ -81,7 +81,7 @@ export class SessionOutcomeStore {
            @immediate_power_source, @immediate_end_ms, @unpriced_reason, @planned, @plan_planned_at_ms, @plan_expected_cost, @plan_immediate_cost, @plan_energy_needed_wh)`,
       ),
       get: db.prepare<[number], Row>('SELECT * FROM ocpp_session_outcomes WHERE transaction_id = ?'),
-      unpriced: db.prepare<[number], Row>('SELECT * FROM ocpp_session_outcomes WHERE priced_at_ms IS NULL ORDER BY transaction_id LIMIT ?'),
+      unpriced: db.prepare<[number, number], Row>('SELECT * FROM ocpp_session_outcomes WHERE priced_at_ms IS NULL AND transaction_id > ? ORDER BY transaction_id LIMIT ?'),
       lastOfCharger: db.prepare<[string], Row>(
         `SELECT o.* FROM ocpp_session_outcomes o JOIN ocpp_transactions t USING (transaction_id) WHERE t.charge_point_id = ? ORDER BY t.stopped_at_ms DESC, o.transaction_id DESC LIMIT 1`,
       ),
@@ -118,9 +118,14 @@ export class SessionOutcomeStore {
     return r ? toOutcome(r) : undefined;
   }
 
-  /** Outcomes whose costs could not be computed yet, oldest first. */
-  unpriced(limit: number): SessionOutcome[] {
-    return this.stmts.unpriced.all(limit).map(toOutcome);
+  /**
+   * Outcomes whose costs could not be computed yet, oldest first, a page at a time: those
+   * after transaction `afterTransactionId` (keyset; pass the last one of the previous page,
+   * 0 for the first). Outcomes that can never be priced stay unpriced and would fill every
+   * first page: a reader pages past them.
+   */
+  unpriced(afterTransactionId: number, limit: number): SessionOutcome[] {
+    return this.stmts.unpriced.all(afterTransactionId, limit).map(toOutcome);
   }
 
   /** The outcome of the charger's most recently stopped session. */
