@@ -68,9 +68,25 @@ interface NodeRecord {
   failures: number;
 }
 
-/** What each node did last, by label (kept across re-resolutions of the names). */
+/**
+ * What each node did last, by label: kept across re-resolutions of the names for the nodes
+ * still there, forgotten for an address a name no longer resolves to (a cluster behind a
+ * DNS name whose nodes come and go, a cloud broker's rotating addresses: a record per
+ * address ever seen would grow for as long as the gateway runs).
+ */
 export class NodeHistory {
   private readonly records = new Map<string, NodeRecord>();
+
+  /** The nodes are these now (after a resolution): the others' records go. */
+  keepOnly(nodes: readonly BrokerNode[]): void {
+    const current = new Set(nodes.map((n) => n.label));
+    for (const label of this.records.keys()) if (!current.has(label)) this.records.delete(label);
+  }
+
+  /** How many nodes it keeps a record of (at most the nodes of the last resolution, and the one being tried). */
+  get size(): number {
+    return this.records.size;
+  }
 
   private record(label: string): NodeRecord {
     let r = this.records.get(label);

@@ -175,7 +175,10 @@ export class MqttConnection extends EventEmitter<MqttConnectionEvents> {
     if (names) {
       try {
         const nodes = await resolveNodes(this.urls, lookupFn);
-        if (nodes.length > 0) this.nodes = nodes;
+        if (nodes.length > 0) {
+          this.nodes = nodes;
+          this.history.keepOnly(nodes);
+        }
       } catch (err) {
         this.deps.logger.warn({ err: (err as Error).message }, 'could not look up the broker nodes\' addresses; trying the names');
       }

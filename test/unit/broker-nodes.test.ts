@@ -2,8 +2,11 @@
 // uplink/backoff.ts), and mqtt.url / mqtt.urls in the config.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { freePort } from '../../src/free-port.js';
+import { createLogger } from '../../src/log.js';
 import { connectDelayMs } from '../../src/uplink/backoff.js';
 import { NodeHistory, resolveNodes, type AddressLookup } from '../../src/uplink/broker-nodes.js';
+import { MqttConnection } from '../../src/uplink/connection.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 
@@ -47,6 +50,50 @@ describe('broker nodes', () => {
       { node: 'mqtts://a:8883', state: 'failed', lastError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first certificate', lastFailedAtMs: 1000, failures: 1 },
       { node: 'mqtts://b:8883', state: 'current', lastError: null, lastFailedAtMs: 2000, failures: 1 },
       { node: 'mqtts://c:8883', state: 'standby', lastError: null, lastFailedAtMs: null, failures: 0 },
+    ]);
+  });
+});
+
+describe('broker nodes of a name whose addresses keep changing', () => {
+  it('keeps a record of the nodes the name resolves to now, not of every address it ever did', { timeout: 60_000 }, async () => {
+    // Real connection attempts to loopback addresses where nothing listens (refused at once);
+    // the resolver (the edge: getaddrinfo) gives the name two new addresses every round, and
+    // the first round's first address again in round 12.
+    const port = await freePort();
+    let round = 0;
+    const lookup: AddressLookup = async () => {
+      round += 1;
+      const first = round === 12 ? '127.0.1.1' : `127.0.${round}.1`;
+      return [{ address: first, family: 4 }, { address: `127.0.${round}.2`, family: 4 }];
+    };
+    const mqtt = validateConfig({ organization_id: ORG, mqtt: { url: `mqtts://cluster.example:${port}`, reconnect_min_ms: 100, reconnect_max_ms: 100 } }, 'test', {}).mqtt!;
+    const conn = new MqttConnection({ mqtt, clientId: 'gw-test', logger: createLogger('silent'), random: () => 0, lookup });
+    const history = (conn as unknown as { history: NodeHistory }).history;
+    const sizes: number[] = [];
+    let atRound12: ReturnType<typeof conn.brokerNodes.slice> | null = null;
+    conn.on('attempt', () => {
+      sizes.push(history.size);
+      // The first attempt of round 12 (to 127.0.1.1), before it fails.
+      if (round === 12 && atRound12 === null) atRound12 = conn.brokerNodes;
+    });
+    conn.start();
+    try {
+      const end = Date.now() + 45_000;
+      while (atRound12 === null || sizes.length < 24) {
+        if (Date.now() > end) throw new Error(`only ${round} rounds`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await conn.stop();
+    }
+    // At each attempt: the nodes of the last resolution at most (two), never every address seen (24 by round 12).
+    expect(sizes.length).toBeGreaterThanOrEqual(24);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(2);
+    expect(history.size).toBeLessThanOrEqual(2);
+    // 127.0.1.1 is back after ten rounds away: only the current nodes are shown, and it starts afresh.
+    expect(atRound12!.map((n) => [n.node, n.failures])).toEqual([
+      [`mqtts://cluster.example:${port} [127.0.1.1]`, 0],
+      [`mqtts://cluster.example:${port} [127.0.12.2]`, 0],
     ]);
   });
 });
