@@ -7,7 +7,11 @@
 //
 // Error policy: a handler that throws answers the call with a CallError (counted, logged);
 // the connection and the process carry on. A handler's reads and writes run as one unit in
-// the store's write queue (store/write-queue.ts): while the database refuses writes
+// the store's write queue (store/write-queue.ts), and that unit is one SQLite transaction:
+// refused half-way (a full disk at its third write), none of it is kept, so that running it
+// again is running it the first time (not a repeat of itself). What it tells others (events,
+// the sends after an answer) is collected while it runs and done once it committed: never
+// for a unit that did not commit, never twice for one run again. While the database refuses writes
 // (locked, full, I/O error) the unit waits in memory and is run again every second; the
 // answer waits for it up to ocpp.storage_wait_s, then a call the charger must send again
 // (Boot, Start/StopTransaction, transaction MeterValues) gets an InternalError CallError
@@ -42,7 +46,21 @@ export interface ReservationEvents {
   connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number, reservedNow: () => readonly number[]): void;
 }
 
-/** OCPP dateTime → ms; the library's schema check has already required a date-time string. */
+/** Keeps what a unit does once it committed (an event, a send after the answer). */
+type Later = (effect: () => void) => void;
+
+/**
+ * Runs `work` as one SQLite transaction (`inTransaction`), then what it kept for after the
+ * commit, in order. A unit that throws (refused half-way, or wrong) rolls back and does none
+ * of it: run again, it keeps it again.
+ */
+function unitOfWrites<T>(inTransaction: (work: () => T) => T, work: (later: Later) => T): T {
+  const effects: Array<() => void> = [];
+  const result = inTransaction(() => work((effect) => effects.push(effect)));
+  for (const effect of effects) effect();
+  return result;
+}
+
 /** What the answer got while the store still refused the handler's unit. */
 const STILL_QUEUED = Symbol('still queued');
 
@@ -94,12 +112,19 @@ export class ChargerMessageHandlers {
     // `whileQueued`: the answer to a call the charger will not send again (undefined: a
     // CallError, so that it does), given when the store still refuses its unit after the wait.
     // `store: false`: the handler neither reads nor writes the store (not queued behind it).
+    // `durable: false`: its unit commits at synchronous=NORMAL (a heartbeat lost to a power
+    // cut costs nothing); the others commit durably, as transactions must (store/ocpp.ts).
+    // `later`: what the handler does once its unit committed (events, sends after the answer).
     const waitMs = this.ctx.config.ocpp.storage_wait_s * 1000;
-    const on = <P>(action: string, handler: (params: P) => unknown, opts: { whileQueued?: (params: P) => unknown; store?: false } = {}) => {
+    const on = <P>(action: string, handler: (params: P, later: Later) => unknown, opts: { whileQueued?: (params: P) => unknown; store?: false; durable?: false } = {}) => {
       const { whileQueued } = opts;
+      const inTransaction = opts.durable === false ? <T>(work: () => T) => store.atomically(work) : <T>(work: () => T) => store.durable(work);
       client.handle(action, async ({ params }) => {
         st.lastMessageAtMs = clock.now();
-        const done = opts.store === false ? Promise.resolve().then(() => handler(params as P)) : this.writes.run(`${action} of ${id}`, () => handler(params as P));
+        const done =
+          opts.store === false
+            ? Promise.resolve().then(() => handler(params as P, (effect) => effect()))
+            : this.writes.run(`${action} of ${id}`, () => unitOfWrites(inTransaction, (later) => handler(params as P, later)));
         let result: unknown;
         try {
           result = await within(done, waitMs);
@@ -164,19 +189,19 @@ export class ChargerMessageHandlers {
         if (tx && tx.chargePointId === id && store.flagClock(txId, problem)) log.warn({ transaction_id: txId, problem }, 'transaction flagged: stamped by a clock known to be wrong');
       }
     };
-    const closed = (list: readonly TransactionRecord[], why: string) => {
+    const closed = (list: readonly TransactionRecord[], why: string, later: Later) => {
       for (const tx of list) {
         log.warn({ transaction_id: tx.transactionId, connector_id: tx.connectorId, meter_stop_wh: tx.meterStopWh, stopped_at: new Date(tx.stoppedAtMs!).toISOString(), reason: tx.stopInferred }, why);
-        this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs: tx.stoppedAtMs! });
+        later(() => this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs: tx.stoppedAtMs! }));
       }
     };
 
-    on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }) => {
+    on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }, later) => {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());
       st.bootedAtMs = clock.now();
       log.info({ vendor: p.chargePointVendor, model: p.chargePointModel }, 'charger booted');
       // After the answer: a charger that (re)boots gets the plans of its upcoming targets.
-      this.after.booted(client);
+      later(() => this.after.booted(client));
       return { status: 'Accepted', currentTime: nowIso(), interval: this.ctx.config.ocpp.heartbeat_interval_s };
     });
 
@@ -186,10 +211,10 @@ export class ChargerMessageHandlers {
         store.recordHeartbeat(id, clock.now());
         return { currentTime: nowIso() };
       },
-      { whileQueued: () => ({ currentTime: nowIso() }) },
+      { whileQueued: () => ({ currentTime: nowIso() }), durable: false },
     );
 
-    on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }) => {
+    on('StatusNotification', (p: { connectorId: number; status: string; errorCode: string; info?: string; timestamp?: string }, later) => {
       const nowMs = clock.now();
       const atMs = p.timestamp ? timestampMs(p.timestamp, 'timestamp') : nowMs;
       if (p.timestamp) checkClock(atMs, 'StatusNotification');
@@ -200,9 +225,9 @@ export class ChargerMessageHandlers {
       if (!previous || atMs >= previous.atMs) this.reservations.connectorStatus(id, p.connectorId, p.status, previous, nowMs, () => store.connectorsIn(id, 'Reserved'));
       // Available after a reboot: what was open on the connector before it, the charger lost.
       if (p.status === 'Available' && p.connectorId > 0 && st.bootedAtMs) {
-        closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction');
+        closed(sessions.closeOpen(id, p.connectorId, st.bootedAtMs, 'reboot', nowMs), 'transaction closed by the gateway: the connector is Available after the charger rebooted, and it never sent its StopTransaction', later);
       }
-      this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous });
+      later(() => this.ctx.events.emit('charger.connector-status', { chargePointId: id, connectorId: p.connectorId, status: p.status, errorCode: p.errorCode, atMs, previous }));
       return {};
     }, { whileQueued: () => ({}) });
 
@@ -215,7 +240,7 @@ export class ChargerMessageHandlers {
 
     on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } }), { store: false });
 
-    on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }) => {
+    on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }, later) => {
       const status = authorizeIdTag(auth(), p.idTag);
       const startedAtMs = timestampMs(p.timestamp, 'timestamp');
       const { transaction, repeated, closed: before } = sessions.startTransaction(
@@ -226,28 +251,33 @@ export class ChargerMessageHandlers {
       if (!repeated) flagTransactions(transaction.transactionId);
       // A transaction on a reservation ends it (OCPP 1.6 5.13); the answer stays the usual one.
       if (!repeated) this.reservations.transactionStarted(id, { connectorId: p.connectorId, idTag: p.idTag, reservationId: p.reservationId ?? null, transactionId: transaction.transactionId }, clock.now());
-      closed(before, 'transaction closed by the gateway: a new transaction started on its connector, and the charger never sent its StopTransaction');
+      closed(before, 'transaction closed by the gateway: a new transaction started on its connector, and the charger never sent its StopTransaction', later);
       log.info({ transaction_id: transaction.transactionId, connector_id: p.connectorId, repeated, id_tag_status: transaction.idTagStatus, session: chargerSessionId(id, transaction.transactionId) }, repeated ? 'StartTransaction repeated: same transaction answered again' : 'transaction started');
       // After the answer (the charger needs the transactionId): the plan as a TxProfile for it
       // (the connector's default target is stored first, when it applies).
       if (transaction.idTagStatus === 'Accepted') {
-        this.ctx.events.emit('charger.transaction-started', { chargePointId: id, connectorId: p.connectorId, transactionId: transaction.transactionId, startedAtMs: transaction.startedAtMs });
-        this.after.transactionStarted(client, p.connectorId);
+        later(() => {
+          this.ctx.events.emit('charger.transaction-started', { chargePointId: id, connectorId: p.connectorId, transactionId: transaction.transactionId, startedAtMs: transaction.startedAtMs });
+          this.after.transactionStarted(client, p.connectorId);
+        });
       }
       return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
     });
 
     // Values of a transaction are sent again by the charger (OCPP 1.6 section 3.7); others are not.
-    on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }) => {
+    on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }, later) => {
       const rows = sampledValueRows(p.meterValue, 'meterValue');
       if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues', p.transactionId ?? null);
       const known = sessions.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
-      else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId: p.transactionId });
+      else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) {
+        const transactionId = p.transactionId;
+        later(() => this.ctx.events.emit('charger.energy-measured', { chargePointId: id, connectorId: p.connectorId, transactionId }));
+      }
       return {};
     }, { whileQueued: (p) => (p.transactionId === undefined ? {} : undefined) });
 
-    on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }) => {
+    on('StopTransaction', (p: { transactionId: number; meterStop: number; timestamp: string; idTag?: string; reason?: string; transactionData?: MeterValue[] }, later) => {
       const rows = sampledValueRows(p.transactionData ?? [], 'transactionData');
       const stoppedAtMs = timestampMs(p.timestamp, 'timestamp');
       checkClock(stoppedAtMs, 'StopTransaction', p.transactionId);
@@ -264,7 +294,7 @@ export class ChargerMessageHandlers {
       } else {
         log.info({ transaction_id: p.transactionId, repeated: outcome === 'repeated', session: chargerSessionId(id, p.transactionId) }, 'transaction stopped');
         const tx = outcome === 'stopped' ? store.transaction(p.transactionId) : undefined;
-        if (tx) this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs });
+        if (tx) later(() => this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs }));
       }
       return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } };
     });

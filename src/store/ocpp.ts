@@ -167,6 +167,11 @@ export class OcppStore {
     };
   }
 
+  /** Runs `work` as one SQLite transaction (synchronous=NORMAL). */
+  atomically<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
   /** Runs `work` as one durable SQLite transaction (db.ts durableTransaction). */
   durable<T>(work: () => T): T {
     return durableTransaction(this.db, work);
