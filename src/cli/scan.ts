@@ -96,14 +96,21 @@ export function registerScanCommand(program: Command): void {
         process.stderr.write(`metergate scan: ${(err as Error).message}\n`);
         process.exit(64);
       }
-      const settings: ScanSettings[] = bauds.flatMap((baudRate) =>
-        parities.map((parity) => ({ baudRate, parity: parity as Parity, stopBits: Number(opts.stopBits) === 2 ? 2 : 1, dataBits: 8 }) as ScanSettings),
+      // Behind a TCP gateway the line settings are the gateway's (set in its own set-up page):
+      // one sweep, and nothing said about a baud rate or parity the scan did not choose.
+      const serial = Boolean(opts.port);
+      if (!serial && (opts.baud !== '9600' || opts.parity !== 'even')) {
+        process.stderr.write(`metergate scan: --baud and --parity set a serial line; behind ${hostPort} the gateway's own serial settings apply (set them in the gateway), so they are ignored\n`);
+      }
+      const settings: ScanSettings[] = (serial ? bauds : [bauds[0]]).flatMap((baudRate) =>
+        (serial ? parities : [parities[0]]).map((parity) => ({ baudRate, parity: parity as Parity, stopBits: Number(opts.stopBits) === 2 ? 2 : 1, dataBits: 8 }) as ScanSettings),
       );
+      const settingLabel = (s: ScanSettings) => (serial ? `${s.baudRate} ${s.parity}` : where);
       const timeoutMs = Number(opts.timeout);
       const err = process.stderr;
       // A progress counter only where a person watches; logs and pipes get the found lines.
       const progress = err.isTTY ? (text: string) => err.write(`\r\x1b[K${text}`) : () => undefined;
-      err.write(`scanning ${where}: unit ids ${unitIds[0]}..${unitIds[unitIds.length - 1]} (${unitIds.length}), ${settings.length} setting(s), up to ~${Math.ceil((unitIds.length * (timeoutMs + 5)) / 1000)} s each\n`);
+      err.write(`scanning ${where}: unit ids ${unitIds[0]}..${unitIds[unitIds.length - 1]} (${unitIds.length})${serial ? `, ${settings.length} setting(s)` : opts.tcp ? ' (Modbus TCP)' : ' (RTU over TCP)'}, up to ~${Math.ceil((unitIds.length * (timeoutMs + 5)) / 1000)} s${serial ? ' each' : ''}\n`);
       let results;
       try {
         results = await scan({
@@ -115,11 +122,11 @@ export function registerScanCommand(program: Command): void {
           unitIds,
           timeoutMs,
           logger: createLogger(process.env.METERGATE_LOG_LEVEL ?? 'silent'),
-          onProgress: (unitId, s) => progress(`  ${s.baudRate} ${s.parity}: unit ${unitId} of ${unitIds[unitIds.length - 1]}`),
+          onProgress: (unitId, s) => progress(`  ${settingLabel(s)}: unit ${unitId} of ${unitIds[unitIds.length - 1]}`),
           onFound: (d, s) => {
             progress('');
             err.write(
-              `  found unit ${d.unitId} at ${s.baudRate} ${s.parity}: ${d.profile ?? (d.candidates?.length ? `one of ${d.candidates.join(', ')}` : 'unknown model')}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.voltageL1 !== undefined ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
+              `  found unit ${d.unitId}${serial ? ` at ${s.baudRate} ${s.parity}` : ''}: ${d.profile ?? (d.candidates?.length ? `one of ${d.candidates.join(', ')}` : 'unknown model')}${d.identifiedBy === 'model-code' ? ` (model code ${d.modelCode})` : d.voltageL1 !== undefined ? ` (L1 ${d.voltageL1} V)` : ''}\n`,
             );
           },
         });
@@ -131,12 +138,22 @@ export function registerScanCommand(program: Command): void {
         return;
       }
       progress('');
-      for (const r of results) err.write(`${r.settings.baudRate} ${r.settings.parity}: ${r.devices.length} device(s) in ${(r.elapsedMs / 1000).toFixed(1)} s\n`);
+      for (const r of results) err.write(`${settingLabel(r.settings)}: ${r.devices.length} device(s) in ${(r.elapsedMs / 1000).toFixed(1)} s\n`);
       const target = opts.port ? ({ type: 'rtu', port: opts.port } as const) : ({ type: opts.tcp ? 'tcp' : 'rtu-over-tcp', host: host!, tcpPort: Number(tcpPortText) } as const);
       if (opts.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
       else process.stdout.write(configSnippet(results, target, opts.busName));
       const best = bestResult(results);
-      if (!best) {
+      if (!best && !serial) {
+        err.write(
+          [
+            `No meter answered behind ${where}. Check, in this order:`,
+            '  - the unit ids: the gateway passes each to the meter behind it (this run asked ' + opts.ids + ')',
+            `  - that ${where} is the gateway the meters are behind (its set-up page lists its serial side)`,
+            '  - the gateway\'s serial side: its baud rate and parity (set in the gateway) must match the meters\', and the A/B wiring and termination behind it',
+            `  - ${opts.tcp ? 'a transparent RTU-over-TCP bridge (it forwards RTU frames with CRC): `metergate scan --rtu-over-tcp ' + where + '`' : 'a Modbus TCP gateway (it speaks MBAP, not RTU frames): `metergate scan --tcp ' + where + '`'}`,
+          ].join('\n') + '\n',
+        );
+      } else if (!best) {
         err.write(
           [
             'No meter answered. Check, in this order:',
@@ -148,7 +165,7 @@ export function registerScanCommand(program: Command): void {
           ].join('\n') + '\n',
         );
       } else if (!opts.json) {
-        err.write(`${best.devices.length} meter(s) at ${best.settings.baudRate} ${best.settings.parity}: paste the snippet above into /etc/metergate/config.yaml, then \`metergate config check\` and \`metergate doctor\`\n`);
+        err.write(`${best.devices.length} meter(s) ${serial ? `at ${best.settings.baudRate} ${best.settings.parity}` : `behind ${where}`}: paste the snippet above into /etc/metergate/config.yaml, then \`metergate config check\` and \`metergate doctor\`\n`);
       }
       process.exitCode = best ? 0 : 2;
     });

@@ -12,6 +12,7 @@ import { startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
 import { freePort, hasMosquitto, type TlsBroker } from '../helpers/mosquitto.js';
 import { METER_A, METER_B, METER_C, ORG } from '../helpers/poller-harness.js';
 import { hasSocat } from '../helpers/peers.js';
+import { startSim } from '../helpers/sim-process.js';
 
 if (!hasMosquitto || !hasSocat) console.warn('doctor test skipped: needs mosquitto, openssl and socat (scripts/install-test-deps)');
 
@@ -119,6 +120,46 @@ describe.skipIf(!hasMosquitto || !hasSocat)('metergate doctor against a real bro
     expect(exitCodeOf(results)).toBe(1);
     // One line per check, each FAIL with its fix on the same line.
     for (const line of text.split('\n').filter((l) => l.startsWith('FAIL'))) expect(line).toContain('-> fix:');
+  });
+
+  it('gives Modbus TCP advice on a TCP bus and names the mqtt.urls node that is dead (issue 31 point 4)', async () => {
+    const sim = await startSim(['--tcp', '0', '--unit', '1']);
+    try {
+      const gateway = `127.0.0.1:${sim.ready.tcpPort}`;
+      const closedPort = await freePort();
+      const deadNode = `mqtts://127.0.0.1:${await freePort()}`;
+      const configPath = writeConfig('tcp.yaml', {
+        buses: [
+          { name: 'gateway-1', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort, timeout_ms: 200, retries: 0 },
+          { name: 'gateway-2', type: 'tcp', host: '127.0.0.1', tcp_port: closedPort, timeout_ms: 200, retries: 0 },
+        ],
+        meters: [
+          { resource_id: METER_A, bus: 'gateway-1', unit_id: 1, profile: 'sdm630' },
+          { resource_id: METER_C, bus: 'gateway-1', unit_id: 7, profile: 'sdm630' }, // nobody at unit 7
+          { resource_id: METER_B, bus: 'gateway-2', unit_id: 1, profile: 'sdm630' }, // the wrong port
+        ],
+        mqtt: { urls: [broker.url, deadNode], username: 'gw', password: 's3cret-pw', ca_file: broker.caFile },
+      });
+      const results = await runDoctor({ configPath, checks, timeoutMs: 3000, serviceUser: 'root' });
+      const text = results.map(formatResult).join('\n');
+      expect(byCheck(results, 'meter 0b6f2a4e')?.status, text).toBe('pass');
+      const silent = byCheck(results, 'meter 2d8b4c60')!;
+      expect(silent, text).toMatchObject({ status: 'fail', detail: expect.stringContaining('no answer within 200 ms') });
+      expect(silent.fix).toContain(`\`metergate scan --tcp ${gateway}\``);
+      expect(silent.fix).not.toMatch(/A\/B swapped|termination at both ends|--port|Eastron/);
+      const wrongPort = byCheck(results, 'meter 1c7a3b5f')!;
+      expect(wrongPort.status, text).toBe('fail');
+      expect(wrongPort.fix).not.toContain('serial line');
+      expect(wrongPort.fix).toContain(`buses[1].host and tcp_port (127.0.0.1:${closedPort}`);
+      expect(byCheck(results, 'modbus-tcp gateway-2')?.status).toBe('fail');
+      const node2 = byCheck(results, 'broker node 2')!;
+      expect(node2, text).toMatchObject({ status: 'fail', detail: expect.stringContaining('connection refused') });
+      expect(node2.fix).toContain('check the port in mqtt.urls[1]');
+      expect(byCheck(results, 'broker node 1')?.status).toBe('pass');
+      for (const line of text.split('\n').filter((l) => l.startsWith('FAIL'))) expect(line).not.toContain('mqtt.url ');
+    } finally {
+      await sim.stop();
+    }
   });
 
   it('explains a wrong password and an unknown CA', async () => {

@@ -122,11 +122,30 @@ describe('metergate scan against the simulator on a pty', () => {
   it('scans behind a Modbus TCP gateway', async () => {
     const sim = await startSim(['--tcp', '0', '--unit', '2:em340,3']);
     cleanups.push(() => sim.stop());
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--tcp', `127.0.0.1:${sim.ready.tcpPort}`, '--ids', '1-4', '--timeout', '300'], { cwd: root });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--tcp', `127.0.0.1:${sim.ready.tcpPort}`, '--ids', '1-4', '--timeout', '300'], { cwd: root });
     const snippet = parse(stdout) as { buses: Array<Record<string, unknown>>; meters: Array<{ unit_id: number; profile: string }> };
     expect(snippet.buses).toEqual([{ name: 'gateway-1', type: 'tcp', host: '127.0.0.1', tcp_port: sim.ready.tcpPort }]);
     expect(snippet.meters.map((m) => [m.unit_id, m.profile])).toEqual([[2, 'em340'], [3, 'sdm630']]);
     validateConfig({ organization_id: ORG, ...snippet }, 'snippet', {});
+    // Behind a TCP gateway the scan chose no line setting, so it names none (issue 31 point 4).
+    expect(stderr).toContain('found unit 2: em340');
+    expect(stderr).toContain(`2 meter(s) behind 127.0.0.1:${sim.ready.tcpPort}`);
+    expect(stderr).not.toMatch(/9600|even|baud|parity/);
+  });
+
+  it('behind a Modbus TCP gateway where nothing answers: TCP advice, not RS-485 wiring', async () => {
+    const sim = await startSim(['--tcp', '0', '--unit', '5']);
+    cleanups.push(() => sim.stop());
+    const where = `127.0.0.1:${sim.ready.tcpPort}`;
+    const r = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--tcp', where, '--ids', '1-2', '--timeout', '100', '--baud', '19200'], { cwd: root }).then(
+      () => null,
+      (e: { code: number; stderr: string; stdout: string }) => e,
+    );
+    expect(r!.code).toBe(2);
+    expect(r!.stderr).toContain(`No meter answered behind ${where}`);
+    expect(r!.stderr).toContain(`\`metergate scan --rtu-over-tcp ${where}\``);
+    expect(r!.stderr).toContain('--baud and --parity set a serial line');
+    expect(r!.stderr).not.toMatch(/A to A|--baud 2400|found unit|19200 even/);
   });
 
   it('parses unit id ranges', () => {

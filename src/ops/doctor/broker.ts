@@ -77,22 +77,35 @@ function publishOnce(client: MqttClient, topic: string, payload: string, timeout
   });
 }
 
-function explainConnectError(err: unknown, url: string, check = 'broker'): CheckResult {
-  const r = explainFor(err, url);
+function explainConnectError(err: unknown, url: string, setting: string, check = 'broker'): CheckResult {
+  const r = explainFor(err, url, setting);
   return { ...r, check };
 }
 
-function explainFor(err: unknown, url: string): CheckResult {
+/** Where the config names this node: `mqtt.url`, or `mqtt.urls[i]` of a cluster (the one to fix). */
+function settingOf(mq: MqttConfig, node: BrokerNode): string {
+  if (mq.urls.length <= 1) return 'mqtt.url';
+  const i = mq.urls.findIndex((u) => {
+    try {
+      return new URL(u).toString() === node.url.toString();
+    } catch {
+      return false;
+    }
+  });
+  return i < 0 ? 'mqtt.urls' : `mqtt.urls[${i}]`;
+}
+
+function explainFor(err: unknown, url: string, setting: string): CheckResult {
   const code = errorCode(err);
   const numeric = Number(code);
-  if (code && TLS_FIXES[code]) return fail('broker', `${url}: TLS handshake failed (${code})`, TLS_FIXES[code]);
+  if (code && TLS_FIXES[code]) return fail('broker', `${url}: TLS handshake failed (${code})`, TLS_FIXES[code].replace('(mqtt.url)', `(${setting})`));
   if (Number.isInteger(numeric) && CONNACK_FIXES[numeric]) return fail('broker', `${url}: ${errorMessage(err)} (reason code ${numeric})`, CONNACK_FIXES[numeric]);
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return fail('broker', `${url}: host name does not resolve (${code})`, 'check mqtt.url and the gateway\'s DNS (`resolvectl status`)');
-  if (code === 'ECONNREFUSED') return fail('broker', `${url}: connection refused`, 'check the port in mqtt.url (8883 for MQTT over TLS) and that the broker runs');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return fail('broker', `${url}: host name does not resolve (${code})`, `check the host name in ${setting} and the gateway's DNS (\`resolvectl status\`)`);
+  if (code === 'ECONNREFUSED') return fail('broker', `${url}: connection refused`, `check the port in ${setting} (8883 for MQTT over TLS) and that the broker runs there`);
   if (/timeout/i.test(errorMessage(err)) || code === 'ETIMEDOUT') {
-    return fail('broker', `${url}: no answer (${errorMessage(err)})`, 'check that outbound TCP to the broker port (8883) is allowed by the site firewall, and mqtt.url');
+    return fail('broker', `${url}: no answer (${errorMessage(err)})`, `check that outbound TCP to the broker port (8883) is allowed by the site firewall, and ${setting}`);
   }
-  return fail('broker', `${url}: ${errorMessage(err)}${code ? ` (${code})` : ''}`, 'check mqtt.url, credentials and the network');
+  return fail('broker', `${url}: ${errorMessage(err)}${code ? ` (${code})` : ''}`, `check ${setting}, credentials and the network`);
 }
 
 /**
@@ -119,7 +132,7 @@ export const brokerCheck: DoctorCheck = {
       try {
         client = await connectOnce(nodes[0]!, options);
       } catch (err) {
-        return [explainConnectError(err, nodes[0]!.label)];
+        return [explainConnectError(err, nodes[0]!.label, settingOf(mq, nodes[0]!))];
       }
       results.push(pass('broker', loggedIn(nodes[0]!.label)));
     } else {
@@ -133,7 +146,7 @@ export const brokerCheck: DoctorCheck = {
           if (client) await c.endAsync().catch(() => undefined);
           else client = c;
         } catch (err) {
-          results.push(explainConnectError(err, node.label, check));
+          results.push(explainConnectError(err, node.label, settingOf(mq, node), check));
           failed.push(`node ${i + 1}`);
         }
       }

@@ -6,6 +6,7 @@ import { decodeValue } from '../../modbus/decode.js';
 import { isPlausibleVoltage } from '../../modbus/identify.js';
 import { planReads, selectRegisters } from '../../modbus/planner.js';
 import { resolveProfile } from '../../modbus/profiles/index.js';
+import { busUnavailableFix, refusedReadFix, silentUnitFix } from './bus-advice.js';
 import { checkP1Meter } from './p1-meter.js';
 import { errorMessage, fail, pass, warn, type CheckResult, type DoctorCheck, type DoctorEnv } from './types.js';
 
@@ -92,7 +93,7 @@ async function getJson(url: string, timeoutMs: number): Promise<unknown> {
   });
 }
 
-function judgeFromDaemon(seen: DaemonMeter, meter: MeterConfig, where: string, maxPowerW: number, busConfig: BusConfig, bus: ModbusBus, now: number): CheckResult {
+function judgeFromDaemon(seen: DaemonMeter, meter: MeterConfig, where: string, maxPowerW: number, busConfig: BusConfig, busIndex: number, now: number): CheckResult {
   const name = meterCheckName(meter);
   if (seen.state === 'online') {
     const values = Object.fromEntries((seen.metrics ?? []).map((m) => [m.name, m.value]));
@@ -102,11 +103,7 @@ function judgeFromDaemon(seen: DaemonMeter, meter: MeterConfig, where: string, m
     return pass(name, `${where} answers the running daemon${age}: ${format(values)}`);
   }
   if (seen.state === 'offline') {
-    return fail(
-      name,
-      `${where}: the running daemon gets no answer (${seen.consecutive_misses} poll(s) missed)`,
-      `check wiring (A/B swapped? 120 Ω termination at both ends), unit id and line settings (${busConfig.baud_rate} baud, parity ${busConfig.parity}); to scan: \`sudo systemctl stop metergate\`, \`metergate scan --port ${busConfig.port ?? bus.endpoint}\``,
-    );
+    return fail(name, `${where}: the running daemon gets no answer (${seen.consecutive_misses} poll(s) missed)`, silentUnitFix(busConfig, busIndex, meter.unit_id, { daemonHoldsPort: true }));
   }
   return warn(name, `${where}: the running daemon has not polled it yet`, 'run doctor again in a few seconds');
 }
@@ -129,20 +126,16 @@ async function checkMeter(bus: ModbusBus, busConfig: BusConfig, busIndex: number
   } catch (err) {
     if (err instanceof BusUnavailableError) {
       const busy = /lock|busy|EBUSY|temporarily unavailable/i.test(err.message);
-      if (!busy) return fail(name, `${where}: ${err.message}`, 'fix the serial line first (see the serial line above)');
+      if (!busy) return fail(name, `${where}: ${err.message}`, busUnavailableFix(busConfig, busIndex));
       const seen = (await daemonMeters())?.find((m) => m.resource_id === meter.resource_id);
-      if (seen) return judgeFromDaemon(seen, meter, where, meter.max_power_w ?? profile.max_power_w, busConfig, bus, env.now());
+      if (seen) return judgeFromDaemon(seen, meter, where, meter.max_power_w ?? profile.max_power_w, busConfig, busIndex, env.now());
       return warn(name, `${where}: ${bus.endpoint} is held by another process`, 'if that is the metergate service, see `journalctl -u metergate` or the status page; or `sudo systemctl stop metergate` and run doctor again');
     }
     if (err instanceof ModbusExceptionError) {
-      return fail(name, `${where}: the meter refused the read (${err.message})`, `the profile does not match the meter: \`metergate scan --port ${busConfig.port ?? bus.endpoint}\` identifies it; set meters[].profile`);
+      return fail(name, `${where}: the meter refused the read (${err.message})`, refusedReadFix(busConfig));
     }
     const timeout = err instanceof ModbusTimeoutError;
-    return fail(
-      name,
-      `${where}: ${timeout ? `no answer within ${busConfig.timeout_ms} ms` : errorMessage(err)}`,
-      `check wiring (A/B swapped? 120 Ω termination at both ends), unit id and line settings (buses[${busIndex}]: ${busConfig.baud_rate} baud, parity ${busConfig.parity}; Eastron ships 9600 8E1); \`metergate scan --port ${busConfig.port ?? bus.endpoint}\` finds meters`,
-    );
+    return fail(name, `${where}: ${timeout ? `no answer within ${busConfig.timeout_ms} ms` : errorMessage(err)}`, silentUnitFix(busConfig, busIndex, meter.unit_id));
   }
   const problem = implausibility(values, meter.max_power_w ?? profile.max_power_w);
   if (problem) return fail(name, `${where} answers, but ${problem}`, 'check the profile (meters[].profile) and the meter\'s wiring (CT direction, phases)');

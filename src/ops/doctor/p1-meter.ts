@@ -48,7 +48,7 @@ export async function checkP1Meter(
         logger: createLogger('silent'),
       });
   if (heard.unavailable) {
-    if (!/lock|busy|EBUSY|temporarily unavailable/i.test(heard.unavailable)) return fail(name, `${where}: ${heard.unavailable}`, 'fix the serial line or bridge first (see the serial line above)');
+    if (!/lock|busy|EBUSY|temporarily unavailable/i.test(heard.unavailable)) return fail(name, `${where}: ${heard.unavailable}`, bus.type === 'p1' ? 'fix the serial line first (see the serial line above)' : `check buses[${busIndex}].host and tcp_port (${bus.host}:${bus.tcp_port}) and that the P1 serial bridge is powered and reachable (see the p1-tcp line above)`);
     const seen = (await daemonMeters())?.find((m) => m.resource_id === meter.resource_id);
     if (!seen) return warn(name, `${where}: ${endpoint} is held by another process`, 'if that is the metergate service, see `journalctl -u metergate` or the status page; or `sudo systemctl stop metergate` and run doctor again');
     if (seen.state === 'offline') return fail(name, `${where}: the running daemon gets no whole telegram (${seen.consecutive_misses} slot(s) missed)`, seen.problem ?? 'see metergate_p1_telegrams_total on /metrics for why telegrams are dropped; check the P1 cable');
