@@ -15,7 +15,7 @@
 // the charger as a CallError without JavaScript internals (InternalError); the message
 // handlers' CallErrors (schema, PropertyConstraintViolation) pass as they are.
 // Authenticated clients are handed to onClient.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -55,6 +55,9 @@ export const MAX_CONNECTIONS = 256;
 /** Failed handshakes per address: 10 at once, then one every 6 s (10 a minute); more get 429. */
 export const AUTH_FAILURES = { burst: 10, refillMs: 6_000, maxAddresses: 4096 } as const;
 
+/** The body of every refused handshake (unknown id, wrong or missing password, weaker than the charger's profile). */
+export const REFUSED_BODY = 'unauthorized';
+
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
 /** ocpp-rpc's server-side client, as far as the transport uses it. */
@@ -84,6 +87,8 @@ export class OcppTransport {
   private plain: Server | null = null;
   private secure: Server | null = null;
   private readonly throttle = new AuthFailureThrottle(AUTH_FAILURES);
+  /** What an unknown id's password is compared with: random, a text key of the usual length (one form, as most keys). */
+  private readonly unknownIdKey = randomBytes(24).toString('base64url');
   private refusals?: Counter<'reason'>;
 
   constructor(
@@ -107,11 +112,14 @@ export class OcppTransport {
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));
     rpc.auth((accept, reject, handshake) => {
       const remote = handshake.remoteAddress ?? 'unknown';
-      const refuse = (status: number, reason: 'unknown_id' | 'unauthorized' | 'weak_security', fields: Record<string, unknown>, message: string) => {
+      // Every refusal gets the same answer (401, the same body): an unknown id answered
+      // otherwise than a known one with a wrong password tells a LAN peer which ids exist.
+      // Why it was refused is for the log and /metrics only.
+      const refuse = (reason: 'unknown_id' | 'unauthorized' | 'weak_security', fields: Record<string, unknown>, message: string) => {
         this.throttle.failed(remote);
         this.refusals!.inc({ reason });
         logger.warn({ remote, ...fields }, message);
-        reject(status, status === 404 ? 'unknown charge point' : 'unauthorized');
+        reject(401, REFUSED_BODY);
       };
       if (!handshake.protocols.has(OCPP16)) {
         this.refusals!.inc({ reason: 'no_subprotocol' });
@@ -119,27 +127,30 @@ export class OcppTransport {
         return;
       }
       const charger = this.chargers.get(handshake.identity);
+      // Compared for every id, known or not (an unknown one against a key nobody knows), so
+      // the time to the answer does not tell an unknown id from a wrong password either.
+      const passwordOk = passwordMatches(handshake.password, charger?.password ?? this.unknownIdKey);
       if (!charger) {
-        refuse(404, 'unknown_id', { charge_point_id: handshake.identity.slice(0, 48) }, 'OCPP connection refused: unknown charge point id');
+        refuse('unknown_id', { charge_point_id: handshake.identity.slice(0, 48) }, 'OCPP connection refused: unknown charge point id');
         return;
       }
       const tls = handshake.request.socket instanceof TLSSocket ? handshake.request.socket : null;
       if (charger.security_profile >= 2 && !tls) {
-        refuse(401, 'weak_security', { charge_point_id: charger.id, security_profile: charger.security_profile }, 'OCPP connection refused: this charge point must connect over wss:// (its security_profile)');
+        refuse('weak_security', { charge_point_id: charger.id, security_profile: charger.security_profile }, 'OCPP connection refused: this charge point must connect over wss:// (its security_profile)');
         return;
       }
       if (charger.security_profile === 3) {
         const certified = tls !== null && tls.authorized && tls.getPeerCertificate().subject?.CN === charger.id;
         if (!certified) {
           const cn = tls?.authorized ? tls.getPeerCertificate().subject?.CN : undefined;
-          refuse(401, 'weak_security', { charge_point_id: charger.id, certificate: tls?.authorized ? `CN ${String(cn).slice(0, 64)}` : 'none or not from ocpp.client_ca_file' }, 'OCPP connection refused: security profile 3 needs a client certificate from ocpp.client_ca_file with the charge point id as CN');
+          refuse('weak_security', { charge_point_id: charger.id, certificate: tls?.authorized ? `CN ${String(cn).slice(0, 64)}` : 'none or not from ocpp.client_ca_file' }, 'OCPP connection refused: security profile 3 needs a client certificate from ocpp.client_ca_file with the charge point id as CN');
           return;
         }
         accept({ chargePointId: charger.id });
         return;
       }
-      if (!passwordMatches(handshake.password, charger.password)) {
-        refuse(401, 'unauthorized', { charge_point_id: charger.id, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
+      if (!passwordOk) {
+        refuse('unauthorized', { charge_point_id: charger.id, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
         return;
       }
       accept({ chargePointId: charger.id });

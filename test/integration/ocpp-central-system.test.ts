@@ -101,7 +101,7 @@ describe.skipIf(!hasSharedData)('OCPP 1.6J central system (strict RPCClient char
   const count = (sql: string, ...args: unknown[]) => (daemon.ctx.db.prepare(sql).pluck().get(...args) as number) ?? 0;
 
   it('refuses an unknown charge point id and a wrong password at the handshake', async () => {
-    await expect(charger('CP-UNKNOWN').connect()).rejects.toMatchObject({ code: 404 });
+    await expect(charger('CP-UNKNOWN').connect()).rejects.toMatchObject({ code: 401 });
     await expect(charger('CP-OPEN', { password: 'wrong-password-0123456' }).connect()).rejects.toMatchObject({ code: 401 });
     await expect(charger('CP-OPEN', { password: OTHER_PASSWORD }).connect()).rejects.toMatchObject({ code: 401 });
     // The right password over TLS too (profile 2), and no password at all is refused.
