@@ -12,6 +12,7 @@ import { likelyMeant } from './nearest.js';
 import { readConfigFile } from './files.js';
 import { configDocumentErrors, configSchema } from './config-schema.js';
 import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
+import { marketByCode, MARKETS } from '../prices/markets.js';
 
 /** sysexits.h EX_CONFIG: what systemd and installers see when the config is wrong. */
 export const EX_CONFIG = 78;
@@ -194,6 +195,9 @@ function crossChecks(config: Config): string[] {
         problems.push(`ocpp.client_ca_file: ${ocpp.client_ca_file} is not a PEM certificate (${(err as Error).message})`);
       }
     }
+  }
+  for (const code of Object.keys(isMapping(config.tariffs) ? config.tariffs : {})) {
+    if (!marketByCode(code)) problems.push(`tariffs.${code}: not a known market area (known: ${MARKETS.map((m) => m.code).join(', ')})`);
   }
   return problems;
 }

@@ -207,10 +207,35 @@ export interface Config {
     readonly max_future_days: number;
     readonly step_tolerance_s: number;
   };
+  /** The price the driver pays, per market area code (pricing/tariff.ts); a market without one is priced on the day-ahead price alone. */
+  readonly tariffs?: Readonly<Record<string, TariffConfig>>;
   readonly forecast: {
     readonly enabled: boolean;
     readonly horizon_days: number;
     readonly training_window_days: number;
     readonly interval: number;
   };
+}
+
+export type WeekdayName = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+
+/** A grid fee time-of-day zone, in the market's local time (config tariffs.<market>.grid_fee.zones[]). */
+export interface GridFeeZoneConfig {
+  readonly name: string;
+  readonly per_kwh: number;
+  /** "HH:MM" on a quarter-hour. */
+  readonly from: string;
+  /** "HH:MM" on a quarter-hour or "24:00"; before `from`: the zone runs past midnight. */
+  readonly to: string;
+  readonly days?: readonly WeekdayName[];
+  readonly months?: readonly number[];
+}
+
+/** One market's tariff (config tariffs.<market>); amounts in the market's currency, excl. VAT. */
+export interface TariffConfig {
+  readonly day_ahead_multiplier: number;
+  readonly supplier_margin_per_kwh: number;
+  readonly grid_fee: { readonly per_kwh: number; readonly zones: readonly GridFeeZoneConfig[] };
+  readonly session_fee: number;
+  readonly vat_rate: number;
 }

@@ -5,6 +5,8 @@
 // after the end not taken yet).
 import { checkReadings, priceSession, type EnergyReading } from '../pricing/session-cost.js';
 import { clipToWindow, unboundedEdges, type EdgeGap } from '../pricing/session-window.js';
+import type { Tariff } from '../pricing/tariff.js';
+import { priceSessionWithTariff, type TariffCost } from '../pricing/tariff-cost.js';
 import { HttpProblem, type FieldError } from './errors.js';
 import { pricesUnavailable, type MarketInfo, type PriceAccess } from './price-access.js';
 import { formatUtc } from './timestamps.js';
@@ -51,19 +53,26 @@ export function readingsUsableErrors(readings: readonly EnergyReading[], path = 
 
 export interface PricedReadings {
   readonly currency: string;
+  /** Under the market's tariff when it has one, else the day-ahead price alone. */
   readonly totalCostExclVat: number;
+  readonly energyKwh: number;
+  /** The tariff's split, VAT and total incl. VAT; null without a tariff. */
+  readonly tariff: TariffCost | null;
   readonly startMs: number;
   readonly endMs: number;
 }
 
-/** Prices checked readings against the stored prices of the market. */
-export function priceReadings(access: PriceAccess, market: MarketInfo, readings: readonly EnergyReading[]): PricedReadings {
+/**
+ * Prices checked readings against the stored prices of the market, under its tariff when
+ * it has one (pricing/tariff-cost.ts); without one exactly as session-cost.ts always has.
+ */
+export function priceReadings(access: PriceAccess, market: MarketInfo, readings: readonly EnergyReading[], tariff?: Tariff): PricedReadings {
   const unavailable = pricesUnavailable(access, market, { path: 'power_market.market_area_code', unconfiguredWithPrices: true });
   if (unavailable) throw unavailable;
   const fromMs = readings[0].timestampMs;
   const toMs = readings[readings.length - 1].timestampMs;
   const periods = access.periods(market.code, fromMs, toMs);
-  const result = priceSession(readings, periods, market.nativeDurationS);
+  const result = tariff ? priceSessionWithTariff(readings, periods, tariff, market.nativeDurationS) : priceSession(readings, periods, market.nativeDurationS);
   if (!result.ok) {
     // Prices that stop before the readings' end although they should be out by now: 503.
     const behind = pricesUnavailable(access, market, { path: 'meter_readings', need: { fromMs: result.missing.startMs, toMs }, unconfiguredWithPrices: true });
@@ -74,7 +83,9 @@ export function priceReadings(access: PriceAccess, market: MarketInfo, readings:
       { path: 'meter_readings', message: `prices missing from ${start} (first missing period ${start}/${end})` },
     ]);
   }
-  return { currency: market.currency, totalCostExclVat: result.totalCostExclVat, startMs: result.startMs, endMs: result.endMs };
+  const energyKwh = readings[readings.length - 1].energyKwh - readings[0].energyKwh;
+  if ('cost' in result) return { currency: market.currency, totalCostExclVat: result.cost.totalExclVat, energyKwh, tariff: result.cost, startMs: result.startMs, endMs: result.endMs };
+  return { currency: market.currency, totalCostExclVat: result.totalCostExclVat, energyKwh, tariff: null, startMs: result.startMs, endMs: result.endMs };
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.js';
 import { openChargingStores, type ChargingStores } from '../store/charging-stores.js';
 import { StoreWriteQueue } from '../store/write-queue.js';
+import { marketTariffs } from '../pricing/market-tariffs.js';
 import { siteContext } from './site-context.js';
 import { TargetPlanner } from './target-plan.js';
 
@@ -19,5 +20,5 @@ export interface ChargingServices {
 export function buildChargingServices(ctx: Pick<AppContext, 'db' | 'config' | 'probes' | 'logger' | 'clock' | 'metrics'>): ChargingServices {
   const stores = openChargingStores(ctx.db);
   const writes = new StoreWriteQueue({ db: ctx.db, logger: ctx.logger, clock: ctx.clock, metrics: ctx.metrics, maxEntries: ctx.config.store.write_queue_max_entries, kind: 'ocpp' });
-  return { stores, planner: new TargetPlanner(stores, ctx.config.forecast.enabled, siteContext(ctx)), writes };
+  return { stores, planner: new TargetPlanner(stores, ctx.config.forecast.enabled, siteContext(ctx), marketTariffs(ctx.config.tariffs)), writes };
 }

@@ -14,10 +14,12 @@ import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import type { PriceStore } from '../store/prices.js';
+import type { TariffOf } from '../pricing/market-tariffs.js';
+import { allInPlanPeriods } from './all-in-periods.js';
 import { boundLimits, type BoundedLimits, type CeilingClamp, type ConnectorCeiling } from './ceilings.js';
 import type { ChargerLimits } from './limits.js';
 import { planPeriods } from './periods.js';
-import { planCharging, type Plan } from './plan.js';
+import { planCharging, type Plan, type PlanPeriod } from './plan.js';
 import type { SiteContext } from './site-context.js';
 import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js';
 import { shareSiteCurrent } from './site-share.js';
@@ -92,6 +94,8 @@ export class TargetPlanner {
     private readonly forecastEnabled: boolean,
     /** The configured site limit, connectors and site meter (planning/site-context.ts). */
     private readonly site: SiteContext,
+    /** The market's tariff (config tariffs): with one, plans are made on the all-in price per kWh. */
+    private readonly tariffOf: TariffOf = () => undefined,
   ) {
     this.prices = stores.prices;
     this.forecasts = stores.forecasts;
@@ -131,9 +135,16 @@ export class TargetPlanner {
       // The site's share caps the connector's current; the share already is within the headroom.
       charger: { ...limits, maxCurrentA: site === null ? limits.maxCurrentA : Math.min(limits.maxCurrentA, withMargin(site.share.shareA, limits.minCurrentA, opts.siteMarginA ?? 0)) },
       site: site === null ? undefined : { limitA: site.limitA, otherLoadA: site.otherLoadA ?? undefined },
-      periods: planPeriods(this.prices.native(target.marketArea, fromMs, target.departureMs), forecast),
+      periods: this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast),
     });
     return { ...plan, limits: bounded.limits, clamps: bounded.clamps, site, observed, deliveredWh };
+  }
+
+  /** The periods to plan over: day-ahead (else forecast) prices, all-in under the market's tariff (all-in-periods.ts). */
+  private periodsOf(marketArea: string, fromMs: number, departureMs: number, forecast: Parameters<typeof planPeriods>[1]): PlanPeriod[] {
+    const periods = planPeriods(this.prices.native(marketArea, fromMs, departureMs), forecast);
+    const tariff = this.tariffOf(marketArea);
+    return tariff ? allInPlanPeriods(periods, tariff) : periods;
   }
 
   /**

@@ -14,6 +14,9 @@ import { assertReadingCap, collectMeterReadings } from '../readings-input.js';
 import { assertReadingsUsable, collectMarket, localReadingsInWindow, ownReadingsInWindow, priceReadings, readingsUsableErrors, type RequestPowerMarket } from '../session-pricing.js';
 import { formatUtc, subMillisecondNs } from '../timestamps.js';
 import { fieldErrors, shellValidator } from '../validate.js';
+import { marketTariffs } from '../../pricing/market-tariffs.js';
+import { cdrCostFields } from '../cdr-cost.js';
+import { cdrIncludeParts } from '../cdr-include.js';
 
 interface MeterReadingsRequest {
   power_market: RequestPowerMarket;
@@ -27,12 +30,14 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   // Items are checked and parsed in one pass by collectMeterReadings (same schema, same messages).
   const validate = shellValidator('MeterReadingsRequest', 'meter_readings');
   const { max_readings: maxReadings } = deps.config.http;
+  const tariffOf = marketTariffs(deps.config.tariffs);
 
   // Registered before /:cpo_transaction_id, so `meter_readings` is never taken for an id.
   const priceMeterReadings = [
     auth,
     ...body,
     (req: Request, res: Response) => {
+      const include = cdrIncludeParts(req.query.include);
       assertReadingCap(req.body, maxReadings);
       // Every independent mistake in one 422: the schema, the market, the readings.
       const problems = new ProblemList();
@@ -47,10 +52,10 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       if (readings) problems.add('the meter readings cannot be priced', readingsUsableErrors(readings));
       problems.throwIfAny('request');
       if (!market || !readings || !input.meter_readings) throw new Error('a request passed every check without a market or readings');
-      const priced = priceReadings(deps.priceAccess, market, readings);
+      const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code));
       const last = input.meter_readings[input.meter_readings.length - 1] as { timestamp: string };
       const endDateTime = formatUtc(priced.endMs, subMillisecondNs(last.timestamp));
-      res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: endDateTime, total_cost: { excl_vat: priced.totalCostExclVat } });
+      res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: endDateTime, ...cdrCostFields(priced, market.code, include) });
     },
   ];
   router.get('/api/v1/cdrs/meter_readings', ...priceMeterReadings);
@@ -63,6 +68,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   // (its content, late charger values before the cut-off, a corrected price: docs/http-api.md).
   router.get('/api/v1/cdrs/:cpo_transaction_id', auth, (req, res) => {
     const asked = req.params.cpo_transaction_id as string;
+    const include = cdrIncludeParts(req.query.include);
     // A charger session stored before migration 150 is still found by its old id, unless an operator's session took it since.
     const id = deps.sessions.get(asked) ? asked : (deps.sessions.movedTo(asked) ?? asked);
     const session = deps.sessions.get(id, true);
@@ -84,7 +90,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       assertNoClockSuspect(deps, session.resourceId!, stored);
       readings = localReadingsInWindow(stored, session.resourceId!, session.startMs, session.endMs, sessionMaxEdgeGapMs(deps.config), deps.clock.now());
     }
-    const priced = priceReadings(deps.priceAccess, market, readings);
+    const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code));
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
@@ -92,7 +98,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       end_date_time: formatUtc(session.endMs, session.endSubMsNs),
       id: session.cdrId,
       last_updated: formatUtc(session.lastUpdatedMs),
-      total_cost: { excl_vat: priced.totalCostExclVat },
+      ...cdrCostFields(priced, market.code, include),
     });
   });
   router.all('/api/v1/cdrs/:cpo_transaction_id', methodNotAllowed(['GET']));

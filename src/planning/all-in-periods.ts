@@ -1,0 +1,27 @@
+// The periods a plan is made over, priced at what the driver pays per kWh under the
+// market's tariff instead of the day-ahead price alone: day-ahead x multiplier + supplier
+// margin + the grid fee at that time, as per MWh so plan.ts takes them unchanged. A period
+// across a grid fee zone edge is cut there, so a cheap day-ahead hour in a peak grid zone
+// is as dear as it is to the driver. VAT (a factor above 0) and the fee per session change
+// no choice and are left out: plan costs are comparable with the cdr's energy lines excl.
+// VAT. Pure.
+import { energyPricePerKwh, gridFeeSpans, type Tariff } from '../pricing/tariff.js';
+import type { PlanPeriod } from './plan.js';
+
+export function allInPlanPeriods(periods: readonly PlanPeriod[], tariff: Tariff): PlanPeriod[] {
+  const perMwh = (dayAheadPerMwh: number, gridFeePerKwh: number) => (energyPricePerKwh(tariff, dayAheadPerMwh) + gridFeePerKwh) * 1000;
+  const out: PlanPeriod[] = [];
+  for (const p of periods) {
+    for (const span of gridFeeSpans(tariff, p.startMs, p.startMs + p.durationS * 1000)) {
+      out.push({
+        startMs: span.startMs,
+        durationS: (span.endMs - span.startMs) / 1000,
+        pricePerMwh: perMwh(p.pricePerMwh, span.perKwh),
+        lowerPerMwh: perMwh(p.lowerPerMwh, span.perKwh),
+        upperPerMwh: perMwh(p.upperPerMwh, span.perKwh),
+        forecast: p.forecast,
+      });
+    }
+  }
+  return out;
+}
