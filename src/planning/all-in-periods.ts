@@ -5,11 +5,12 @@
 // is as dear as it is to the driver. VAT (a factor above 0) and the fee per session change
 // no choice and are left out: plan costs are comparable with the cdr's energy lines excl.
 // VAT. Pure.
-import { energyPricePerKwh, gridFeeSpans, type Tariff } from '../pricing/tariff.js';
+import { gridFeeSpans, type Tariff } from '../pricing/tariff.js';
 import type { PlanPeriod } from './plan.js';
 
 export function allInPlanPeriods(periods: readonly PlanPeriod[], tariff: Tariff): PlanPeriod[] {
-  const perMwh = (dayAheadPerMwh: number, gridFeePerKwh: number) => (energyPricePerKwh(tariff, dayAheadPerMwh) + gridFeePerKwh) * 1000;
+  // Per MWh, each term scaled on its own (fewer float digits than scaling their sum).
+  const perMwh = (dayAheadPerMwh: number, gridFeePerKwh: number) => dayAheadPerMwh * tariff.dayAheadMultiplier + tariff.supplierMarginPerKwh * 1000 + gridFeePerKwh * 1000;
   const out: PlanPeriod[] = [];
   for (const p of periods) {
     for (const span of gridFeeSpans(tariff, p.startMs, p.startMs + p.durationS * 1000)) {

@@ -127,11 +127,6 @@ export function gridFeeSpans(tariff: Tariff, startMs: number, endMs: number): Gr
   return spans;
 }
 
-/** The energy price per kWh (excl. grid fee and VAT) for a day-ahead price per MWh. */
-export function energyPricePerKwh(tariff: Tariff, dayAheadPerMwh: number): number {
-  return (dayAheadPerMwh / 1000) * tariff.dayAheadMultiplier + tariff.supplierMarginPerKwh;
-}
-
 /** A day-ahead period cut where the grid fee changes: one price and one grid fee throughout. */
 export interface TariffSegment extends GridFeeSpan {
   readonly dayAheadPerMwh: number;

@@ -14,6 +14,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { priceSession, type EnergyReading } from '../../src/pricing/session-cost.js';
 import { priceSessionWithTariff } from '../../src/pricing/tariff-cost.js';
+import { allInPlanPeriods } from '../../src/planning/all-in-periods.js';
 import { gridFeeAt, tariffFromConfig } from '../../src/pricing/tariff.js';
 import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
 
@@ -224,5 +225,18 @@ describe('tariffs in the config schema', () => {
     expect(problems({ NL: {} }).join('\n')).toMatch(/vat_rate/);
     expect(problems({ NL: { vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:10', to: '21:00' }] } } }).join('\n')).toMatch(/from/);
     expect(problems({ NL: { vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:00', to: '21:00', days: ['monday'] }] } } }).join('\n')).toMatch(/days/);
+  });
+});
+
+describe('all-in plan periods (planning/all-in-periods.ts)', () => {
+  it('cuts a period at a zone edge and prices each part at day-ahead x multiplier + margin + grid fee, per MWh', () => {
+    const t = tariffFromConfig({ day_ahead_multiplier: 1.5, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [{ name: 'peak', per_kwh: 0.2, from: '17:30', to: '21:00' }] }, session_fee: 1, vat_rate: 0.21 }, TZ);
+    // Monday 2025-01-06 16:00Z = 17:00 CET: an hour at 100 EUR/MWh (forecast 80..130), cut at 17:30 local.
+    const out = allInPlanPeriods([{ startMs: Date.parse('2025-01-06T16:00:00Z'), durationS: 3600, pricePerMwh: 100, lowerPerMwh: 80, upperPerMwh: 130, forecast: true }], t);
+    // 100 x 1.5 + (0.01 + 0.05) x 1000 = 210; 80 -> 180; 130 -> 255; in the peak + 150 each.
+    expect(out).toEqual([
+      { startMs: Date.parse('2025-01-06T16:00:00Z'), durationS: 1800, pricePerMwh: 210, lowerPerMwh: 180, upperPerMwh: 255, forecast: true },
+      { startMs: Date.parse('2025-01-06T16:30:00Z'), durationS: 1800, pricePerMwh: 360, lowerPerMwh: 330, upperPerMwh: 405, forecast: true },
+    ]);
   });
 });
