@@ -32,6 +32,7 @@ import { DeviceMessages } from './uplink/device-messages.js';
 import { OutboxPublisher } from './uplink/publisher.js';
 import { MeasurementRecorder } from './uplink/recorder.js';
 import { BUILD_DATE_MS, VERSION } from './version.js';
+import { startupFailureLine } from './ops/startup-failure.js';
 import { SiteMeter } from './site/site-meter.js';
 
 export function createContext(config: Config, overrides: Partial<AppContext> = {}): AppContext {
@@ -313,6 +314,8 @@ export async function runDaemon(config: Config, overrides: Partial<AppContext> =
     await daemon.start();
   } catch (err) {
     daemon.ctx.logger.fatal({ err }, 'start-up failed');
+    // A person at a terminal reads one line, not the log's JSON stack trace.
+    process.stderr.write(`${startupFailureLine(err, config)}\n`);
     await daemon.stop();
     process.exit(1);
   }
