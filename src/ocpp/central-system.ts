@@ -20,6 +20,7 @@ import { LocalListStore } from '../store/ocpp-local-lists.js';
 import { ReservationStore } from '../store/ocpp-reservations.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
+import { chargePointView } from './charge-point-view.js';
 import { storedCapabilities } from './charger-configuration.js';
 import { registerChargerMetrics } from './charger-metrics.js';
 import { ChargerOperations, DEFAULT_OPERATION_TIMEOUT_S, type ChargerOperationsPort } from './charger-operations.js';
@@ -303,7 +304,7 @@ export class CentralSystem implements Module {
       lastMessageAtMs: st.lastMessageAtMs,
       clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
       clockProblem: st.clockProblem ?? null,
-      ...parts.store.chargePointView(id),
+      ...chargePointView(parts.store, id),
       lastSession: parts.outcomes.lastOfCharger(id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       chargingStrategies: this.charging.stores.strategies

@@ -103,3 +103,12 @@ export function registerBreak(ends: TransactionEnds, energyKwh: number): Registe
   if (stopKwh !== null && energyKwh > stopKwh) return 'above-meter-stop';
   return null;
 }
+
+/**
+ * The energy an open transaction has delivered so far, as the status page shows it (Wh):
+ * its newest connector-total register value (`newest`, null while none) less meterStart.
+ */
+export function energySoFarWh(meterStartWh: number, newest: Pick<RegisterValue, 'value' | 'unit'> | null): number {
+  const registerWh = newest === null ? meterStartWh : newest.unit === 'kWh' ? newest.value * 1000 : newest.value;
+  return registerWh - meterStartWh;
+}

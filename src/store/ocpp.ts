@@ -2,12 +2,11 @@
 // boots, heartbeats, connector status, transactions, sampled meter values. Persistence
 // only: what a transaction does to its session (its id, the register rule, closing a
 // transaction the charger never stopped, the late-value cut-off) is ocpp/charger-sessions.ts,
+// what the status page shows of a charger (its sessions' ids, their energy so far) ocpp/charge-point-view.ts,
 // which runs these statements inside one durable SQLite transaction (`durable`).
 // Transaction messages commit durably (synchronous=FULL, as readings do): the charger
 // forgets what we answered, and a transaction id lost to a power cut could be handed out
 // again by AUTOINCREMENT.
-import { chargerSessionId } from '../ocpp/charger-session-id.js';
-import { ENERGY_REGISTER } from '../ocpp/register-readings.js';
 import { durableTransaction, type Db } from './db.js';
 
 export interface SampledValueRow {
@@ -104,6 +103,15 @@ export interface StopRecord {
   readonly receivedAtMs: number;
 }
 
+/** An open transaction with the newest stored value of one measurand (OcppStore.openWithNewestValue). */
+export interface OpenWithNewestValue {
+  readonly transactionId: number;
+  readonly connectorId: number;
+  readonly startedAtMs: number;
+  readonly meterStartWh: number;
+  readonly newest: { readonly value: number; readonly unit: string } | null;
+}
+
 export class OcppStore {
   private readonly stmts;
 
@@ -151,18 +159,22 @@ export class OcppStore {
       ),
       lastInstant: db.prepare<[number, string], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = ?'),
       lastAnyInstant: db.prepare<[number], { at: number | null }>('SELECT max(sampled_at_ms) AS at FROM ocpp_meter_values WHERE transaction_id = ?'),
+      openOnCharger: db.prepare<[string], { transaction_id: number; connector_id: number; started_at_ms: number }>(
+        'SELECT transaction_id, connector_id, started_at_ms FROM ocpp_transactions WHERE charge_point_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id',
+      ),
       openCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM ocpp_transactions WHERE stopped_at_ms IS NULL'),
       chargePoint: db.prepare<[string], { vendor: string | null; model: string | null; firmware_version: string | null }>('SELECT vendor, model, firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?'),
       connectorStatus: db.prepare<[string, number], { status: string; status_at_ms: number; received_at_ms: number }>('SELECT status, status_at_ms, received_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = ?'),
       connectors: db.prepare<[string], { connector_id: number; status: string; error_code: string; status_at_ms: number }>(
         'SELECT connector_id, status, error_code, status_at_ms FROM ocpp_connector_status WHERE charge_point_id = ? ORDER BY connector_id',
       ),
-      // The energy so far: the newest connector-total register value (or meterStart) less meterStart.
-      open: db.prepare<[string, string], { transaction_id: number; connector_id: number; started_at_ms: number; energy_wh: number }>(
-        `SELECT t.transaction_id, t.connector_id, t.started_at_ms,
-           coalesce((SELECT CASE v.unit WHEN 'kWh' THEN v.value * 1000 ELSE v.value END FROM ocpp_meter_values v
-                     WHERE v.transaction_id = t.transaction_id AND v.measurand = ? AND v.phase = '' ORDER BY v.sampled_at_ms DESC LIMIT 1), t.meter_start_wh) - t.meter_start_wh AS energy_wh
-         FROM ocpp_transactions t WHERE t.charge_point_id = ? AND t.stopped_at_ms IS NULL ORDER BY t.transaction_id`,
+      // The open transactions, each with its newest value of one measurand and phase (index ocpp_meter_values_tx).
+      open: db.prepare<{ chargePointId: string; measurand: string; phase: string }, { transaction_id: number; connector_id: number; started_at_ms: number; meter_start_wh: number; value: number | null; unit: string | null }>(
+        `SELECT t.transaction_id, t.connector_id, t.started_at_ms, t.meter_start_wh, v.value, v.unit
+         FROM ocpp_transactions t
+         LEFT JOIN ocpp_meter_values v ON v.rowid = (SELECT n.rowid FROM ocpp_meter_values n
+           WHERE n.transaction_id = t.transaction_id AND n.measurand = @measurand AND n.phase = @phase ORDER BY n.sampled_at_ms DESC LIMIT 1)
+         WHERE t.charge_point_id = @chargePointId AND t.stopped_at_ms IS NULL ORDER BY t.transaction_id`,
       ),
     };
   }
@@ -253,13 +265,13 @@ export class OcppStore {
     return this.stmts.clockProblem.run(problem, transactionId).changes > 0;
   }
 
-  /** What the status page shows of a charge point: its boot info, connector states and open transactions. */
+  /** What the store holds of a charge point: its boot info, connector states and open transactions (ids, start). */
   chargePointView(chargePointId: string): {
     vendor: string | null;
     model: string | null;
     firmwareVersion: string | null;
     connectors: Array<{ connectorId: number; status: string; errorCode: string; statusAtMs: number }>;
-    openTransactions: Array<{ transactionId: number; connectorId: number; session: string; startedAtMs: number; energyWh: number }>;
+    openTransactions: Array<{ transactionId: number; connectorId: number; startedAtMs: number }>;
   } {
     const cp = this.stmts.chargePoint.get(chargePointId);
     return {
@@ -267,14 +279,19 @@ export class OcppStore {
       model: cp?.model ?? null,
       firmwareVersion: cp?.firmware_version ?? null,
       connectors: this.stmts.connectors.all(chargePointId).map((r) => ({ connectorId: r.connector_id, status: r.status, errorCode: r.error_code, statusAtMs: r.status_at_ms })),
-      openTransactions: this.stmts.open.all(ENERGY_REGISTER, chargePointId).map((r) => ({
-        transactionId: r.transaction_id,
-        connectorId: r.connector_id,
-        session: chargerSessionId(chargePointId, r.transaction_id),
-        startedAtMs: r.started_at_ms,
-        energyWh: r.energy_wh,
-      })),
+      openTransactions: this.stmts.openOnCharger.all(chargePointId).map((r) => ({ transactionId: r.transaction_id, connectorId: r.connector_id, startedAtMs: r.started_at_ms })),
     };
+  }
+
+  /** The charger's open transactions, oldest first, each with its newest value of `measurand` at `phase` ('' for none), null without one. */
+  openWithNewestValue(chargePointId: string, measurand: string, phase: string): OpenWithNewestValue[] {
+    return this.stmts.open.all({ chargePointId, measurand, phase }).map((r) => ({
+      transactionId: r.transaction_id,
+      connectorId: r.connector_id,
+      startedAtMs: r.started_at_ms,
+      meterStartWh: r.meter_start_wh,
+      newest: r.value === null || r.unit === null ? null : { value: r.value, unit: r.unit },
+    }));
   }
 
   /** Transactions not stopped yet, on every charger. */

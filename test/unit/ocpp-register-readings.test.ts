@@ -2,12 +2,20 @@
 // the id-tag rule, and sampled values checked whole before anything is stored.
 import { describe, expect, it } from 'vitest';
 import { authorizeIdTag } from '../../src/ocpp/id-tags.js';
-import { registerReadings, type RegisterValue } from '../../src/ocpp/register-readings.js';
+import { energySoFarWh, registerReadings, type RegisterValue } from '../../src/ocpp/register-readings.js';
 import { sampledValueRows } from '../../src/ocpp/sampled-values.js';
 
 const T0 = Date.parse('2025-10-01T08:00:00Z');
 const min = (m: number) => T0 + m * 60_000;
 const v = (minute: number, value: number, extra: Partial<RegisterValue> = {}): RegisterValue => ({ sampledAtMs: min(minute), phase: '', location: '', value, unit: 'Wh', ...extra });
+
+describe('energySoFarWh', () => {
+  it('is the newest register value (Wh or kWh) less meterStart, and 0 before any value', () => {
+    expect(energySoFarWh(12_500, null)).toBe(0);
+    expect(energySoFarWh(12_500, { value: 14_350, unit: 'Wh' })).toBe(1850);
+    expect(energySoFarWh(12_500, { value: 14.35, unit: 'kWh' })).toBeCloseTo(1850, 6);
+  });
+});
 
 describe('registerReadings', () => {
   it('puts meterStart, the values by their own timestamps (sent in any order) and meterStop in time order, in kWh', () => {
