@@ -18,7 +18,7 @@ import { chargingProfileRequest } from '../../src/ocpp/charging-profile.js';
 import { SiteFollower } from '../../src/ocpp/site-follower.js';
 import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { siteContext } from '../../src/planning/site-context.js';
-import { openChargingStores } from '../../src/store/charging-stores.js';
+import { openChargingStores } from '../../src/planning/charging-stores.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';

@@ -21,7 +21,7 @@ import { requireMarket } from '../prices/markets.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
-import type { ChargingProgressStore } from '../store/charging-progress.js';
+import type { DeliveryReader as ChargingProgressStore } from '../planning/progress.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';

@@ -4,7 +4,7 @@
 // one write queue the charging side writes through while the store refuses writes
 // (store/write-queue.ts): the central system's handlers and answers, the followers' state.
 import type { AppContext } from '../context.js';
-import { openChargingStores, type ChargingStores } from '../store/charging-stores.js';
+import { openChargingStores, type ChargingStores } from './charging-stores.js';
 import { StoreWriteQueue } from '../store/write-queue.js';
 import { marketTariffs } from '../pricing/market-tariffs.js';
 import { siteContext } from './site-context.js';

@@ -120,3 +120,27 @@ export function registerAtWh(readings: ReadonlyArray<{ readonly atMs: number; re
   }
   return before.wh;
 }
+
+/** What a connector's open transaction has delivered (ocpp/delivery.ts). */
+export interface Delivery {
+  readonly transactionId: number;
+  readonly startedAtMs: number;
+  /** Energy delivered from max(start, sinceMs) to measuredAtMs. */
+  readonly deliveredWh: number;
+  /** The newest register reading (the transaction's start while there is none). */
+  readonly measuredAtMs: number;
+  /**
+   * The register as Wh, oldest first: meterStart and the readings around sinceMs, around
+   * each of `around`, and the newest — enough for registerAtWh at those instants.
+   */
+  readonly readings: ReadonlyArray<{ readonly atMs: number; readonly wh: number }>;
+}
+
+/** Reads what a connector's open transaction has delivered (ocpp/connector-delivery.ts). */
+export interface DeliveryReader {
+  /**
+   * The connector's open transaction's delivery since sinceMs (its start when later), or
+   * null without an open transaction. `around`: more instants the readings must cover.
+   */
+  delivery(chargePointId: string, connectorId: number, sinceMs: number, around?: readonly number[]): Delivery | null;
+}

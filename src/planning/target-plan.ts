@@ -6,10 +6,10 @@
 // so the plan is for the rest. Every target is planned within the configured ceilings
 // (ceilings.ts), also one stored before the config was lowered: a connector that is not
 // configured is not planned at all (ConnectorNotConfigured).
-import type { ChargingProgressStore } from '../store/charging-progress.js';
+import type { DeliveryReader as ChargingProgressStore } from './progress.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
-import type { ChargingStores } from '../store/charging-stores.js';
+import type { ChargingStores } from './charging-stores.js';
 import type { ConnectorDrawStore } from '../store/connector-draw.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ForecastStore } from '../store/forecasts.js';

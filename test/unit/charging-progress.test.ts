@@ -1,15 +1,17 @@
-// The delivered energy the planner and the plan follower count (src/store/charging-progress.ts),
-// on a real SQLite file filled through the OCPP store as MeterValues fill it: reading only
-// the register values around the instants asked about gives the same energy as the whole
-// session's readings (registerReadings over every value), for a long session with
-// per-phase-only instants and values measured at the EV, which are not the connector's.
+// The delivered energy the planner and the plan follower count (src/ocpp/connector-delivery.ts:
+// the register rule over the values src/store/connector-registers.ts reads), on a real SQLite
+// file filled through the OCPP store as MeterValues fill it: reading only the register values
+// around the instants asked about gives the same energy as the whole session's readings
+// (registerReadings over every value), for a long session with per-phase-only instants and
+// values measured at the EV, which are not the connector's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerReadings } from '../../src/ocpp/register-readings.js';
 import { registerAtWh } from '../../src/planning/progress.js';
-import { ChargingProgressStore } from '../../src/store/charging-progress.js';
+import { ConnectorDelivery } from '../../src/ocpp/connector-delivery.js';
+import { ConnectorRegisterStore } from '../../src/store/connector-registers.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import type { SampledValueRow } from '../../src/store/ocpp.js';
@@ -17,7 +19,7 @@ import type { SampledValueRow } from '../../src/store/ocpp.js';
 const START_MS = Date.parse('2025-11-12T18:00:00Z');
 const METER_START_WH = 120_000;
 
-describe('ChargingProgressStore', () => {
+describe('ConnectorDelivery', () => {
   let dir: string;
   let db: Db;
   const all: SampledValueRow[] = [];
@@ -53,7 +55,7 @@ describe('ChargingProgressStore', () => {
     registerReadings({ startedAtMs: START_MS, meterStartWh: METER_START_WH, stoppedAtMs: null, meterStopWh: null }, all).map((r) => ({ atMs: r.timestampMs, wh: r.energyKwh * 1000 }));
 
   it('reads the same delivered energy and register values as the whole session, at any instant', () => {
-    const store = new ChargingProgressStore(db);
+    const store = new ConnectorDelivery(new ConnectorRegisterStore(db));
     const reference = whole();
     const newest = reference[reference.length - 1]!;
     for (const sinceMin of [-30, 0, 1, 77, 121, 300, 361, 598, 600, 700]) {
@@ -72,6 +74,6 @@ describe('ChargingProgressStore', () => {
   });
 
   it('is null without an open transaction on the connector', () => {
-    expect(new ChargingProgressStore(db).delivery('CP', 2, 0)).toBeNull();
+    expect(new ConnectorDelivery(new ConnectorRegisterStore(db)).delivery('CP', 2, 0)).toBeNull();
   });
 });

@@ -14,7 +14,7 @@ import type { SiteMeterReading } from '../../src/planning/site-load.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
 import { FollowStateStore } from '../../src/store/charging-follow-state.js';
 import { ChargingTargetStore, type ChargingTarget } from '../../src/store/charging-targets.js';
-import { openChargingStores } from '../../src/store/charging-stores.js';
+import { openChargingStores } from '../../src/planning/charging-stores.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';

@@ -1,0 +1,46 @@
+// The stores the charging side shares (targets, profiles and their answers, the cars'
+// draws, follow state, prices and forecasts for planning, what chargers declare) and what a
+// connector delivered (the store's register values with the charger's register rule
+// applied): built once by the composition root (daemon.ts, through charging-services.ts)
+// and handed to the planner, the central system, the followers, the replanner and the plan
+// route, so each statement is prepared once.
+import { ConnectorDelivery } from '../ocpp/connector-delivery.js';
+import { FollowStateStore } from '../store/charging-follow-state.js';
+import { ChargingProfileStore } from '../store/charging-profiles.js';
+import { ChargingStrategyStore } from '../store/charging-strategies.js';
+import { ChargingTargetStore } from '../store/charging-targets.js';
+import { ConnectorDrawStore } from '../store/connector-draw.js';
+import { ConnectorRegisterStore } from '../store/connector-registers.js';
+import type { Db } from '../store/db.js';
+import { ForecastStore } from '../store/forecasts.js';
+import { OcppConfigurationStore } from '../store/ocpp-configuration.js';
+import { PriceStore } from '../store/prices.js';
+import type { DeliveryReader } from './progress.js';
+
+export interface ChargingStores {
+  readonly targets: ChargingTargetStore;
+  readonly profiles: ChargingProfileStore;
+  /** What a connector's open transaction delivered. */
+  readonly progress: DeliveryReader;
+  readonly draws: ConnectorDrawStore;
+  readonly follow: FollowStateStore;
+  readonly prices: PriceStore;
+  readonly forecasts: ForecastStore;
+  readonly configuration: OcppConfigurationStore;
+  /** What chargers refused and the charging strategy in force per connector. */
+  readonly strategies: ChargingStrategyStore;
+}
+
+export function openChargingStores(db: Db): ChargingStores {
+  return {
+    targets: new ChargingTargetStore(db),
+    profiles: new ChargingProfileStore(db),
+    progress: new ConnectorDelivery(new ConnectorRegisterStore(db)),
+    draws: new ConnectorDrawStore(db),
+    follow: new FollowStateStore(db),
+    prices: new PriceStore(db),
+    forecasts: new ForecastStore(db),
+    configuration: new OcppConfigurationStore(db),
+    strategies: new ChargingStrategyStore(db),
+  };
+}
