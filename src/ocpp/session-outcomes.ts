@@ -1,7 +1,7 @@
 // Records what a completed charger session came to, with its StopTransaction (inside the
 // same SQLite transaction, store/ocpp.ts stopTransaction's onStopped): the actual cost by
 // the CDR's rule (its readings cut to its window, priced on the stored day-ahead periods),
-// the cost of charging the same energy immediately (planning/session-outcome.ts), and the
+// the cost of charging the same energy immediately (both under the market's tariff, if any) (planning/session-outcome.ts), and the
 // plan it ran under. Costs that cannot be computed at the stop (prices not stored, a
 // connector meter not read past the end yet) are left NULL with the reason: a read
 // (GET …/transactions/{id}) computes them without storing (GETs change nothing), and
@@ -13,6 +13,7 @@ import { allowedCurrentA, DEFAULT_CHARGER_LIMITS, powerAtW } from '../planning/l
 import { sessionOutcomeCost } from '../planning/session-outcome.js';
 import { marketByCode, nativeResolutionS } from '../prices/markets.js';
 import { checkReadings, type EnergyReading } from '../pricing/session-cost.js';
+import { marketTariffs, type TariffOf } from '../pricing/market-tariffs.js';
 import { clipToWindow, unboundedEdges } from '../pricing/session-window.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
@@ -37,10 +38,11 @@ export class SessionOutcomeRecorder {
   private readonly profiles: ChargingProfileStore;
   private readonly prices: PriceStore;
   private readonly maxEdgeGapMs: number;
+  private readonly tariffOf: TariffOf;
 
   constructor(
     private readonly db: Db,
-    private readonly config: Pick<Config, 'poll' | 'sessions' | 'chargers'>,
+    private readonly config: Pick<Config, 'poll' | 'sessions' | 'chargers' | 'tariffs'>,
   ) {
     this.outcomes = new SessionOutcomeStore(db);
     this.sessions = new SessionStore(db);
@@ -48,6 +50,7 @@ export class SessionOutcomeRecorder {
     this.profiles = new ChargingProfileStore(db);
     this.prices = new PriceStore(db);
     this.maxEdgeGapMs = sessionMaxEdgeGapMs(config);
+    this.tariffOf = marketTariffs(config.tariffs);
   }
 
   /** At the stop: records the outcome of the stopped transaction (its session completed just before, in the same transaction). */
@@ -140,7 +143,7 @@ export class SessionOutcomeRecorder {
     const readings = this.readingsInWindow(session.readings, session.resourceId, session.startMs, session.endMs, nowMs);
     if (typeof readings === 'string') return { ...base, unpricedReason: readings };
     const periods = this.prices.native(market.code, readings[0].timestampMs, readings[readings.length - 1].timestampMs);
-    const cost = sessionOutcomeCost(readings, base.immediateMaxPowerW, periods, (atMs) => nativeResolutionS(market, atMs));
+    const cost = sessionOutcomeCost(readings, base.immediateMaxPowerW, periods, (atMs) => nativeResolutionS(market, atMs), this.tariffOf(market.code));
     if (!cost.ok) return { ...base, unpricedReason: `no ${market.code} day-ahead price stored from ${iso(cost.missingFromMs)}` };
     return {
       ...base,

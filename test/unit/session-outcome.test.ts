@@ -1,6 +1,7 @@
 // The pure rule for "charging immediately" over a completed session's energy and time.
 import { describe, expect, it } from 'vitest';
 import { immediateCharging, sessionOutcomeCost } from '../../src/planning/session-outcome.js';
+import { tariffFromConfig } from '../../src/pricing/tariff.js';
 
 const T0 = Date.parse('2025-05-11T06:20:00Z');
 const H = 3_600_000;
@@ -31,5 +32,18 @@ describe('sessionOutcomeCost', () => {
     const r = sessionOutcomeCost(readings, 2000, hourly(8, [10, 30]), () => 3600);
     expect(r).toMatchObject({ ok: true, actualCost: 0.04, immediateCost: 0.02, energyWh: 2000 });
     expect(sessionOutcomeCost(readings, 2000, hourly(8, [10]), () => 3600)).toEqual({ ok: false, missingFromMs: readings[0].timestampMs + H });
+  });
+
+  it('under a tariff both costs are what the cdr bills: energy, margin, grid fee and the session fee', () => {
+    // 10 kWh evenly 08:00Z-10:00Z at 100 then 200 EUR/MWh: day-ahead 0.5 + 1.0 = 1.5; at 10 kW immediately all in the first hour: 1.0.
+    // Margin 0.01 and grid fee 0.05 per kWh on 10 kWh = 0.6 each way, session fee 0.3 each way:
+    // actual 1.5 + 0.6 + 0.3 = 2.4, immediately 1.0 + 0.6 + 0.3 = 1.9.
+    const tariff = tariffFromConfig({ day_ahead_multiplier: 1, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [] }, session_fee: 0.3, vat_rate: 0.21 }, 'Europe/Amsterdam');
+    const readings = [
+      { timestampMs: Date.parse('2025-05-11T08:00:00Z'), energyKwh: 0 },
+      { timestampMs: Date.parse('2025-05-11T10:00:00Z'), energyKwh: 10 },
+    ];
+    expect(sessionOutcomeCost(readings, 10_000, hourly(8, [100, 200]), () => 3600)).toMatchObject({ ok: true, actualCost: 1.5, immediateCost: 1 });
+    expect(sessionOutcomeCost(readings, 10_000, hourly(8, [100, 200]), () => 3600, tariff)).toMatchObject({ ok: true, actualCost: 2.4, immediateCost: 1.9 });
   });
 });
