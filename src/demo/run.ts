@@ -1,7 +1,9 @@
 // `metergate demo`: the daemon on embedded defaults, no hardware, no cloud. It starts a
 // simulated SDM630 bus (Modbus TCP), an embedded TLS MQTT broker with a CA made on the
-// spot, the daemon with a temporary data directory, and a subscriber that prints every
-// message as it arrives (checked against its JSON Schema).
+// spot, the daemon with a temporary data directory holding real recorded prices moved onto
+// today (demo-prices.ts) and three API tokens, a subscriber that prints every message as it
+// arrives (checked against its JSON Schema), and a simulated OCPP charger with two cars
+// (charging-scene.ts): a forecast, a charging plan and a priced session, read over HTTP.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,9 @@ import { messageProblems, MESSAGE_TYPES, type MessageType } from '../uplink/vali
 import { makeDemoCertificates } from './certs.js';
 import { startEmbeddedBroker } from './broker.js';
 import { freePort } from '../free-port.js';
+import { TokenStore } from '../store/tokens.js';
+import { storeDemoPrices } from './demo-prices.js';
+import { ChargingScene } from './charging-scene.js';
 
 export const DEMO_CONFIG_URL = new URL('../../config/demo.yaml', import.meta.url);
 
@@ -25,6 +30,8 @@ export interface DemoOptions {
   readonly durationMs?: number;
   /** Print full JSON for measurements (default) or one line per message. */
   readonly compact?: boolean;
+  /** How long the top-up car on connector 2 charges before it leaves and its session is priced (default 60 s). */
+  readonly topUpMs?: number;
 }
 
 
@@ -37,6 +44,14 @@ const TYPE_BY_SUFFIX: Record<string, MessageType> = {
 
 export async function runDemo(opts: DemoOptions): Promise<void> {
   const out = (line = '') => opts.out.write(`${line}\n`);
+  // Seconds since the process started (the command), for the first-of-each lines.
+  const since = () => `${process.uptime().toFixed(1)} s after start`;
+  const firsts = new Set<string>();
+  const first = (what: string) => {
+    if (firsts.has(what)) return;
+    firsts.add(what);
+    out(`** first ${what}: ${since()}`);
+  };
   const dir = mkdtempSync(join(tmpdir(), 'metergate-demo-'));
   const logger = createLogger(process.env.METERGATE_LOG_LEVEL ?? 'error', process.stderr as never);
   const stops: Array<() => Promise<void>> = [];
@@ -69,12 +84,32 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
     raw.mqtt.url = `mqtts://localhost:${broker.port}`;
     raw.mqtt.ca_file = caFile;
     raw.http.port = await freePort();
+    raw.ocpp.port = await freePort();
     const config = validateConfig(raw, 'config/demo.yaml', {});
+    const ctx = createContext(config, { logger });
+    const prices = storeDemoPrices(ctx.db, Date.now());
+    const tokens = new TokenStore(ctx.db);
+    const made = (type: 'cdrs' | 'price_forecast' | 'cpo') => tokens.create({ name: `demo-${type}`, type, nowMs: Date.now() }).token;
+    const token = { cdrs: made('cdrs'), priceForecast: made('price_forecast'), cpo: made('cpo') };
+    const charger = config.chargers[0]!;
+    const http = `http://127.0.0.1:${config.http.port}`;
 
     out(`  simulator      Modbus TCP 127.0.0.1:${endpoints.tcpPort}, unit ids ${config.meters.map((m) => m.unit_id).join(', ')} (SDM630)`);
     out(`  broker         ${config.mqtt!.url} (TLS, CA generated just now: ${caFile})`);
     out(`  data dir       ${config.data_dir} (SQLite: readings + outbox)`);
-    out(`  HTTP           http://127.0.0.1:${config.http.port}/status  /healthz  /metrics`);
+    out(`  HTTP           ${http}/status  /healthz  /metrics`);
+    out(`  OCPP           ws://127.0.0.1:${config.ocpp.port}/${charger.id} (simulated charger, connectors 1 and 2)`);
+    out(`  prices         ${prices.periods} real ${prices.marketArea} day-ahead prices of ${prices.recorded.from}..${prices.recorded.to} moved onto ${prices.movedTo.from}..${prices.movedTo.to} (config/demo-prices/${prices.file}); tomorrow is forecast`);
+    out('');
+    out('  API tokens made for this run (printed once, as `metergate token create` does):');
+    out(`    cdrs            ${token.cdrs}`);
+    out(`    price_forecast  ${token.priceForecast}`);
+    out(`    cpo             ${token.cpo}`);
+    out('  try, while it runs:');
+    out(`    curl -H "Authorization: Bearer ${token.priceForecast}" '${http}/api/v1/market_price_forecast?region=NL'`);
+    out(`    curl -H "Authorization: Token ${token.cpo}" ${http}/api/v1/chargers/${charger.id}/connectors/1/plan`);
+    out(`    curl -H "Authorization: Token ${token.cdrs}" ${http}/api/v1/cdrs/ocpp:${charger.id}:<transaction id printed below>`);
+    out(`    curl ${http}/healthz`);
     out('');
 
     // Subscribe first, as a cloud consumer would; print each message as it arrives.
@@ -90,6 +125,7 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       const type = TYPE_BY_SUFFIX[topic.split('/').pop() ?? ''];
       if (!type) return;
       counts[type] += 1;
+      if (type === 'measurement') first(`measurement on the broker`);
       let json: unknown;
       try {
         json = JSON.parse(payload.toString());
@@ -105,11 +141,31 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
       else out(`   ${JSON.stringify(json)}`);
     });
 
-    const daemon = new Daemon(createContext(config, { logger }));
+    const daemon = new Daemon(ctx);
     await daemon.start();
     stops.push(() => daemon.stop());
     out(`daemon started; first measurements within ${Math.round(config.poll.interval_ms / 1000)} s, heartbeats every ${Math.round(config.mqtt!.heartbeat_interval_ms / 1000)} s`);
     out('');
+
+    const scene = new ChargingScene({
+      ocppEndpoint: `ws://127.0.0.1:${config.ocpp.port}`,
+      httpBase: http,
+      chargePointId: charger.id,
+      chargerPassword: raw.chargers[0].password,
+      tokens: token,
+      region: prices.marketArea,
+      // Leaves this time tomorrow: tonight's prices and tomorrow's forecast both count.
+      departureAfterMs: 24 * 3_600_000,
+      energyWh: 30_000,
+      topUpMs: opts.topUpMs ?? 60_000,
+      meterValueIntervalMs: 10_000,
+      say: (line) => out(`-- ${line}`),
+      onForecast: () => first('forecast (with its band) over HTTP'),
+      onPlan: () => first('charging plan'),
+      onCdr: () => first('priced cdr over HTTP'),
+    });
+    stops.push(() => scene.stop());
+    void scene.run();
 
     await new Promise<void>((resolve) => {
       const done = () => resolve();

@@ -6,6 +6,7 @@
 // The planner and the charging stores are shared, built once by daemon.ts. Every write of
 // the parts goes through one store write queue (store/write-queue.ts): while the database
 // refuses writes they wait in memory, in order, and are written when it takes them again.
+import { connectorPlanView } from './plan-view.js';
 import { Counter, Gauge } from 'prom-client';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { AppContext } from '../context.js';
@@ -311,6 +312,9 @@ export class CentralSystem implements Module {
         .all()
         .filter((s) => s.chargePointId === id)
         .map((s) => ({ connectorId: s.connectorId, strategy: s.strategy, reason: s.reason, chosenAtMs: s.chosenAtMs })),
+      plans: (this.ctx.config.chargers.find((c) => c.id === id)?.connectors ?? [])
+        .map((k) => connectorPlanView(k.connector_id, this.charging.stores.targets.get(id, k.connector_id), this.charging.stores.profiles.get(id, k.connector_id)))
+        .filter((v) => v !== null),
       reservations: parts.reservations.active(id).map((r) => ({ reservationId: r.reservationId, connectorId: r.connectorId, expiryAtMs: r.expiryAtMs, confirmed: r.answerStatus === 'Accepted' })),
     }));
   }

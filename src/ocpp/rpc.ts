@@ -32,3 +32,6 @@ withoutStandardValidators();
 export const RPCServer = require('ocpp-rpc/lib/server.js') as typeof OcppRpc.RPCServer;
 export const { createRPCError } = require('ocpp-rpc/lib/util.js') as Pick<typeof OcppRpc, 'createRPCError'>;
 export type RPCServer = OcppRpc.RPCServer;
+/** A charge point's side (the demo's simulated charger, src/sim/charger.ts), same validators. */
+export const RPCClient = require('ocpp-rpc/lib/client.js') as typeof OcppRpc.RPCClient;
+export type RPCClient = OcppRpc.RPCClient;

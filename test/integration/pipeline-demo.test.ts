@@ -1,35 +1,146 @@
-// `metergate demo` on a machine with nothing set up: schema-valid measurement JSON shows
-// up on its own (the README promises within 30 s), and Ctrl-C ends it cleanly.
-import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+// `metergate demo` on a machine with nothing set up shows the whole product, each part read
+// here through its public door: schema-valid measurements from the embedded broker (the
+// README promises within 30 s), the forecast with its band over HTTP with the price_forecast
+// token the demo printed, the charging plan of the car that arrived with a target (sent to
+// the simulated charger and accepted), the top-up's session priced through GET
+// /api/v1/cdrs with the printed cdrs token, and the status page showing them in a real
+// browser. Ctrl-C ends it cleanly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageProblems } from '../../src/uplink/validate.js';
+import { expectDocumented } from '../helpers/openapi.js';
+import { chromiumPath } from '../helpers/peers.js';
+
+const CHROMIUM = chromiumPath();
 
 describe('metergate demo', () => {
-  it('prints schema-valid measurements from the embedded broker and stops on SIGINT', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    try {
-      const until = Date.now() + 60_000;
-      while (!/\[measurement, schema-valid\]\n\{\n\s+"message_type": "measurement"/.test(out)) {
-        if (child.exitCode !== null || Date.now() > until) throw new Error(`no measurement from the demo:\n${out}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(out).not.toMatch(/SCHEMA PROBLEMS/);
-      // Checked here too, not only by the demo's own label: the printed JSON is a contract measurement.
-      const printed = /\[measurement, schema-valid\]\n(\{\n[\s\S]*?\n\})\n/.exec(out);
-      expect(printed, out).not.toBeNull();
-      const measurement = JSON.parse(printed![1]) as { data: { metrics: Array<{ name: string; unit: string }> } };
-      expect(messageProblems('measurement', measurement)).toEqual([]);
-      expect(measurement.data.metrics.map((m) => `${m.name}:${m.unit}`)).toEqual(expect.arrayContaining(['total_active_power:W', 'active_energy_import:Wh']));
-      expect(out).toMatch(/boot_notifications {2}\[boot_notification, retained, schema-valid\]|boot_notifications {2}\[boot_notification, schema-valid\]/);
-      child.kill('SIGINT');
-      expect(await exited, out).toBe(0);
-      expect(out).toMatch(/stopping; received \d+ measurement/);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  let child: ChildProcess;
+  let out = '';
+  let exited: Promise<number | null>;
+
+  const waitFor = async (re: RegExp, what: string, timeoutMs = 120_000): Promise<RegExpExecArray> => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const m = re.exec(out);
+      if (m) return m;
+      if (child.exitCode !== null || Date.now() > until) throw new Error(`no ${what} from the demo:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
     }
+  };
+  const printed = async () => {
+    const http = (await waitFor(/HTTP {11}(http:\/\/127\.0\.0\.1:\d+)\/status/, 'HTTP address'))[1]!;
+    const token = async (type: string) => (await waitFor(new RegExp(`^ {4}${type} +(mg_\\S+)$`, 'm'), `${type} token`))[1]!;
+    return { http, cdrs: await token('cdrs'), priceForecast: await token('price_forecast'), cpo: await token('cpo') };
+  };
+  const get = async (url: string, authorization: string, template: string) => {
+    const res = await fetch(url, { headers: { authorization } });
+    const body = (await res.json()) as any;
+    expectDocumented('GET', template, res, body);
+    return { status: res.status, body };
+  };
+
+  beforeAll(() => {
+    // A 20 s top-up instead of the default 60 s: the priced cdr comes sooner, the rest is the same.
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo', '--top-up', '20'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  });
+  afterAll(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+
+  it('prints schema-valid measurements from the embedded broker', { timeout: 90_000 }, async () => {
+    await waitFor(/\[measurement, schema-valid\]\n\{\n\s+"message_type": "measurement"/, 'measurement', 60_000);
+    expect(out).not.toMatch(/SCHEMA PROBLEMS/);
+    // Checked here too, not only by the demo's own label: the printed JSON is a contract measurement.
+    const json = /\[measurement, schema-valid\]\n(\{\n[\s\S]*?\n\})\n/.exec(out);
+    expect(json, out).not.toBeNull();
+    const measurement = JSON.parse(json![1]!) as { data: { metrics: Array<{ name: string; unit: string }> } };
+    expect(messageProblems('measurement', measurement)).toEqual([]);
+    expect(measurement.data.metrics.map((m) => `${m.name}:${m.unit}`)).toEqual(expect.arrayContaining(['total_active_power:W', 'active_energy_import:Wh']));
+    expect(out).toMatch(/boot_notifications {2}\[boot_notification, retained, schema-valid\]|boot_notifications {2}\[boot_notification, schema-valid\]/);
+    expect(out).toMatch(/\*\* first measurement on the broker: \d+\.\d s after start/);
+  });
+
+  it('serves a forecast with its band on the recorded prices moved onto today, with the token it printed', { timeout: 120_000 }, async () => {
+    const { http, priceForecast } = await printed();
+    expect(out).toMatch(/prices {9}1344 real NL day-ahead prices of 2023-04-03\.\.2023-05-2\d moved onto/);
+    await waitFor(/\*\* first forecast \(with its band\) over HTTP/, 'forecast');
+    const { status, body } = await get(`${http}/api/v1/market_price_forecast?region=NL`, `Bearer ${priceForecast}`, '/api/v1/market_price_forecast');
+    expect(status).toBe(200);
+    const published = body.prices.filter((p: any) => p.price_per_mwh !== null);
+    const forecast = body.prices.filter((p: any) => p.forecast !== null);
+    // Today is priced (recorded), tomorrow on is forecast, each with a band around it.
+    expect(published.length).toBeGreaterThanOrEqual(23);
+    expect(forecast.length).toBeGreaterThanOrEqual(24 * 6);
+    for (const p of forecast) expect(p.forecast_lower <= p.forecast && p.forecast <= p.forecast_upper, JSON.stringify(p)).toBe(true);
+    expect(forecast.some((p: any) => p.forecast_upper - p.forecast_lower > 1)).toBe(true);
+  });
+
+  it('plans the car that arrived with a target, and its charger accepts the plan', { timeout: 120_000 }, async () => {
+    const { http, cpo } = await printed();
+    await waitFor(/\*\* first charging plan/, 'charging plan');
+    const path = '/api/v1/chargers/CP-DEMO-1/connectors/1/plan';
+    let plan: any;
+    const until = Date.now() + 60_000;
+    do {
+      plan = (await get(`${http}${path}`, `Token ${cpo}`, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan')).body;
+      if (plan.charger_profile?.status === 'Accepted' || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 500));
+    } while (true);
+    expect(plan.energy_needed_wh).toBeGreaterThan(0);
+    expect(plan.meets_target).toBe(true);
+    expect(plan.planned.energy_wh).toBeCloseTo(plan.energy_needed_wh, -1);
+    // A day ahead: the plan reads published prices and, past today, the forecast with its bounds.
+    expect(Date.parse(plan.departure_time) - Date.now()).toBeGreaterThan(20 * 3_600_000);
+    expect(plan.planned.periods.length).toBeGreaterThan(0);
+    expect(plan.charger_profile).toMatchObject({ purpose: 'TxProfile', status: 'Accepted' });
+  });
+
+  it('prices the top-up session through GET /api/v1/cdrs with the token it printed', { timeout: 150_000 }, async () => {
+    const { http, cdrs } = await printed();
+    const [, cdrPath] = await waitFor(/priced session: GET (\/api\/v1\/cdrs\/ocpp:CP-DEMO-1:\d+) ->/, 'priced cdr', 140_000);
+    const { status, body } = await get(`${http}${cdrPath}`, `Token ${cdrs}`, '/api/v1/cdrs/{cpo_transaction_id}');
+    expect(status).toBe(200);
+    // About 20 s at 11 kW: some 60 Wh at a recorded price (it may be negative, never zero over a whole hour of real prices).
+    expect(body.currency).toBe('EUR');
+    expect(body.total_cost.excl_vat).not.toBe(0);
+    expect(Date.parse(body.end_date_time) - Date.parse(body.start_date_time)).toBeGreaterThanOrEqual(19_000);
+    expect(out).toMatch(/\*\* first priced cdr over HTTP: \d+\.\d s after start/);
+  });
+
+  it.skipIf(!CHROMIUM)('shows the measurements, the charger with its plan and priced session, and the forecast band on the status page', { timeout: 90_000 }, async () => {
+    const { http } = await printed();
+    await waitFor(/\*\* first priced cdr over HTTP/, 'priced cdr', 140_000);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
+      await page.goto(`${http}/status`);
+      await page.waitForSelector('body[data-rendered]');
+      expect(await page.locator('#meters tbody tr').count()).toBe(2);
+      const charger = await page.locator('tr[data-charger="CP-DEMO-1"]').textContent();
+      expect(charger).toContain('1: Charging');
+      // The top-up's outcome: energy and cost.
+      expect(charger).toMatch(/ocpp:CP-DEMO-1:\d+: 0[.,]\d+ kWh, -?\d+[.,]\d\d EUR/);
+      await page.waitForSelector('tr[data-plan="CP-DEMO-1/1"]');
+      const plan = await page.locator('tr[data-plan="CP-DEMO-1/1"]').textContent();
+      expect(plan).toContain('30.0 kWh by');
+      expect(plan).toContain('TxProfile Accepted');
+      // The chart: tomorrow's forecast band is drawn.
+      expect(await page.locator('#charts svg polygon.band').count()).toBeGreaterThan(0);
+      const report = (await (await fetch(`${http}/status.json`)).json()) as any;
+      expect(report.prices[0].periods.some((p: any) => p.forecast !== null && p.forecast_lower < p.forecast_upper)).toBe(true);
+      expect(report.chargers[0].plans[0].charger_profile.status).toBe('Accepted');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('stops cleanly on SIGINT', { timeout: 30_000 }, async () => {
+    child.kill('SIGINT');
+    expect(await exited, out).toBe(0);
+    expect(out).toMatch(/stopping; received \d+ measurement/);
   });
 });

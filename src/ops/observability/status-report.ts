@@ -71,6 +71,13 @@ export function buildStatusReport(deps: StatusReportDeps) {
           reservation: reservation ? { reservation_id: reservation.reservationId, expiry_date: iso(reservation.expiryAtMs), confirmed: reservation.confirmed } : null,
         };
       }),
+      plans: (c.plans ?? []).map((p) => ({
+        connector_id: p.connectorId,
+        target: p.target ? { departure_time: iso(p.target.departureMs), energy_wh: p.target.energyWh, source: p.target.source, ended_at: iso(p.target.endedAtMs) } : null,
+        charger_profile: p.profile
+          ? { purpose: p.profile.purpose, status: p.profile.status, sent_at: iso(p.profile.sentAtMs), rate_unit: p.profile.rateUnit, periods: p.profile.periods.map((x) => ({ start: iso(x.startMs), limit: x.limit })), ends_at: iso(p.profile.endMs) }
+          : null,
+      })),
       reservations: (c.reservations ?? []).map((r) => ({ reservation_id: r.reservationId, connector_id: r.connectorId, expiry_date: iso(r.expiryAtMs), confirmed: r.confirmed })),
       plan_strategies: (c.chargingStrategies ?? []).map((s) => ({ connector_id: s.connectorId, strategy: s.strategy, reason: s.reason, chosen_at: iso(s.chosenAtMs) })),
       open_transactions: c.openTransactions.map((t) => ({ transaction_id: t.transactionId, connector_id: t.connectorId, session: t.session, started_at: iso(t.startedAtMs), energy_wh: t.energyWh })),

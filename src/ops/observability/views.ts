@@ -136,6 +136,19 @@ export interface ChargerView {
   } | null;
   /** How each planned connector's plan reaches it (ocpp/charging-strategy.ts, docs/chargers.md "Chargers that say no"): the strategy in force and why. */
   readonly chargingStrategies?: ReadonlyArray<{ readonly connectorId: number; readonly strategy: string; readonly reason: string; readonly chosenAtMs: number }>;
+  /** Per configured connector with a target or a sent profile (ocpp/plan-view.ts): the target, and the schedule last sent with the charger's answer. */
+  readonly plans?: ReadonlyArray<{
+    readonly connectorId: number;
+    readonly target: { readonly departureMs: number; readonly energyWh: number; readonly source: 'client' | 'default'; readonly endedAtMs: number | null } | null;
+    readonly profile: {
+      readonly purpose: string;
+      readonly status: string;
+      readonly sentAtMs: number;
+      readonly rateUnit: 'A' | 'W';
+      readonly periods: ReadonlyArray<{ readonly startMs: number; readonly limit: number }>;
+      readonly endMs: number;
+    } | null;
+  }>;
   /** The reservations in force (ocpp/reservations.ts): connector 0 is any; confirmed: the charger answered Accepted. */
   readonly reservations?: ReadonlyArray<{ readonly reservationId: number; readonly connectorId: number; readonly expiryAtMs: number; readonly confirmed: boolean }>;
 }

@@ -100,6 +100,26 @@ function renderChargers(chargers, nowMs) {
   }
 }
 
+/** Each planned connector: its target, the schedule sent to its charger (with the charger's answer) and the limit in force now. */
+function renderPlans(chargers, nowMs) {
+  const rows = (chargers || []).flatMap((c) => (c.plans || []).map((p) => ({ c, p })));
+  document.getElementById('plans-section').hidden = rows.length === 0;
+  const body = document.querySelector('#plans tbody');
+  body.replaceChildren();
+  const time = (iso) => new Date(iso).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+  for (const { c, p } of rows) {
+    const t = p.target;
+    const target = t ? `${fmt(t.energy_wh / 1000, 1)} kWh by ${time(t.departure_time)} (${t.source})${t.ended_at ? `, ended ${time(t.ended_at)}` : ''}` : '—';
+    const s = p.charger_profile;
+    const schedule = s ? `${s.purpose} ${s.status}, sent ${ago(s.sent_at, nowMs)}: ${s.periods.map((x) => `${time(x.start)} ${fmt(x.limit, 1)} ${s.rate_unit}`).join(', ')}; until ${time(s.ends_at)}` : 'none sent yet';
+    let now = '—';
+    if (s && nowMs < Date.parse(s.ends_at)) for (const x of s.periods) if (Date.parse(x.start) <= nowMs) now = `${fmt(x.limit, 1)} ${s.rate_unit}`;
+    const tr = el('tr', { 'data-plan': `${c.charge_point_id}/${p.connector_id}` });
+    tr.append(el('td', {}, `${c.charge_point_id} / ${p.connector_id}`), el('td', {}, target), el('td', { class: 'schedule' }, schedule), el('td', { class: 'num' }, now));
+    body.append(tr);
+  }
+}
+
 /** Vendor and model, firmware and the feature profiles it declared. */
 function modelCell(c) {
   const td = el('td', {}, [c.vendor, c.model].filter(Boolean).join(' ') || '—');
@@ -284,6 +304,7 @@ function render(report) {
   document.getElementById('updated').textContent = `updated ${new Date(nowMs).toLocaleTimeString()}`;
   renderMeters(report.meters, nowMs);
   renderChargers(report.chargers, nowMs);
+  renderPlans(report.chargers, nowMs);
   renderUplink(report.uplink, report.health.components.broker, nowMs);
   renderHealth(report);
   document.getElementById('charts').replaceChildren(...report.prices.map((r) => priceChart(r, nowMs)));
