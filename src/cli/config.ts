@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, loadConfigWithSources, type LoadedConfig } from '../config/load.js';
 import { redactUrl } from '../uplink/broker-nodes.js';
 
-export const DEFAULT_CONFIG_PATH = '/etc/metergate/config.yaml';
+export { DEFAULT_CONFIG_PATH } from '../config/missing-file.js';
+import { DEFAULT_CONFIG_PATH } from '../config/missing-file.js';
 
 /** Loads the config or exits 78 with every problem listed; for commands that need one. */
 export function loadConfigOrExit(path: string): ReturnType<typeof loadConfig> {

@@ -9,6 +9,7 @@ import { httpExposureProblems } from './http-exposure.js';
 import { pointerToPath } from '../json-path.js';
 import { applyEnvOverrides, envSettings, type EnvLayer, type EnvSetting, type SchemaNode } from './env.js';
 import { likelyMeant } from './nearest.js';
+import { missingConfigFix, NO_SUCH_FILE } from './missing-file.js';
 import { readConfigFile } from './files.js';
 import { configDocumentErrors, configSchema } from './config-schema.js';
 import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
@@ -25,7 +26,8 @@ export class ConfigError extends Error {
     readonly source: string,
     readonly problems: readonly string[],
   ) {
-    super(`${source}: invalid configuration\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    const missing = problems[0]?.startsWith(NO_SUCH_FILE) === true;
+    super(`${source}: ${missing ? 'no config file there' : 'invalid configuration'}\n${problems.map((p) => `  ${p}`).join('\n')}${missing ? `\n  hint: ${missingConfigFix(source)}` : ''}`);
     this.name = 'ConfigError';
   }
 }
@@ -334,7 +336,8 @@ export function loadConfigWithSources(path: string, env: NodeJS.ProcessEnv = pro
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(path, [`(file): cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`, ...envProblems()]);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(path, [code === 'ENOENT' ? `${NO_SUCH_FILE} (ENOENT)` : `(file): cannot read (${code ?? String(err)})`, ...envProblems()]);
   }
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {

@@ -2,7 +2,7 @@
 // `path: message`) and `token create | list | revoke` against a real data directory, with
 // the created token used over real HTTP.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,34 @@ describe('metergate CLI', () => {
   });
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a missing config file says so and how to give one with -c, naming the default (issue 31 point 6)', () => {
+    const missing = join(dir, 'no-such.yaml');
+    for (const args of [['token', 'list', '-c', missing], ['run', '--config', missing], ['config', 'check', missing]]) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(78);
+      expect(r.stderr).toBe(
+        `${missing}: no config file there\n  (file): no such file (ENOENT)\n  hint: check the path given with -c (a relative path is read from the current directory; without -c the default is /etc/metergate/config.yaml); to start one: copy config/example.yaml (in a clone) or /opt/metergate/config/example.yaml, or try \`metergate demo\`\n`,
+      );
+    }
+    // Without -c: the default is named and -c offered (only where this machine has no /etc/metergate/config.yaml).
+    if (!existsSync('/etc/metergate/config.yaml')) {
+      const r = cli('token', 'list');
+      expect(r.status).toBe(78);
+      expect(r.stderr).toContain('/etc/metergate/config.yaml: no config file there');
+      expect(r.stderr).toContain('hint: without -c every command reads /etc/metergate/config.yaml: give your config file with -c FILE (--config FILE)');
+    }
+  });
+
+  it('in a clone after the build, `npx metergate COMMAND` and `node dist/cli.js COMMAND` run the CLI (as the README says)', () => {
+    expect(existsSync('dist/cli.js'), 'npm run build first').toBe(true);
+    const npx = spawnSync('npx', ['--no', 'metergate', 'config', 'check', 'config/demo.yaml'], { encoding: 'utf8' });
+    expect(npx.status, npx.stderr).toBe(0);
+    expect(npx.stdout).toMatch(/^config\/demo\.yaml: OK/);
+    const node = spawnSync(process.execPath, ['dist/cli.js', 'config', 'check', 'config/demo.yaml'], { encoding: 'utf8' });
+    expect(node.status, node.stderr).toBe(0);
+    expect(node.stdout).toBe(npx.stdout);
   });
 
   it('config check: exit 78 listing every problem as path: message; exit 0 on a good file', () => {
