@@ -9,9 +9,10 @@
 // and every answer of ours before it leaves.
 //
 // Error policy: whatever a peer sends at this level (a malformed upgrade, no ocpp1.6, a
-// refused handshake, a failed TLS handshake, an oversized frame, a frame that is not
-// OCPP-J, answers it does not read) is refused, or its connection closed, and counted and
-// logged; the other connections and the process carry on. A handler's own error reaches
+// refused handshake, a failed TLS handshake, an oversized frame, frames that are not
+// OCPP-J, frames it does not read) is refused, or its connection closed, and counted and
+// logged (warnings a peer can cause at will within a budget); the other connections and
+// the process carry on. A handler's own error reaches
 // the charger as a CallError without JavaScript internals (InternalError); the message
 // handlers' CallErrors (schema, PropertyConstraintViolation) pass as they are.
 // Authenticated clients are handed to onClient.
@@ -30,6 +31,7 @@ import { authorizationKeyForms } from './authorization-key.js';
 import type { ChargerClient } from './charger-client.js';
 import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
 import { ocpp16StrictValidator } from './validator.js';
+import { LogBudget } from '../log-budget.js';
 
 /**
  * The largest frame a charger may send (ws maxPayload; larger: closed with 1009). The
@@ -39,8 +41,25 @@ import { ocpp16StrictValidator } from './validator.js';
  * spare; the ws default was 100 MiB (docs/chargers.md).
  */
 export const MAX_FRAME_BYTES = 1024 * 1024;
-/** Answers queued for a charger that does not read them (socket.writableLength); beyond it the connection is closed. */
+/**
+ * What the gateway sent a charger that has not read it yet (socket.writableLength, beyond
+ * the kernel's buffers): a frame about to go out — an answer, a call of the gateway's, a
+ * CallError ocpp-rpc makes itself for a malformed frame — with more than this still
+ * unsent closes the connection instead. Every frame: ocpp-rpc echoes a malformed call's
+ * message id, so 200 frames with 900 kB ids from a charger that did not read grew the
+ * daemon by 232 MB while the bound applied to answers to calls only.
+ */
 export const MAX_UNSENT_BYTES = 256 * 1024;
+/**
+ * Frames in a row that are not OCPP-J (not JSON, not an array, a bad message type, id or
+ * action; an answer to no call of the gateway's, such as one after its call timed out):
+ * one more and the connection is closed (ocpp-rpc's maxBadMessages; its default is no
+ * limit). Any good frame starts the count again, so a charger that answers late now and
+ * then is not cut off; one that sends nothing but garbage is.
+ */
+export const MAX_BAD_MESSAGES = 20;
+/** Malformed-frame warnings over all connections: this many a minute, the rest counted (metergate_ocpp_malformed_frames_total). */
+export const MALFORMED_WARNINGS = { perWindow: 10, windowMs: 60_000 } as const;
 /**
  * Calls a charger may have sent and not had answered yet. OCPP-J 1.6 (4.1.1, synchronicity)
  * says a party sends its next call only after the previous one was answered, so a charger
@@ -90,6 +109,8 @@ export class OcppTransport {
   /** What an unknown id's password is compared with: random, a text key of the usual length (one form, as most keys). */
   private readonly unknownIdKey = randomBytes(24).toString('base64url');
   private refusals?: Counter<'reason'>;
+  private malformed?: Counter<'charge_point_id'>;
+  private readonly malformedWarnings = new LogBudget(MALFORMED_WARNINGS.perWindow, MALFORMED_WARNINGS.windowMs);
 
   constructor(
     private readonly ctx: Pick<AppContext, 'config' | 'logger' | 'metrics'>,
@@ -102,11 +123,17 @@ export class OcppTransport {
     const { config, logger, metrics } = this.ctx;
     this.refusals = new Counter({
       name: 'metergate_ocpp_connections_refused_total',
-      help: 'OCPP connections refused or closed by the transport, by reason (bad_url, no_subprotocol, throttled, unknown_id, unauthorized, weak_security, calls_not_awaited, unread_answers, upgrade_error)',
+      help: 'OCPP connections refused or closed by the transport, by reason (bad_url, no_subprotocol, throttled, unknown_id, unauthorized, weak_security, calls_not_awaited, unread_answers, bad_messages, upgrade_error)',
       labelNames: ['reason'] as const,
       registers: [metrics],
     });
-    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], wssOptions: { maxPayload: MAX_FRAME_BYTES } });
+    this.malformed = new Counter({
+      name: 'metergate_ocpp_malformed_frames_total',
+      help: 'Frames from a charger that are not OCPP-J (answered with a CallError by ocpp-rpc, or ignored when they answer nothing); the warnings in the log are limited, this counts every one',
+      labelNames: ['charge_point_id'] as const,
+      registers: [metrics],
+    });
+    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], maxBadMessages: MAX_BAD_MESSAGES, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
     // ws's server errors are re-emitted here; unheard, an 'error' event throws.
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));
@@ -252,35 +279,63 @@ export class OcppTransport {
     });
   }
 
-  /** An authenticated connection: its answers bounded, its handlers' errors kept to CallErrors, then handed on. */
+  /** An authenticated connection: every frame it is sent bounded, its handlers' errors kept to CallErrors, then handed on. */
   private connected(lib: RpcServerClient): void {
     const { logger } = this.ctx;
     const socket: Socket = lib.handshake.request.socket;
-    const sendRaw = lib.sendRaw.bind(lib);
-    lib.sendRaw = (message) => sendRaw(ocpp16CallErrorFrame(message));
-    // A frame that is not OCPP-J at all: logged, the connection kept (maxBadMessages is unbounded).
-    lib.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
-      logger.warn({ charge_point_id: lib.identity, err: { message: error.message }, bytes: buffer.length }, 'malformed OCPP frame ignored');
-    });
-    // A frame over MAX_FRAME_BYTES, a reset: ws closes the connection and says why here.
-    lib.on('socketError', (err: Error) => logger.warn({ charge_point_id: lib.identity, err: { message: err.message } }, 'OCPP connection error; connection closed'));
     // A charger that floods calls without waiting for the answers, or sends without reading
-    // them: each call costs a commit and its answer memory (1.14 M Heartbeats in 20 s took
-    // 800 MB and starved the other chargers). Checked at every call it sends.
+    // what it is sent: each call costs a commit and each frame its memory (1.14 M Heartbeats
+    // in 20 s took 800 MB and starved the other chargers).
     let closing = false;
     let inFlight = 0;
-    const shut = (reason: 'calls_not_awaited' | 'unread_answers', message: string) => {
+    let badInARow = 0;
+    let lastFrameGood = true;
+    const shut = (reason: 'calls_not_awaited' | 'unread_answers' | 'bad_messages', message: string) => {
+      if (closing) return;
       closing = true;
       this.refusals!.inc({ reason });
-      logger.warn({ charge_point_id: lib.identity, calls_in_flight: inFlight, unsent_bytes: socket.writableLength }, message);
+      logger.warn({ charge_point_id: lib.identity, calls_in_flight: inFlight, unsent_bytes: socket.writableLength, malformed_frames_in_a_row: badInARow }, message);
       void lib.close({ code: 1008, reason: reason.replaceAll('_', ' '), force: true }).catch(() => undefined);
       socket.destroy();
     };
+    // Every frame the library sends goes through sendRaw: answers, the gateway's calls and
+    // the CallErrors it makes itself for malformed frames. One that would pile up behind
+    // unread ones closes the connection instead (a call of the gateway's then rejects).
+    const sendRaw = lib.sendRaw.bind(lib);
+    lib.sendRaw = (message) => {
+      if (closing) return;
+      if (socket.writableLength > MAX_UNSENT_BYTES) {
+        shut('unread_answers', 'OCPP connection closed: the charger does not read what the gateway sends it');
+        return;
+      }
+      sendRaw(ocpp16CallErrorFrame(message));
+    };
+    // ocpp-rpc counts malformed frames in a row the same way (a good one starts again): it
+    // would close at MAX_BAD_MESSAGES too, politely, waiting for a peer that may not read.
+    lib.on('message', ({ outbound }: { outbound: boolean }) => {
+      if (outbound) return;
+      if (lastFrameGood) badInARow = 0;
+      lastFrameGood = true;
+    });
+    // A frame that is not OCPP-J: counted, warned about within the budget, the connection
+    // kept until MAX_BAD_MESSAGES in a row. Its error can quote the frame's message id: cut.
+    lib.on('badMessage', ({ buffer, error }: { buffer: Buffer; error: Error }) => {
+      lastFrameGood = false;
+      badInARow += 1;
+      this.malformed!.inc({ charge_point_id: lib.identity });
+      const { log, suppressedBefore } = this.malformedWarnings.take(Date.now());
+      if (suppressedBefore > 0) logger.warn({ suppressed: suppressedBefore }, 'more malformed OCPP frames in the last minute: counted in metergate_ocpp_malformed_frames_total, not logged one by one');
+      if (log) logger.warn({ charge_point_id: lib.identity, err: { message: error.message.slice(0, 200) }, bytes: buffer.length }, 'malformed OCPP frame ignored');
+      if (badInARow > MAX_BAD_MESSAGES) shut('bad_messages', `OCPP connection closed: more than ${MAX_BAD_MESSAGES} frames in a row that are not OCPP-J`);
+    });
+    // A frame over MAX_FRAME_BYTES, a reset: ws closes the connection and says why here.
+    lib.on('socketError', (err: Error) => logger.warn({ charge_point_id: lib.identity, err: { message: err.message } }, 'OCPP connection error; connection closed'));
     lib.on('call', ({ outbound }: { outbound: boolean }) => {
       if (outbound || closing) return;
       inFlight += 1;
       if (inFlight > MAX_CALLS_IN_FLIGHT) shut('calls_not_awaited', `OCPP connection closed: more than ${MAX_CALLS_IN_FLIGHT} calls sent without waiting for their answers (OCPP-J 4.1.1)`);
-      else if (socket.writableLength > MAX_UNSENT_BYTES) shut('unread_answers', 'OCPP connection closed: the charger does not read its answers');
+      // Not even handled: its answer could not be sent.
+      else if (socket.writableLength > MAX_UNSENT_BYTES) shut('unread_answers', 'OCPP connection closed: the charger does not read what the gateway sends it');
     });
     lib.on('response', ({ outbound }: { outbound: boolean }) => {
       if (outbound) inFlight -= 1;
