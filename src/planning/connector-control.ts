@@ -12,9 +12,10 @@
 //   Above it (or unknown and above), a lowering goes out at once; one that fails is sent again
 //   after a bounded back-off (1 s, 2 s, 4 s, … up to retryMaxMs), with no special case for a
 //   lost answer, a reconnect or a restart: the next cycle sees the same gap and acts.
-// - A lowering not confirmed within lowerDeadlineMs of the cycle that first demanded it
-//   escalates, one means per escalationStepMs: TxDefaultProfile, ChargePointMaxProfile,
-//   RemoteStopTransaction, ChangeAvailability Inoperative. Meanwhile (and from the first
+// - A lowering not confirmed within lowerDeadlineMs of the cycle that first demanded it (with
+//   the charger connected) escalates, one means per escalationStepMs: TxDefaultProfile,
+//   ChargePointMaxProfile, RemoteStopTransaction, ChangeAvailability Inoperative; after the
+//   last, the ladder starts again from the normal means. Meanwhile (and from the first
 //   unknown moment) the others count it at its maximum, so they absorb it where they can.
 // - Raising is not urgent: only by at least the hysteresis and no sooner than the raise
 //   interval after the last change (site-guard.ts), and only from a confirmed limit.
@@ -144,8 +145,8 @@ export type ControlAction =
 
 /**
  * settled: in force at or under the share; lowering: above it, within the deadline;
- * escalating: past the deadline, the ladder under way; uncontrollable: every means tried and
- * the last one's step over, still not confirmed (the site may be above its limit).
+ * escalating: past the deadline, the ladder under way; uncontrollable: every applicable means
+ * had its step, still not confirmed (the site may be above its limit; the ladder goes on).
  */
 export type ControlHealth = 'settled' | 'lowering' | 'escalating' | 'uncontrollable';
 
@@ -161,13 +162,17 @@ export function decideControl(input: ControlInput, rule: ControlRule): ControlDe
   const { nowMs } = input;
   const inForce = inForceA(input.state, input.maxA);
   const needsLower = inForce > input.shareA + ROUNDING_A;
-  // The need and its deadline run from the cycle that first saw it; a need met ends the escalation.
+  // The need and its deadline run from the cycle that first saw it with the charger connected (a
+  // lowering that cannot be sent cannot be late, and the ladder must not start with the car's
+  // stop when the charger comes back; while away it is unknown, so the others count it at its
+  // maximum anyway); a need met ends the escalation.
   let state: ConnectorControl = needsLower
-    ? { ...input.state, lowerDemandedAtMs: input.state.lowerDemandedAtMs ?? nowMs }
+    ? { ...input.state, lowerDemandedAtMs: input.state.lowerDemandedAtMs ?? (input.connected ? nowMs : null) }
     : { ...input.state, lowerDemandedAtMs: null, escalation: input.state.inForce.known && input.state.inForce.means === 'profile' ? 0 : input.state.escalation, escalatedAtMs: input.state.inForce.known && input.state.inForce.means === 'profile' ? null : input.state.escalatedAtMs };
   const late = overdue(state, nowMs, rule);
-  const last = LIMIT_MEANS.length - 1;
-  const exhausted = state.escalation >= last && state.escalatedAtMs !== null && nowMs - state.escalatedAtMs > rule.escalationStepMs;
+  // Every applicable means had its step (the ladder then starts again from the normal means, below).
+  const ladderMs = rule.lowerDeadlineMs + LIMIT_MEANS.slice(1).filter((m) => input.applicable(m)).length * rule.escalationStepMs;
+  const exhausted = state.lowerDemandedAtMs !== null && nowMs - state.lowerDemandedAtMs > ladderMs;
   const health: ControlHealth = !needsLower ? 'settled' : !late ? 'lowering' : exhausted ? 'uncontrollable' : 'escalating';
   const hold = (why: string): ControlDecision => ({ state, action: { kind: 'hold', why }, health });
   if (!input.connected) return hold('charger not connected');
@@ -177,17 +182,18 @@ export function decideControl(input: ControlInput, rule: ControlRule): ControlDe
   const retryDue = failedAt === null || nowMs - failedAt >= backoffMs(state.failures, rule);
   if (needsLower) {
     if (late) {
-      // The next means once the one in use had its step (the first escalation at the deadline itself).
-      const stepDue = state.escalation === 0 || state.escalatedAtMs === null || nowMs - state.escalatedAtMs >= rule.escalationStepMs;
-      if (stepDue && state.escalation < last) {
-        let next = state.escalation + 1;
-        while (next < last && !input.applicable(LIMIT_MEANS[next]!)) next++;
-        if (input.applicable(LIMIT_MEANS[next]!)) {
-          state = { ...state, escalation: next, escalatedAtMs: nowMs };
-          return { state, action: { kind: 'send', means: LIMIT_MEANS[next]!, direction: 'lower', why: `lowering not confirmed ${Math.round((nowMs - state.lowerDemandedAtMs!) / 1000)} s after it was demanded` }, health };
-        }
+      // The next applicable means once the one in use had its step (the first escalation at the
+      // deadline itself). After the last the ladder starts again from the normal means: a charger
+      // that missed one deadline (busy, or away) and takes only that means is not lost for good.
+      const stepDue = state.escalatedAtMs === null || nowMs - state.escalatedAtMs >= rule.escalationStepMs;
+      if (stepDue) {
+        let next = (state.escalation + 1) % LIMIT_MEANS.length;
+        while (next !== 0 && !input.applicable(LIMIT_MEANS[next]!)) next = (next + 1) % LIMIT_MEANS.length;
+        state = { ...state, escalation: next, escalatedAtMs: nowMs };
+        const why = next === 0 ? 'every means had its step: the normal means again' : `lowering not confirmed ${Math.round((nowMs - state.lowerDemandedAtMs!) / 1000)} s after it was demanded`;
+        return { state, action: { kind: 'send', means: LIMIT_MEANS[next]!, direction: 'lower', why }, health };
       }
-      // The means in use is sent again after the back-off while its step runs (and for good once the ladder is at its end).
+      // The means in use is sent again after the back-off while its step runs.
       if (!retryDue) return hold('escalated: waiting for the back-off');
       return { state, action: { kind: 'send', means: LIMIT_MEANS[state.escalation]!, direction: 'lower', why: 'escalated means sent again' }, health };
     }

@@ -135,6 +135,23 @@ describe('decideControl: escalation', () => {
     expect(state.inForce).toMatchObject({ known: true, limitA: 8 });
     expect(sends.find((s) => s.atS > cpMax.atS)).toMatchObject({ means: 'profile', direction: 'confirm' });
   });
+
+  it('after the ladder the normal means is tried again: a charger that missed one deadline is not lost for good', () => {
+    // Busy firmware: it does not answer for the first 60 s, then takes TxProfiles and nothing else.
+    const reply = (m: LimitMeans, nowMs: number): Reply => (nowMs < T0 + 60_000 ? 'silence' : m === 'profile' ? { outcome: 'accepted' } : { outcome: 'refused' });
+    const { state } = drive(known(16), T0, T0 + 180_000, reply);
+    expect(state.inForce).toMatchObject({ known: true, limitA: 8, means: 'profile' });
+    expect(decide(state, T0 + 181_000).health).toBe('settled');
+  });
+
+  it('a need seen while the charger is not connected has its deadline from the reconnect: the normal means goes first', () => {
+    // Gateway restarted: unknown, counted at its maximum, above its share, charger away for 2 minutes.
+    const away = drive(initialControl('restarted'), T0, T0 + 120_000, () => ({ outcome: 'accepted' }), { connected: false });
+    expect(away.sends).toEqual([]);
+    const back = drive(away.state, T0 + 121_000, T0 + 125_000, () => ({ outcome: 'accepted' }));
+    expect(back.sends[0]).toMatchObject({ means: 'profile', direction: 'lower' });
+    expect(back.state.inForce).toMatchObject({ known: true, limitA: 8 });
+  });
 });
 
 describe('decideControl: raising', () => {
