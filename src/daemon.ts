@@ -9,6 +9,7 @@ import { LazyModule, type Module } from './lifecycle.js';
 import type { AppContext } from './context.js';
 import type { MeterStatus } from './domain.js';
 import type { ChargingServices } from './planning/charging-services.js';
+import type { LimitSender } from './ocpp/limit-attempts.js';
 import { EventBus } from './events.js';
 import { createLogger } from './log.js';
 import { ClockGuard } from './ops/clock/clock-guard.js';
@@ -172,10 +173,21 @@ export function buildModules(ctx: AppContext): Module[] {
   // Follows each charging session against its plan and plans the rest again when it falls behind.
   const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('./ocpp/plan-follower.js')).PlanFollower(ctx, await charging())) : null;
   if (planFollower) modules.push(planFollower);
-  // Lowers (and later raises again) the planned chargers' current as the site meter's load, or
-  // who shares site.limit_a, changes.
-  const siteFollower = centralSystem && (siteMeter || ctx.config.site.limit_a !== undefined) ? new LazyModule('site-follower', async () => new (await import('./ocpp/site-follower.js')).SiteFollower(ctx, await charging())) : null;
-  if (siteFollower) modules.push(siteFollower);
+  // The fuse controller: one per connector that holds a plan, keeping site.limit_a whatever the
+  // chargers answer (docs/planning.md "The fuse controller"); after the central system, whose
+  // calls it makes and whose answers it hears.
+  const fuse =
+    centralSystem && (siteMeter || ctx.config.site.limit_a !== undefined)
+      ? new LazyModule('fuse-controller', async () => {
+          const cs = centralSystem.instance!;
+          const { FuseController } = await import('./ocpp/fuse-controller.js');
+          let sender: LimitSender | null = null;
+          const controller = new FuseController(ctx, await charging(), { sendLimit: (r) => sender!.sendLimit(r), clearEscalationProfile: (id, c) => sender!.clearEscalationProfile(id, c) }, (id) => cs.isConnected(id), ctx.metrics);
+          sender = cs.controlLimits(controller);
+          return controller;
+        })
+      : null;
+  if (fuse) modules.push(fuse);
   // Price forecasts: recomputed hourly and after each price sync; the HTTP endpoint only
   // reads the store.
   const forecast = new LazyModule('forecast', async () => {
@@ -218,8 +230,8 @@ export function buildModules(ctx: AppContext): Module[] {
   const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
   events.on('sample.taken', (sample) => clockGuard.submit(sample));
   if (siteMeter) events.on('sample.taken', (sample) => siteMeter.sampleTaken(sample));
-  // After the site meter took the sample: the site follower plans with it.
-  if (siteFollower) events.on('sample.taken', (sample) => siteFollower.instance?.sampleTaken(sample));
+  // After the site meter took the sample: the fuse controller compares every connector with it.
+  if (fuse) events.on('sample.taken', (sample) => fuse.instance?.sampleTaken(sample));
   events.on('sample.released', (sample) => uplink.recorder.recordInTick(sample));
   events.on('poll.tick-done', ({ source }) => ticks.done(source));
   events.on('meter.state-changed', () => networkScan.check());
@@ -244,10 +256,10 @@ export function buildModules(ctx: AppContext): Module[] {
   }
   // A car joining the site's share (after the plan follower stored its default target) lowers the others at once;
   // one leaving it (after the plan follower ended its target) leaves room to raise them again.
-  if (siteFollower) {
-    events.on('charger.transaction-started', (e) => siteFollower.instance?.sharingChanged(e));
-    events.on('charger.transaction-stopped', (e) => siteFollower.instance?.sharingChanged(e));
-    events.on('plan.updated', (e) => e.reason !== 'site-load' && siteFollower.instance?.sharingChanged(e));
+  if (fuse) {
+    events.on('charger.transaction-started', (e) => fuse.instance?.sharingChanged(e));
+    events.on('charger.transaction-stopped', (e) => fuse.instance?.sharingChanged(e));
+    events.on('plan.updated', (e) => e.reason !== 'site-load' && fuse.instance?.sharingChanged(e));
   }
   // A target deleted or ended: the profiles set for it are cleared from the charger.
   if (centralSystem) events.on('plan.cleared', (e) => centralSystem.instance?.clearPlan(e));

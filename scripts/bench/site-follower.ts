@@ -15,7 +15,7 @@ import type { AppContext } from '../../src/context.js';
 import { EventBus } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { chargingProfileRequest } from '../../src/ocpp/charging-profile.js';
-import { SiteFollower } from '../../src/ocpp/site-follower.js';
+import { FuseController } from '../../src/ocpp/fuse-controller.js';
 import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { siteContext } from '../../src/planning/site-context.js';
 import { openChargingStores } from '../../src/planning/charging-stores.js';
@@ -51,7 +51,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
     new PriceStore(db).upsert(prices, { source: 'bench', fetchedAtMs: 0 });
     // Every connector configured (its ceilings: 16 A, 6 A minimum, three phases, 230 V).
     const chargers = Array.from({ length: connectors }, (_, i) => ({ id: `CP-${i}`, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 }] }));
-    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 }, chargers, forecast: { enabled: false }, store: { write_queue_max_entries: 5000 } };
+    const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230, lower_deadline_s: 20, escalation_step_s: 10, uncounted_chargers: 'refuse' }, chargers, forecast: { enabled: false }, store: { write_queue_max_entries: 5000 } };
     const reading = { resourceId: 'grid', sampledAtMs: NOW - 1000, currentsA: [8 + 6 * connectors, 7 + 6 * connectors, 8 + 6 * connectors] as [number, number, number], powerW: null };
     const logger = createLogger('silent');
     const events = new EventBus(logger);
@@ -77,7 +77,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
       const request = chargingProfileRequest(plan, { connectorId: 1, transactionId, plannedAtMs: NOW, departureMs: t.departureMs });
       profiles.put({ chargePointId: t.chargePointId, connectorId: 1, purpose: 'TxProfile', transactionId, chargingProfileId: request.csChargingProfiles.chargingProfileId, plannedAtMs: NOW, sentAtMs: NOW, status: 'Accepted', error: null, periods: request.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length, requestJson: JSON.stringify(request) });
     }
-    const follower = new SiteFollower(ctx, buildChargingServices(ctx));
+    const follower = new FuseController(ctx, buildChargingServices(ctx), { sendLimit: async () => undefined, clearEscalationProfile: async () => undefined }, () => true, new Registry());
     void follower.start();
     const perReadingMs = medianMs(() => follower.check());
     void follower.stop();

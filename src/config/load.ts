@@ -114,6 +114,23 @@ const entries = <T>(list: unknown): Array<[T, number]> => (Array.isArray(list) ?
  * Checks that span several settings, which a JSON Schema cannot express. Runs also when
  * the schema found problems (every problem at once), so it reads the config defensively.
  */
+/**
+ * site.limit_a is a ceiling only where every car's draw is counted (docs/planning.md "The fuse
+ * controller"): a site meter that measures the chargers sees them all; without one, a car on a
+ * connector that is not listed under its charger's connectors has no maximum to count it at.
+ */
+export function uncountedChargers(config: Config): string[] {
+  const site = config.site as Partial<Config['site']> | undefined;
+  if (typeof site?.limit_a !== 'number' || site.uncounted_chargers === 'allow') return [];
+  if (typeof site.meter === 'string' && site.meter_includes_chargers !== false) return [];
+  const unlisted = entries<Config['chargers'][number]>(config.chargers).filter(([c]) => !Array.isArray(c.connectors) || c.connectors.length === 0);
+  const why = typeof site.meter === 'string' ? 'the site meter does not measure the chargers (site.meter_includes_chargers: false)' : 'there is no site meter (site.meter)';
+  return unlisted.map(
+    ([c, i]) =>
+      `chargers[${i}].connectors: charger ${String(c.id)} lists no connectors, and ${why}: a car on it would draw past site.limit_a unseen. List each connector with its max_current_a, or set a site meter that measures the chargers, or set site.uncounted_chargers: allow to accept the risk`,
+  );
+}
+
 function crossChecks(config: Config): string[] {
   const problems: string[] = [];
   const busNames = new Set<string>();
@@ -184,6 +201,7 @@ function crossChecks(config: Config): string[] {
   }
   const site = isMapping(config.site) ? config.site : undefined;
   if (typeof site?.meter === 'string' && !resourceIds.has(site.meter)) problems.push(`site.meter: ${site.meter} is not a configured meter (meters[].resource_id)`);
+  problems.push(...uncountedChargers(config));
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
   if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   if (ocpp?.port === false && ocpp.tls_port === undefined) problems.push('ocpp.port: false turns ws:// off, and without ocpp.tls_port no charger could connect: set ocpp.tls_port (wss://)');

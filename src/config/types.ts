@@ -123,6 +123,9 @@ export interface SiteConfig {
   readonly raise_interval_s: number;
   readonly raise_hysteresis_a: number;
   readonly voltage_v: number;
+  readonly lower_deadline_s: number;
+  readonly escalation_step_s: number;
+  readonly uncounted_chargers: 'refuse' | 'allow';
 }
 
 export interface Config {

@@ -29,6 +29,7 @@ import { ChargerSessions, DEFAULT_LATE_VALUES_S } from './charger-sessions.js';
 import { authChanges, removesIdTags } from './id-tag-reload.js';
 import { LocalListSync } from './local-list-sync.js';
 import { ChargerMessageHandlers } from './message-handlers.js';
+import type { LimitObserver, LimitSender } from './limit-attempts.js';
 import { ProfileDispatcher } from './profile-dispatcher.js';
 import { ChargerReservations } from './reservations.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
@@ -52,6 +53,8 @@ export class CentralSystem implements Module {
   private readonly state = new Map<string, ChargerState>();
   private readonly transport: OcppTransport;
   private parts?: Parts;
+  /** The fuse controller (fuse-controller.ts), when the site has a limit or a meter: told of every connection change. */
+  private fuse: { connectionChanged(chargePointId: string, why: 'disconnected' | 'not-confirmed'): void } | null = null;
   /**
    * Chargers whose id tags lost some on SIGHUP, and since when: a ClearCache after their next
    * local list. Kept in the store too (migration 231), so a restart in between still sends it;
@@ -153,6 +156,23 @@ export class CentralSystem implements Module {
     // The chargers' id tags follow the config file without a restart (reloadIdTags).
     if (this.ctx.configPath !== undefined) process.on('SIGHUP', this.onSighup);
     logger.info({ host: config.ocpp.host, port: this.port(), tls_port: this.tlsPort(), chargers: this.chargers.size, market_area: marketArea }, 'OCPP central system listening');
+  }
+
+  /**
+   * The fuse controller's hold on the chargers (built after this module started, daemon.ts):
+   * every call for a connector's limit and its answer reach it, and every connection change.
+   */
+  controlLimits(fuse: LimitObserver & { connectionChanged(chargePointId: string, why: 'disconnected' | 'not-confirmed'): void }): LimitSender {
+    const parts = this.parts;
+    if (!parts) throw new Error('the central system has not started');
+    parts.dispatcher.observe(fuse);
+    this.fuse = fuse;
+    return parts.dispatcher;
+  }
+
+  /** Whether the charger is connected now. */
+  isConnected(chargePointId: string): boolean {
+    return this.state.get(chargePointId)?.connected === true;
   }
 
   /** The operator's calls to chargers (HTTP API), once started. */
@@ -422,6 +442,8 @@ export class CentralSystem implements Module {
     st.connected = true;
     st.connectedSinceMs = clock.now();
     log.info({ replaced: previous !== null }, 'charger connected');
+    // What it holds is not known on a new connection until it confirms a limit again.
+    this.fuse?.connectionChanged(id, 'not-confirmed');
     dispatcher.connected(client);
     // A charger that booted before and only reconnects (after a gateway restart, many do not
     // boot again) gets the id tags configured now as well.
@@ -431,6 +453,7 @@ export class CentralSystem implements Module {
       if (st.client !== client) return;
       st.client = null;
       st.connected = false;
+      this.fuse?.connectionChanged(id, 'disconnected');
       log.info({ code }, 'charger disconnected');
     });
     handlers.attach(client, () => this.chargers.get(id)!.auth, st);

@@ -22,10 +22,12 @@ import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerClient } from './charger-client.js';
 import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
-import { chargingNow, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
+import { chargingNow, chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
 import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { chargerRefusalsInForce, refusalRetryMs } from './refusals-in-force.js';
+import type { LimitObserver, LimitRequest, LimitSender } from './limit-attempts.js';
+import type { LimitMeans } from '../planning/connector-control.js';
 
 /** How often the boundaries of the plans followed piece by piece are checked (against the gateway clock). */
 const BOUNDARY_CHECK_MS = 1000;
@@ -42,9 +44,15 @@ interface Followed {
 
 const keyOf = (chargePointId: string, connectorId: number) => `${chargePointId}\u0000${connectorId}`;
 
-export class ProfileDispatcher {
+/** The escalation's ChargePointMaxProfile: one per charger (connector 0's id), above the plans' own (stack level 0). */
+const ESCALATION_MAX_PROFILE_ID = chargingProfileIdOf(0, 'ChargePointMaxProfile');
+const ESCALATION_STACK_LEVEL = 1;
+
+export class ProfileDispatcher implements LimitSender {
   private readonly followed = new Map<string, Followed>();
   private timer?: NodeJS.Timeout;
+  /** The fuse controller, told of every call for a connector's limit and its answer (set when there is one). */
+  private observer: LimitObserver | null = null;
 
   constructor(
     private readonly ctx: Pick<AppContext, 'clock' | 'logger' | 'config'>,
@@ -57,6 +65,20 @@ export class ProfileDispatcher {
     /** The one call path of charger operations (charger-operations.ts): RemoteStop/StartTransaction of the remote-start-stop strategy. */
     private readonly operations: Pick<ChargerOperationsPort, 'call'>,
   ) {}
+
+  /** The fuse controller hears every call for a connector's limit and its answer from now on. */
+  observe(observer: LimitObserver): void {
+    this.observer = observer;
+  }
+
+  /**
+   * How long a call that puts a limit in force waits for its answer: half the fuse
+   * controller's deadline (site.lower_deadline_s), so a lost answer is noticed, retried and
+   * if need be escalated within it, not after ocpp-rpc's own minute.
+   */
+  private get limitCallTimeoutMs(): number {
+    return Math.max(1000, (this.ctx.config.site.lower_deadline_s * 1000) / 2);
+  }
 
   /** Starts checking the boundaries of plans followed piece by piece (central-system.ts start). */
   start(): void {
@@ -280,15 +302,16 @@ export class ProfileDispatcher {
   }
 
   /** One SetChargingProfile and its answer stored; returns the answer: the status, the CallError's code, or 'error' when none came. */
-  private async setChargingProfile(client: ChargerClient, connectorId: number, sent: SetChargingProfileRequest, whole: SetChargingProfileRequest, transactionId: number | null, plannedAtMs: number, plan: Plan, strategy: StrategyName): Promise<string> {
+  private async setChargingProfile(client: ChargerClient, connectorId: number, sent: SetChargingProfileRequest, whole: SetChargingProfileRequest, transactionId: number | null, plannedAtMs: number, plan: Plan, strategy: StrategyName | 'escalation', means: LimitMeans = 'profile'): Promise<string> {
     const { clock, logger } = this.ctx;
     const { profiles } = this.charging.stores;
     const id = client.identity;
     const sentAtMs = clock.now();
     let status: string;
     let error: string | null = null;
+    this.observer?.limitSent({ chargePointId: id, connectorId, means, request: sent, transactionId, atMs: sentAtMs });
     try {
-      const answer = (await client.call('SetChargingProfile', sent)) as { status: string };
+      const answer = (await client.call('SetChargingProfile', sent, { callTimeoutMs: this.limitCallTimeoutMs })) as { status: string };
       status = answer.status;
     } catch (err) {
       // A CallError the charger sent carries its code (ocpp-rpc RPCError): that is its answer.
@@ -297,6 +320,15 @@ export class ProfileDispatcher {
       error = (err as Error).message.slice(0, 500);
     }
     const profile = sent.csChargingProfiles;
+    // A TxDefaultProfile binds the limit only where no TxProfile of ours is in force (the strategy chose it); a TxProfile must be for the open transaction.
+    const purpose = profile.chargingProfilePurpose;
+    const binds = purpose === 'ChargePointMaxProfile' || (purpose === 'TxProfile' ? transactionId !== null : means === 'profile');
+    this.observer?.limitAnswered({ chargePointId: id, connectorId, sentAtMs, outcome: status === 'Accepted' ? 'accepted' : status === 'error' ? 'unanswered' : 'refused', answer: status, binds, atMs: clock.now() });
+    // Escalation profiles are not the plan's: the plan's GET keeps showing the plan's own.
+    if (means !== 'profile') {
+      logger.warn({ charge_point_id: id, connector_id: connectorId, means, purpose, status }, 'escalation profile answered');
+      return status;
+    }
     // While the store refuses writes the answer waits in its queue (store/write-queue.ts).
     this.queue(`SetChargingProfile answer of ${id}`, () => {
       profiles.put({
@@ -330,6 +362,79 @@ export class ProfileDispatcher {
     if (status === 'Accepted') logger.info(fields, 'charging profile sent');
     else logger.warn(fields, 'charging profile not taken by the charger');
     return status;
+  }
+
+  /**
+   * An escalation means of the fuse controller (fuse-controller.ts, docs/planning.md "The fuse
+   * controller"): the plan as a TxDefaultProfile, a ChargePointMaxProfile at the connector's
+   * limit (stack level 1, above the plans' own), RemoteStopTransaction, or ChangeAvailability
+   * Inoperative. Each call and its answer go to the observer; never rejects.
+   */
+  async sendLimit(r: LimitRequest): Promise<void> {
+    const client = this.clientOf(r.chargePointId);
+    if (!client) return;
+    const { clock, logger } = this.ctx;
+    const capabilities = storedCapabilities(this.charging.stores.configuration, r.chargePointId);
+    const rateUnit = chargingRateUnitFor(capabilities.allowedChargingRateUnit);
+    try {
+      if (r.means === 'tx-default-profile') {
+        const request = chargingProfileRequest(r.plan, { connectorId: r.connectorId, transactionId: null, plannedAtMs: r.plannedAtMs, departureMs: r.target.departureMs, rateUnit, purpose: 'TxDefaultProfile' });
+        await this.setChargingProfile(client, r.connectorId, request, request, r.transactionId, r.plannedAtMs, r.plan, 'escalation', r.means);
+        return;
+      }
+      if (r.means === 'charge-point-max-profile') {
+        const { phases, voltageV } = r.plan.charger;
+        const startMs = Math.floor(clock.now() / 1000) * 1000;
+        const durationS = Math.max(60, Math.ceil((r.target.departureMs - startMs) / 1000));
+        const limit = rateUnit === 'W' ? Math.floor(r.limitA * phases * voltageV) : Math.floor(r.limitA * 10 + 1e-9) / 10;
+        const request: SetChargingProfileRequest = {
+          connectorId: 0,
+          csChargingProfiles: {
+            chargingProfileId: ESCALATION_MAX_PROFILE_ID,
+            stackLevel: ESCALATION_STACK_LEVEL,
+            chargingProfilePurpose: 'ChargePointMaxProfile',
+            chargingProfileKind: 'Absolute',
+            validFrom: new Date(startMs).toISOString(),
+            validTo: new Date(startMs + durationS * 1000).toISOString(),
+            chargingSchedule: { duration: durationS, startSchedule: new Date(startMs).toISOString(), chargingRateUnit: rateUnit, chargingSchedulePeriod: [{ startPeriod: 0, limit, ...(phases < 3 ? { numberPhases: phases } : {}) }] },
+          },
+        };
+        await this.setChargingProfile(client, r.connectorId, request, request, r.transactionId, r.plannedAtMs, r.plan, 'escalation', r.means);
+        return;
+      }
+      const [action, params, takes] =
+        r.means === 'remote-stop'
+          ? (['RemoteStopTransaction', { transactionId: r.transactionId }, (s: string) => s === 'Accepted'] as const)
+          : (['ChangeAvailability', { connectorId: r.connectorId, type: 'Inoperative' }, (s: string) => s === 'Accepted'] as const);
+      if (r.means === 'remote-stop' && r.transactionId === null) return;
+      const sentAtMs = clock.now();
+      this.observer?.limitSent({ chargePointId: r.chargePointId, connectorId: r.connectorId, means: r.means, request: null, transactionId: r.transactionId, atMs: sentAtMs });
+      let status: string;
+      try {
+        const answer = (await client.call(action, params, { callTimeoutMs: this.limitCallTimeoutMs })) as { status?: unknown };
+        status = typeof answer?.status === 'string' ? answer.status : 'error';
+      } catch (err) {
+        const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
+        status = typeof code === 'string' && code !== '' ? code : 'error';
+      }
+      // ChangeAvailability Scheduled: it waits for the transaction to end, which does not bind the limit now.
+      this.observer?.limitAnswered({ chargePointId: r.chargePointId, connectorId: r.connectorId, sentAtMs, outcome: takes(status) || status === 'Scheduled' ? 'accepted' : status === 'error' ? 'unanswered' : 'refused', answer: status, binds: takes(status), atMs: clock.now() });
+      logger.warn({ charge_point_id: r.chargePointId, connector_id: r.connectorId, means: r.means, action, status }, 'escalation call answered');
+    } catch (err) {
+      logger.error({ err, charge_point_id: r.chargePointId, connector_id: r.connectorId, means: r.means }, 'escalation not sent');
+    }
+  }
+
+  /** Clears the escalation's ChargePointMaxProfile (the connector's own profile holds again); a failure is logged, the profile's validTo ends it anyway. */
+  async clearEscalationProfile(chargePointId: string, connectorId: number): Promise<void> {
+    const client = this.clientOf(chargePointId);
+    if (!client) return;
+    try {
+      const answer = await client.call('ClearChargingProfile', { id: ESCALATION_MAX_PROFILE_ID }, { callTimeoutMs: this.limitCallTimeoutMs });
+      this.ctx.logger.info({ charge_point_id: chargePointId, connector_id: connectorId, answer }, 'escalation ChargePointMaxProfile cleared: the connector\'s own profile holds again');
+    } catch (err) {
+      this.ctx.logger.warn({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'escalation ChargePointMaxProfile not cleared (it ends at its validTo)');
+    }
   }
 
   /**

@@ -22,7 +22,7 @@ import { planPeriods } from './periods.js';
 import { planCharging, type Plan, type PlanPeriod } from './plan.js';
 import type { SiteContext } from './site-context.js';
 import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js';
-import { shareSiteCurrent } from './site-share.js';
+import { shareWithCounted } from './site-share.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
@@ -54,6 +54,16 @@ const floor2 = (v: number) => Math.floor(v * 100 + 1e-9) / 100;
 const withMargin = (shareA: number, minCurrentA: number, marginA: number) => (shareA >= minCurrentA ? Math.max(minCurrentA, shareA - marginA) : shareA);
 
 const keyOf = (t: { chargePointId: string; connectorId: number }) => `${t.chargePointId}\u0000${t.connectorId}`;
+
+/**
+ * What the fuse controller (ocpp/fuse-controller.ts) tells the planner about a connector
+ * sharing the site: the current the others must count it at, when it is not shared as usual
+ * (its limit in force unknown, or its lowering overdue: its maximum; connector-control.ts
+ * countedA), else null.
+ */
+export interface ConnectorCounting {
+  countedA(chargePointId: string, connectorId: number, nowMs: number): number | null;
+}
 
 /** A target for a charger or connector that is not in the config: it has no ceilings, so it is never planned. */
 export class ConnectorNotConfigured extends Error {
@@ -87,6 +97,7 @@ export class TargetPlanner {
   private readonly targets: ChargingTargetStore;
   private readonly follow: FollowStateStore;
   private readonly strategies: ChargingStrategyStore;
+  private counting: ConnectorCounting | null = null;
 
   constructor(
     /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
@@ -104,6 +115,11 @@ export class TargetPlanner {
     this.targets = stores.targets;
     this.follow = stores.follow;
     this.strategies = stores.strategies;
+  }
+
+  /** The fuse controller's counting of the connectors it controls (set once it is built; before, every connector is shared as usual). */
+  useCounting(counting: ConnectorCounting): void {
+    this.counting = counting;
   }
 
   /** Energy the connector's open transaction delivered towards the target (0 without one). */
@@ -158,6 +174,11 @@ export class TargetPlanner {
     return { target, ceiling, limits, clamps };
   }
 
+  /** The connector's configured limits (its ceiling), or null when it is not configured. */
+  ceilingOf(chargePointId: string, connectorId: number): ConnectorCeiling | null {
+    return this.site.ceilings.connector(chargePointId, connectorId);
+  }
+
   /** The car's observed maximum draw, learnt in the connector's open transaction (car-draw.ts), or null. */
   observedDraw(target: ChargingTarget): TargetPlan['observed'] {
     const state = this.follow.get(target.chargePointId, target.connectorId);
@@ -202,16 +223,18 @@ export class TargetPlanner {
       otherLoadA = load.otherLoadA;
     }
     const headroomA = Math.max(0, limitA - Math.max(0, otherLoadA ?? 0));
-    const shares = shareSiteCurrent(
-      headroomA,
+    const shareA = shareWithCounted(
+      headroomA - this.untargetedDrawA(sharing, nowMs, load),
       sharing.map((b) => {
         const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
         const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
-        return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs };
+        const countedA = b === bounded ? null : (this.counting?.countedA(b.target.chargePointId, b.target.connectorId, nowMs) ?? null);
+        return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs, countedA };
       }),
+      keyOf(target),
     );
     // Rounded down, as a share given to the charger must not grow by rounding.
-    return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shares.get(keyOf(target)) ?? 0) } };
+    return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shareA) } };
   }
 
   /**
@@ -238,6 +261,32 @@ export class TargetPlanner {
       .map((t) => this.bounded(t))
       .filter((b): b is BoundedTarget => b !== null);
     return [bounded, ...others];
+  }
+
+  /**
+   * What the cars charging with no target in force draw beyond what the site meter already
+   * shows of them (docs/planning.md "The fuse controller"): each counts at the larger of its
+   * connector's configured maximum and its measured current, since it may draw up to its
+   * charger's maximum at any moment. A site meter that measures the chargers (a fresh
+   * reading) already holds its measured draw, so only the rest up to that is added; without
+   * one, all of it. A connector that is not configured counts at its measured current (the
+   * config check refuses a site whose limit could then not be a ceiling, unless told).
+   */
+  private untargetedDrawA(sharing: readonly BoundedTarget[], nowMs: number, load: SiteLoad | null): number {
+    const planned = new Set(sharing.map((b) => keyOf(b.target)));
+    for (const t of this.targets.upcoming(nowMs)) planned.add(keyOf(t));
+    const maxAgeMs = this.site.meter?.settings.maxReadingAgeMs ?? 60_000;
+    const inMeter = this.site.meter?.settings.includesChargers === true && load?.state === 'measured';
+    let sumA = 0;
+    for (const open of this.draws.openConnectors()) {
+      if (planned.has(keyOf(open))) continue;
+      const ceiling = this.site.ceilings.connector(open.chargePointId, open.connectorId);
+      const draw = this.draws.latest(open.chargePointId, open.connectorId, ceiling?.phases ?? 3, ceiling?.voltageV ?? 230);
+      const measuredA = draw && Math.abs(nowMs - draw.sampledAtMs) <= maxAgeMs ? Math.max(0, ...draw.currentsA) : 0;
+      const countedA = Math.max(ceiling?.maxCurrentA ?? 0, measuredA);
+      sumA += Math.max(0, countedA - (inMeter ? measuredA : 0));
+    }
+    return sumA;
   }
 
   /**

@@ -26,6 +26,7 @@ export class ConnectorDrawStore {
          WHERE transaction_id = ? AND measurand IN ('Current.Import', 'Power.Active.Import') AND sampled_at_ms >= ? AND sampled_at_ms <= ? AND location IN ('', 'Outlet')
          ORDER BY sampled_at_ms`,
       ),
+      openAll: db.prepare<[], { charge_point_id: string; connector_id: number; transaction_id: number }>('SELECT charge_point_id, connector_id, max(transaction_id) AS transaction_id FROM ocpp_transactions WHERE stopped_at_ms IS NULL GROUP BY charge_point_id, connector_id'),
       open: db.prepare<[string, number], { transaction_id: number }>('SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND connector_id = ? AND stopped_at_ms IS NULL ORDER BY transaction_id DESC LIMIT 1'),
       // The newest instant with a current or power value of the connector's open transaction, then its values (index ocpp_meter_values_tx).
       latest: db.prepare<[string, number], ValueRow>(
@@ -61,6 +62,11 @@ export class ConnectorDrawStore {
         powerW: totalW,
       };
     });
+  }
+
+  /** Every connector with an open transaction (a car plugged in), with its newest one. */
+  openConnectors(): Array<{ chargePointId: string; connectorId: number; transactionId: number }> {
+    return this.stmts.openAll.all().map((r) => ({ chargePointId: r.charge_point_id, connectorId: r.connector_id, transactionId: r.transaction_id }));
   }
 
   /** The connector's open transaction (a car plugged in), or null. */

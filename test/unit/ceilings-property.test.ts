@@ -7,7 +7,7 @@
 // that are not configured), transactions starting and stopping, cars drawing what they
 // draw, the site meter's readings, outages, new prices, time passing. The real planner
 // (planning/target-plan.ts on a real SQLite file) and the real followers
-// (ocpp/plan-follower.ts, ocpp/site-follower.ts, wired on the event bus as daemon.ts wires
+// (ocpp/plan-follower.ts, ocpp/fuse-controller.ts, wired on the event bus as daemon.ts wires
 // them) plan; every plan told on the bus, and every plan the central system makes on a
 // transaction start, is built into a SetChargingProfile by ocpp/charging-profile.ts (in A or
 // in W, as the charger declared) and stored as accepted, as the central system does. Every
@@ -31,7 +31,7 @@ import { createLogger } from '../../src/log.js';
 import { chargingProfileRequest, type SetChargingProfileRequest } from '../../src/ocpp/charging-profile.js';
 import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { PlanFollower } from '../../src/ocpp/plan-follower.js';
-import { SiteFollower } from '../../src/ocpp/site-follower.js';
+import { FuseController } from '../../src/ocpp/fuse-controller.js';
 import type { Plan } from '../../src/planning/plan.js';
 import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { Replanner } from '../../src/planning/replan.js';
@@ -174,6 +174,8 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
         ...(sc.siteLimitA === null ? {} : { limit_a: sc.siteLimitA }),
         max_reading_age_s: 60,
         meter_includes_chargers: sc.meter === 'includes-chargers',
+        // Chargers without connectors are part of what this property covers (never planned).
+        uncounted_chargers: 'allow',
       },
       chargers: sc.chargers.map((c, i) => ({ id: CHARGE_POINTS[i], password: PASSWORD, auth: 'accept_all', connectors: c.connectors })),
     },
@@ -193,7 +195,8 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   const { targets, profiles } = charging.stores;
   const planner = charging.planner;
   const planFollower = new PlanFollower(ctx, charging);
-  const siteFollower = new SiteFollower(ctx, charging);
+  // The escalation means are the dispatcher's: this harness's chargers take every profile, so none is ever needed.
+  const siteFollower = new FuseController(ctx, charging, { sendLimit: async () => undefined, clearEscalationProfile: async () => undefined }, () => true, new Registry());
   const replanner = new Replanner(ctx, charging);
   const registers = new Map<string, number>();
   /** The chargers' latest Current.Import per connector (what a meter that measures the chargers sees of them). */
@@ -228,6 +231,9 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
     check(chargePointId, connectorId, request);
     const profile = request.csChargingProfiles;
     profiles.put({ chargePointId, connectorId, purpose: profile.chargingProfilePurpose, transactionId, chargingProfileId: profile.chargingProfileId, plannedAtMs, sentAtMs: nowMs, status: 'Accepted', error: null, periods: profile.chargingSchedule.chargingSchedulePeriod.length, requestJson: JSON.stringify(request) });
+    // What the dispatcher tells the fuse controller of each call and its answer.
+    siteFollower.limitSent({ chargePointId, connectorId, means: 'profile', request, transactionId, atMs: nowMs });
+    siteFollower.limitAnswered({ chargePointId, connectorId, sentAtMs: nowMs, outcome: 'accepted', answer: 'Accepted', binds: transactionId !== null || profile.chargingProfilePurpose !== 'TxProfile', atMs: nowMs });
   };
 
   const check = (chargePointId: string, connectorId: number, request: SetChargingProfileRequest) => {

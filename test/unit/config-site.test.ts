@@ -7,8 +7,8 @@ const METER = '0b6f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const WITH_METER = { buses: [{ name: 'rs485', type: 'rtu', port: '/dev/ttyUSB0' }], meters: [{ resource_id: METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }] };
 
 describe('site settings', () => {
-  it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s; raised again after 5 minutes by 2 A or more', () => {
-    expect(validateConfig(BASE, 'test', {}).site).toEqual({ meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230 });
+  it('defaults: no limit, no meter; a meter is taken to measure the chargers too, stale after 60 s; raised again after 5 minutes by 2 A or more; a lowering escalates 20 s after it was demanded, one means per 10 s', () => {
+    expect(validateConfig(BASE, 'test', {}).site).toEqual({ meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230, lower_deadline_s: 20, escalation_step_s: 10, uncounted_chargers: 'refuse' });
     expect(validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25 } }, 'test', {}).site).toMatchObject({ meter: METER, limit_a: 25 });
   });
 
@@ -21,5 +21,16 @@ describe('site settings', () => {
     expect(problemsOf({ site: { limit_a: 25, raise_interval_s: 0, raise_hysteresis_a: 0 } })).toEqual([]);
     expect(validateConfig({ ...BASE, site: { limit_a: 25, raise_interval_s: 0, raise_hysteresis_a: 0 } }, 'test', {}).site).toMatchObject({ raise_interval_s: 0, raise_hysteresis_a: 0 });
     expect(problemsOf({ site: { limit_a: 25, raise_interval_s: -1 } }).join('\n')).toMatch(/site\.raise_interval_s/);
+  });
+
+  it('refuses site.limit_a as a ceiling it cannot be: no site meter that measures the chargers and a charger without its connectors listed; accepted with uncounted_chargers: allow', () => {
+    const chargers = [{ id: 'CP-1', password: 'charger-secret-0123456789', auth: 'accept_all' }];
+    const refused = () => validateConfig({ ...BASE, site: { limit_a: 25 }, chargers }, 'test', {});
+    expect(refused).toThrow(expect.objectContaining({ problems: [expect.stringMatching(/^chargers\[0\]\.connectors: charger CP-1 lists no connectors, and there is no site meter .*site\.uncounted_chargers: allow/)] }));
+    expect(() => validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25, meter_includes_chargers: false }, chargers }, 'test', {})).toThrow(expect.objectContaining({ problems: [expect.stringMatching(/the site meter does not measure the chargers/)] }));
+    // Each of the fixes named.
+    expect(validateConfig({ ...BASE, site: { limit_a: 25, uncounted_chargers: 'allow' }, chargers }, 'test', {}).site.uncounted_chargers).toBe('allow');
+    expect(validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25 }, chargers }, 'test', {}).site.limit_a).toBe(25);
+    expect(validateConfig({ ...BASE, site: { limit_a: 25 }, chargers: [{ ...chargers[0], connectors: [{ connector_id: 1 }] }] }, 'test', {}).site.limit_a).toBe(25);
   });
 });

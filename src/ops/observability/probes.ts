@@ -5,7 +5,7 @@
 import type { MeterStatus } from '../../domain.js';
 import type { Module } from '../../lifecycle.js';
 import type { SiteMeterReading } from '../../planning/site-load.js';
-import type { BusScanView, ChargerView, ClockView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
+import type { BusScanView, ChargerView, ClockView, FuseConnectorView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
 
 export class Probes {
   private modules: readonly Module[] = [];
@@ -46,6 +46,11 @@ export class Probes {
 
   get priceSeries(): ((region: string, nowMs: number) => PriceSeriesView | null) | null {
     return this.first('priceSeries');
+  }
+
+  /** The connectors under the fuse controller, or null when it is not running. */
+  get fuse(): (() => readonly FuseConnectorView[]) | null {
+    return this.first('fuse');
   }
 
   /** The site meter's latest reading, or null when no site meter is followed. */

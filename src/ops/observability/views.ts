@@ -20,6 +20,25 @@ export interface ComponentHealth {
 /** A module's health now, one component of /healthz (ModuleViews.health). */
 export type HealthContributor = () => ComponentHealth;
 
+/** One connector under the fuse controller, as the status page and /healthz show it (ocpp/fuse-controller.ts). */
+export interface FuseConnectorView {
+  readonly charge_point_id: string;
+  readonly connector_id: number;
+  readonly transaction_id: number | null;
+  /** settled, lowering (above its share, within site.lower_deadline_s), escalating, uncontrollable. */
+  readonly health: 'settled' | 'lowering' | 'escalating' | 'uncontrollable';
+  readonly why: string;
+  readonly share_a: number | null;
+  /** The limit the charger confirmed (A); null while unknown (then counted at its maximum). */
+  readonly in_force_a: number | null;
+  readonly in_force_unknown: 'not-confirmed' | 'unanswered' | 'refused' | 'disconnected' | 'restarted' | null;
+  /** What the site counts it at now (A). */
+  readonly counted_a: number;
+  readonly last_attempt: { readonly means: string; readonly outcome: string; readonly answer: string | null; readonly sent_at: string } | null;
+  readonly last_escalation: { readonly means: string; readonly at: string; readonly why: string } | null;
+  readonly inoperative_by_fuse: boolean;
+}
+
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
 
 /** One broker node (a configured URL, or one address of a host name with several), as the connection last saw it. */
@@ -171,6 +190,8 @@ export interface ModuleViews {
   readonly priceSeries?: (region: string, nowMs: number) => PriceSeriesView | null;
   /** The site meter's latest reading (site/site-meter.ts), which charging plans take the site's other load from. */
   readonly siteMeter?: () => SiteMeterReading | null;
+  /** The connectors under the fuse controller (ocpp/fuse-controller.ts): health, limit in force, last attempt and escalation. */
+  readonly fuse?: () => readonly FuseConnectorView[];
   /** Components of /healthz it judges itself, by name (e.g. `store`), combined by the one rule in health.ts. */
   readonly health?: Readonly<Record<string, HealthContributor>>;
 }
