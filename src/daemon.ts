@@ -259,6 +259,7 @@ export function buildModules(ctx: AppContext): Module[] {
   if (fuse) {
     events.on('charger.transaction-started', (e) => fuse.instance?.sharingChanged(e));
     events.on('charger.transaction-stopped', (e) => fuse.instance?.sharingChanged(e));
+    events.on('charger.connector-status', (e) => fuse.instance?.connectorStatus(e));
     events.on('plan.updated', (e) => e.reason !== 'site-load' && fuse.instance?.sharingChanged(e));
   }
   // A target deleted or ended: the profiles set for it are cleared from the charger.

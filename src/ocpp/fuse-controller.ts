@@ -179,6 +179,20 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     }
   }
 
+  /**
+   * A connector's status (charger.connector-status): one set Inoperative by an escalation that
+   * is available again (an operator made it Operative, or the charger rebooted) is no longer
+   * held against /healthz.
+   */
+  connectorStatus(e: { readonly chargePointId: string; readonly connectorId: number; readonly status: string }): void {
+    if (e.status === 'Unavailable' || e.status === 'Faulted') return;
+    for (const c of this.controlled.values()) {
+      if (c.chargePointId !== e.chargePointId || (e.connectorId !== 0 && c.connectorId !== e.connectorId) || !c.inoperative) continue;
+      c.inoperative = false;
+      this.ctx.logger.info({ charge_point_id: c.chargePointId, connector_id: c.connectorId, status: e.status }, 'connector set Inoperative for the fuse is available again');
+    }
+  }
+
   // --- ConnectorCounting (the planner asks while sharing the site) ---
 
   countedA(chargePointId: string, connectorId: number, nowMs: number): number | null {
@@ -258,7 +272,7 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
       reason: problems
         .map((p) =>
           p.inoperative_by_fuse
-            ? `${p.charge_point_id} connector ${p.connector_id} set Inoperative: it did not confirm a lower limit (fix the charger, then: metergate charger change-availability ${p.charge_point_id} --connector ${p.connector_id} --type Operative)`
+            ? `${p.charge_point_id} connector ${p.connector_id} set Inoperative: it did not confirm a lower limit (fix the charger, then: metergate charger change-availability ${p.charge_point_id} --connector ${p.connector_id} --type operative)`
             : `${p.charge_point_id} connector ${p.connector_id} cannot be brought within its share of site.limit_a: ${p.why}`,
         )
         .join('; '),

@@ -1,0 +1,180 @@
+// The fuse holds when a charger stays connected but stops answering (docs/planning.md "The
+// fuse controller"; issue 30): a running gateway polls the Modbus simulator (an SDM630 with
+// per-phase currents over a socat pty pair) as its site meter, which measures the rest of the
+// site; two strict ocpp-rpc chargers charge under TxProfiles on real NL prices of 2025-05-11.
+// After the site's load steps up, CP-MUTE no longer answers SetChargingProfile (busy firmware,
+// a lossy link) while its websocket stays up. Within site.lower_deadline_s the gateway must act
+// on something else: the other charger absorbs CP-MUTE at its maximum at once, CP-MUTE's lowering is
+// sent again, and past the deadline the escalation ladder goes out (TxDefaultProfile,
+// ChargePointMaxProfile, then RemoteStopTransaction, which CP-MUTE still takes). Once CP-MUTE
+// confirms (its stop), the site is within its limit and the other charger may take the headroom.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MeterSample } from '../../src/domain.js';
+import type { SentProfile } from '../helpers/ocpp-charger.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
+import { until } from '../helpers/wait.js';
+
+type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const PASSWORD = 'charger-secret-0123456789';
+const SITE_METER = '9a0c2f4e-6b1d-4c3e-8f5a-2d7e9b1c3a50';
+const LIMIT_A = 25;
+const DEADLINE_S = 6;
+const STEP_S = 3;
+const RAISE_INTERVAL_S = 5;
+const IDS = ['CP-MUTE', 'CP-OK'] as const;
+const DEPARTURE = '2025-05-11T18:00:00Z';
+
+interface Received {
+  readonly action: string;
+  readonly params: any;
+  readonly atMs: number;
+}
+
+interface Charger {
+  client: RPCClient;
+  received: Received[];
+  transactionId: number;
+  /** While true, SetChargingProfile is never answered (the call times out on the gateway). */
+  mute: boolean;
+}
+
+const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
+
+describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering cannot keep the site over its fuse${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  let gw: SiteGateway;
+  let loadFile: string;
+  const chargers = new Map<string, Charger>();
+  const samples: MeterSample[] = [];
+  const ofSite = () => samples.filter((s) => s.resourceId === SITE_METER);
+  const highestPhaseA = (s: MeterSample) => Math.max(...[1, 2, 3].map((p) => s.metrics.find((m) => m.name === `current_l${p}`)!.value));
+  const setLoadW = (w: number) => writeFileSync(loadFile, String(w));
+  const txProfiles = (id: string) => chargers.get(id)!.received.filter((r) => r.action === 'SetChargingProfile' && r.params.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-fuse-mute-'));
+    loadFile = join(dir, 'load-w');
+    setLoadW(3000);
+    gw = await startSiteGateway({
+      dir,
+      siteMeter: SITE_METER,
+      simArgs: ['--load-file', loadFile],
+      site: { limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: 30, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: 1, lower_deadline_s: DEADLINE_S, escalation_step_s: STEP_S },
+      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6 }] })),
+      beforeStart: (ctx) => ctx.events.on('sample.taken', (s) => void samples.push(s)),
+    });
+    for (const id of IDS) {
+      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+      const charger: Charger = { client, received: [], transactionId: 0, mute: false };
+      const record = (action: string, params: unknown) => charger.received.push({ action, params, atMs: Date.now() });
+      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
+        record('SetChargingProfile', params);
+        // A busy firmware: the call stays unanswered (ocpp-rpc on the gateway times it out).
+        if (charger.mute) return new Promise(() => undefined);
+        return { status: 'Accepted' };
+      });
+      client.handle('RemoteStopTransaction', async ({ params }: { params?: unknown }) => {
+        record('RemoteStopTransaction', params);
+        // It still takes a stop, and stops (what a charger does after Accepted).
+        setTimeout(() => void client.call('StopTransaction', { transactionId: charger.transactionId, meterStop: 1000, timestamp: new Date(gw.now()).toISOString(), reason: 'Remote' }).catch(() => undefined), 200);
+        return { status: 'Accepted' };
+      });
+      client.handle('ChangeAvailability', async ({ params }: { params?: unknown }) => {
+        record('ChangeAvailability', params);
+        return { status: 'Accepted' };
+      });
+      client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
+        record('ClearChargingProfile', params);
+        return { status: 'Accepted' };
+      });
+      client.handle('GetConfiguration', async () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }));
+      await client.connect();
+      await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+      chargers.set(id, charger);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of chargers.values()) await c.client.close({ force: true }).catch(() => undefined);
+    await gw?.stop();
+  });
+
+  const api = async (method: 'GET' | 'PUT', id: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${gw.httpPort}/api/v1/chargers/${id}/connectors/1/plan`, {
+      method,
+      headers: { authorization: `Token ${gw.cpoToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('both charge under the limit; after a load step the mute one is absorbed by the other at once, sent again, escalated, and the site ends within its limit', { timeout: 180_000 }, async () => {
+    await until(() => ofSite().length >= 2, 'two polls of the site meter');
+    for (const id of IDS) expect((await api('PUT', id, { departure_time: DEPARTURE, energy_wh: 60_000 })).status).toBe(201);
+    for (const id of IDS) {
+      const c = chargers.get(id)!;
+      c.transactionId = ((await c.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date(gw.now()).toISOString() })) as { transactionId: number }).transactionId;
+    }
+    // Settled: each holds a TxProfile within its half of the headroom, the site within the limit.
+    await until(async () => {
+      const plans = await Promise.all(IDS.map(async (id) => (await api('GET', id)).body));
+      return plans.every((p, i) => p.charger_profile?.status === 'Accepted' && p.site_share?.connectors === 2 && txProfiles(IDS[i]!).length > 0 && maxLimit(txProfiles(IDS[i]!).at(-1)!.params) <= p.site_share.share_a + 0.05);
+    }, 'both chargers on their share', 90_000);
+    const mute = chargers.get('CP-MUTE')!;
+    const ok = chargers.get('CP-OK')!;
+    expect(maxLimit(txProfiles('CP-MUTE').at(-1)!.params)).toBeGreaterThanOrEqual(6);
+
+    // The load steps up, and CP-MUTE stops answering SetChargingProfile.
+    mute.mute = true;
+    const okBefore = ok.received.length;
+    const muteBefore = mute.received.length;
+    const seen = ofSite().length;
+    const steppedAtMs = Date.now();
+    setLoadW(9000);
+    await until(() => ofSite().slice(seen).some((s) => highestPhaseA(s) > 11), 'a reading that shows the new load');
+    const highAtMs = Date.now();
+    const highA = highestPhaseA(ofSite().slice(seen).find((s) => highestPhaseA(s) > 11)!);
+
+    // Within the deadline: CP-OK is lowered so that it fits beside CP-MUTE at CP-MUTE's maximum (16 A), as far as it can (to 0).
+    const absorbs = (r: Received) => r.action === 'SetChargingProfile' && maxLimit(r.params) <= Math.max(0, LIMIT_A - highA - 16) + 0.5;
+    await until(() => ok.received.slice(okBefore).some(absorbs), 'CP-OK lowered to absorb CP-MUTE at its maximum', 60_000);
+    const absorbedAtMs = ok.received.slice(okBefore).find(absorbs)!.atMs;
+    expect(absorbedAtMs - highAtMs).toBeLessThan(DEADLINE_S * 1000);
+    // CP-MUTE's lowering went out and, unanswered, was sent again (not once and forgotten).
+    await until(() => mute.received.slice(muteBefore).filter((r) => r.action === 'SetChargingProfile' && r.params.csChargingProfiles.chargingProfilePurpose === 'TxProfile').length >= 2, 'the lowering sent again', 60_000);
+
+    // Past the deadline the ladder: TxDefaultProfile, ChargePointMaxProfile (both unanswered: SetChargingProfile), then RemoteStopTransaction.
+    await until(() => mute.received.slice(muteBefore).some((r) => r.action === 'RemoteStopTransaction'), 'the escalation reaching RemoteStopTransaction', 90_000);
+    const ladder = mute.received.slice(muteBefore).map((r) => (r.action === 'SetChargingProfile' ? r.params.csChargingProfiles.chargingProfilePurpose : r.action));
+    const first = (what: string) => ladder.indexOf(what);
+    expect(first('TxDefaultProfile')).toBeGreaterThan(first('TxProfile'));
+    expect(first('ChargePointMaxProfile')).toBeGreaterThan(first('TxDefaultProfile'));
+    expect(first('RemoteStopTransaction')).toBeGreaterThan(first('ChargePointMaxProfile'));
+    const maxProfile = mute.received.slice(muteBefore).find((r) => r.action === 'SetChargingProfile' && r.params.csChargingProfiles.chargingProfilePurpose === 'ChargePointMaxProfile')!;
+    expect(maxProfile.params.connectorId).toBe(0);
+    expect(maxProfile.params.csChargingProfiles.stackLevel).toBe(1);
+    const escalatedAtMs = mute.received.slice(muteBefore).find((r) => r.action === 'SetChargingProfile' && r.params.csChargingProfiles.chargingProfilePurpose === 'TxDefaultProfile')!.atMs;
+    expect(escalatedAtMs - highAtMs).toBeGreaterThanOrEqual(DEADLINE_S * 1000 - 1000);
+    expect(escalatedAtMs - steppedAtMs).toBeLessThan((DEADLINE_S + 2 * STEP_S + 10) * 1000);
+
+    // Each escalation counted.
+    const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
+    for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(metrics).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
+    expect(metrics).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
+
+    // CP-MUTE confirmed (it took the stop and stopped): the site is within its limit, and CP-OK
+    // takes the headroom again once the raise interval has passed.
+    await until(async () => (await api('GET', 'CP-MUTE')).body.charger_profile !== undefined && mute.received.some((r) => r.action === 'RemoteStopTransaction'), 'stop taken');
+    await until(() => {
+      const last = ok.received.filter((r) => r.action === 'SetChargingProfile').at(-1);
+      return last !== undefined && maxLimit(last.params) >= 6;
+    }, 'CP-OK raised once CP-MUTE stopped', 60_000);
+    const okNowA = maxLimit(ok.received.filter((r) => r.action === 'SetChargingProfile').at(-1)!.params);
+    // The load wobbles a little between readings, as a real meter's does.
+    expect(highA + okNowA).toBeLessThanOrEqual(LIMIT_A + 0.5);
+  });
+});
