@@ -4,7 +4,7 @@ import { PriceStore } from '../store/prices.js';
 import { ExogenousStore } from '../store/exogenous.js';
 import { formatImportResult, importPriceFile } from '../prices/import.js';
 import { CsvImportError } from '../prices/sources/csv.js';
-import { formatCoverage } from '../prices/status.js';
+import { formatCoverage, importRegion, regionRoles } from '../prices/status.js';
 import { marketByCode, withExogenousNeighbours } from '../prices/markets.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
 import { createLogger } from '../log.js';
@@ -37,18 +37,20 @@ export function registerPricesCommands(program: Command): void {
         '(start ISO 8601 with offset or Z; or start_utc; price_per_kwh instead of price_per_mwh)',
     )
     .argument('<file>', 'CSV file')
-    .requiredOption('--region <code>', 'market area, e.g. NL or DE-LU')
+    .option('--region <code>', 'market area, e.g. NL or DE-LU (default: the one region of prices.regions, when exactly one is configured)')
     .option('--autumn-hour <choice>', 'local-only files: a 02:00 that occurs once on the autumn DST day is drop|earlier|later', 'drop')
     .option('--exogenous', 'also import the day-ahead load, solar and wind forecast columns (Load_DA, Sol_DA, Won_DA, Woff_DA) of an ENTSO-E history file, for the forecaster')
     .option('--replace', 'let the file replace finer stored prices (e.g. hourly over quarter-hours) and prices of a better source; lists what it replaced')
     .option('-c, --config <file>', 'config file (for data_dir)', DEFAULT_CONFIG_PATH)
     .option('--db <file>', 'database file (instead of the one in data_dir)')
-    .action((file: string, opts: DbOptions & { region: string; autumnHour: string; replace?: boolean; exogenous?: boolean }) => {
-      if (!marketByCode(opts.region)) fail(`unknown region "${opts.region}"`);
+    .action((file: string, opts: DbOptions & { region?: string; autumnHour: string; replace?: boolean; exogenous?: boolean }) => {
+      const choice = importRegion(opts.region, opts.db ? null : loadConfigOrExit(opts.config).prices.regions);
+      if ('problem' in choice) fail(`metergate prices import: ${choice.problem}`);
+      if (choice.defaulted) process.stderr.write(`importing as ${choice.region} (the one region in prices.regions; --region to choose another)\n`);
       if (!['drop', 'earlier', 'later'].includes(opts.autumnHour)) fail('--autumn-hour must be drop, earlier or later');
       const db = openDb(opts);
       try {
-        const result = importPriceFile(new PriceStore(db), file, opts.region, Date.now(), {
+        const result = importPriceFile(new PriceStore(db), file, choice.region, Date.now(), {
           singleAutumnHour: opts.autumnHour as 'drop' | 'earlier' | 'later',
           replace: opts.replace === true,
           ...(opts.exogenous ? { exogenous: new ExogenousStore(db) } : {}),
@@ -79,8 +81,11 @@ export function registerPricesCommands(program: Command): void {
         const store = new PriceStore(db);
         const fetchProgress = new PriceFetchProgress(db);
         // Configured regions first (also when they have no prices yet), then the neighbours
-        // whose exogenous series are synced with them (markets.json), then any other stored ones.
-        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...withExogenousNeighbours(config?.prices.regions ?? []), ...store.marketAreas()])];
+        // whose exogenous series are synced with them (markets.json), then any other stored
+        // ones; each not configured one marked as what it is (prices/status.ts regionRoles).
+        const configured = config?.prices.regions ?? null;
+        const regions = opts.region ? [opts.region.toUpperCase()] : [...new Set([...withExogenousNeighbours(configured ?? []), ...store.marketAreas()])];
+        const roles = regionRoles(regions, configured);
         // A due chunk is fetched again by the first sync or repair run from then on.
         const syncOn = config !== null && configuredSource({ config, logger: createLogger('silent') }) !== null;
         const runs = new Map<number, number | null>();
@@ -92,6 +97,7 @@ export function registerPricesCommands(program: Command): void {
         const exogenous = new ExogenousStore(db);
         const coverage = regions.map((r) => ({
           ...store.coverage(r),
+          ...roles.get(r),
           pending: fetchProgress.pendingOf(r).map((p) => ({ ...p, retryRunAtMs: retryRunAt(p.nextAttemptAtMs) })),
           exogenous: exogenous.coverage(r),
         }));

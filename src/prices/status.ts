@@ -18,10 +18,53 @@ export interface PendingRetry extends PendingChunk {
   readonly retryRunAtMs: number | null;
 }
 
-export interface CoverageWithPending extends PriceCoverage {
+/** Why a region is listed: configured (prices.regions), a configured one's exogenous neighbour, or only stored. */
+export interface RegionRole {
+  /** Undefined when no config was read (--db): nothing is marked then. */
+  readonly configured?: boolean;
+  /** Configured regions whose forecaster reads this region's load, solar and wind forecasts (markets.json exogenous_neighbours). */
+  readonly exogenousFor?: readonly string[];
+}
+
+export interface CoverageWithPending extends PriceCoverage, RegionRole {
   readonly pending: readonly PendingRetry[];
   /** The forecaster's exogenous series of the region (load, solar, wind), per series. */
   readonly exogenous?: readonly ExogenousSeriesCoverage[];
+}
+
+/** The role of each listed region, given the configured ones (null: no config read). */
+export function regionRoles(regions: readonly string[], configured: readonly string[] | null): Map<string, RegionRole> {
+  const roles = new Map<string, RegionRole>();
+  if (configured === null) return roles;
+  const own = new Set(configured.map((r) => marketByCode(r)?.code ?? r.toUpperCase()));
+  for (const r of regions) {
+    const exogenousFor = [...own].filter((c) => marketByCode(c)?.exogenousNeighbours?.includes(r));
+    roles.set(r, { configured: own.has(r), ...(own.has(r) || exogenousFor.length === 0 ? {} : { exogenousFor }) });
+  }
+  return roles;
+}
+
+/**
+ * The region a `prices import` without --region is for: the one configured region. With
+ * --region, that one (checked). A problem to print otherwise.
+ */
+export function importRegion(asked: string | undefined, configured: readonly string[] | null): { region: string; defaulted: boolean } | { problem: string } {
+  if (asked !== undefined) {
+    const m = marketByCode(asked);
+    return m ? { region: m.code, defaulted: false } : { problem: `unknown region "${asked}"` };
+  }
+  if (configured === null) return { problem: 'give --region (with --db no config is read, so no configured region is known)' };
+  if (configured.length === 1) {
+    const m = marketByCode(configured[0]);
+    return m ? { region: m.code, defaulted: true } : { problem: `unknown region "${configured[0]}" in prices.regions` };
+  }
+  if (configured.length === 0) return { problem: 'give --region: prices.regions is empty, so there is no region to default to' };
+  return { problem: `give --region: prices.regions has ${configured.length} regions (${configured.join(', ')}), so which one this file is for is not known` };
+}
+
+function roleText(c: RegionRole): string {
+  if (c.configured !== false) return '';
+  return c.exogenousFor ? ` (not in prices.regions: load, solar and wind forecasts for ${c.exogenousFor.join(', ')}'s forecaster)` : ' (not in prices.regions: stored here, not synced)';
 }
 
 function exogenousLines(list: readonly ExogenousSeriesCoverage[] | undefined): string[] {
@@ -46,9 +89,10 @@ export function formatCoverage(list: readonly CoverageWithPending[], note = ''):
   const out: string[] = [];
   for (const c of list) {
     const tz = marketByCode(c.marketArea)?.timeZone ?? 'UTC';
-    if (c.periods === 0 || c.firstStartMs === null || c.lastEndMs === null) out.push(`${c.marketArea}: no prices`);
+    const role = roleText(c);
+    if (c.periods === 0 || c.firstStartMs === null || c.lastEndMs === null) out.push(`${c.marketArea}${role}: ${c.exogenousFor ? 'no prices (none needed)' : 'no prices'}`);
     else {
-      out.push(`${c.marketArea}: ${c.periods} periods, first ${iso(c.firstStartMs)}, last ends ${iso(c.lastEndMs)} (through ${localDate(tz, c.lastEndMs - 1)} ${tz})`);
+      out.push(`${c.marketArea}${role}: ${c.periods} periods, first ${iso(c.firstStartMs)}, last ends ${iso(c.lastEndMs)} (through ${localDate(tz, c.lastEndMs - 1)} ${tz})`);
       for (const r of c.resolutions) out.push(`  resolution ${r.durationS / 60} min: ${iso(r.fromMs)} .. ${iso(r.toMs)}`);
       out.push(`  sources: ${c.sources.join(', ')}`);
       if (c.gaps.length === 0) out.push('  gaps: none');

@@ -3,7 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importPriceFile, type ImportResult } from '../../src/prices/import.js';
 import { requireMarket } from '../../src/prices/markets.js';
@@ -198,6 +198,36 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
       expect(() => importPriceFile(fresh, file, 'NL', NOW), bad).toThrow(/^line 3: start "/);
     }
     expect(fresh.hasPrices('NL')).toBe(false);
+  });
+
+  it('CLI: import without --region takes the one configured region; status marks every region that is not configured (issue 31 point 7)', () => {
+    const dataDir = join(dir, 'one-region');
+    const config = join(dir, 'one-region.yaml');
+    writeFileSync(config, ['organization_id: 3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11', `data_dir: ${dataDir}`, 'prices:', '  source: none', '  regions: [NL]', ''].join('\n'));
+    // The first day of the real NL file, as it is.
+    const day = join(dir, 'nl-first-day.csv');
+    writeFileSync(day, `${readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8').split('\n').slice(0, 97).join('\n')}\n`);
+    const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { encoding: 'utf8' });
+    const imported = cli('prices', 'import', day, '-c', config);
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('importing as NL (the one region in prices.regions; --region to choose another)');
+    expect(imported.stdout).toMatch(/96 rows \(nl-eur-kwh\), 24 periods stored/);
+    // Another region by name: stored, but not configured.
+    expect(cli('prices', 'import', day, '--region', 'BE', '-c', config).status).toBe(0);
+    const status = cli('prices', 'status', '-c', config).stdout;
+    const headers = status.split('\n').filter((l) => /^[A-Z]/.test(l) && !l.startsWith('price sync is off'));
+    expect(headers[0]).toMatch(/^NL: 24 periods, first 2024-12-31T23:00Z/);
+    expect(headers).toContain("DE-LU (not in prices.regions: load, solar and wind forecasts for NL's forecaster): no prices (none needed)");
+    expect(headers.find((h) => h.startsWith('BE'))).toMatch(/^BE \(not in prices\.regions: stored here, not synced\): 24 periods/);
+    for (const h of headers.slice(1)) expect(h).toContain('(not in prices.regions');
+    const json = JSON.parse(cli('prices', 'status', '-c', config, '--json').stdout) as Array<{ marketArea: string; configured: boolean; exogenousFor?: string[] }>;
+    expect(json.map((c) => [c.marketArea, c.configured, c.exogenousFor])).toEqual([['NL', true, undefined], ['DE-LU', false, ['NL']], ['BE', false, undefined]]);
+
+    // Two regions configured: which one a file is for is not guessed.
+    writeFileSync(config, ['organization_id: 3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11', `data_dir: ${dataDir}`, 'prices:', '  source: none', '  regions: [NL, BE]', ''].join('\n'));
+    const two = cli('prices', 'import', day, '-c', config);
+    expect(two.status).toBe(1);
+    expect(two.stderr).toBe('metergate prices import: give --region: prices.regions has 2 regions (NL, BE), so which one this file is for is not known\n');
   });
 
   it('CLI: prices import and prices status', () => {
