@@ -218,6 +218,8 @@ export function buildModules(ctx: AppContext): Module[] {
       return new PriceSync({ ...ctx, exogenous: exogenousProviderTypes().build(ctx) });
     }),
   );
+  // Prices another process stored (`prices import` while the daemon runs): prices.updated at once (prices/import-watch.ts).
+  if (ctx.config.prices.regions.length > 0) modules.push(new LazyModule('price-import-watch', async () => new (await import('./prices/import-watch.js')).PriceImportWatch(ctx)));
   // Settled charger values and sessions past store.sessions_retention_days go, by the trusted clock.
   modules.push(new SessionRetention(ctx, clockGuard));
   registerOpsMetrics(ctx);

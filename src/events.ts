@@ -26,9 +26,9 @@ export interface Events {
   'outbox.evicted': { readonly count: number };
   /** The network_scan content changed (and its first computation at start). network scan → device messages (publish). */
   'network.changed': NetworkScanContent;
-  /** Day-ahead prices were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
+  /** Day-ahead prices were stored by a sync, backfill or repair, or by another process (prices import while running). price sync, import watch → forecaster (refresh), central system, replanner. */
   'prices.updated': PricesUpdated;
-  /** Exogenous series (load, wind, solar forecasts) were stored by a sync, backfill or repair. price sync → forecaster (refresh). */
+  /** Exogenous series (load, wind, solar forecasts) were stored by a sync, backfill or repair, or by another process. price sync, import watch → forecaster (refresh). */
   'exogenous.updated': PricesUpdated & { readonly source: string };
   /**
    * A connector's charging plan was made: its target was set over HTTP, or new prices made
