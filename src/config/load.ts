@@ -216,8 +216,16 @@ function crossChecks(config: Config): string[] {
       }
     }
   }
-  for (const code of Object.keys(isMapping(config.tariffs) ? config.tariffs : {})) {
+  for (const [code, list] of Object.entries(isMapping(config.tariffs) ? config.tariffs : {})) {
     if (!marketByCode(code)) problems.push(`tariffs.${code}: not a known market area (known: ${MARKETS.map((m) => m.code).join(', ')})`);
+    const versions = entries<{ valid_from?: unknown }>(list);
+    for (let k = 1; k < versions.length; k++) {
+      const [prev] = versions[k - 1];
+      const [cur, i] = versions[k];
+      if (typeof prev.valid_from === 'string' && typeof cur.valid_from === 'string' && !(cur.valid_from > prev.valid_from)) {
+        problems.push(`tariffs.${code}[${i}].valid_from: ${cur.valid_from} must be after the tariff before it (${prev.valid_from}): list the tariffs oldest first`);
+      }
+    }
   }
   return problems;
 }

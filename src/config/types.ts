@@ -210,8 +210,8 @@ export interface Config {
     readonly max_future_days: number;
     readonly step_tolerance_s: number;
   };
-  /** The price the driver pays, per market area code (pricing/tariff.ts); a market without one is priced on the day-ahead price alone. */
-  readonly tariffs?: Readonly<Record<string, TariffConfig>>;
+  /** The price the driver pays, per market area code, in force from each valid_from (pricing/tariff.ts); a market without one is priced on the day-ahead price alone. */
+  readonly tariffs?: Readonly<Record<string, readonly TariffConfig[]>>;
   readonly forecast: {
     readonly enabled: boolean;
     readonly horizon_days: number;
@@ -236,6 +236,8 @@ export interface GridFeeZoneConfig {
 
 /** One market's tariff (config tariffs.<market>); amounts in the market's currency, excl. VAT. */
 export interface TariffConfig {
+  /** YYYY-MM-DD: from that day's local midnight in the market's time zone. */
+  readonly valid_from: string;
   readonly day_ahead_multiplier: number;
   readonly supplier_margin_per_kwh: number;
   readonly grid_fee: { readonly per_kwh: number; readonly zones: readonly GridFeeZoneConfig[] };

@@ -143,7 +143,7 @@ export class SessionOutcomeRecorder {
     const readings = this.readingsInWindow(session.readings, session.resourceId, session.startMs, session.endMs, nowMs);
     if (typeof readings === 'string') return { ...base, unpricedReason: readings };
     const periods = this.prices.native(market.code, readings[0].timestampMs, readings[readings.length - 1].timestampMs);
-    const cost = sessionOutcomeCost(readings, base.immediateMaxPowerW, periods, (atMs) => nativeResolutionS(market, atMs), this.tariffOf(market.code));
+    const cost = sessionOutcomeCost(readings, base.immediateMaxPowerW, periods, (atMs) => nativeResolutionS(market, atMs), this.tariffOf(market.code, session.startMs));
     if (!cost.ok) return { ...base, unpricedReason: `no ${market.code} day-ahead price stored from ${iso(cost.missingFromMs)}` };
     return {
       ...base,

@@ -4,15 +4,21 @@
 // across a grid fee zone edge is cut there, so a cheap day-ahead hour in a peak grid zone
 // is as dear as it is to the driver. VAT (a factor above 0) and the fee per session change
 // no choice and are left out: plan costs are comparable with the cdr's energy lines excl.
-// VAT. Pure.
+// VAT. Each period is priced under the tariff in force at its start (a tariff starts at a
+// local midnight, a period boundary); a period before any tariff keeps its day-ahead price. Pure.
 import { gridFeeSpans, type Tariff } from '../pricing/tariff.js';
 import type { PlanPeriod } from './plan.js';
 
-export function allInPlanPeriods(periods: readonly PlanPeriod[], tariff: Tariff): PlanPeriod[] {
-  // Per MWh, each term scaled on its own (fewer float digits than scaling their sum).
-  const perMwh = (dayAheadPerMwh: number, gridFeePerKwh: number) => dayAheadPerMwh * tariff.dayAheadMultiplier + tariff.supplierMarginPerKwh * 1000 + gridFeePerKwh * 1000;
+export function allInPlanPeriods(periods: readonly PlanPeriod[], tariffAt: (atMs: number) => Tariff | undefined): PlanPeriod[] {
   const out: PlanPeriod[] = [];
   for (const p of periods) {
+    const tariff = tariffAt(p.startMs);
+    if (!tariff) {
+      out.push(p);
+      continue;
+    }
+    // Per MWh, each term scaled on its own (fewer float digits than scaling their sum).
+    const perMwh = (dayAheadPerMwh: number, gridFeePerKwh: number) => dayAheadPerMwh * tariff.dayAheadMultiplier + tariff.supplierMarginPerKwh * 1000 + gridFeePerKwh * 1000;
     for (const span of gridFeeSpans(tariff, p.startMs, p.startMs + p.durationS * 1000)) {
       out.push({
         startMs: span.startMs,

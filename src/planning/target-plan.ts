@@ -105,7 +105,7 @@ export class TargetPlanner {
     private readonly forecastEnabled: boolean,
     /** The configured site limit, connectors and site meter (planning/site-context.ts). */
     private readonly site: SiteContext,
-    /** The market's tariff (config tariffs): with one, plans are made on the all-in price per kWh. */
+    /** The market's tariff in force at an instant (config tariffs): with one, plans are made on the all-in price per kWh. */
     private readonly tariffOf: TariffOf = () => undefined,
   ) {
     this.prices = stores.prices;
@@ -159,8 +159,8 @@ export class TargetPlanner {
   /** The periods to plan over: day-ahead (else forecast) prices, all-in under the market's tariff (all-in-periods.ts). */
   private periodsOf(marketArea: string, fromMs: number, departureMs: number, forecast: Parameters<typeof planPeriods>[1]): PlanPeriod[] {
     const periods = planPeriods(this.prices.native(marketArea, fromMs, departureMs), forecast);
-    const tariff = this.tariffOf(marketArea);
-    return tariff ? allInPlanPeriods(periods, tariff) : periods;
+    // A market without any tariff keeps its periods exactly as they are.
+    return this.tariffOf(marketArea, Number.MAX_SAFE_INTEGER) ? allInPlanPeriods(periods, (atMs) => this.tariffOf(marketArea, atMs)) : periods;
   }
 
   /**

@@ -10,7 +10,7 @@
 // splitting time at quarter-hours where the fee changes is exact.
 import type { GridFeeZoneConfig, TariffConfig, WeekdayName } from '../config/types.js';
 import type { PricePeriod } from '../domain.js';
-import { offsetMs } from '../prices/timezone.js';
+import { localDayStartMs, offsetMs } from '../prices/timezone.js';
 
 const QUARTER_MS = 900_000;
 const DAY_MINUTES = 1440;
@@ -31,6 +31,8 @@ export interface GridFeeZone {
 export interface Tariff {
   /** IANA zone of the market (prices/markets.json); the zones are in its wall time. */
   readonly timeZone: string;
+  /** In force from this instant (valid_from's local midnight) until the next tariff's. */
+  readonly validFromMs: number;
   readonly dayAheadMultiplier: number;
   readonly supplierMarginPerKwh: number;
   /** The flat grid fee, or where no zone applies. */
@@ -61,6 +63,7 @@ function zoneFromConfig(z: GridFeeZoneConfig): GridFeeZone {
 export function tariffFromConfig(config: TariffConfig, timeZone: string): Tariff {
   return {
     timeZone,
+    validFromMs: localDayStartMs(timeZone, config.valid_from),
     dayAheadMultiplier: config.day_ahead_multiplier,
     supplierMarginPerKwh: config.supplier_margin_per_kwh,
     gridFeePerKwh: config.grid_fee.per_kwh,

@@ -24,7 +24,9 @@ const READINGS = [
   { reading_kwh: 11, timestamp: '2025-10-01T00:30:00+02:00' },
 ];
 // Grid fee 0.06 EUR/kWh, 0.03 from 00:00 to 07:00 local ("night"); margin 0.02 EUR/kWh; 0.35 per session; 21 % VAT.
-const TARIFF = { supplier_margin_per_kwh: 0.02, grid_fee: { per_kwh: 0.06, zones: [{ name: 'night', per_kwh: 0.03, from: '00:00', to: '07:00' }] }, session_fee: 0.35, vat_rate: 0.21 };
+const TARIFF = { valid_from: '2025-01-01', supplier_margin_per_kwh: 0.02, grid_fee: { per_kwh: 0.06, zones: [{ name: 'night', per_kwh: 0.03, from: '00:00', to: '07:00' }] }, session_fee: 0.35, vat_rate: 0.21 };
+// From 2025-10-01 (local midnight, 2025-09-30T22:00Z) a session fee of 5: a session that starts before stays under TARIFF.
+const NEXT_TARIFF = { ...TARIFF, valid_from: '2025-10-01', session_fee: 5 };
 // By hand:
 //   day_ahead       5.5 x 90.00 + 2.75 x 102.6 + 2.75 x 92.2 = 1030.7 EUR/MWh·kWh / 1000 = 1.0307
 //   supplier_margin 11 kWh x 0.02                                                        = 0.22
@@ -55,7 +57,7 @@ describe.skipIf(!hasSharedData)(`tariffs on cdrs and plans over HTTP (real NL 20
   beforeAll(async () => {
     withTariff = await startTestHttp({
       ctx: { clock },
-      config: { tariffs: { NL: TARIFF }, chargers: [{ id: 'CP-1', password, auth: 'accept_all', connectors: [{ connector_id: 1 }] }] },
+      config: { tariffs: { NL: [TARIFF, NEXT_TARIFF] }, chargers: [{ id: 'CP-1', password, auth: 'accept_all', connectors: [{ connector_id: 1 }] }] },
     });
     without = await startTestHttp({ ctx: { clock }, config: { chargers: [{ id: 'CP-1', password, auth: 'accept_all', connectors: [{ connector_id: 1 }] }] } });
     loadNl2025Prices(withTariff.ctx.db);
@@ -109,6 +111,15 @@ describe.skipIf(!hasSharedData)(`tariffs on cdrs and plans over HTTP (real NL 20
     expect(bad.body.detail).toMatch(/unknown part "signed_everything"/);
   });
 
+  it('a session is priced under the tariff in force at its start', async () => {
+    // 22:00Z -> 22:30Z (00:00 -> 00:30 local, 1 October): 2.75 x 102.6 + 2.75 x 92.2 = 535.7 -> 0.5357; margin 5.5 x 0.02 = 0.11;
+    // night grid fee 5.5 x 0.03 = 0.165; session fee 5: excl 5.8107, vat 1.220247 -> 1.2202, incl 7.0309.
+    const r = await call(withTariff, 'POST', `${MR}?include=cost_components`, { type: 'cdrs', body: { power_market: POWER_MARKET, meter_readings: READINGS.slice(1) } });
+    expect(r.res.status).toBe(200);
+    expect(r.body.total_cost).toEqual({ excl_vat: 5.8107, incl_vat: 7.0309 });
+    expect(r.body.cost_components).toMatchObject({ day_ahead: 0.5357, supplier_margin: 0.11, grid_fee: 0.165, session_fee: 5, vat: 1.2202 });
+  });
+
   it('a market without a tariff: the day-ahead price alone, exactly as before; the split says so', async () => {
     let r = await call(without, 'POST', MR, { type: 'cdrs', body: { power_market: POWER_MARKET, meter_readings: READINGS } });
     expect(r.body).toEqual({ currency: 'EUR', end_date_time: '2025-09-30T22:30:00Z', total_cost: { excl_vat: 1.0307 } });
@@ -120,10 +131,10 @@ describe.skipIf(!hasSharedData)(`tariffs on cdrs and plans over HTTP (real NL 20
 
   it('the plan is made on the all-in price: a dear grid zone over the cheap hours is charged around', async () => {
     // A second server on a tariff whose grid fee is 1 EUR/kWh from 10:00 to 15:00 local (09:00-14:00Z in November).
-    const dearMidday = { grid_fee: { per_kwh: 0.05, zones: [{ name: 'midday', per_kwh: 1, from: '10:00', to: '15:00' }] }, vat_rate: 0.21 };
+    const dearMidday = { valid_from: '2025-01-01', grid_fee: { per_kwh: 0.05, zones: [{ name: 'midday', per_kwh: 1, from: '10:00', to: '15:00' }] }, vat_rate: 0.21 };
     nowMs = at('2025-11-12T06:10:00Z');
     const departure = '2025-11-12T16:00:00Z';
-    const server = await startTestHttp({ ctx: { clock }, config: { tariffs: { NL: dearMidday }, chargers: [{ id: 'CP-1', password, auth: 'accept_all', connectors: [{ connector_id: 1 }] }] } });
+    const server = await startTestHttp({ ctx: { clock }, config: { tariffs: { NL: [dearMidday] }, chargers: [{ id: 'CP-1', password, auth: 'accept_all', connectors: [{ connector_id: 1 }] }] } });
     try {
       loadNl2025Prices(server.ctx.db);
       const body = { departure_time: departure, energy_wh: 20_000 };

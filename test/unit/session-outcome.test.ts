@@ -38,7 +38,7 @@ describe('sessionOutcomeCost', () => {
     // 10 kWh evenly 08:00Z-10:00Z at 100 then 200 EUR/MWh: day-ahead 0.5 + 1.0 = 1.5; at 10 kW immediately all in the first hour: 1.0.
     // Margin 0.01 and grid fee 0.05 per kWh on 10 kWh = 0.6 each way, session fee 0.3 each way:
     // actual 1.5 + 0.6 + 0.3 = 2.4, immediately 1.0 + 0.6 + 0.3 = 1.9.
-    const tariff = tariffFromConfig({ day_ahead_multiplier: 1, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [] }, session_fee: 0.3, vat_rate: 0.21 }, 'Europe/Amsterdam');
+    const tariff = tariffFromConfig({ valid_from: '2025-01-01', day_ahead_multiplier: 1, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [] }, session_fee: 0.3, vat_rate: 0.21 }, 'Europe/Amsterdam');
     const readings = [
       { timestampMs: Date.parse('2025-05-11T08:00:00Z'), energyKwh: 0 },
       { timestampMs: Date.parse('2025-05-11T10:00:00Z'), energyKwh: 10 },

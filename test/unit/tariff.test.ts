@@ -15,6 +15,7 @@ import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { priceSession, type EnergyReading } from '../../src/pricing/session-cost.js';
 import { priceSessionWithTariff } from '../../src/pricing/tariff-cost.js';
 import { allInPlanPeriods } from '../../src/planning/all-in-periods.js';
+import { marketTariffs } from '../../src/pricing/market-tariffs.js';
 import { gridFeeAt, tariffFromConfig } from '../../src/pricing/tariff.js';
 import { describeWithSharedData, sharedData } from '../helpers/shared-data.js';
 
@@ -25,6 +26,7 @@ const TZ = 'Europe/Amsterdam';
 // Q1 and Q4, low tariff every night 22-06, standard otherwise; margin as a multiplier
 // and per kWh; a fee per session; 19 % VAT.
 const CONFIG: TariffConfig = {
+  valid_from: '2025-01-01',
   day_ahead_multiplier: 1.1,
   supplier_margin_per_kwh: 0.015,
   grid_fee: {
@@ -216,23 +218,57 @@ describe('tariffs in the config schema', () => {
   };
 
   it('fills the defaults of a minimal tariff', () => {
-    const config = validateConfig({ ...base, tariffs: { NL: { vat_rate: 0.21 } } }, 'test', {});
-    expect(config.tariffs).toEqual({ NL: { vat_rate: 0.21, day_ahead_multiplier: 1, supplier_margin_per_kwh: 0, grid_fee: { per_kwh: 0, zones: [] }, session_fee: 0 } });
+    const config = validateConfig({ ...base, tariffs: { NL: [{ valid_from: '2025-01-01', vat_rate: 0.21 }] } }, 'test', {});
+    expect(config.tariffs).toEqual({ NL: [{ valid_from: '2025-01-01', vat_rate: 0.21, day_ahead_multiplier: 1, supplier_margin_per_kwh: 0, grid_fee: { per_kwh: 0, zones: [] }, session_fee: 0 }] });
   });
 
-  it('refuses an unknown market, a tariff without VAT, and zone edges off the quarter-hour', () => {
-    expect(problems({ XX: { vat_rate: 0.2 } }).join('\n')).toMatch(/tariffs\.XX: not a known market area/);
-    expect(problems({ NL: {} }).join('\n')).toMatch(/vat_rate/);
-    expect(problems({ NL: { vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:10', to: '21:00' }] } } }).join('\n')).toMatch(/from/);
-    expect(problems({ NL: { vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:00', to: '21:00', days: ['monday'] }] } } }).join('\n')).toMatch(/days/);
+  it('refuses an unknown market, a tariff without VAT or valid_from, zone edges off the quarter-hour, tariffs out of order', () => {
+    const v = '2025-01-01';
+    expect(problems({ XX: [{ valid_from: v, vat_rate: 0.2 }] }).join('\n')).toMatch(/tariffs\.XX: not a known market area/);
+    expect(problems({ NL: [{ valid_from: v }] }).join('\n')).toMatch(/vat_rate/);
+    expect(problems({ NL: [{ vat_rate: 0.21 }] }).join('\n')).toMatch(/valid_from/);
+    expect(problems({ NL: { valid_from: v, vat_rate: 0.21 } }).join('\n')).toMatch(/tariffs\/NL|tariffs\.NL/);
+    expect(problems({ NL: [{ valid_from: v, vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:10', to: '21:00' }] } }] }).join('\n')).toMatch(/from/);
+    expect(problems({ NL: [{ valid_from: v, vat_rate: 0.21, grid_fee: { zones: [{ name: 'peak', per_kwh: 0.1, from: '17:00', to: '21:00', days: ['monday'] }] } }] }).join('\n')).toMatch(/days/);
+    expect(problems({ NL: [{ valid_from: '2026-01-01', vat_rate: 0.21 }, { valid_from: v, vat_rate: 0.21 }] })).toEqual(['tariffs.NL[1].valid_from: 2025-01-01 must be after the tariff before it (2026-01-01): list the tariffs oldest first']);
+  });
+});
+
+describe('the tariff in force', () => {
+  const list = [
+    { ...CONFIG, valid_from: '2025-03-30', session_fee: 1 },
+    { ...CONFIG, valid_from: '2025-10-26', session_fee: 2 },
+  ];
+  const tariffOf = marketTariffs({ NL: list });
+
+  it('from the local midnight of valid_from (also on DST days) until the next one; none before the first, none for other markets', () => {
+    const fee = (iso: string) => tariffOf('NL', Date.parse(iso))?.sessionFee ?? null;
+    expect(fee('2025-03-29T22:59:59Z')).toBeNull(); // 23:59:59 CET on the 29th
+    expect(fee('2025-03-29T23:00:00Z')).toBe(1); // 00:00 CET on the 30th (the DST change is at 02:00)
+    expect(fee('2025-10-25T21:59:59Z')).toBe(1); // 23:59:59 CEST on the 25th
+    expect(fee('2025-10-25T22:00:00Z')).toBe(2); // 00:00 CEST on the 26th
+    expect(fee('2030-01-01T00:00:00Z')).toBe(2);
+    expect(tariffOf('nl', Date.parse('2026-01-01T00:00:00Z'))?.sessionFee).toBe(2);
+    expect(tariffOf('DE-LU', Date.parse('2026-01-01T00:00:00Z'))).toBeUndefined();
+  });
+
+  it('plan periods before the first tariff keep their day-ahead price', () => {
+    const periods = [
+      { startMs: Date.parse('2025-03-29T22:00:00Z'), durationS: 3600, pricePerMwh: 50, lowerPerMwh: 50, upperPerMwh: 50, forecast: false },
+      { startMs: Date.parse('2025-03-29T23:00:00Z'), durationS: 3600, pricePerMwh: 50, lowerPerMwh: 50, upperPerMwh: 50, forecast: false },
+    ];
+    // 23:00 CET is NT: 50 x 1.1 + (0.015 + 0.0322) x 1000 = 55 + 15 + 32.2 = 102.2
+    const out = allInPlanPeriods(periods, (atMs) => tariffOf('NL', atMs));
+    expect(out[0]).toEqual(periods[0]);
+    expect(out[1].pricePerMwh).toBeCloseTo(102.2, 9);
   });
 });
 
 describe('all-in plan periods (planning/all-in-periods.ts)', () => {
   it('cuts a period at a zone edge and prices each part at day-ahead x multiplier + margin + grid fee, per MWh', () => {
-    const t = tariffFromConfig({ day_ahead_multiplier: 1.5, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [{ name: 'peak', per_kwh: 0.2, from: '17:30', to: '21:00' }] }, session_fee: 1, vat_rate: 0.21 }, TZ);
+    const t = tariffFromConfig({ valid_from: '2025-01-01', day_ahead_multiplier: 1.5, supplier_margin_per_kwh: 0.01, grid_fee: { per_kwh: 0.05, zones: [{ name: 'peak', per_kwh: 0.2, from: '17:30', to: '21:00' }] }, session_fee: 1, vat_rate: 0.21 }, TZ);
     // Monday 2025-01-06 16:00Z = 17:00 CET: an hour at 100 EUR/MWh (forecast 80..130), cut at 17:30 local.
-    const out = allInPlanPeriods([{ startMs: Date.parse('2025-01-06T16:00:00Z'), durationS: 3600, pricePerMwh: 100, lowerPerMwh: 80, upperPerMwh: 130, forecast: true }], t);
+    const out = allInPlanPeriods([{ startMs: Date.parse('2025-01-06T16:00:00Z'), durationS: 3600, pricePerMwh: 100, lowerPerMwh: 80, upperPerMwh: 130, forecast: true }], () => t);
     // 100 x 1.5 + (0.01 + 0.05) x 1000 = 210; 80 -> 180; 130 -> 255; in the peak + 150 each.
     expect(out).toEqual([
       { startMs: Date.parse('2025-01-06T16:00:00Z'), durationS: 1800, pricePerMwh: 210, lowerPerMwh: 180, upperPerMwh: 255, forecast: true },

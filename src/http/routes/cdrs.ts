@@ -52,7 +52,8 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       if (readings) problems.add('the meter readings cannot be priced', readingsUsableErrors(readings));
       problems.throwIfAny('request');
       if (!market || !readings || !input.meter_readings) throw new Error('a request passed every check without a market or readings');
-      const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code));
+      // The tariff in force when the session started (its first reading).
+      const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code, readings[0].timestampMs));
       const last = input.meter_readings[input.meter_readings.length - 1] as { timestamp: string };
       const endDateTime = formatUtc(priced.endMs, subMillisecondNs(last.timestamp));
       res.set('Cache-Control', 'no-store').json({ currency: priced.currency, end_date_time: endDateTime, ...cdrCostFields(priced, market.code, include) });
@@ -90,7 +91,8 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       assertNoClockSuspect(deps, session.resourceId!, stored);
       readings = localReadingsInWindow(stored, session.resourceId!, session.startMs, session.endMs, sessionMaxEdgeGapMs(deps.config), deps.clock.now());
     }
-    const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code));
+    // The tariff in force at the session's stated start.
+    const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code, session.startMs));
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
