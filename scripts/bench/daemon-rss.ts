@@ -40,6 +40,7 @@ import { sharedData } from '../../test/helpers/shared-data.js';
 import { buildBaselineDist, buildDist, repoRoot } from './dist.js';
 import { shippedNodeFlags } from './shipped-node.js';
 import { formatBreakdown, smapsBreakdown } from './smaps.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 
 const SECONDS = Number(process.argv[2] ?? 120);
 const ROUNDS = Number(process.argv[3] ?? 1);
@@ -119,7 +120,7 @@ async function seed(dist: string, dataDir: string): Promise<{ n: number; firstMs
   const lastEnd = Math.max(...periods.map((p) => p.startMs + p.durationS * 1000));
   const shift = Math.floor((Date.now() + 2 * 86_400_000 - lastEnd) / WEEK_MS) * WEEK_MS;
   const db = openDatabase(join(dataDir, 'metergate.db'));
-  const n = new PriceStore(db).upsert(periods.map((p) => ({ ...p, startMs: p.startMs + shift })), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: Date.now() });
+  const n = storePrices(new PriceStore(db), periods.map((p) => ({ ...p, startMs: p.startMs + shift })), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: Date.now() });
   db.close();
   return { n, firstMs: Math.min(...periods.map((p) => p.startMs)) + shift };
 }

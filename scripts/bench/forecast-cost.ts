@@ -71,6 +71,7 @@ const c = JSON.parse(caseJson);
 const imp = (p) => import(new URL('file://' + dist + '/' + p).href);
 const { openDatabase } = await imp('store/db.js');
 const { PriceStore } = await imp('store/prices.js');
+const { mergePrices } = await imp('prices/price-merge.js');
 const { ExogenousStore } = await imp('store/exogenous.js');
 const { ForecastStore } = await imp('store/forecasts.js');
 const { validateConfig } = await imp('config/load.js');
@@ -137,15 +138,15 @@ if (mode === 'baseline') {
       const m = await measure(() => run(() => service.refresh().then(() => true)));
       steps.push({ what, seconds: m.seconds, cpuSeconds: m.cpuSeconds, inputs: m.out.inputs, originDay: m.out.originDay, digest: m.out.digest });
     };
-    await step("D+1's prices arrive (D 13:00): origin D+1, price only", () => { prices.merge(n.prices, { source: 'entsoe', fetchedAtMs: n.pricesFetchedAtMs }); nowMs = n.pricesNowMs; });
+    await step("D+1's prices arrive (D 13:00): origin D+1, price only", () => { mergePrices(prices, n.prices, { source: 'entsoe', fetchedAtMs: n.pricesFetchedAtMs }); nowMs = n.pricesNowMs; });
     await step("D+2's series arrive (D+1 10:30): origin D+1 with series", () => { exogenous.merge(n.series, { source: 'entsoe-exogenous', fetchedAtMs: n.seriesFetchedAtMs }); nowMs = n.seriesNowMs; });
-    await step("D+2's prices arrive (D+1 13:00): origin D+2, price only", () => { prices.merge(n.prices2, { source: 'entsoe', fetchedAtMs: n.prices2FetchedAtMs }); nowMs = n.prices2NowMs; });
+    await step("D+2's prices arrive (D+1 13:00): origin D+2, price only", () => { mergePrices(prices, n.prices2, { source: 'entsoe', fetchedAtMs: n.prices2FetchedAtMs }); nowMs = n.prices2NowMs; });
     result = { out: { steps }, seconds: 0, cpuSeconds: 0 };
   } else {
     await run(() => service.computeRegion('NL'));
     // The next day's data, as the sync stores it (outside the timed part: the sync's work).
     const next = c.next;
-    prices.merge(next.prices, { source: 'entsoe', fetchedAtMs: next.pricesFetchedAtMs });
+    mergePrices(prices, next.prices, { source: 'entsoe', fetchedAtMs: next.pricesFetchedAtMs });
     if (next.series.length > 0) exogenous.merge(next.series, { source: 'entsoe-exogenous', fetchedAtMs: next.seriesFetchedAtMs });
     nowMs = next.nowMs;
     // For PROFILE: the monotonic instant (µs, the profile's clock) the timed part starts.

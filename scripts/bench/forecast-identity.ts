@@ -69,6 +69,8 @@ const { ForecastStore } = await imp('store/forecasts.js');
 const { validateConfig } = await imp('config/load.js');
 const { createLogger } = await imp('log.js');
 const { ForecastService, forecastMarket } = await imp('forecast/service.js');
+// Builds before the merge rule left the store merged with PriceStore.merge.
+const mergePrices = (await imp('prices/price-merge.js').catch(() => null))?.mergePrices ?? ((store, periods, provenance) => store.merge(periods, provenance));
 const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused', prices: { regions: ['NL'] } }, 'bench', {});
 const db = openDatabase(dbPath);
 let nowMs = c.nowMs;
@@ -91,7 +93,7 @@ const cpu0 = process.cpuUsage();
 await service.computeRegion('NL');
 steps.push({ what: 'cold', ...stored() });
 if (c.next) {
-  prices.merge(c.next.prices, { source: 'entsoe', fetchedAtMs: c.next.fetchedAtMs });
+  mergePrices(prices, c.next.prices, { source: 'entsoe', fetchedAtMs: c.next.fetchedAtMs });
   nowMs = c.next.nowMs;
   await service.refresh();
   steps.push({ what: 'warm, the next day\\'s prices', ...stored() });

@@ -15,6 +15,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { openDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 
 const nl = requireMarket('NL');
 const config = validateConfig({ organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: '/tmp/unused' }, 'bench', {});
@@ -79,7 +80,7 @@ if (!existsSync(join(dist, 'forecast/market-forecast.js'))) {
   const store = new PriceStore(db);
   const data = resolve(process.cwd(), '../shared/data/prices');
   for (const f of ['nl-2015-2023h1-entsoe-hourly.csv', 'nl-2024-hourly-local.csv', 'nl-2025-quarterhour-local-utc.csv']) {
-    store.upsert(parsePriceCsv(readFileSync(resolve(data, f), 'utf8'), nl).periods, { source: `csv:${f}`, fetchedAtMs: 0 });
+    storePrices(store, parsePriceCsv(readFileSync(resolve(data, f), 'utf8'), nl).periods, { source: `csv:${f}`, fetchedAtMs: 0 });
   }
   db.close();
   console.log(`load average ${(await import('node:os')).loadavg()[0].toFixed(1)} on ${(await import('node:os')).cpus().length} CPUs; NL, window ${options.trainingWindowDays} d, ${options.calibrationDays} calibration origins + ${options.horizonDays}, horizon ${options.horizonDays} d; each line a fresh process`);

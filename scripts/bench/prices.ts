@@ -15,6 +15,8 @@ import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { localDayStartMs } from '../../src/prices/timezone.js';
 import { openDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
+import { pricesAtInterval } from '../../src/prices/at-interval.js';
 
 const FILE = join(process.cwd(), '../shared/data/prices/nl-2015-2023h1-entsoe-hourly.csv');
 const rounds = Number(process.argv[2] ?? 5);
@@ -39,8 +41,8 @@ for (let r = 0; r < rounds; r++) {
   results.importMs.push(time(() => importPriceFile(store, FILE, 'NL', Date.now())));
   results.parseMs.push(time(() => parsePriceCsv(text, NL)));
   const b = openDatabase(join(dir, `upsert-${r}.db`));
-  results.upsertMs.push(time(() => new PriceStore(b).upsert(rows, { source: 'bench', fetchedAtMs: 0 })));
-  results.reimportMs.push(time(() => new PriceStore(b).upsert(rows, { source: 'bench', fetchedAtMs: 1 })));
+  results.upsertMs.push(time(() => storePrices(new PriceStore(b), rows, { source: 'bench', fetchedAtMs: 0 })));
+  results.reimportMs.push(time(() => storePrices(new PriceStore(b), rows, { source: 'bench', fetchedAtMs: 1 })));
   b.close();
 
   const c = openDatabase(join(dir, `bare-${r}.db`));
@@ -64,7 +66,7 @@ for (let r = 0; r < rounds; r++) {
   );
   c.close();
 
-  results.query900Ms.push(time(() => (queried = store.atInterval('NL', yearFrom, yearTo, 900).length)));
+  results.query900Ms.push(time(() => (queried = pricesAtInterval(store, 'NL', yearFrom, yearTo, 900).length)));
   const select = a.prepare('SELECT market_area, start_ms, duration_s, price_per_mwh FROM prices WHERE market_area = ? AND start_ms >= ? AND start_ms < ? ORDER BY start_ms');
   results.baselineSelectMs.push(time(() => select.all('NL', yearFrom, yearTo)));
   a.close();

@@ -27,6 +27,7 @@ import { ChargingTargetStore, type ChargingTarget } from '../../src/store/chargi
 import { openDatabase } from '../../src/store/db.js';
 import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 
 const runs = Number(process.argv[2] ?? 300);
 const NOW = Date.parse('2025-05-11T06:20:00Z');
@@ -48,7 +49,7 @@ function site(connectors: number): { perReadingMs: number; singlePlanMs: number;
   const dir = mkdtempSync(join(tmpdir(), 'mg-bench-site-'));
   const db = openDatabase(join(dir, 'metergate.db'));
   try {
-    new PriceStore(db).upsert(prices, { source: 'bench', fetchedAtMs: 0 });
+    storePrices(new PriceStore(db), prices, { source: 'bench', fetchedAtMs: 0 });
     // Every connector configured (its ceilings: 16 A, 6 A minimum, three phases, 230 V).
     const chargers = Array.from({ length: connectors }, (_, i) => ({ id: `CP-${i}`, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 }] }));
     const config = { site: { limit_a: 25 + 10 * connectors, meter: 'grid', meter_includes_chargers: true, max_reading_age_s: 60, raise_interval_s: 300, raise_hysteresis_a: 2, voltage_v: 230, lower_deadline_s: 20, escalation_step_s: 10, uncounted_chargers: 'refuse' }, chargers, forecast: { enabled: false }, store: { write_queue_max_entries: 5000 } };

@@ -9,6 +9,7 @@ import { marketByCode, withExogenousNeighbours } from '../prices/markets.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
 import { createLogger } from '../log.js';
 import { Backfill } from '../prices/backfill.js';
+import { mergingPriceStore } from '../prices/price-merge.js';
 import { progressFor } from '../prices/progress.js';
 import { configuredSource, firstRunAtOrAfter } from '../prices/sync.js';
 import { PriceFetchProgress } from '../store/price-fetch.js';
@@ -136,7 +137,7 @@ function registerFetchCommands(prices: Command): void {
       process.once('SIGINT', () => abort.abort());
       try {
         const store = new PriceStore(db);
-        const backfill = new Backfill({ db, store, source, logger, now: () => Date.now(), progress: progressFor(logger) });
+        const backfill = new Backfill({ db, store: mergingPriceStore(store), source, logger, now: () => Date.now(), progress: progressFor(logger) });
         await backfill.run({ regions, fromDate, signal: abort.signal });
         if (opts.repair) {
           const r = await backfill.repair(regions, fromDate, abort.signal);

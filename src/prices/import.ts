@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { ExogenousStore } from '../store/exogenous.js';
-import type { PriceMergeReport, PriceStore } from '../store/prices.js';
+import type { PriceStore } from '../store/prices.js';
+import { mergePrices, type PriceMergeReport } from './price-merge.js';
 import { exogenousFromHistory, type ExogenousCsvReport } from './exogenous/csv.js';
 import { requireMarket } from './markets.js';
 import type { MergeOutcome, MergeRun } from './merge.js';
@@ -36,7 +37,7 @@ export function importPriceFile(store: PriceStore, file: string, marketCode: str
   if (exo && exo.points.length === 0) throw new CsvImportError(1, 'the file has no Load_DA, Sol_DA, Won_DA or Woff_DA values');
   // Prices and exogenous columns in one transaction: a failure leaves both untouched.
   return store.transaction(() => {
-    const merge = store.merge(periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
+    const merge = mergePrices(store, periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
     const written = exo && options.exogenous ? options.exogenous.merge(exo.points, { source, fetchedAtMs: nowMs }).written : 0;
     return { marketArea: market.code, source, written: merge.written, report, merge, ...(exo ? { exogenous: { ...exo.report, written } } : {}) };
   });

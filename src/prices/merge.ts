@@ -1,5 +1,5 @@
 // Which incoming price periods may replace stored ones. Pure: stored and incoming periods
-// in, a plan (rows to delete, rows to write) and a report out; PriceStore applies it.
+// in, a plan (rows to delete, rows to write) and a report out; price-merge.ts applies it.
 //
 // The rule (docs/prices.md, "Merging prices"):
 //   - a period with no stored price overlapping it is stored (a coarser source fills holes);

@@ -9,6 +9,7 @@ import { firesAt, parseCron, scheduleCron, type CronSchedule, type ScheduledJob 
 import type { AppContext } from '../context.js';
 import type { Module } from '../lifecycle.js';
 import { PriceStore } from '../store/prices.js';
+import { mergingPriceStore } from './price-merge.js';
 import { Backfill, type PriceFetcher } from './backfill.js';
 import { LogProgress } from './progress.js';
 import { EntsoeSource } from './sources/entsoe.js';
@@ -145,7 +146,7 @@ export class PriceSync implements Module {
     const { db, logger, clock } = this.deps;
     return new Backfill({
       db,
-      store: new PriceStore(db),
+      store: mergingPriceStore(new PriceStore(db)),
       source,
       logger,
       now: () => clock.now(),

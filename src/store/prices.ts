@@ -1,8 +1,8 @@
-// Day-ahead prices in SQLite: UTC, native resolution, with source and fetch time.
+// Day-ahead prices in SQLite: UTC, native resolution, with source and fetch time. Persistence
+// only: which incoming periods replace stored ones is the merge rule (prices/merge.ts,
+// applied by prices/price-merge.ts through storedForMerge/applyMerge), prices at another
+// interval are prices/at-interval.ts.
 import type { PricePeriod } from '../domain.js';
-import { requireMarket } from '../prices/markets.js';
-import { KEPT_OUTCOMES, planMerge, type MergeOutcome, type MergeRun, type StoredPeriod } from '../prices/merge.js';
-import { resample } from '../prices/resample.js';
 import type { Db } from './db.js';
 import { SessionStore } from './sessions.js';
 
@@ -41,16 +41,12 @@ export interface PriceCoverage {
   readonly sources: readonly string[];
 }
 
-/** What a merge did: periods written, every incoming period's outcome, and runs of all but `unchanged`. */
-export interface PriceMergeReport {
-  readonly written: number;
-  readonly counts: Readonly<Record<MergeOutcome, number>>;
-  readonly runs: readonly MergeRun[];
-}
-
-export interface MergeOptions {
-  /** Let coarser periods replace finer stored ones, and a lower-ranked source a higher one (`prices import --replace`). */
-  readonly replace?: boolean;
+/** A stored period as the merge rule compares it. */
+export interface StoredPriceRow {
+  readonly startMs: number;
+  readonly durationS: number;
+  readonly pricePerMwh: number;
+  readonly source: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -66,13 +62,10 @@ function toPeriod(r: Row): PricePeriod {
   return { marketArea: r.market_area, startMs: r.start_ms, durationS: r.duration_s, pricePerMwh: r.price_per_mwh };
 }
 
-/** Merge outcomes that change a stored price. */
-const PRICE_CHANGES: ReadonlySet<MergeOutcome> = new Set(['corrected', 'refined', 'replaced']);
-
 export class PriceStore {
   private readonly stmts;
 
-  /** Made when a price changes (a database migrated only as far as the prices may lack the session tables). */
+  /** Made when a price changes (pricesChanged; a database migrated only as far as the prices may lack the session tables). */
   private sessions?: SessionStore;
 
   constructor(private readonly db: Db) {
@@ -127,60 +120,28 @@ export class PriceStore {
   }
 
   /**
-   * Stores periods by the merge rule of src/prices/merge.ts (a coarser period never
-   * replaces finer stored ones; corrections need a source ranking at least as high),
-   * idempotent, in one transaction. Returns the number of rows written.
+   * The market's stored periods overlapping [fromMs, toMs), oldest first, as the merge rule
+   * compares them (none read where the market has no row near the range).
    */
-  upsert(periods: readonly PricePeriod[], provenance: PriceProvenance): number {
-    return this.merge(periods, provenance).written;
+  storedForMerge(marketArea: string, fromMs: number, toMs: number): StoredPriceRow[] {
+    const stored: StoredPriceRow[] = [];
+    // Reading the stored neighbourhood is only needed where the market has rows near the range.
+    if (this.stmts.anyBetween.get(marketArea, fromMs - DAY_MS, toMs) === undefined) return stored;
+    for (const [startMs, durationS, pricePerMwh, source] of this.stmts.forMerge.iterate(marketArea, fromMs - DAY_MS, toMs, fromMs) as Iterable<[number, number, number, string]>) {
+      stored.push({ startMs, durationS, pricePerMwh, source });
+    }
+    return stored;
   }
 
-  /** Like upsert(), with the report of what was stored, corrected, replaced or kept out. */
-  merge(periods: readonly PricePeriod[], provenance: PriceProvenance, options: MergeOptions = {}): PriceMergeReport {
-    const byMarket = new Map<string, PricePeriod[]>();
-    for (const p of periods) {
-      if (!Number.isFinite(p.pricePerMwh)) throw new RangeError(`price for ${p.marketArea} at ${new Date(p.startMs).toISOString()} is not a number`);
-      if (!Number.isInteger(p.durationS) || p.durationS <= 0) throw new RangeError(`period of ${p.marketArea} at ${new Date(p.startMs).toISOString()} has length ${p.durationS} s`);
-      let list = byMarket.get(p.marketArea);
-      if (!list) byMarket.set(p.marketArea, (list = []));
-      list.push(p);
-    }
-    const run = this.db.transaction(() => {
-      let written = 0;
-      const counts = Object.fromEntries(['filled', 'unchanged', 'corrected', 'refined', 'replaced', ...KEPT_OUTCOMES].map((o) => [o, 0])) as Record<MergeOutcome, number>;
-      const runs: MergeRun[] = [];
-      for (const [area, list] of byMarket) {
-        const currency = requireMarket(area).currency;
-        const sorted = list.every((p, k) => k === 0 || list[k - 1].startMs <= p.startMs) ? list : [...list].sort((a, b) => a.startMs - b.startMs);
-        for (let k = 1; k < sorted.length; k++) {
-          if (sorted[k].startMs < sorted[k - 1].startMs + sorted[k - 1].durationS * 1000) {
-            throw new RangeError(`periods of ${area} overlap at ${new Date(sorted[k].startMs).toISOString()}: nothing stored`);
-          }
-        }
-        const lo = sorted[0].startMs;
-        const last = sorted[sorted.length - 1];
-        const hi = last.startMs + last.durationS * 1000;
-        // Reading the stored neighbourhood is only needed where the market has rows near the batch.
-        const stored: StoredPeriod[] = [];
-        if (this.stmts.anyBetween.get(area, lo - DAY_MS, hi) !== undefined) {
-          for (const [startMs, durationS, pricePerMwh, source] of this.stmts.forMerge.iterate(area, lo - DAY_MS, hi, lo) as Iterable<[number, number, number, string]>) {
-            stored.push({ marketArea: area, startMs, durationS, pricePerMwh, source });
-          }
-        }
-        const plan = planMerge(stored, sorted, { source: provenance.source, replace: options.replace });
-        for (const startMs of plan.deleteStartMs) this.stmts.deleteAt.run(area, startMs);
-        for (const p of plan.write) this.stmts.upsert.run(area, p.startMs, p.durationS, p.pricePerMwh, currency, provenance.source, provenance.fetchedAtMs);
-        written += plan.write.length;
-        // A session over a price that changed has another price record now (docs/http-api.md).
-        for (const r of plan.runs) {
-          if (PRICE_CHANGES.has(r.outcome) && r.maxChangePerMwh !== 0) (this.sessions ??= new SessionStore(this.db)).pricesChanged(area, r.fromMs, r.toMs, provenance.fetchedAtMs);
-        }
-        for (const [o, n] of Object.entries(plan.counts)) counts[o as MergeOutcome] += n;
-        runs.push(...plan.runs);
-      }
-      return { written, counts, runs };
-    });
-    return run();
+  /** Deletes the market's periods starting at `deleteStartMs`, then writes `write` (insert or overwrite at their start) with the provenance. */
+  applyMerge(marketArea: string, deleteStartMs: readonly number[], write: readonly PricePeriod[], currency: string, provenance: PriceProvenance): void {
+    for (const startMs of deleteStartMs) this.stmts.deleteAt.run(marketArea, startMs);
+    for (const p of write) this.stmts.upsert.run(marketArea, p.startMs, p.durationS, p.pricePerMwh, currency, provenance.source, provenance.fetchedAtMs);
+  }
+
+  /** The price of [fromMs, toMs) changed: a session over it has another price record now (docs/http-api.md). */
+  pricesChanged(marketArea: string, fromMs: number, toMs: number, changedAtMs: number): void {
+    (this.sessions ??= new SessionStore(this.db)).pricesChanged(marketArea, fromMs, toMs, changedAtMs);
   }
 
   /** Runs `fn` in one transaction (for callers that write prices and progress together). */
@@ -207,19 +168,6 @@ export class PriceStore {
   nativeWithProvenance(marketArea: string, fromMs: number, toMs: number): StoredPricePeriod[] {
     const rows = this.stmts.rangeFull.all(marketArea, fromMs - DAY_MS, toMs, fromMs) as Array<Row & { currency: string; source: string; fetched_at_ms: number }>;
     return rows.map((r) => ({ ...toPeriod(r), currency: r.currency, source: r.source, fetchedAtMs: r.fetched_at_ms }));
-  }
-
-  /**
-   * Periods of `intervalS` seconds (900, 1800, 3600, ...) overlapping [fromMs, toMs),
-   * aligned to the market's local clock: time-weighted mean where coarser than native,
-   * the native value repeated where finer. Periods with any missing native price are
-   * left out. `intervalS` undefined = native periods.
-   */
-  atInterval(marketArea: string, fromMs: number, toMs: number, intervalS?: number): PricePeriod[] {
-    const market = requireMarket(marketArea);
-    const native = this.native(market.code, fromMs - DAY_MS, toMs + DAY_MS);
-    if (intervalS === undefined) return native.filter((p) => p.startMs < toMs && p.startMs + p.durationS * 1000 > fromMs);
-    return resample(native, { marketArea: market.code, timeZone: market.timeZone, fromMs, toMs, intervalS });
   }
 
   hasPrices(marketArea: string): boolean {

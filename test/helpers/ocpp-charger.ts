@@ -16,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { expectDocumented } from './openapi.js';
 import { sharedData } from './shared-data.js';
@@ -256,7 +257,7 @@ export async function startPlanGateway(opts: {
     },
   };
   const ctx = createContext(config, { logger: createLogger('fatal'), clock: { now: () => gw.nowMs } });
-  new PriceStore(ctx.db).upsert(
+  storePrices(new PriceStore(ctx.db), 
     prices.filter((p) => p.startMs >= opts.pricesFromMs && p.startMs < opts.pricesToMs),
     { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 },
   );

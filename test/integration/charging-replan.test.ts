@@ -10,6 +10,7 @@ import type { Module } from '../../src/lifecycle.js';
 import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import type { PricePeriod } from '../../src/domain.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
@@ -27,7 +28,7 @@ describe.skipIf(!hasSharedData)(`charging plans are made again when prices arriv
   beforeAll(async () => {
     http = await startTestHttp({ config: { prices: { regions: ['NL'], source: 'none' }, chargers: [{ id: 'CP-9', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1 }] }] }, ctx: { clock: { now: () => nowMs } } });
     native = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods;
-    new PriceStore(http.ctx.db).upsert(native.filter((p) => p.startMs < publishedUntilMs), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
+    storePrices(new PriceStore(http.ctx.db), native.filter((p) => p.startMs < publishedUntilMs), { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
     replanner = buildModules(http.ctx).find((m) => m.name === 'charging-plans')!;
     await replanner.start();
   });
@@ -49,7 +50,7 @@ describe.skipIf(!hasSharedData)(`charging plans are made again when prices arriv
     const heard: Array<Events['plan.updated']> = [];
     const off = http.ctx.events.on('plan.updated', (e) => heard.push(e));
     const tomorrow = native.filter((p) => p.startMs >= publishedUntilMs && p.startMs < publishedUntilMs + 86_400_000);
-    new PriceStore(http.ctx.db).upsert(tomorrow, { source: 'entsoe', fetchedAtMs: nowMs });
+    storePrices(new PriceStore(http.ctx.db), tomorrow, { source: 'entsoe', fetchedAtMs: nowMs });
     http.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: publishedUntilMs, toMs: publishedUntilMs + 86_400_000, periods: tomorrow.length });
     off();
 

@@ -17,6 +17,7 @@ import { openDatabase, type Db } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
 const NL = requireMarket('NL');
@@ -48,7 +49,7 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     const db = openDatabase(join(dir, `${name}.db`));
     dbs.push(db);
     const from = NOW - 400 * 86_400_000;
-    new PriceStore(db).upsert(parsed.periods.filter((p) => p.startMs >= from && p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+    storePrices(new PriceStore(db), parsed.periods.filter((p) => p.startMs >= from && p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     const { points } = exogenousFromHistory(parsed.history!.filter((r) => r.startMs >= from && r.startMs < TOMORROW_END), 'NL', NL.timeZone);
     const exogenous = new ExogenousStore(db);
     exogenous.merge(points.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });

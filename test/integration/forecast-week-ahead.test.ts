@@ -20,6 +20,7 @@ import { openDatabase, type Db } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
 const NL = requireMarket('NL');
@@ -48,7 +49,7 @@ describe.skipIf(!hasSharedData)(`forecast with the week-ahead load forecast${has
     const db = openDatabase(join(dir, `${name}.db`));
     dbs.push(db);
     const from = NOW - 400 * 86_400_000;
-    new PriceStore(db).upsert(parsed.periods.filter((p) => p.startMs >= from && p.startMs < dayStart(DAY + 1)), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+    storePrices(new PriceStore(db), parsed.periods.filter((p) => p.startMs >= from && p.startMs < dayStart(DAY + 1)), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     const exogenous = new ExogenousStore(db);
     const { points } = exogenousFromHistory(parsed.history!.filter((r) => r.startMs >= from && r.startMs < dayStart(DAY + 2)), 'NL', NL.timeZone);
     exogenous.merge(points, { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });

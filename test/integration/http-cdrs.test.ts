@@ -7,6 +7,7 @@ import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
 import { ClockStepStore } from '../../src/store/clock-steps.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 
 const METER = '6a1f0b8e-2c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const MR = '/api/v1/cdrs/meter_readings';
@@ -304,7 +305,7 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
     expect(lastYear.pricePerMwh).toBe(9.84);
     try {
       const correctedAtMs = nowMs;
-      store.upsert([{ ...original, pricePerMwh: lastYear.pricePerMwh }], { source: 'test-correction', fetchedAtMs: correctedAtMs });
+      storePrices(store, [{ ...original, pricePerMwh: lastYear.pricePerMwh }], { source: 'test-correction', fetchedAtMs: correctedAtMs });
       nowMs += 60_000;
       const corrected = (await call(http, 'GET', cdr, { token: cdrs })).body;
       // 5.5 x 9.84 + 2.75 x 102.6 + 2.75 x 92.2 = 54.12 + 282.15 + 253.55 = 589.82 -> 0.5898
@@ -315,7 +316,7 @@ describe.skipIf(!hasSharedData)('cdrs and sessions over HTTP (real NL 2025 price
       nowMs += 60_000;
       expect((await call(http, 'GET', cdr, { token: cdrs })).body).toEqual(corrected);
     } finally {
-      store.upsert([original], { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
+      storePrices(store, [original], { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 });
     }
   });
 

@@ -10,6 +10,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { hasSharedData, SKIP_REASON, sharedData } from '../helpers/shared-data.js';
@@ -41,7 +42,7 @@ async function gatewayAt(today: string, extra: Record<string, unknown> = {}, kno
     ctx: { clock: { now: () => clock.nowMs } },
   });
   const known = localMidnightMs(NL.timeZone, dayFromIso(knownThrough) + 1);
-  new PriceStore(http.ctx.db).upsert(nlPeriods().filter((p) => p.startMs < known), { source: 'csv:test', fetchedAtMs: 0 });
+  storePrices(new PriceStore(http.ctx.db), nlPeriods().filter((p) => p.startMs < known), { source: 'csv:test', fetchedAtMs: 0 });
   const service = new ForecastService({
     config: http.ctx.config,
     logger: http.ctx.logger,
@@ -384,7 +385,7 @@ describe.skipIf(!hasSharedData)(`market_price_forecast over HTTP (${hasSharedDat
     // 13:00: the real prices of 2025-03-28 are published.
     const from = localMidnightMs(NL.timeZone, dayFromIso('2025-03-28'));
     const to = localMidnightMs(NL.timeZone, dayFromIso('2025-03-29'));
-    new PriceStore(spring.http.ctx.db).upsert(nlPeriods().filter((p) => p.startMs >= from && p.startMs < to), { source: 'csv:test', fetchedAtMs: 1 });
+    storePrices(new PriceStore(spring.http.ctx.db), nlPeriods().filter((p) => p.startMs >= from && p.startMs < to), { source: 'csv:test', fetchedAtMs: 1 });
     spring.clock.nowMs = localMidnightMs(NL.timeZone, dayFromIso('2025-03-27')) + 13 * 3_600_000;
     expect(await spring.service.computeRegion('NL')).toBe(true);
     const after = store.latestRun('NL')!;

@@ -17,6 +17,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
@@ -53,7 +54,7 @@ describe.skipIf(!hasSharedData)(`metergate run: configured limits are ceilings f
     );
     expect(prices.length).toBeGreaterThanOrEqual(72);
     const db = openDaemonDatabase(databasePath(dataDir));
-    new PriceStore(db).upsert(
+    storePrices(new PriceStore(db), 
       prices.map((p) => ({ ...p, startMs: p.startMs + shiftMs })),
       { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: nowMs },
     );

@@ -17,6 +17,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectSimulatedCharger, type SimulatedCharger } from '../helpers/ocpp-charger.js';
@@ -59,7 +60,7 @@ describe.skipIf(!hasSharedData)(`metergate run: chargers that say no${hasSharedD
       (p) => p.startMs >= Date.parse('2025-11-12T00:00:00Z') && p.startMs < Date.parse('2025-11-14T00:00:00Z'),
     );
     const db = openDaemonDatabase(databasePath(dataDir));
-    new PriceStore(db).upsert(prices.map((p) => ({ ...p, startMs: p.startMs + shiftMs })), { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved to now)', fetchedAtMs: nowMs });
+    storePrices(new PriceStore(db), prices.map((p) => ({ ...p, startMs: p.startMs + shiftMs })), { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved to now)', fetchedAtMs: nowMs });
     token = new TokenStore(db).create({ name: 'test-cpo', type: 'cpo', nowMs }).token;
     db.close();
     const ocppPort = await freePort();

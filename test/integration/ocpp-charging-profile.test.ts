@@ -6,6 +6,7 @@
 // the next day's come later (prices.updated, as the price sync emits it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { limitAt, profileEnergyWh, startPlanGateway, type PlanGateway, type SentProfile as Profile, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
@@ -112,7 +113,7 @@ describe.skipIf(!hasSharedData)(`plans applied to chargers with SetChargingProfi
     expect(before.planned.periods.every((p: PlanPeriodView) => Date.parse(p.start) < publishedUntilMs)).toBe(true);
     answer = 'Rejected';
     const tomorrow = gw.prices.filter((p) => p.startMs >= publishedUntilMs && p.startMs < publishedUntilMs + 86_400_000);
-    new PriceStore(gw.daemon.ctx.db).upsert(tomorrow, { source: 'entsoe', fetchedAtMs: gw.nowMs });
+    storePrices(new PriceStore(gw.daemon.ctx.db), tomorrow, { source: 'entsoe', fetchedAtMs: gw.nowMs });
     gw.daemon.ctx.events.emit('prices.updated', { marketArea: 'NL', fromMs: publishedUntilMs, toMs: publishedUntilMs + 86_400_000, periods: tomorrow.length });
     await until(() => received.length >= 3, 'a SetChargingProfile after prices.updated', 20_000);
     const profile = received[2]!;

@@ -36,6 +36,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectOcttCharger, officialSchemaErrors, type CallFromGateway, type OcttCharger } from '../helpers/octt-charger.js';
@@ -107,7 +108,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style central-system suite: metergate run 
       (p) => p.startMs + shiftMs >= nowMs - DAY && p.startMs + shiftMs < nowMs + 2 * DAY,
     );
     const db = openDaemonDatabase(databasePath(dataDir));
-    new PriceStore(db).upsert(
+    storePrices(new PriceStore(db), 
       prices.map((p) => ({ ...p, startMs: p.startMs + shiftMs })),
       { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: nowMs },
     );

@@ -9,6 +9,7 @@
 // page and /metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startPlanGateway, type PlanGateway, type SimulatedCharger } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
@@ -163,7 +164,7 @@ describe.skipIf(!hasSharedData)(`a completed charger session records its cost ag
     expect(before).toMatchObject({ priced_at: null, actual_cost: null, immediate_cost: null, saving: null, energy_wh: null, planned: false });
     expect(before.unpriced_reason).toBe('no NL day-ahead price stored from 2025-05-12T00:00:00Z');
     // The prices of 2025-05-12 arrive (as a price sync stores them).
-    new PriceStore(gw.daemon.ctx.db).upsert(
+    storePrices(new PriceStore(gw.daemon.ctx.db), 
       gw.prices.filter((p) => p.startMs >= at('2025-05-12T00:00:00Z') && p.startMs < at('2025-05-13T00:00:00Z')),
       { source: 'csv:nl-2025-quarterhour-local-utc.csv', fetchedAtMs: 0 },
     );

@@ -21,6 +21,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { fillToLastByte } from '../helpers/disk-fill.js';
@@ -224,7 +225,7 @@ describe.each(cases)('charger exchanges while $name', ({ tmpfs, runs }) => {
     const shiftMs = Math.ceil((Date.now() + 2 * DAY_MS - all[all.length - 1]!.startMs) / WEEK_MS) * WEEK_MS;
     const periods = all.filter((p) => p.startMs + shiftMs >= Date.now() - DAY_MS && p.startMs + shiftMs < Date.now() + 2 * DAY_MS).map((p) => ({ ...p, startMs: p.startMs + shiftMs }));
     expect(periods.length).toBeGreaterThan(250);
-    new PriceStore(db).upsert(periods, { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: Date.now() });
+    storePrices(new PriceStore(db), periods, { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: Date.now() });
     token = new TokenStore(db).create({ name: 'test', type: 'cpo', nowMs: Date.now() }).token;
     db.close();
 

@@ -21,6 +21,7 @@ import Database from 'better-sqlite3';
 import { listMigrations, migrate, openDatabase, type Db } from '../../src/store/db.js';
 import { PriceFetchProgress } from '../../src/store/price-fetch.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { mergePrices, mergingPriceStore } from '../../src/prices/price-merge.js';
 import { buildA44, buildAcknowledgement } from '../helpers/a44.js';
 import { FakePlatform } from '../helpers/entsoe-server.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
@@ -67,7 +68,7 @@ describe.skipIf(!hasSharedData)(`incomplete months: retried with backoff, repair
   function backfillAt(db: Db, clock: { now: number }): Backfill {
     const logger = createLogger('silent');
     const source = new EntsoeSource({ baseUrl, securityToken: TOKEN, maxRequestsPerMinute: 600, timeoutMs: 10_000, backoffBaseMs: 5, backoffMaxMs: 20 }, { logger });
-    return new Backfill({ db, store: new PriceStore(db), source, logger, now: () => clock.now });
+    return new Backfill({ db, store: mergingPriceStore(new PriceStore(db)), source, logger, now: () => clock.now });
   }
 
   const requestsSince = (n: number) => platform.requests.slice(n).map((r) => [r.params.periodStart, r.params.periodEnd]);
@@ -133,7 +134,7 @@ describe.skipIf(!hasSharedData)(`incomplete months: retried with backoff, repair
     const store = new PriceStore(db);
     // January 2021 complete (the real history), December 2020 with only what an acknowledgement gave: nothing.
     const [dec, jan, feb] = [day('2020-12-01'), day('2021-01-01'), day('2021-02-01')];
-    store.merge(history.filter((p) => p.startMs >= jan && p.startMs < feb), { source: 'csv:de-lu-2018-2023h1-entsoe-hourly.csv', fetchedAtMs: 0 });
+    mergePrices(store, history.filter((p) => p.startMs >= jan && p.startMs < feb), { source: 'csv:de-lu-2018-2023h1-entsoe-hourly.csv', fetchedAtMs: 0 });
     const insert = db.prepare("INSERT INTO price_fetch_chunks (market_area, source, from_ms, to_ms, periods, fetched_at_ms) VALUES ('DE-LU', 'entsoe', ?, ?, ?, 0)");
     insert.run(dec, jan, 0);
     insert.run(jan, feb, 744);
@@ -149,7 +150,7 @@ describe.skipIf(!hasSharedData)(`incomplete months: retried with backoff, repair
     const store = new PriceStore(db);
     // The real history file without 2021-01-01 and -02 (as if the first backfill had hit a platform hiccup there).
     const [hole, holeEnd] = [day('2021-01-01'), day('2021-01-03')];
-    store.merge(history.filter((p) => p.startMs < hole || p.startMs >= holeEnd), { source: 'csv:de-lu-2018-2023h1-entsoe-hourly.csv', fetchedAtMs: 0 });
+    mergePrices(store, history.filter((p) => p.startMs < hole || p.startMs >= holeEnd), { source: 'csv:de-lu-2018-2023h1-entsoe-hourly.csv', fetchedAtMs: 0 });
     const clock = { now: Date.parse('2023-07-15T10:00:00Z') };
     const backfill = backfillAt(db, clock);
     docs.set('202012312300', recorded2021);

@@ -11,6 +11,7 @@ import { CsvImportError } from '../../src/prices/sources/csv.js';
 import { localDayStartMs } from '../../src/prices/timezone.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { pricesAtInterval } from '../../src/prices/at-interval.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -130,10 +131,10 @@ describe.skipIf(!hasSharedData)(`CSV import of the real price files${hasSharedDa
 
   it('queries a year at 900 s with local-day boundaries', () => {
     const [from, to] = yearMs('Europe/Amsterdam', 2024);
-    const q = store.atInterval('NL', from, to, 900);
+    const q = pricesAtInterval(store, 'NL', from, to, 900);
     // 8,784 hours in 2024, minus the 2 unknown autumn hours, times four.
     expect(q).toHaveLength((8784 - 2) * 4);
-    const d = store.atInterval('NL', localDayStartMs('Europe/Amsterdam', '2024-03-31'), localDayStartMs('Europe/Amsterdam', '2024-04-01'), 3600);
+    const d = pricesAtInterval(store, 'NL', localDayStartMs('Europe/Amsterdam', '2024-03-31'), localDayStartMs('Europe/Amsterdam', '2024-04-01'), 3600);
     expect(d).toHaveLength(23);
     expect(store.hasPrices('NL')).toBe(true);
     expect(store.hasPrices('FR')).toBe(false);

@@ -20,6 +20,7 @@ import { EntsoeDocumentError, parseA44 } from '../../src/prices/sources/entsoe-x
 import { addLocalDays, localDayStartMs } from '../../src/prices/timezone.js';
 import { openDatabase } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { mergePrices } from '../../src/prices/price-merge.js';
 import { a03Points, buildA44 } from '../helpers/a44.js';
 import { FakePlatform } from '../helpers/entsoe-server.js';
 import { rawRequest, startTestHttp, type TestHttp } from '../helpers/http.js';
@@ -105,7 +106,7 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
     serveNl(d1.from, d1.to);
     const fetched = await source.fetchDayAhead(NL, d1.from, d1.to);
     expect(fetched.periods).toEqual(quarterHours(d1.from, d1.to));
-    const first = store.merge(fetched.periods, { source: 'entsoe', fetchedAtMs: nowMs });
+    const first = mergePrices(store, fetched.periods, { source: 'entsoe', fetchedAtMs: nowMs });
     expect([first.written, first.counts.filled]).toEqual([96, 96]);
 
     // A session 2025-10-02 08:00Z..08:30Z of 2 kWh: one kWh in each of two quarter-hours.
@@ -166,7 +167,7 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
     // ENTSO-E (a better source) refines the hourly day 2 back to quarter-hours: finer replaces
     // coarser when it tiles every hour.
     serveNl(d2.from, d2.to);
-    const refined = store.merge((await source.fetchDayAhead(NL, d2.from, d2.to)).periods, { source: 'entsoe', fetchedAtMs: nowMs });
+    const refined = mergePrices(store, (await source.fetchDayAhead(NL, d2.from, d2.to)).periods, { source: 'entsoe', fetchedAtMs: nowMs });
     expect(refined.counts).toMatchObject({ refined: 96, filled: 0 });
     expect(refined.runs.map((r) => [r.outcome, r.incomingPeriods, r.storedPeriods, r.storedDurationsS])).toEqual([['refined', 96, 24, [3600]]]);
     expect(store.native('NL', d2.from, d2.to)).toEqual(quarterHours(d2.from, d2.to));
@@ -182,7 +183,7 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
     docs.set(`10YNL----------L/${iso(d.from).slice(0, 16).replace(/[-:T]/g, '')}`, buildA44([{ eic: '10YNL----------L', curveType: 'A01', periods: [{ startMs: d.from, endMs: d.to, resolution: 'PT15M', points }] }]));
     const fetched = await source.fetchDayAhead(NL, d.from, d.to);
     expect(fetched.periods).toHaveLength(95);
-    const r = store.merge(fetched.periods, { source: 'entsoe', fetchedAtMs: nowMs });
+    const r = mergePrices(store, fetched.periods, { source: 'entsoe', fetchedAtMs: nowMs });
     expect(r.counts).toMatchObject({ refined: 92, 'kept-partial': 3 });
     expect(r.runs.filter((x) => x.outcome === 'kept-partial').map((x) => [isoMin(x.fromMs), isoMin(x.toMs), x.storedPeriods, x.storedDurationsS])).toEqual([
       ['2025-10-04T08:00Z', '2025-10-04T09:00Z', 1, [3600]],
@@ -204,7 +205,7 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
       const doc = await source.fetchDayAhead(DE, from, to);
       expect(doc.periods).toHaveLength(48);
       // The recording and the history file agree on all 48 hours: provenance moves to entsoe, prices stay.
-      const same = de.merge(doc.periods, { source: 'entsoe', fetchedAtMs: 2 });
+      const same = mergePrices(de, doc.periods, { source: 'entsoe', fetchedAtMs: 2 });
       expect(same.counts).toMatchObject({ unchanged: 48, corrected: 0 });
       expect(new Set(de.nativeWithProvenance('DE-LU', from, to).map((p) => p.source))).toEqual(new Set(['entsoe']));
 
@@ -212,7 +213,7 @@ describe.skipIf(!hasSharedData)(`merging prices into stored ones${hasSharedData 
       const second = doc.periods[1].pricePerMwh;
       expect(recorded2021).toContain('<price.amount>50.87</price.amount>');
       docs.set('10Y1001A1001A82H/202012312300', recorded2021.replace('<price.amount>50.87</price.amount>', `<price.amount>${second}</price.amount>`));
-      const fix = de.merge((await source.fetchDayAhead(DE, from, to)).periods, { source: 'entsoe', fetchedAtMs: 3 });
+      const fix = mergePrices(de, (await source.fetchDayAhead(DE, from, to)).periods, { source: 'entsoe', fetchedAtMs: 3 });
       expect(fix.counts).toMatchObject({ corrected: 1, unchanged: 47 });
       expect(fix.runs).toEqual([expect.objectContaining({ outcome: 'corrected', fromMs: from, toMs: from + 3_600_000, storedSources: ['entsoe'], maxChangePerMwh: Math.abs(50.87 - second) })]);
       expect(de.native('DE-LU', from, from + 1)[0].pricePerMwh).toBe(second);

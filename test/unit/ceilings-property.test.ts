@@ -40,6 +40,7 @@ import { ConnectorNotConfigured } from '../../src/planning/target-plan.js';
 import type { ChargingTarget } from '../../src/store/charging-targets.js';
 import { openDaemonDatabase, databasePath } from '../../src/store/db.js';
 import { PriceStore } from '../../src/store/prices.js';
+import { storePrices } from '../../src/prices/price-merge.js';
 
 const T0 = Date.parse('2025-05-11T00:00:00Z');
 const HOUR = 3_600_000;
@@ -285,7 +286,7 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   }
 
   try {
-    new PriceStore(db).upsert(
+    storePrices(new PriceStore(db), 
       sc.hourlyPrices.map((price, h) => ({ marketArea: 'NL', startMs: T0 + h * HOUR, durationS: 3600, pricePerMwh: price })),
       { source: 'property-test', fetchedAtMs: 0 },
     );
