@@ -8,6 +8,7 @@ import { isoDate, localDayOf } from '../forecast/local-days.js';
 import { requireMarket } from '../prices/markets.js';
 import { parsePriceCsv } from '../prices/sources/csv.js';
 import type { Db } from '../store/db.js';
+import { mergePrices } from '../prices/price-merge.js';
 import { PriceStore } from '../store/prices.js';
 import { moveRecording, recordedDays, shiftOntoToday } from './recorded-prices.js';
 
@@ -30,7 +31,7 @@ export function storeDemoPrices(db: Db, nowMs: number): StoredDemoPrices {
   const moved = days && shiftOntoToday(days.first, days.last, localDayOf(market.timeZone, nowMs));
   if (!moved) throw new Error(`${file}: less than a week of prices`);
   const onToday = moveRecording(periods, market.timeZone, moved);
-  new PriceStore(db).merge(onToday, { source: `csv:${basename(file)} (recorded ${isoDate(moved.firstRecordedDay)}..${isoDate(moved.lastRecordedDay)})`, fetchedAtMs: nowMs });
+  mergePrices(new PriceStore(db), onToday, { source: `csv:${basename(file)} (recorded ${isoDate(moved.firstRecordedDay)}..${isoDate(moved.lastRecordedDay)})`, fetchedAtMs: nowMs });
   return {
     marketArea: market.code,
     periods: onToday.length,
