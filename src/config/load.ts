@@ -14,6 +14,7 @@ import { readConfigFile } from './files.js';
 import { configDocumentErrors, configSchema } from './config-schema.js';
 import { authorizationKeyProblem } from '../ocpp/authorization-key.js';
 import { marketByCode, MARKETS } from '../prices/markets.js';
+import { meterKeyProblem } from '../signed-meter/ocmf-signature.js';
 
 /** sysexits.h EX_CONFIG: what systemd and installers see when the config is wrong. */
 export const EX_CONFIG = 78;
@@ -176,6 +177,12 @@ function crossChecks(config: Config): string[] {
     if (charger.password && charger.password_file) problems.push(`chargers[${i}].password_file: set either password or password_file, not both`);
     for (const [connector, resourceId] of Object.entries(isMapping(charger.connector_meters) ? charger.connector_meters : {})) {
       if (typeof resourceId === 'string' && !resourceIds.has(resourceId)) problems.push(`chargers[${i}].connector_meters.${connector}: ${resourceId} is not a configured meter (meters[].resource_id)`);
+    }
+    // A meter key that is no EC key would make every signed session key_unknown: said at start instead.
+    const keys: Array<[string, unknown]> = [['meter_public_key', charger.meter_public_key], ...Object.entries(isMapping(charger.meter_public_keys) ? charger.meter_public_keys : {}).map(([c, k]): [string, unknown] => [`meter_public_keys.${c}`, k])];
+    for (const [path, key] of keys) {
+      const problem = typeof key === 'string' ? meterKeyProblem(key) : null;
+      if (problem !== null) problems.push(`chargers[${i}].${path}: ${problem}`);
     }
     // Security profile 3: the client certificate is the credential (no basic auth).
     if (!charger.password && !charger.password_file && charger.security_profile !== 3) {

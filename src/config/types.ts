@@ -110,6 +110,10 @@ export interface ChargerConfig {
   readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
   /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
   readonly connector_meters?: Readonly<Record<string, string>>;
+  /** Hex public key of the calibrated meter signing its meter values (OCMF), for connectors without one in meter_public_keys. */
+  readonly meter_public_key?: string;
+  /** Connector id → hex public key of that connector's meter. */
+  readonly meter_public_keys?: Readonly<Record<string, string>>;
   readonly connectors?: readonly ConnectorConfig[];
 }
 

@@ -6,7 +6,7 @@
 import { HttpProblem } from './errors.js';
 
 /** The parts `include` can name. */
-export const CDR_INCLUDE_PARTS = ['cost_components'] as const;
+export const CDR_INCLUDE_PARTS = ['cost_components', 'signed_data'] as const;
 export type CdrIncludePart = (typeof CDR_INCLUDE_PARTS)[number];
 
 /** The parts asked for in a request's query `include` (none when it is absent). */

@@ -34,6 +34,7 @@ import { ProfileDispatcher } from './profile-dispatcher.js';
 import { ChargerReservations } from './reservations.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
 import { OcppTransport } from './transport.js';
+import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 
 interface Parts {
   readonly store: OcppStore;
@@ -45,6 +46,7 @@ interface Parts {
   readonly localLists: LocalListSync;
   readonly reservations: ChargerReservations;
   readonly clearCacheOwed: ClearCacheOwedStore;
+  readonly signedMeter: SignedMeterMonitor;
 }
 
 export class CentralSystem implements Module {
@@ -63,6 +65,7 @@ export class CentralSystem implements Module {
   private readonly clearCacheOwed = new Map<string, number>();
   /** ClearCaches on their way (a boot and a reconnect close together send one). */
   private readonly clearCacheSending = new Set<string>();
+  private offTransactionStopped?: () => void;
   private readonly onSighup = (): void => {
     this.reloadIdTags();
   };
@@ -97,12 +100,16 @@ export class CentralSystem implements Module {
       lateValuesMs: (config.sessions?.late_meter_values_s ?? DEFAULT_LATE_VALUES_S) * 1000,
       // What the session came to is committed with the stop, the charger's or the gateway's.
       onStopped: (tx, nowMs) => outcomes.record(tx, nowMs),
+      onSignedDropped: (chargePointId, transactionId, count) => signedMeter.signedDropped(chargePointId, transactionId, count),
       onDropped: (d) => {
         dropped.inc({ charge_point_id: d.chargePointId, reason: d.reason });
         logger.warn({ charge_point_id: d.chargePointId, transaction_id: d.transactionId, sampled_at: new Date(d.sampledAtMs).toISOString(), energy_kwh: d.energyKwh, reason: d.reason }, 'charger register value left out of its session');
       },
     });
     const store = sessions.store;
+    // Signed meter values (OCMF): each stopped session's outcome counted and logged once its stop committed.
+    const signedMeter = new SignedMeterMonitor(metrics, store, sessions.signed, () => [...chargers.values()], logger);
+    this.offTransactionStopped = this.ctx.events.on('charger.transaction-stopped', (e) => signedMeter.transactionStopped(e.transactionId));
     registerOutcomeMetrics(metrics, db);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const { writes } = this.charging;
@@ -138,7 +145,7 @@ export class CentralSystem implements Module {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed };
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter };
     // Tags removed from the file while the daemon was stopped: the list a charger holds has
     // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
     for (const [id, charger] of this.chargers) {
@@ -202,6 +209,7 @@ export class CentralSystem implements Module {
 
   async stop(): Promise<void> {
     process.off('SIGHUP', this.onSighup);
+    this.offTransactionStopped?.();
     this.parts?.dispatcher.stop();
     this.parts?.reservations.stop();
     await this.transport.stop();
@@ -327,6 +335,7 @@ export class CentralSystem implements Module {
       clockProblem: st.clockProblem ?? null,
       ...chargePointView(parts.store, id),
       lastSession: parts.outcomes.lastOfCharger(id),
+      lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       chargingStrategies: this.charging.stores.strategies
         .all()

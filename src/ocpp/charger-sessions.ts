@@ -13,6 +13,7 @@
 import { durableTransaction, type Db } from '../store/db.js';
 import { OcppStore, type SampledValueRow, type StartInput, type StopInput, type TransactionRecord } from '../store/ocpp.js';
 import { SessionStore } from '../store/sessions.js';
+import { SignedValueStore, type SignedValueRow } from '../store/signed-values.js';
 import { chargerSessionId } from './charger-session-id.js';
 import { ENERGY_REGISTER, edgeReadings, isEdge, registerAtInstant, registerBreak, roundKwh, type RegisterBreak } from './register-readings.js';
 
@@ -39,6 +40,8 @@ export interface ChargerSessionsOptions {
   readonly lateValuesMs?: number;
   /** Each value left out (logged and counted by the caller). */
   readonly onDropped?: (drop: RegisterDrop) => void;
+  /** Signed values that found no room (store/signed-values.ts MAX_SIGNED_PER_TRANSACTION), logged and counted by the caller. */
+  readonly onSignedDropped?: (chargePointId: string, transactionId: number, count: number) => void;
   /** What else a stop records (the charger's or the gateway's), inside the stop's SQLite transaction. */
   readonly onStopped?: (tx: TransactionRecord, nowMs: number) => void;
 }
@@ -48,11 +51,13 @@ export const DEFAULT_LATE_VALUES_S = 600;
 export class ChargerSessions {
   readonly store: OcppStore;
   readonly sessions: SessionStore;
+  readonly signed: SignedValueStore;
   private readonly marketArea: string;
   private readonly connectorMeter: (chargePointId: string, connectorId: number) => string | null;
   private readonly lateValuesMs: number;
   private readonly onDropped: (drop: RegisterDrop) => void;
   private readonly onStopped: (tx: TransactionRecord, nowMs: number) => void;
+  private readonly onSignedDropped: (chargePointId: string, transactionId: number, count: number) => void;
 
   constructor(
     private readonly db: Db,
@@ -60,6 +65,8 @@ export class ChargerSessions {
   ) {
     this.store = new OcppStore(db);
     this.sessions = new SessionStore(db);
+    this.signed = new SignedValueStore(db);
+    this.onSignedDropped = options.onSignedDropped ?? (() => undefined);
     this.marketArea = options.marketArea;
     this.connectorMeter = options.connectorMeter ?? (() => null);
     this.lateValuesMs = options.lateValuesMs ?? DEFAULT_LATE_VALUES_S * 1000;
@@ -104,12 +111,13 @@ export class ChargerSessions {
    * transaction of this charger, its session's readings follow. Returns whether the
    * transaction was known; values of an unknown transaction are kept without one.
    */
-  addMeterValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number): boolean {
+  addMeterValues(chargePointId: string, connectorId: number, transactionId: number | null, values: readonly SampledValueRow[], nowMs: number, signed: readonly SignedValueRow[] = []): boolean {
     const drops: RegisterDrop[] = [];
     const known = durableTransaction(this.db, () => {
       const tx = transactionId === null ? undefined : this.store.transaction(transactionId);
       const own = tx && tx.chargePointId === chargePointId ? tx : undefined;
       this.store.insertValues(chargePointId, connectorId, own ? own.transactionId : null, values, nowMs);
+      this.storeSigned(chargePointId, connectorId, own ?? null, signed, nowMs);
       if (own) {
         if (this.pastCutOff(own, nowMs)) drops.push(...this.registerInstants(own, values).map((r) => ({ ...r, reason: 'after-cut-off' as const })));
         else drops.push(...this.appendRegister(own, values, nowMs));
@@ -127,7 +135,7 @@ export class ChargerSessions {
    * ended transaction changes nothing, except that the charger's own stop replaces one the
    * gateway inferred, until the cut-off.
    */
-  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number): 'stopped' | 'repeated' | 'unknown' {
+  stopTransaction(input: StopInput, transactionData: readonly SampledValueRow[], nowMs: number, signed: readonly SignedValueRow[] = []): 'stopped' | 'repeated' | 'unknown' {
     const drops: RegisterDrop[] = [];
     const outcome = durableTransaction(this.db, () => {
       const row = this.store.transaction(input.transactionId);
@@ -136,6 +144,7 @@ export class ChargerSessions {
       this.store.insertValues(input.chargePointId, row.connectorId, row.transactionId, transactionData, nowMs);
       this.store.recordStop({ ...input, inferred: null, receivedAtMs: nowMs });
       const stopped = this.store.transaction(input.transactionId)!;
+      this.storeSigned(input.chargePointId, row.connectorId, stopped, signed, nowMs);
       drops.push(...this.appendRegister(stopped, transactionData, nowMs));
       drops.push(...this.dropBeyondEdges(stopped));
       this.syncSession(stopped, nowMs);
@@ -144,6 +153,18 @@ export class ChargerSessions {
     });
     for (const d of drops) this.onDropped(d);
     return outcome;
+  }
+
+  /**
+   * Keeps the signed values with the transaction (or with none). Values that arrive
+   * before the cut-off change the cdr (its signed_data), so they move its last_updated.
+   */
+  private storeSigned(chargePointId: string, connectorId: number, tx: TransactionRecord | null, signed: readonly SignedValueRow[], nowMs: number): void {
+    if (signed.length === 0) return;
+    const late = tx !== null && this.pastCutOff(tx, nowMs);
+    const { stored, dropped } = this.signed.insert(chargePointId, connectorId, tx?.transactionId ?? null, signed, nowMs, late);
+    if (tx !== null && stored > 0 && !late) this.sessions.touch(chargerSessionId(tx.chargePointId, tx.transactionId), nowMs);
+    if (tx !== null && dropped > 0) this.onSignedDropped(chargePointId, tx.transactionId, dropped);
   }
 
   /** The session's readings outside the transaction's edges go (and are counted) once meterStop is known. */

@@ -30,7 +30,7 @@ import { dataTransferAnswer, type DataTransferRequest } from './data-transfer.js
 import type { ChargerSessions } from './charger-sessions.js';
 import { authorizeIdTag } from './id-tags.js';
 import { ENERGY_REGISTER } from './register-readings.js';
-import { sampledValueRows, type MeterValue } from './sampled-values.js';
+import { sampledValueRows, signedValueRows, type MeterValue } from './sampled-values.js';
 
 /** What is sent to a charger after a call is answered (profile-dispatcher.ts). */
 export interface AfterAnswer {
@@ -268,7 +268,8 @@ export class ChargerMessageHandlers {
     on('MeterValues', (p: { connectorId: number; transactionId?: number; meterValue: MeterValue[] }, later) => {
       const rows = sampledValueRows(p.meterValue, 'meterValue');
       if (rows.length > 0) checkClock(Math.max(...rows.map((r) => r.sampledAtMs)), 'MeterValues', p.transactionId ?? null);
-      const known = sessions.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now());
+      // Signed values (OCMF, ...) are kept raw with the transaction for its cdr (signed-meter/).
+      const known = sessions.addMeterValues(id, p.connectorId, p.transactionId ?? null, rows, clock.now(), signedValueRows(p.meterValue));
       if (!known) log.warn({ transaction_id: p.transactionId }, 'MeterValues for a transaction this charger does not have; values kept without it');
       else if (p.transactionId !== undefined && rows.some((r) => r.measurand === ENERGY_REGISTER)) {
         const transactionId = p.transactionId;
@@ -287,6 +288,7 @@ export class ChargerMessageHandlers {
         { chargePointId: id, transactionId: p.transactionId, meterStopWh: p.meterStop, stoppedAtMs, reason: p.reason ?? null, idTag: p.idTag ?? null },
         rows,
         nowMs,
+        signedValueRows(p.transactionData ?? []),
       );
       if (outcome === 'unknown') {
         // Answered so the charger drops it from its queue; nothing is stored.

@@ -3,6 +3,7 @@
 // number makes the whole call a CallError, so nothing is half-stored.
 import { createRPCError } from './rpc.js';
 import type { SampledValueRow } from '../store/ocpp.js';
+import type { SignedValueRow } from '../store/signed-values.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 
 export interface MeterValue {
@@ -18,7 +19,7 @@ export interface MeterValue {
   }>;
 }
 
-/** OCPP 1.6 defaults: measurand Energy.Active.Import.Register, unit Wh. Signed data is not a number we can read; it is skipped. */
+/** OCPP 1.6 defaults: measurand Energy.Active.Import.Register, unit Wh. Signed data is not a number: signedValueRows keeps it. */
 export function sampledValueRows(meterValues: readonly MeterValue[], path: string): SampledValueRow[] {
   const rows: SampledValueRow[] = [];
   meterValues.forEach((mv, i) => {
@@ -42,5 +43,26 @@ export function sampledValueRows(meterValues: readonly MeterValue[], path: strin
       });
     });
   });
+  return rows;
+}
+
+/** A signed value longer than this is kept cut to it (it then fails as not well-formed): a bound per row. */
+export const MAX_SIGNED_VALUE_CHARS = 16_384;
+
+/**
+ * The SignedData values (OCMF and other formats, issue 32) as sent, with their context
+ * and measurand, to be kept with the transaction (store/signed-values.ts). The message's
+ * timestamps are checked by sampledValueRows.
+ */
+export function signedValueRows(meterValues: readonly MeterValue[]): SignedValueRow[] {
+  const rows: SignedValueRow[] = [];
+  for (const mv of meterValues) {
+    const sampledAtMs = Date.parse(mv.timestamp);
+    if (!Number.isFinite(sampledAtMs)) continue;
+    for (const sv of mv.sampledValue) {
+      if (sv.format !== 'SignedData') continue;
+      rows.push({ sampledAtMs, context: sv.context ?? '', measurand: sv.measurand ?? ENERGY_REGISTER, value: sv.value.slice(0, MAX_SIGNED_VALUE_CHARS) });
+    }
+  }
   return rows;
 }

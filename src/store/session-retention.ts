@@ -24,6 +24,8 @@ export class SessionRetentionStore {
       ),
       valuesOf: db.prepare<[number, number]>('DELETE FROM ocpp_meter_values WHERE rowid IN (SELECT rowid FROM ocpp_meter_values WHERE transaction_id = ? LIMIT ?)'),
       loose: db.prepare<[number, number]>('DELETE FROM ocpp_meter_values WHERE rowid IN (SELECT rowid FROM ocpp_meter_values WHERE transaction_id IS NULL AND received_at_ms < ? LIMIT ?)'),
+      // Signed values of no transaction go as their unsigned neighbours do (index ocpp_signed_values_loose).
+      looseSigned: db.prepare<[number, number]>('DELETE FROM ocpp_signed_values WHERE rowid IN (SELECT rowid FROM ocpp_signed_values WHERE transaction_id IS NULL AND received_at_ms < ? LIMIT ?)'),
       endedSessions: db.prepare<[number, number, number], { cpo_transaction_id: string }>(
         "SELECT cpo_transaction_id FROM sessions WHERE status = 'completed' AND end_ms < ? AND last_updated_ms < ? LIMIT ?",
       ),
@@ -40,6 +42,8 @@ export class SessionRetentionStore {
       outcome: db.prepare<[number]>('DELETE FROM ocpp_session_outcomes WHERE transaction_id = ?'),
       plan: db.prepare<[number]>('DELETE FROM ocpp_transaction_plans WHERE transaction_id = ?'),
       transactionValues: db.prepare<[number]>('DELETE FROM ocpp_meter_values WHERE transaction_id = ?'),
+      // Signed values stay as long as their transaction (billing disputes), then go with it.
+      transactionSigned: db.prepare<[number]>('DELETE FROM ocpp_signed_values WHERE transaction_id = ?'),
       transaction: db.prepare<[number]>('DELETE FROM ocpp_transactions WHERE transaction_id = ?'),
     };
   }
@@ -72,7 +76,8 @@ export class SessionRetentionStore {
 
   /** Raw values of no transaction; rows deleted. */
   purgeLooseValues(c: RetentionCutoffs, limit: number): number {
-    return this.stmts.loose.run(c.looseValuesBeforeMs, limit).changes;
+    const n = this.stmts.loose.run(c.looseValuesBeforeMs, limit).changes;
+    return n + (n < limit ? this.stmts.looseSigned.run(c.looseValuesBeforeMs, limit - n).changes : 0);
   }
 
   /** Completed sessions past the retention, with their readings; sessions deleted. */
@@ -96,6 +101,7 @@ export class SessionRetentionStore {
         this.stmts.outcome.run(id);
         this.stmts.plan.run(id);
         this.stmts.transactionValues.run(id);
+        this.stmts.transactionSigned.run(id);
         this.stmts.transaction.run(id);
       }
       return ended.length;

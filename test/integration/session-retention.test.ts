@@ -14,6 +14,7 @@ import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { SessionRetention } from '../../src/ops/retention/session-retention.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
 import type { SampledValueRow } from '../../src/store/ocpp.js';
+import { MAX_SIGNED_PER_TRANSACTION, type SignedValueRow } from '../../src/store/signed-values.js';
 import type { AppContext } from '../../src/context.js';
 import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
 import { priceSession, type EnergyReading } from '../../src/pricing/session-cost.js';
@@ -95,6 +96,31 @@ describe('retention of sessions and charger data', () => {
     expect(sessions.get(`ocpp:CP:${open}`)).toBeDefined();
     // A second run finds nothing more.
     expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    db.close();
+  });
+
+  it('keeps signed meter values as long as their transaction (not with the settled raw values), bounded per transaction; loose ones a day', async () => {
+    const { db, charger, retention, count, session } = setup();
+    const signed = (atMs: number, context: string): SignedValueRow => ({ sampledAtMs: atMs, context, measurand: 'Energy.Active.Import.Register', value: `OCMF|{"PG":"T${atMs}"}|{"SD":"00"}` });
+    const old = session(1, NOW - 40 * DAY, 10, false);
+    const settled = session(2, NOW - 2 * 3_600_000, 10, false);
+    // Begin, 250 periodic ones (50 find no room), then the end, which always does.
+    for (const [tx, startMs] of [[old, NOW - 40 * DAY], [settled, NOW - 2 * 3_600_000]] as const) {
+      const dropped: number[] = [];
+      const sessions = new ChargerSessions(db, { marketArea: 'NL', onSignedDropped: (_cp, _tx, n) => dropped.push(n) });
+      sessions.addMeterValues('CP', 1, tx, [], startMs, [signed(startMs, 'Transaction.Begin'), ...Array.from({ length: 250 }, (_, i) => signed(startMs + (i + 1) * 1000, 'Sample.Periodic'))]);
+      expect(dropped.reduce((a, b) => a + b, 0)).toBe(251 - MAX_SIGNED_PER_TRANSACTION);
+      sessions.stopTransaction({ chargePointId: 'CP', transactionId: tx, meterStopWh: 1000, stoppedAtMs: startMs + 10 * 60_000, reason: null, idTag: null }, [], startMs + 10 * 60_000, [signed(startMs + 10 * 60_000, 'Transaction.End')]);
+    }
+    charger.addMeterValues('CP', 5, null, [], NOW - 2 * DAY, [signed(NOW - 2 * DAY, 'Sample.Periodic')]);
+    charger.addMeterValues('CP', 5, null, [], NOW - 3_600_000, [signed(NOW - 3_600_000, 'Sample.Periodic')]);
+    const kept = (tx: number) => count('SELECT count(*) FROM ocpp_signed_values WHERE transaction_id = ?', tx);
+    expect([kept(old), kept(settled)]).toEqual([MAX_SIGNED_PER_TRANSACTION + 1, MAX_SIGNED_PER_TRANSACTION + 1]);
+    expect(charger.signed.ofTransaction(settled).map((v) => v.context).at(-1)).toBe('Transaction.End');
+    await retention.purge();
+    // The old transaction went with its signed values; the settled one keeps them (billing disputes); the old loose one went.
+    expect([kept(old), kept(settled)]).toEqual([0, MAX_SIGNED_PER_TRANSACTION + 1]);
+    expect(count('SELECT count(*) FROM ocpp_signed_values WHERE transaction_id IS NULL')).toBe(1);
     db.close();
   });
 

@@ -5,6 +5,9 @@ import type { EnergyReading } from '../../pricing/session-cost.js';
 import { isChargerSessionId } from '../../ocpp/charger-session-id.js';
 import { suspectReadings } from '../../store/clock-steps.js';
 import { OcppStore } from '../../store/ocpp.js';
+import { SignedValueStore } from '../../store/signed-values.js';
+import { ocpiSignedData, transparencyXml, verificationOf } from '../../signed-meter/carried.js';
+import { carriesSignedData, transactionSignedData, type TransactionSignedData } from '../../signed-meter/transaction-signed-data.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -64,6 +67,12 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   router.all('/api/v1/cdrs/meter_readings', methodNotAllowed(['GET', 'POST']));
 
   const transactions = new OcppStore(deps.db);
+  const signedValues = new SignedValueStore(deps.db);
+  /** A stopped charger session's signed values and their verification (null: not a charger session, or still open). */
+  const signedOf = (sessionId: string): TransactionSignedData | null => {
+    const m = /^ocpp:(.+):(\d{1,15})$/.exec(sessionId);
+    return m ? transactionSignedData(transactions, signedValues, deps.config.chargers, Number(m[2])) : null;
+  };
   // Reads only (GETs change nothing): the price is computed from what is stored, and
   // last_updated is the session's, moved by whatever changed what the price is made of
   // (its content, late charger values before the cut-off, a corrected price: docs/http-api.md).
@@ -93,6 +102,9 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     }
     // The tariff in force at the session's stated start.
     const priced = priceReadings(deps.priceAccess, market, readings, tariffOf(market.code, session.startMs));
+    // Asked for (?include=signed_data): a charger session's signed values and what they came to.
+    const signed = include.has('signed_data') && isChargerSessionId(id) ? signedOf(id) : null;
+    const signedFields = signed && carriesSignedData(signed) ? { ...optional('signed_data', ocpiSignedData(signed.verification)), signed_data_verification: verificationOf(signed.verification) } : {};
     // A session's price can change (corrected prices, late readings): never cache it.
     res.set('Cache-Control', 'no-store').json({
       currency: priced.currency,
@@ -101,9 +113,23 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
       id: session.cdrId,
       last_updated: formatUtc(session.lastUpdatedMs),
       ...cdrCostFields(priced, market.code, include),
+      ...signedFields,
     });
   });
   router.all('/api/v1/cdrs/:cpo_transaction_id', methodNotAllowed(['GET']));
+
+  // The session's signed documents in the XML the S.A.F.E. transparency software opens.
+  router.get('/api/v1/cdrs/:cpo_transaction_id/signed', auth, (req, res) => {
+    const asked = req.params.cpo_transaction_id as string;
+    const id = deps.sessions.get(asked) ? asked : (deps.sessions.movedTo(asked) ?? asked);
+    const session = deps.sessions.get(id, true);
+    if (!session) throw new HttpProblem(404, `no session with cpo_transaction_id "${asked.slice(0, 100)}"`);
+    if (session.status !== 'completed' || session.endMs === null) throw new HttpProblem(409, `session "${asked.slice(0, 100)}" is not completed yet; its signed meter values are served once it is completed`);
+    const signed = isChargerSessionId(id) ? signedOf(id) : null;
+    if (!signed || signed.verification.values.length === 0) throw new HttpProblem(404, `session "${asked.slice(0, 100)}" has no signed meter values (only charger sessions whose charger sent SignedData values have them)`);
+    res.set('Cache-Control', 'no-store').type('application/xml').set('Content-Disposition', `attachment; filename="${id.replace(/[^A-Za-z0-9._-]/g, '_')}.xml"`).send(transparencyXml(signed.transactionId, signed.verification));
+  });
+  router.all('/api/v1/cdrs/:cpo_transaction_id/signed', methodNotAllowed(['GET']));
 }
 
 /**
@@ -132,4 +158,9 @@ function assertChargerClockTrusted(transactions: OcppStore, sessionId: string): 
   throw new HttpProblem(422, `charger ${tx.chargePointId} stamped transaction ${tx.transactionId} by a clock known to be wrong: ${tx.clockProblem}; its times cannot be placed in the right price periods, so this session is not priced (docs/chargers.md)`, {
     errors: [{ path: 'cpo_transaction_id', message: tx.clockProblem }],
   });
+}
+
+/** `{ [key]: value }`, or nothing when value is null. */
+function optional<K extends string, V>(key: K, value: V | null): Partial<Record<K, V>> {
+  return value === null ? {} : ({ [key]: value } as Record<K, V>);
 }

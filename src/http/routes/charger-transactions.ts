@@ -7,6 +7,9 @@ import type { Router } from 'express';
 import { SessionOutcomeRecorder } from '../../ocpp/session-outcomes.js';
 import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
 import { OcppStore } from '../../store/ocpp.js';
+import { SignedValueStore } from '../../store/signed-values.js';
+import { verificationOf } from '../../signed-meter/carried.js';
+import { carriesSignedData, transactionSignedData } from '../../signed-meter/transaction-signed-data.js';
 import type { SessionOutcome } from '../../store/session-outcomes.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -47,6 +50,7 @@ export function registerChargerTransactionRoutes(router: Router, deps: RouteDeps
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const transactions = new OcppStore(deps.db);
   const outcomes = new SessionOutcomeRecorder(deps.db, deps.config);
+  const signedValues = new SignedValueStore(deps.db);
 
   router.get(CHARGER_TRANSACTION_PATH, auth, (req, res) => {
     const chargePointId = String(req.params.charge_point_id);
@@ -59,6 +63,8 @@ export function registerChargerTransactionRoutes(router: Router, deps: RouteDeps
     if (!tx || tx.chargePointId !== chargePointId) throw new HttpProblem(404, `charger ${chargePointId} has no transaction ${raw}`);
     const session = chargerSessionId(tx.chargePointId, tx.transactionId);
     const outcome = tx.stoppedAtMs === null ? undefined : outcomes.get(tx, deps.clock.now());
+    // The operator's view says what the signed meter values came to without being asked (the cdr only with include=signed_data).
+    const signed = transactionSignedData(transactions, signedValues, deps.config.chargers, tx.transactionId);
     res.set('Cache-Control', 'no-store').json({
       charge_point_id: tx.chargePointId,
       connector_id: tx.connectorId,
@@ -75,6 +81,7 @@ export function registerChargerTransactionRoutes(router: Router, deps: RouteDeps
       clock_problem: tx.clockProblem,
       register_values_dropped: tx.registerValuesDropped,
       outcome: outcome ? outcomeView(outcome) : null,
+      signed_data_verification: signed && carriesSignedData(signed) ? verificationOf(signed.verification) : null,
       cdr: cdrPath(session),
     });
   });

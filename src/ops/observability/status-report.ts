@@ -93,6 +93,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
             unpriced_reason: c.lastSession.unpricedReason,
           }
         : null,
+      last_signed_meter: c.lastSignedMeter ? { transaction_id: c.lastSignedMeter.transactionId, outcome: c.lastSignedMeter.outcome, reason: c.lastSignedMeter.reason } : null,
     })),
     uplink: uplink
       ? {

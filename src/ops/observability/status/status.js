@@ -92,7 +92,7 @@ function renderChargers(chargers, nowMs) {
       modelCell(c),
       el('td', {}, connectors || '—'),
       el('td', {}, sessions || '—'),
-      el('td', { class: 'last-session' }, lastSession(c.last_session)),
+      lastSessionCell(c),
       el('td', { class: 'muted' }, ago(c.last_message_at, nowMs)),
       operationsCell(c),
     );
@@ -169,6 +169,14 @@ async function operate(chargePointId, operation, body) {
     out.dataset.status = 'error';
     out.textContent = `${operation} ${chargePointId}: ${err.message}`;
   }
+}
+
+/** The last session, and what its signed meter values came to (verified, or why not: never billed silently). */
+function lastSessionCell(c) {
+  const td = el('td', { class: 'last-session' }, lastSession(c.last_session));
+  const s = c.last_signed_meter;
+  if (s) td.append(el('div', { class: s.outcome === 'verified' ? 'signed-meter' : 'signed-meter warn', 'data-outcome': s.outcome, title: s.reason }, `signed meter values of transaction ${s.transaction_id}: ${s.outcome}${s.outcome === 'verified' ? '' : ` (${s.reason})`}`));
+  return td;
 }
 
 /** The charger's last completed session: energy, what it cost, and against charging immediately. */

@@ -1,0 +1,75 @@
+// Pure: a session's signed values as the cdr carries them (issue 32 item 3):
+// - `signed_data` in the shape of OCPI 2.2.1's CDR SignedData (mod_cdrs, class SignedData
+//   and SignedValue): encoding_method, public_key (base64 of the DER key, as OCPI says),
+//   signed_values [{nature Start/End/Intermediate, plain_data (<= 512), signed_data (the
+//   value as the charger sent it, base64, as OCPI says)}];
+// - `signed_data_verification`: the gateway's outcome and its reason;
+// - the XML the S.A.F.E. transparency software opens (`<values><value transactionId context>
+//   <signedData format encoding="plain">…</signedData><publicKey encoding="hex">…`), one
+//   `value` per document, the text exactly as signed (no white space around it).
+import { XMLBuilder } from 'fast-xml-parser';
+import type { SignedFormat } from './formats.js';
+import type { CarriedValue, SessionVerification, SignedOutcome } from './session-verification.js';
+
+export interface OcpiSignedValue {
+  readonly nature: string;
+  readonly plain_data: string;
+  readonly signed_data: string;
+}
+
+export interface OcpiSignedData {
+  readonly encoding_method: string;
+  readonly public_key?: string;
+  readonly signed_values: readonly OcpiSignedValue[];
+}
+
+export interface SignedDataVerification {
+  readonly outcome: SignedOutcome;
+  readonly reason: string;
+  /** The format of the values (OCMF, EDL40, ALFEN, unknown), null when none were sent. */
+  readonly format: SignedFormat | null;
+  readonly meter_serial: string | null;
+  readonly signed_start_wh: number | null;
+  readonly signed_stop_wh: number | null;
+}
+
+const OCPI_PLAIN_MAX = 512;
+const ENCODING_METHOD: Readonly<Record<SignedFormat, string>> = { OCMF: 'OCMF', EDL40: 'EDL40', ALFEN: 'Alfen', unknown: 'Unknown' };
+
+/** OCMF: the payload section when it fits OCPI's 512 characters, else its readings in short. */
+function plainData(v: CarriedValue): string {
+  if (v.payloadText !== null && v.payloadText.length <= OCPI_PLAIN_MAX) return v.payloadText;
+  if (v.readings.length > 0) {
+    const text = v.readings.map((r) => `TX=${r.transactionEvent ?? '-'} TM=${r.time} RV=${r.valueWh === null ? '-' : `${r.valueWh} Wh`} RI=${r.registerId ?? '-'}`).join('; ');
+    return text.length <= OCPI_PLAIN_MAX ? text : `${text.slice(0, OCPI_PLAIN_MAX - 1)}…`;
+  }
+  return `${ENCODING_METHOD[v.format]} signed value (${v.context || 'no context'}), not decoded by the gateway`;
+}
+
+/** OCPI's SignedData of the session, or null when it has no signed value. */
+export function ocpiSignedData(v: SessionVerification): OcpiSignedData | null {
+  if (v.values.length === 0 || v.format === null) return null;
+  return {
+    encoding_method: ENCODING_METHOD[v.format],
+    ...(v.publicKeyHex !== null ? { public_key: Buffer.from(v.publicKeyHex, 'hex').toString('base64') } : {}),
+    signed_values: v.values.map((x) => ({ nature: x.nature, plain_data: plainData(x), signed_data: Buffer.from(x.value, 'utf8').toString('base64') })),
+  };
+}
+
+export function verificationOf(v: SessionVerification): SignedDataVerification {
+  return { outcome: v.outcome, reason: v.reason, format: v.format, meter_serial: v.meterSerial, signed_start_wh: v.signedStartWh, signed_stop_wh: v.signedStopWh };
+}
+
+const XML_FORMAT: Readonly<Record<SignedFormat, string>> = { OCMF: 'OCMF', EDL40: 'EDL', ALFEN: 'ALFEN', unknown: 'unknown' };
+
+/** The transparency software's XML for the session's documents (`transactionId`: the OCPP transaction's). */
+export function transparencyXml(transactionId: number, v: SessionVerification): string {
+  const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, indentBy: '  ' });
+  const value = v.values.map((x) => ({
+    '@_transactionId': String(transactionId),
+    '@_context': x.context || (x.nature === 'Start' ? 'Transaction.Begin' : x.nature === 'End' ? 'Transaction.End' : 'Sample.Periodic'),
+    signedData: { '@_format': XML_FORMAT[x.format], '@_encoding': 'plain', '@_transactionId': String(transactionId), '#text': x.value.trim() },
+    ...(v.publicKeyHex !== null ? { publicKey: { '@_encoding': 'hex', '#text': v.publicKeyHex } } : {}),
+  }));
+  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, values: { value } }) as string;
+}
