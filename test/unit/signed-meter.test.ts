@@ -125,6 +125,40 @@ describe('the public KEBA KCP30 example of the transparency software (test/data/
   });
 });
 
+describe('more public examples of the transparency software (test/data/ocmf): begin and end as two documents', () => {
+  type XmlValue = { signedData: string | { '#text': string }; publicKey: string | { '#text': string } };
+  const text = (v: string | { '#text': string }) => (typeof v === 'string' ? v : v['#text']).trim();
+  const read = (file: string) => {
+    const xml = new XMLParser({ ignoreAttributes: false, parseTagValue: false }).parse(readFileSync(new URL(`../data/ocmf/${file}`, import.meta.url), 'utf8')) as { values: { value: XmlValue[] } };
+    return xml.values.value.map((v) => ({ doc: text(v.signedData), key: text(v.publicKey).replace(/\s/g, '') }));
+  };
+  const cases: Array<[string, string, boolean]> = [
+    // file, what, whether @road-labs/ocmf knows its method's spelling
+    ['ebee-dzg-dvh4013.xml', 'DZG DVH4013 meter behind an eBee controller, P-256 (SA absent: the default), key with spaces, clock I/R', true],
+    ['nzr-secp384r1.xml', 'NZR EcoCount SL, secp384r1, 0 Wh, clock S', true],
+    ['nzr-brainpoolP256r1.xml', "NZR EcoCount SL signing as ECDSA-brainpoolP256r1-SHA256 (the 'P' spelling)", false],
+  ];
+  for (const [file, what, roadLabsKnows] of cases) {
+    it(`${file}: ${what}: verified, and every document verifies for openssl${roadLabsKnows ? ' and @road-labs/ocmf' : ''}`, async () => {
+      const [b, e] = read(file);
+      const begin = parseOcmf(b.doc);
+      const end = parseOcmf(e.doc);
+      if (!begin.ok || !end.ok) throw new Error('not OCMF');
+      const startWh = begin.document.readings[0].valueWh!;
+      const stopWh = end.document.readings[0].valueWh!;
+      const tx = { startedAtMs: begin.document.readings[0].timeMs!, stoppedAtMs: end.document.readings[0].timeMs!, meterStartWh: startWh, meterStopWh: stopWh };
+      const v = verifySession([{ context: 'Transaction.Begin', sampledAtMs: tx.startedAtMs, value: b.doc }, { context: 'Transaction.End', sampledAtMs: tx.stoppedAtMs, value: e.doc }], tx, b.key);
+      expect(v.outcome, v.reason).toBe('verified');
+      for (const { doc, key } of [b, e]) {
+        if (hasOpenssl) expect(opensslVerifies(doc, key)).toBe(true);
+        if (roadLabsKnows) expect(await roadLabsVerifies(doc, key)).toBe(true);
+      }
+      // The same documents against a meterStop 1 Wh off: register_mismatch.
+      expect(verifySession([{ context: '', sampledAtMs: 0, value: b.doc }, { context: '', sampledAtMs: 0, value: e.doc }], { ...tx, meterStopWh: stopWh + 1 }, b.key).outcome).toBe('register_mismatch');
+    });
+  }
+});
+
 describe('tamper cases, each with its named outcome', () => {
   const key = meterKey('ECDSA-secp256r1-SHA256');
   const b = begin(key);
