@@ -72,6 +72,7 @@ const imp = (p) => import(new URL('file://' + dist + '/' + p).href);
 const { openDatabase } = await imp('store/db.js');
 const { PriceStore } = await imp('store/prices.js');
 const { mergePrices } = await imp('prices/price-merge.js');
+const { mergeExogenous } = await imp('prices/exogenous/exogenous-merge.js');
 const { ExogenousStore } = await imp('store/exogenous.js');
 const { ForecastStore } = await imp('store/forecasts.js');
 const { validateConfig } = await imp('config/load.js');
@@ -139,7 +140,7 @@ if (mode === 'baseline') {
       steps.push({ what, seconds: m.seconds, cpuSeconds: m.cpuSeconds, inputs: m.out.inputs, originDay: m.out.originDay, digest: m.out.digest });
     };
     await step("D+1's prices arrive (D 13:00): origin D+1, price only", () => { mergePrices(prices, n.prices, { source: 'entsoe', fetchedAtMs: n.pricesFetchedAtMs }); nowMs = n.pricesNowMs; });
-    await step("D+2's series arrive (D+1 10:30): origin D+1 with series", () => { exogenous.merge(n.series, { source: 'entsoe-exogenous', fetchedAtMs: n.seriesFetchedAtMs }); nowMs = n.seriesNowMs; });
+    await step("D+2's series arrive (D+1 10:30): origin D+1 with series", () => { mergeExogenous(exogenous, n.series, { source: 'entsoe-exogenous', fetchedAtMs: n.seriesFetchedAtMs }); nowMs = n.seriesNowMs; });
     await step("D+2's prices arrive (D+1 13:00): origin D+2, price only", () => { mergePrices(prices, n.prices2, { source: 'entsoe', fetchedAtMs: n.prices2FetchedAtMs }); nowMs = n.prices2NowMs; });
     result = { out: { steps }, seconds: 0, cpuSeconds: 0 };
   } else {
@@ -147,7 +148,7 @@ if (mode === 'baseline') {
     // The next day's data, as the sync stores it (outside the timed part: the sync's work).
     const next = c.next;
     mergePrices(prices, next.prices, { source: 'entsoe', fetchedAtMs: next.pricesFetchedAtMs });
-    if (next.series.length > 0) exogenous.merge(next.series, { source: 'entsoe-exogenous', fetchedAtMs: next.seriesFetchedAtMs });
+    if (next.series.length > 0) mergeExogenous(exogenous, next.series, { source: 'entsoe-exogenous', fetchedAtMs: next.seriesFetchedAtMs });
     nowMs = next.nowMs;
     // For PROFILE: the monotonic instant (µs, the profile's clock) the timed part starts.
     process.stderr.write('warm-start-us ' + process.hrtime.bigint() / 1000n + '\\n');

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { databasePath, openDatabase, type Db } from '../store/db.js';
 import { PriceStore } from '../store/prices.js';
 import { ExogenousStore } from '../store/exogenous.js';
+import { exogenousBackfillStore } from '../prices/exogenous/exogenous-merge.js';
 import { formatImportResult, importPriceFile } from '../prices/import.js';
 import { CsvImportError } from '../prices/sources/csv.js';
 import { formatCoverage, importRegion, regionRoles } from '../prices/status.js';
@@ -146,7 +147,7 @@ function registerFetchCommands(prices: Command): void {
         // Then the forecaster's exogenous series (load, wind, solar forecasts), the same way.
         if (opts.exogenous !== false) {
           for (const provider of exogenousProviderTypes().build({ config, logger })) {
-            const exo = new Backfill<ExogenousPoint>({ db, store: new ExogenousStore(db), source: provider, what: 'exogenous', logger, now: () => Date.now(), progress: progressFor(logger) });
+            const exo = new Backfill<ExogenousPoint>({ db, store: exogenousBackfillStore(new ExogenousStore(db)), source: provider, what: 'exogenous', logger, now: () => Date.now(), progress: progressFor(logger) });
             // With the coupled neighbours' series the forecaster reads (markets.json exogenous_neighbours).
             const exoRegions = withExogenousNeighbours(regions);
             await exo.run({ regions: exoRegions, fromDate, signal: abort.signal });

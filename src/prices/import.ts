@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { ExogenousStore } from '../store/exogenous.js';
+import { mergeExogenous } from './exogenous/exogenous-merge.js';
 import type { PriceStore } from '../store/prices.js';
 import { mergePrices, type PriceMergeReport } from './price-merge.js';
 import { exogenousFromHistory, type ExogenousCsvReport } from './exogenous/csv.js';
@@ -38,7 +39,7 @@ export function importPriceFile(store: PriceStore, file: string, marketCode: str
   // Prices and exogenous columns in one transaction: a failure leaves both untouched.
   return store.transaction(() => {
     const merge = mergePrices(store, periods, { source, fetchedAtMs: nowMs }, { replace: options.replace });
-    const written = exo && options.exogenous ? options.exogenous.merge(exo.points, { source, fetchedAtMs: nowMs }).written : 0;
+    const written = exo && options.exogenous ? mergeExogenous(options.exogenous, exo.points, { source, fetchedAtMs: nowMs }).written : 0;
     return { marketArea: market.code, source, written: merge.written, report, merge, ...(exo ? { exogenous: { ...exo.report, written } } : {}) };
   });
 }

@@ -17,6 +17,7 @@ import { requireMarket, withExogenousNeighbours } from './markets.js';
 import type { ExogenousSource } from './exogenous/registry.js';
 import type { ExogenousPoint } from './exogenous/series.js';
 import { ExogenousStore } from '../store/exogenous.js';
+import { exogenousBackfillStore } from './exogenous/exogenous-merge.js';
 
 export const SCHEDULE_TIME_ZONE = 'Europe/Brussels';
 const MINUTE_MS = 60_000;
@@ -159,7 +160,7 @@ export class PriceSync implements Module {
     const { db, logger, clock } = this.deps;
     return new Backfill<ExogenousPoint>({
       db,
-      store: new ExogenousStore(db),
+      store: exogenousBackfillStore(new ExogenousStore(db)),
       source,
       what: 'exogenous',
       logger,

@@ -1,7 +1,8 @@
 // Exogenous series in SQLite (exogenous_series): day-ahead load and wind/solar forecasts
-// per market area, UTC, native resolution, with source and fetch time.
+// per market area, UTC, native resolution, with source and fetch time. Persistence only:
+// which source fills and which replaces, and which series the backfill chases, are
+// prices/exogenous/exogenous-merge.ts's.
 import type { ExogenousPoint, ExogenousSeriesName } from '../prices/exogenous/series.js';
-import { EXOGENOUS_SERIES_NAMES, REQUIRED_SERIES } from '../prices/exogenous/series.js';
 import type { Db } from './db.js';
 import type { PriceGap } from './prices.js';
 
@@ -67,11 +68,12 @@ export class ExogenousStore {
   }
 
   /**
-   * Stores points: a source starting with `csv:` only fills periods without a value,
-   * any other replaces values that changed. Returns the rows written.
+   * Stores points in one transaction: `fill` only periods without a value, or
+   * `replace-changed` (a value that changed replaces the stored one, an unchanged one keeps
+   * its first fetch time). Returns the rows written.
    */
-  merge(points: readonly ExogenousPoint[], provenance: ExogenousProvenance): { written: number } {
-    const stmt = provenance.source.startsWith('csv:') ? this.stmts.fill : this.stmts.upsert;
+  write(points: readonly ExogenousPoint[], provenance: ExogenousProvenance, how: 'fill' | 'replace-changed'): { written: number } {
+    const stmt = how === 'fill' ? this.stmts.fill : this.stmts.upsert;
     return this.transaction(() => {
       let written = 0;
       for (const p of points) written += stmt.run(p.marketArea, p.series, p.startMs, p.durationS, p.valueMw, provenance.source, provenance.fetchedAtMs).changes;
@@ -113,40 +115,14 @@ export class ExogenousStore {
     for (const [startMs, durationS, valueMw, fetchedAtMs] of this.stmts.fetched.iterate(marketArea, series, fromMs, toMs) as Iterable<[number, number, number, number]>) visit(startMs, durationS, valueMw, fetchedAtMs);
   }
 
-  /** First stored start of the required series (load), or null. */
-  firstStartMs(marketArea: string): number | null {
-    return (this.stmts.first.get(marketArea, REQUIRED_SERIES) as number | null) ?? null;
+  /** First stored start of one series, or null. */
+  firstStartMs(marketArea: string, series: ExogenousSeriesName): number | null {
+    return (this.stmts.first.get(marketArea, series) as number | null) ?? null;
   }
 
-  /**
-   * Holes in [fromMs, toMs) the backfill fills: those of the load series, and of every other
-   * series the market has around then (a point in the range or in the five weeks before it),
-   * so tomorrow's wind and solar forecast, published after the load forecast, is fetched
-   * again until it is there, while a zone without offshore wind is not asked for it forever.
-   */
-  gapsIn(marketArea: string, fromMs: number, toMs: number): PriceGap[] {
-    if (toMs <= fromMs) return [];
-    const lookBackMs = 35 * 86_400_000;
-    const blockMs = 31 * 86_400_000;
-    const all: PriceGap[] = [];
-    // Decided per block of a month, so a series that began later (offshore wind in 2023)
-    // does not make the years before it holes for the repair.
-    for (let from = fromMs; from < toMs; from += blockMs) {
-      const to = Math.min(toMs, from + blockMs);
-      for (const series of EXOGENOUS_SERIES_NAMES) {
-        if (series !== REQUIRED_SERIES && !this.stmts.any.get(marketArea, series, from - lookBackMs, to)) continue;
-        all.push(...this.seriesGapsIn(marketArea, series, from, to));
-      }
-    }
-    // The union, as sorted disjoint ranges.
-    all.sort((a, b) => a.fromMs - b.fromMs);
-    const out: PriceGap[] = [];
-    for (const g of all) {
-      const last = out[out.length - 1];
-      if (last && g.fromMs <= last.toMs) out[out.length - 1] = { fromMs: last.fromMs, toMs: Math.max(last.toMs, g.toMs) };
-      else out.push({ ...g });
-    }
-    return out;
+  /** Whether the series has a point starting in [fromMs, toMs). */
+  hasPointIn(marketArea: string, series: ExogenousSeriesName, fromMs: number, toMs: number): boolean {
+    return this.stmts.any.get(marketArea, series, fromMs, toMs) !== undefined;
   }
 
   /** Holes of one series in [fromMs, toMs). */

@@ -13,6 +13,7 @@ import { EntsoeDocumentError } from '../../src/prices/sources/entsoe-xml.js';
 import { CsvImportError } from '../../src/prices/sources/csv.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
+import { exogenousGapsIn } from '../../src/prices/exogenous/exogenous-merge.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 
@@ -97,10 +98,10 @@ describe.skipIf(!hasSharedData)(`exogenous series from real data${hasSharedData 
   it('a backfill hole is one of the load or of a series the zone has around then, so a late wind forecast is fetched again', () => {
     const day = [Date.parse('2022-03-09T23:00Z'), Date.parse('2022-03-10T23:00Z')] as const;
     const month = [Date.parse('2022-02-28T23:00Z'), Date.parse('2022-03-31T22:00Z')] as const;
-    expect(exogenous.gapsIn('NL', ...month)).toEqual([]);
+    expect(exogenousGapsIn(exogenous, 'NL', ...month)).toEqual([]);
     // The load of that day is there, its onshore wind forecast is not (yet).
     db.prepare("DELETE FROM exogenous_series WHERE market_area = 'NL' AND series = 'wind_onshore' AND start_ms >= ? AND start_ms < ?").run(...day);
     expect(exogenous.seriesGapsIn('NL', 'load', ...month)).toEqual([]);
-    expect(exogenous.gapsIn('NL', ...month)).toEqual([{ fromMs: day[0], toMs: day[1] }]);
+    expect(exogenousGapsIn(exogenous, 'NL', ...month)).toEqual([{ fromMs: day[0], toMs: day[1] }]);
   });
 });

@@ -18,6 +18,7 @@ import { EntsoeSource } from '../../src/prices/sources/entsoe.js';
 import { PriceSync } from '../../src/prices/sync.js';
 import { openDatabase } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
+import { exogenousBackfillStore } from '../../src/prices/exogenous/exogenous-merge.js';
 import { PriceFetchProgress } from '../../src/store/price-fetch.js';
 import { buildAcknowledgement } from '../helpers/a44.js';
 import { buildA69 } from '../helpers/gl.js';
@@ -74,7 +75,7 @@ describe.skipIf(!hasSharedData)(`exogenous sync${hasSharedData ? '' : ` (${SKIP_
     try {
       const client = new EntsoeSource({ baseUrl, securityToken: TOKEN, maxRequestsPerMinute: 400, timeoutMs: 5_000 }, { logger });
       const store = new ExogenousStore(db);
-      const backfill = new Backfill<ExogenousPoint>({ db, store, source: new EntsoeExogenousSource(client), what: 'exogenous', logger, now: () => NOW });
+      const backfill = new Backfill<ExogenousPoint>({ db, store: exogenousBackfillStore(store), source: new EntsoeExogenousSource(client), what: 'exogenous', logger, now: () => NOW });
       const before = platform.requests.length;
       const first = await backfill.run({ regions: ['NL'], fromDate: '2020-11-19' });
       const all = platform.requests.slice(before).map((r) => r.params);

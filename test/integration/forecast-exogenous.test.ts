@@ -15,6 +15,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
+import { mergeExogenous } from '../../src/prices/exogenous/exogenous-merge.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { storePrices } from '../../src/prices/price-merge.js';
@@ -52,13 +53,13 @@ describe.skipIf(!hasSharedData)(`forecast with exogenous inputs${hasSharedData ?
     storePrices(new PriceStore(db), parsed.periods.filter((p) => p.startMs >= from && p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     const { points } = exogenousFromHistory(parsed.history!.filter((r) => r.startMs >= from && r.startMs < TOMORROW_END), 'NL', NL.timeZone);
     const exogenous = new ExogenousStore(db);
-    exogenous.merge(points.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
-    exogenous.merge(points.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: tomorrowFetchedAtMs });
+    mergeExogenous(exogenous, points.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+    mergeExogenous(exogenous, points.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: tomorrowFetchedAtMs });
     if (neighbourTomorrowFetchedAtMs !== undefined) {
       // NL's coupled neighbour (markets.json exogenous_neighbours), stored under its own area as the sync does.
       const de = exogenousFromHistory(deLu.history!.filter((r) => r.startMs >= from && r.startMs < TOMORROW_END), 'DE-LU', DE.timeZone).points;
-      exogenous.merge(de.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
-      exogenous.merge(de.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: neighbourTomorrowFetchedAtMs });
+      mergeExogenous(exogenous, de.filter((p) => p.startMs < TOMORROW_START), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+      mergeExogenous(exogenous, de.filter((p) => p.startMs >= TOMORROW_START), { source: 'entsoe-exogenous', fetchedAtMs: neighbourTomorrowFetchedAtMs });
     }
     const config = validateConfig(
       { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: dir, prices: { regions: ['NL'], source: 'none' }, forecast: { training_window_days: 56, horizon_days: 2 } },

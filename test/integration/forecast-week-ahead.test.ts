@@ -18,6 +18,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { ExogenousStore } from '../../src/store/exogenous.js';
+import { mergeExogenous } from '../../src/prices/exogenous/exogenous-merge.js';
 import { ForecastStore } from '../../src/store/forecasts.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { storePrices } from '../../src/prices/price-merge.js';
@@ -52,7 +53,7 @@ describe.skipIf(!hasSharedData)(`forecast with the week-ahead load forecast${has
     storePrices(new PriceStore(db), parsed.periods.filter((p) => p.startMs >= from && p.startMs < dayStart(DAY + 1)), { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     const exogenous = new ExogenousStore(db);
     const { points } = exogenousFromHistory(parsed.history!.filter((r) => r.startMs >= from && r.startMs < dayStart(DAY + 2)), 'NL', NL.timeZone);
-    exogenous.merge(points, { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
+    mergeExogenous(exogenous, points, { source: 'csv:test', fetchedAtMs: NOW - 3_600_000 });
     if (weekAheadFetchedAtMs !== undefined) {
       const weekAhead: ExogenousPoint[] = [];
       for (const d of [DAY + 2, DAY + 3]) {
@@ -61,7 +62,7 @@ describe.skipIf(!hasSharedData)(`forecast with the week-ahead load forecast${has
         weekAhead.push({ marketArea: 'NL', series: 'load_week_ahead_min', startMs: dayStart(d), durationS: 86_400, valueMw: Math.min(...load) });
         weekAhead.push({ marketArea: 'NL', series: 'load_week_ahead_max', startMs: dayStart(d), durationS: 86_400, valueMw: Math.max(...load) });
       }
-      exogenous.merge(weekAhead, { source: 'entsoe-exogenous', fetchedAtMs: weekAheadFetchedAtMs });
+      mergeExogenous(exogenous, weekAhead, { source: 'entsoe-exogenous', fetchedAtMs: weekAheadFetchedAtMs });
     }
     const config = validateConfig(
       { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: dir, prices: { regions: ['NL'], source: 'none' }, forecast: { training_window_days: 56, horizon_days: 3 } },
