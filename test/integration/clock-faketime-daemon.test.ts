@@ -80,7 +80,8 @@ describe.skipIf(!ready)('the daemon under libfaketime', () => {
     // 2020: readings are taken and held; the broker hears nothing (its certificate is not yet valid, too).
     await until(async () => (await metric('metergate_clock_held_samples')) !== undefined && (await metric('metergate_clock_held_samples'))! >= 3, `held samples (log: ${log().slice(-500)})`);
     expect(await metric('metergate_clock_trusted')).toBe(0);
-    expect(log()).toContain('clock not trusted yet: readings are kept and sent once it is');
+    expect(log()).toContain('clock not trusted yet: nothing is published until it is (readings are kept and sent then)');
+    expect(log()).toContain('To end it: set the right time');
     expect(sub.messages).toEqual([]);
 
     // NTP answers: the wall clock steps to the real time.

@@ -71,6 +71,50 @@ describe('clock trust on a gateway without RTC', () => {
     expect(events.find((e) => e.kind === 'trusted')).toMatchObject({ released: [{ item: 'x', sampledAtMs: REAL + 11_000 }] });
   });
 
+  it('auto mode without NTP information counts the stable time from boot: a box up longer than stableForMs is trusted at once', () => {
+    const trust = new ClockTrust<string>(policy({ mode: 'auto', stableForMs: 300_000 }));
+    trust.observe({ wallMs: REAL, monoMs: 0, ntp: 'unknown', uptimeMs: 1_523_000 });
+    expect(trust.isTrusted).toBe(true);
+    expect(trust.why).toMatch(/has been up 1523 s .*has not stepped since the gateway started/);
+    expect(trust.fix).toBeNull();
+  });
+
+  it('auto mode without NTP information, 60 s after boot: waits until 300 s after boot and says when and what ends it sooner', () => {
+    const trust = new ClockTrust<string>(policy({ mode: 'auto', stableForMs: 300_000 }));
+    trust.observe({ wallMs: REAL, monoMs: 0, ntp: 'unknown', uptimeMs: 60_000 });
+    expect(trust.isTrusted).toBe(false);
+    expect(trust.trustExpectedAtMs).toBe(REAL + 240_000);
+    expect(trust.why).toContain(`since boot (at ${new Date(REAL + 240_000).toISOString()})`);
+    expect(trust.fix).toMatch(/`clock\.trust: system`/);
+    expect(trust.fix).toMatch(/systemd-timesyncd or chrony/);
+    trust.observe({ wallMs: REAL + 240_000, monoMs: 240_000, ntp: 'unknown', uptimeMs: 300_000 });
+    expect(trust.isTrusted).toBe(true);
+  });
+
+  it('auto mode without NTP information: after a step the time since boot no longer counts', () => {
+    const trust = new ClockTrust<string>(policy({ mode: 'auto', stableForMs: 300_000 }));
+    trust.observe({ wallMs: REAL, monoMs: 0, ntp: 'unknown', uptimeMs: 100_000 });
+    // NTP (invisible to us) steps the clock by a minute at 20 s.
+    trust.observe({ wallMs: REAL + 80_000, monoMs: 20_000, ntp: 'unknown', uptimeMs: 400_000 });
+    expect(trust.isTrusted).toBe(false);
+    expect(trust.why).toContain('since its last step');
+    trust.observe({ wallMs: REAL + 380_000, monoMs: 320_000, ntp: 'unknown', uptimeMs: 700_000 });
+    expect(trust.isTrusted).toBe(true);
+  });
+
+  it('names what ends each wait: NTP or clock.trust: system when unsynchronized, the right time when implausible', () => {
+    const unsynced = new ClockTrust<string>(policy({ mode: 'auto' }));
+    unsynced.observe({ wallMs: REAL, monoMs: 0, ntp: 'unsynchronized', uptimeMs: 10_000_000 });
+    expect(unsynced.isTrusted).toBe(false);
+    expect(unsynced.fix).toMatch(/timedatectl set-ntp true.*`clock\.trust: system`/);
+    const ntpUnknown = new ClockTrust<string>(policy({ mode: 'ntp' }));
+    ntpUnknown.observe({ wallMs: REAL, monoMs: 0, ntp: 'unknown', uptimeMs: 10_000_000 });
+    expect(ntpUnknown.fix).toMatch(/`clock\.trust: auto`.*`clock\.trust: system`/);
+    const wrong = new ClockTrust<string>(policy({ mode: 'system' }));
+    wrong.observe({ wallMs: FAKE_HWCLOCK, monoMs: 0, ntp: 'unknown' });
+    expect(wrong.fix).toMatch(/set the right time/);
+  });
+
   it('system mode trusts any plausible clock at once', () => {
     const trust = new ClockTrust<string>(policy({ mode: 'system' }));
     trust.observe({ wallMs: REAL, monoMs: 0, ntp: 'unknown' });

@@ -70,8 +70,8 @@ describe('health', () => {
 
   it('is down with all meters offline or an implausible clock; degraded while a plausible clock waits or with no current price', () => {
     expect(assessHealth({ ...healthy, meters: [meter('offline')] })).toMatchObject({ status: 'down', ready: false, live: true });
-    const before = assessHealth({ ...healthy, clock: { trusted: false, plausible: false, reason: 'wall clock 2020-01-01T00:00:00.000Z is before the build date', heldSamples: 6 } });
-    expect(before).toMatchObject({ ready: false, reasons: ['clock: clock not trusted: wall clock 2020-01-01T00:00:00.000Z is before the build date; 6 sample(s) held'] });
+    const before = assessHealth({ ...healthy, clock: { trusted: false, plausible: false, reason: 'wall clock 2020-01-01T00:00:00.000Z is before the build date', heldSamples: 6, fix: 'set the right time' } });
+    expect(before).toMatchObject({ ready: false, reasons: ['clock: clock not trusted: wall clock 2020-01-01T00:00:00.000Z is before the build date; 6 sample(s) held, nothing is published until then; to end it: set the right time'] });
     // plausible but not confirmed by NTP yet: readings are held, the rest works
     expect(assessHealth({ ...healthy, clock: { trusted: false, plausible: true, reason: 'waiting for NTP synchronization', heldSamples: 6 } })).toMatchObject({ ready: true, status: 'degraded' });
     expect(assessHealth({ ...healthy, prices: [{ region: 'NL', lastEndMs: Date.parse('2025-12-31T23:00:00Z'), coversNow: false }] })).toMatchObject({

@@ -1,5 +1,6 @@
 // The clock seam every sample passes: holds samples while the clock is untrusted, flags steps.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { uptime } from 'node:os';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/types.js';
 import type { EventBus } from '../../events.js';
@@ -23,6 +24,8 @@ export interface ClockGuardDeps {
   readonly events: EventBus;
   readonly monotonicMs?: () => number;
   readonly ntpStatus?: () => Promise<NtpStatus>;
+  /** How long the system has been up (default: the kernel's, os.uptime()). */
+  readonly uptimeMs?: () => number;
   readonly buildDateMs?: number;
   /** Where steps beyond clock.step_tolerance_s are recorded and readings flagged (none: only logged). */
   readonly db?: Db;
@@ -34,6 +37,8 @@ const STEP_VISIBLE_MS = 24 * 3_600_000;
 /** How often the clocks are looked at while the clock is not trusted, and after. */
 const UNTRUSTED_CHECK_MS = 5_000;
 const TRUSTED_CHECK_MS = 30_000;
+/** While not trusted, the log says again this often why nothing is published (no silent wait). */
+const UNTRUSTED_REMINDER_MS = 60_000;
 
 export function clockPolicy(config: Config, buildDateMs = BUILD_DATE_MS): ClockTrustPolicy {
   const c = config.clock as Config["clock"] | undefined;
@@ -65,6 +70,7 @@ export class ClockGuard implements Module {
   private steps: ClockStepStore | null = null;
   private lastStep: ClockStep | null = null;
   private lastObservedWallMs: number | null = null;
+  private lastReminderMonoMs = 0;
 
   constructor(private readonly deps: ClockGuardDeps) {
     this.trust = new ClockTrust<MeterSample>(clockPolicy(deps.config, deps.buildDateMs));
@@ -112,7 +118,7 @@ export class ClockGuard implements Module {
       step && Math.abs(now - step.detectedAtMs) < STEP_VISIBLE_MS
         ? `the trusted clock stepped ${step.stepMs > 0 ? 'forward' : 'back'} by ${Math.round(Math.abs(step.stepMs) / 1000)} s at ${new Date(step.detectedAtMs).toISOString()}; ${this.steps?.flaggedCount() ?? 0} reading(s) flagged clock_suspect (sampled ${new Date(step.suspectFromMs).toISOString()} .. ${new Date(step.suspectToMs).toISOString()} are not priced); messages stamped ahead of the clock are quarantined`
         : null;
-    return { trusted: this.trust.isTrusted, plausible: isPlausibleTime(now, this.trust.policy), reason: this.trust.why, heldSamples: this.trust.heldCount, stepWarning };
+    return { trusted: this.trust.isTrusted, plausible: isPlausibleTime(now, this.trust.policy), reason: this.trust.why, heldSamples: this.trust.heldCount, fix: this.trust.fix, stepWarning };
   }
 
   /** The current time if it may go into a message, else null. */
@@ -132,11 +138,9 @@ export class ClockGuard implements Module {
       this.lastStep = this.steps.latest();
     }
     await this.check();
-    // Said once, at info level: otherwise an installer watching the journal sees polls but
-    // nothing in the cloud for minutes and no reason why.
-    if (!this.trust.isTrusted) {
-      this.deps.logger.warn({ reason: this.trust.why }, 'clock not trusted yet: readings are kept and sent once it is (docs/clock-safety.md)');
-    }
+    // Said at start and again every minute of the wait, with what ends it: otherwise an
+    // installer watching the journal sees polls but nothing in the cloud and no reason why.
+    if (!this.trust.isTrusted) this.remind();
     this.schedule();
   }
 
@@ -172,7 +176,7 @@ export class ClockGuard implements Module {
   private async checkOnce(): Promise<void> {
     // NTP status is only needed to grant trust; once trusted we only watch for steps.
     const ntp = this.trust.isTrusted ? 'unknown' : await (this.deps.ntpStatus ?? readNtpStatus)();
-    const obs = { wallMs: this.deps.clock.now(), monoMs: this.monotonicMs(), ntp };
+    const obs = { wallMs: this.deps.clock.now(), monoMs: this.monotonicMs(), ntp, uptimeMs: (this.deps.uptimeMs ?? (() => uptime() * 1000))() };
     const wasTrusted = this.trust.isTrusted;
     const previousWallMs = this.lastObservedWallMs;
     this.lastObservedWallMs = obs.wallMs;
@@ -190,8 +194,18 @@ export class ClockGuard implements Module {
         this.deps.events.emit('clock.trusted', { reason: event.reason });
       }
     }
-    if (!this.trust.isTrusted) this.deps.logger.debug({ reason: this.trust.why, held: this.trust.heldCount }, 'clock not trusted yet');
+    if (!this.trust.isTrusted && obs.monoMs - this.lastReminderMonoMs >= UNTRUSTED_REMINDER_MS) this.remind();
     this.updateGauges();
+  }
+
+  /** The log line of the wait: why nothing is published, how much is held, and what ends it. */
+  private remind(): void {
+    this.lastReminderMonoMs = this.monotonicMs();
+    const fix = this.trust.fix;
+    this.deps.logger.warn(
+      { reason: this.trust.why, held: this.trust.heldCount, fix },
+      `clock not trusted yet: nothing is published until it is (readings are kept and sent then): ${this.trust.why}${fix ? `. To end it: ${fix}` : ''} (docs/clock-safety.md)`,
+    );
   }
 
   /**

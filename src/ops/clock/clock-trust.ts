@@ -12,7 +12,10 @@
  *     mode 'ntp':    the kernel reports the clock NTP-synchronized;
  *     mode 'auto':   as 'ntp'; where synchronization cannot be determined at all (no
  *                    timedatectl/timesyncd), when the offset between the wall clock and the
- *                    monotonic clock has not moved by more than maxStepMs for stableForMs;
+ *                    monotonic clock has not moved by more than maxStepMs for stableForMs,
+ *                    counted from the system's boot unless a step was seen since (a box up
+ *                    longer than that is past the early minutes in which an NTP client
+ *                    steps a clock; docs/clock-safety.md says why it is not trusted sooner);
  *     mode 'system': at once (gateways with a battery-backed RTC and no NTP).
  *   Once trusted it stays trusted, also when NTP later loses its servers (the clock then
  *   drifts by parts per million, not by years), unless the wall time becomes implausible.
@@ -42,6 +45,9 @@ export interface ClockTrustPolicy {
 
 const DAY_MS = 86_400_000;
 
+/** What ends the wait of a clock outside the plausible range. */
+const IMPLAUSIBLE_FIX = 'set the right time: NTP (`sudo timedatectl set-ntp true`, outbound UDP 123) or `sudo date -s ...`; a battery-backed RTC that lost its time needs a new battery';
+
 export const DEFAULT_CLOCK_POLICY: Omit<ClockTrustPolicy, 'buildDateMs'> = {
   mode: 'auto',
   maxFutureMs: 15 * 366 * DAY_MS,
@@ -55,6 +61,8 @@ export interface ClockObservation {
   readonly wallMs: number;
   readonly monoMs: number;
   readonly ntp: NtpStatus;
+  /** How long the system has been up (boot to now), when known. */
+  readonly uptimeMs?: number;
 }
 
 export function isPlausibleTime(wallMs: number, policy: Pick<ClockTrustPolicy, 'buildDateMs' | 'maxFutureMs'>): boolean {
@@ -89,6 +97,9 @@ export class ClockTrust<T> {
   private stableSinceMono: number | null = null;
   private held: Held<T>[] = [];
   private droppedTotal = 0;
+  private stepSeen = false;
+  private remedy: string | null = null;
+  private expectedAtMs: number | null = null;
 
   constructor(readonly policy: ClockTrustPolicy) {}
 
@@ -98,6 +109,16 @@ export class ClockTrust<T> {
 
   get why(): string {
     return this.reason;
+  }
+
+  /** While not trusted: the setting or action that ends the wait (null once trusted). */
+  get fix(): string | null {
+    return this.trusted ? null : this.remedy;
+  }
+
+  /** While not trusted and the wait ends by itself: the wall time it will (auto mode without NTP information). */
+  get trustExpectedAtMs(): number | null {
+    return this.trusted ? null : this.expectedAtMs;
   }
 
   get heldCount(): number {
@@ -124,6 +145,7 @@ export class ClockTrust<T> {
     if (previousOffset !== null && Math.abs(offset - previousOffset) > this.policy.maxStepMs) {
       events.push({ kind: 'step', stepMs: offset - previousOffset });
       this.stableSinceMono = obs.monoMs;
+      this.stepSeen = true;
     }
     if (this.stableSinceMono === null) this.stableSinceMono = obs.monoMs;
     const plausible = isPlausibleTime(obs.wallMs, this.policy);
@@ -132,6 +154,7 @@ export class ClockTrust<T> {
       if (!plausible) {
         this.trusted = false;
         this.reason = `wall clock ${new Date(obs.wallMs).toISOString()} is outside the plausible range`;
+        this.remedy = IMPLAUSIBLE_FIX;
         events.push({ kind: 'untrusted', reason: this.reason });
       }
       return events;
@@ -156,21 +179,34 @@ export class ClockTrust<T> {
 
   private grantReason(obs: ClockObservation, plausible: boolean): string | null {
     const { mode } = this.policy;
+    this.expectedAtMs = null;
     if (!plausible) {
       this.reason = `wall clock ${new Date(obs.wallMs).toISOString()} is before the build date or implausibly far ahead; waiting for NTP`;
+      this.remedy = IMPLAUSIBLE_FIX;
       return null;
     }
     if (mode === 'system') return 'clock.trust is "system": the system clock is trusted as soon as it is plausible';
     if (obs.ntp === 'synchronized') return 'the system clock is NTP-synchronized';
+    const rightAnyway = 'or, if this machine\'s clock is right without NTP (a battery-backed RTC, a VM or container on a synchronized host), set `clock.trust: system` and restart';
     if (mode === 'ntp' || obs.ntp === 'unsynchronized') {
       this.reason = obs.ntp === 'unknown' ? 'NTP synchronization cannot be determined (clock.trust is "ntp")' : 'waiting for NTP synchronization';
+      this.remedy =
+        obs.ntp === 'unknown'
+          ? `install systemd-timesyncd or chrony (so NTP synchronization can be read), or set \`clock.trust: auto\`; ${rightAnyway}`
+          : `let NTP synchronize: \`sudo timedatectl set-ntp true\`, allow outbound UDP 123 (\`timedatectl timesync-status\` shows progress); ${rightAnyway}`;
       return null;
     }
-    const stableMs = obs.monoMs - (this.stableSinceMono ?? obs.monoMs);
+    // auto, NTP status unknown: stable since boot, or since the last step seen.
+    const sinceStart = obs.monoMs - (this.stableSinceMono ?? obs.monoMs);
+    const stableMs = this.stepSeen || obs.uptimeMs === undefined ? sinceStart : Math.max(sinceStart, obs.uptimeMs);
     if (stableMs >= this.policy.stableForMs) {
-      return `NTP status unknown; the clock has run without steps for ${Math.round(stableMs / 1000)} s`;
+      return stableMs > sinceStart
+        ? `NTP status unknown; the system has been up ${Math.round(stableMs / 1000)} s (clock.stable_for_s ${Math.round(this.policy.stableForMs / 1000)}) and the clock has not stepped since the gateway started`
+        : `NTP status unknown; the clock has run without steps for ${Math.round(stableMs / 1000)} s`;
     }
-    this.reason = `NTP status unknown; trusting the clock once it has run ${Math.round(this.policy.stableForMs / 1000)} s without steps`;
+    this.expectedAtMs = obs.wallMs + (this.policy.stableForMs - stableMs);
+    this.reason = `NTP status unknown; trusting the clock once it has run ${Math.round(this.policy.stableForMs / 1000)} s without steps${this.stepSeen ? ' since its last step' : ' since boot'} (at ${new Date(this.expectedAtMs).toISOString()})`;
+    this.remedy = `it ends by itself then (\`clock.stable_for_s\`); sooner: install systemd-timesyncd or chrony (so NTP synchronization can be read), ${rightAnyway}`;
     return null;
   }
 
@@ -184,6 +220,7 @@ export class ClockTrust<T> {
       // The clock left the plausible range between two observations: stop trusting now.
       this.trusted = false;
       this.reason = `wall clock ${new Date(wallMs).toISOString()} is outside the plausible range`;
+      this.remedy = IMPLAUSIBLE_FIX;
     }
     this.held.push({ item, monoMs });
     let evicted = 0;

@@ -126,7 +126,8 @@ function clock(c: ClockView | null): ComponentHealth {
   if (c.trusted) return { status: 'ok', reason: 'clock trusted' };
   // A plausible clock that is not confirmed yet (waiting for NTP) only delays readings,
   // which are held and re-stamped; an implausible one makes every timestamp wrong.
-  return { status: c.plausible ? 'degraded' : 'down', reason: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held` };
+  // Nothing is published meanwhile: the reason says so and names what ends the wait.
+  return { status: c.plausible ? 'degraded' : 'down', reason: `clock not trusted: ${c.reason}; ${c.heldSamples} sample(s) held, nothing is published until then${c.fix ? `; to end it: ${c.fix}` : ''}` };
 }
 
 function prices(list: readonly PriceCoverageView[] | null): ComponentHealth {

@@ -109,7 +109,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
           refusals: uplink.refusals ?? null,
         }
       : { state: 'disabled', broker: null, nodes: [], outbox_depth: 0, oldest_age_s: null, last_published_at: null, last_error: null, outbox_full: false, held_messages: 0, refusals: null },
-    clock: clock ? { trusted: clock.trusted, plausible: clock.plausible, reason: clock.reason, held_samples: clock.heldSamples, step_warning: clock.stepWarning ?? null } : null,
+    clock: clock ? { trusted: clock.trusted, plausible: clock.plausible, reason: clock.reason, held_samples: clock.heldSamples, fix: clock.fix ?? null, step_warning: clock.stepWarning ?? null } : null,
     prices: config.prices.regions.map((region) => {
       const series = probes.priceSeries?.(region, now) ?? null;
       const cov = coverage?.find((c) => c.region === region) ?? null;

@@ -86,6 +86,8 @@ export interface ClockView {
   readonly plausible: boolean;
   readonly reason: string;
   readonly heldSamples: number;
+  /** While not trusted: the setting or action that ends the wait (e.g. `clock.trust: system`). */
+  readonly fix?: string | null;
   /** While a step of the trusted clock beyond clock.step_tolerance_s is recent: what happened and what is flagged. */
   readonly stepWarning?: string | null;
 }
