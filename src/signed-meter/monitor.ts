@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { OcppStore } from '../store/ocpp.js';
 import type { SignedValueStore } from '../store/signed-values.js';
 import { SIGNED_OUTCOMES, type SignedOutcome } from './session-verification.js';
-import { carriesSignedData, transactionSignedData } from './transaction-signed-data.js';
+import { carriesSignedData, transactionSignedData, type TransactionSignedData } from './transaction-signed-data.js';
 
 export interface LastSignedOutcome {
   readonly transactionId: number;
@@ -18,6 +18,8 @@ export interface LastSignedOutcome {
 export class SignedMeterMonitor {
   private readonly sessions: Counter<'outcome'>;
   private readonly dropped: Counter<'charge_point_id'>;
+  /** Each charger's last result, taken again while its inputs stay the same (the status page polls). */
+  private readonly last = new Map<string, TransactionSignedData>();
 
   constructor(
     metrics: Registry,
@@ -61,7 +63,8 @@ export class SignedMeterMonitor {
   lastOfCharger(chargePointId: string): LastSignedOutcome | null {
     const txId = this.signed.lastStoppedTransaction(chargePointId);
     if (txId === null) return null;
-    const d = transactionSignedData(this.ocpp, this.signed, this.chargers(), txId);
+    const d = transactionSignedData(this.ocpp, this.signed, this.chargers(), txId, this.last.get(chargePointId));
+    if (d) this.last.set(chargePointId, d);
     return d && carriesSignedData(d) ? { transactionId: txId, outcome: d.verification.outcome, reason: d.verification.reason } : null;
   }
 }
