@@ -2,13 +2,15 @@
 // playwright-core): a strict ocpp-rpc charger connected over ws with an open session,
 // another configured charger that is not connected; firmware, feature profiles, connectors
 // with their open transaction (and /metrics the same); operations from the page go through
-// the HTTP API with the operator's token, refused without it.
+// the HTTP API with the operator's token, refused without it; a charger's last session's
+// signed meter values outcome (issue 32), with the reason when it is not verified.
 import { chromium, type Browser } from 'playwright-core';
 import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import { CentralSystem } from '../../src/ocpp/central-system.js';
 import { startTestHttp, type TestHttp } from '../helpers/http.js';
+import { meterKey, payload, signOcmf } from '../helpers/ocmf.js';
 import { chromiumPath } from '../helpers/peers.js';
 import { until } from '../helpers/wait.js';
 
@@ -22,6 +24,8 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
   let cp: RPCClient;
   let browser: Browser;
   const resets: unknown[] = [];
+  // CP-BARN's calibrated meter (its sessions are signed; it connects only in the last test).
+  const barnKey = meterKey('ECDSA-secp256r1-SHA256');
 
   beforeAll(async () => {
     http = await startTestHttp({
@@ -30,7 +34,7 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
         ocpp: { host: '127.0.0.1', port: await freePort() },
         chargers: [
           { id: 'CP-DRIVEWAY', password: PASSWORD, auth: 'accept_all' },
-          { id: 'CP-BARN', password: PASSWORD, auth: 'accept_all' },
+          { id: 'CP-BARN', password: PASSWORD, auth: 'accept_all', meter_public_key: barnKey.publicKeyHex },
         ],
       },
       centralSystem: () => central ?? null,
@@ -107,5 +111,33 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     // The charger that is not connected: refused at once.
     await page.locator('tr[data-charger="CP-BARN"] button[data-operation="reset"]').click();
     await until(async () => (await result.getAttribute('data-status')) === '409', 'operation answered 409', 30_000);
+  });
+
+  it('shows the last session\'s signed meter values outcome, and why when it is not verified', { timeout: 60_000 }, async () => {
+    const barn = new RPCClient({ endpoint: `ws://127.0.0.1:${central.port()}`, identity: 'CP-BARN', password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
+    barn.handle('GetConfiguration', async () => ({ configurationKey: [] }));
+    await barn.connect();
+    try {
+      await barn.call('BootNotification', { chargePointVendor: 'Eich', chargePointModel: 'E1' });
+      const startMs = Date.now() - 3_600_000;
+      const stopMs = Date.now() - 60_000;
+      const tx = (await barn.call('StartTransaction', { connectorId: 1, idTag: 'T', meterStart: 2_000, timestamp: new Date(startMs).toISOString() })) as { transactionId: number };
+      const begin = signOcmf(payload('MTR-BARN', 1, [{ atMs: startMs, tx: 'B', wh: 2_000 }]), barnKey);
+      // The end document changed after it was signed.
+      const end = signOcmf(payload('MTR-BARN', 2, [{ atMs: stopMs, tx: 'E', wh: 9_000 }]), barnKey).replace('"RV":9', '"RV":8');
+      await barn.call('MeterValues', { connectorId: 1, transactionId: tx.transactionId, meterValue: [{ timestamp: new Date(startMs).toISOString(), sampledValue: [{ value: begin, format: 'SignedData', context: 'Transaction.Begin' }] }] });
+      await barn.call('StopTransaction', { transactionId: tx.transactionId, meterStop: 8_000, timestamp: new Date(stopMs).toISOString(), transactionData: [{ timestamp: new Date(stopMs).toISOString(), sampledValue: [{ value: end, format: 'SignedData', context: 'Transaction.End' }] }] });
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      await page.goto(`${http.url}/status`);
+      await page.waitForSelector('body[data-rendered]');
+      const signed = page.locator('tr[data-charger="CP-BARN"] .signed-meter');
+      await until(async () => (await signed.count()) === 1, 'the signed meter outcome on the page', 30_000);
+      expect(await signed.getAttribute('data-outcome')).toBe('signature_invalid');
+      expect(await signed.textContent()).toMatch(new RegExp(`transaction ${tx.transactionId}: signature_invalid \\(the Transaction.End document .*does not match`));
+      const metrics = await (await fetch(`${http.url}/metrics`)).text();
+      expect(metrics).toContain('metergate_signed_meter_sessions_total{outcome="signature_invalid"} 1');
+    } finally {
+      await barn.close({ force: true });
+    }
   });
 });
