@@ -20,6 +20,7 @@
 // is noticed on the timer: once its reading is older than site.max_reading_age_s the plans
 // fall back to the minimum current (the planner's stale rule), lowered the same way.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { uncountedChargers } from '../config/load.js';
 import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
@@ -133,6 +134,10 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     this.started = true;
     const { raised } = siteGuardRuleFrom(config.site);
     if (raised.length > 0) this.ctx.logger.warn({ raised }, 'site raise settings below their floor are taken at the floor (docs/planning.md)');
+    if (config.site.uncounted_chargers === 'allow') {
+      const uncounted = uncountedChargers({ ...config, site: { ...config.site, uncounted_chargers: 'refuse' } });
+      if (uncounted.length > 0) this.ctx.logger.warn({ problems: uncounted }, 'site.limit_a is not a ceiling for every charger (site.uncounted_chargers: allow): a car on a charger without its connectors listed is not counted');
+    }
     // A silent meter sends no samples: its staleness is noticed here. Without a meter nothing
     // else raises a connector again once a car has left the site. While a connector is not
     // settled (a retry, a deadline or an escalation step due) every second.

@@ -15,6 +15,8 @@ import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MeterSample } from '../../src/domain.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
+import { validateConfig } from '../../src/config/load.js';
+import { fuseCheck } from '../../src/ops/doctor/fuse.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
@@ -41,6 +43,8 @@ interface Charger {
   transactionId: number;
   /** While true, SetChargingProfile is never answered (the call times out on the gateway). */
   mute: boolean;
+  /** While true, RemoteStopTransaction and ChangeAvailability are Rejected. */
+  refuseStops: boolean;
 }
 
 const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
@@ -69,7 +73,7 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
     });
     for (const id of IDS) {
       const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: Charger = { client, received: [], transactionId: 0, mute: false };
+      const charger: Charger = { client, received: [], transactionId: 0, mute: false, refuseStops: false };
       const record = (action: string, params: unknown) => charger.received.push({ action, params, atMs: Date.now() });
       client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
         record('SetChargingProfile', params);
@@ -79,13 +83,14 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
       });
       client.handle('RemoteStopTransaction', async ({ params }: { params?: unknown }) => {
         record('RemoteStopTransaction', params);
+        if (charger.refuseStops) return { status: 'Rejected' };
         // It still takes a stop, and stops (what a charger does after Accepted).
         setTimeout(() => void client.call('StopTransaction', { transactionId: charger.transactionId, meterStop: 1000, timestamp: new Date(gw.now()).toISOString(), reason: 'Remote' }).catch(() => undefined), 200);
         return { status: 'Accepted' };
       });
       client.handle('ChangeAvailability', async ({ params }: { params?: unknown }) => {
         record('ChangeAvailability', params);
-        return { status: 'Accepted' };
+        return { status: charger.refuseStops ? 'Rejected' : 'Accepted' };
       });
       client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
         record('ClearChargingProfile', params);
@@ -176,5 +181,50 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
     const okNowA = maxLimit(ok.received.filter((r) => r.action === 'SetChargingProfile').at(-1)!.params);
     // The load wobbles a little between readings, as a real meter's does.
     expect(highA + okNowA).toBeLessThanOrEqual(LIMIT_A + 0.5);
+  });
+
+  it('a charger that confirms nothing (SetChargingProfile unanswered, stop and Inoperative rejected) makes /healthz degraded and doctor names it with the fix; once it confirms, it is settled again', { timeout: 180_000 }, async () => {
+    const mute = chargers.get('CP-MUTE')!;
+    mute.mute = true;
+    mute.refuseStops = true;
+    const before = mute.received.length;
+    expect([200, 201]).toContain((await api('PUT', 'CP-MUTE', { departure_time: DEPARTURE, energy_wh: 30_000 })).status);
+    mute.transactionId = ((await mute.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 1000, timestamp: new Date(gw.now()).toISOString() })) as { transactionId: number }).transactionId;
+    const health = async () => (await (await fetch(`http://127.0.0.1:${gw.httpPort}/healthz`)).json()) as any;
+    // Past the deadline and one step per means: every means tried, none confirmed.
+    await until(async () => (await health()).components?.fuse?.status === 'degraded', '/healthz degraded by the fuse', 120_000);
+    const h = await health();
+    // The overall verdict is the worst component's (this gateway has no broker, so it may be down already).
+    expect(h.status).not.toBe('ok');
+    expect(h.components.fuse.reason).toMatch(/CP-MUTE connector 1 cannot be brought within its share of site\.limit_a/);
+    const actions = new Set(mute.received.slice(before).map((r) => (r.action === 'SetChargingProfile' ? r.params.csChargingProfiles.chargingProfilePurpose : r.action)));
+    // Every means tried (besides the clears of the first transaction's profiles).
+    for (const means of ['TxProfile', 'TxDefaultProfile', 'ChargePointMaxProfile', 'RemoteStopTransaction', 'ChangeAvailability']) expect(actions).toContain(means);
+    const status = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
+    expect(status.fuse.find((f: any) => f.charge_point_id === 'CP-MUTE')).toMatchObject({ health: 'uncontrollable', in_force_a: null, counted_a: 16, inoperative_by_fuse: false });
+    // doctor, against the running daemon as an installer runs it.
+    const config = validateConfig(
+      { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: gw.dir, http: { host: '127.0.0.1', port: gw.httpPort }, site: { limit_a: LIMIT_A, meter: SITE_METER }, buses: [{ name: 'rs485', type: 'rtu', port: '/dev/null' }], meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }], chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }] })) },
+      'test',
+      {},
+    );
+    const lines = await fuseCheck.run({ configPath: 'test', config, configProblems: [], now: () => Date.now(), timeoutMs: 5000, serviceUser: 'metergate', results: [] });
+    const line = lines.find((l) => l.check === 'fuse CP-MUTE/1');
+    expect(line).toMatchObject({ status: 'fail' });
+    expect(line!.detail).toMatch(/cannot be brought within its share of site\.limit_a/);
+    expect(line!.fix).toMatch(/firmware/);
+
+    // It confirms again: the ladder's next round starts with its own TxProfile, which it now takes.
+    mute.mute = false;
+    mute.refuseStops = false;
+    await until(async () => (await health()).components?.fuse?.status === 'ok', '/healthz ok again', 120_000);
+    const settledStatus = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
+    const muteNow = settledStatus.fuse.find((f: any) => f.charge_point_id === 'CP-MUTE');
+    expect(muteNow.health).toBe('settled');
+    expect(muteNow.in_force_a).not.toBeNull();
+    const okNow = settledStatus.fuse.find((f: any) => f.charge_point_id === 'CP-OK');
+    const loadA = highestPhaseA(ofSite().at(-1)!);
+    // The two together within the limit (the load wobbles a little between readings).
+    expect(loadA + muteNow.counted_a + (okNow?.counted_a ?? 0)).toBeLessThanOrEqual(LIMIT_A + 0.5);
   });
 });

@@ -57,12 +57,17 @@ interface DaemonMeter {
  * daemon listening where the config says.
  */
 export async function fetchDaemonMeters(config: Config, timeoutMs: number): Promise<DaemonMeter[] | null> {
+  const body = (await fetchDaemonStatus(config, timeoutMs)) as { meters?: DaemonMeter[] } | null;
+  return Array.isArray(body?.meters) ? body.meters : null;
+}
+
+/** The running daemon's /status.json on this machine, or null when none answers where the config says. */
+export async function fetchDaemonStatus(config: Config, timeoutMs: number): Promise<unknown> {
   if (!config.http.enabled) return null;
   const wildcard = config.http.host === '0.0.0.0' || config.http.host === '::' || config.http.host === '';
   const host = wildcard ? '127.0.0.1' : config.http.host;
   try {
-    const body = (await getJson(`${config.http.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/status.json`, timeoutMs)) as { meters?: DaemonMeter[] } | null;
-    return Array.isArray(body?.meters) ? body.meters : null;
+    return await getJson(`${config.http.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/status.json`, timeoutMs);
   } catch {
     return null;
   }

@@ -95,6 +95,8 @@ export function buildStatusReport(deps: StatusReportDeps) {
         : null,
       last_signed_meter: c.lastSignedMeter ? { transaction_id: c.lastSignedMeter.transactionId, outcome: c.lastSignedMeter.outcome, reason: c.lastSignedMeter.reason } : null,
     })),
+    // The fuse controller's connectors (docs/planning.md "The fuse controller"): health, limit in force, last attempt, escalation.
+    fuse: probes.fuse?.() ?? [],
     uplink: uplink
       ? {
           state: uplink.state,
