@@ -3,11 +3,8 @@
 //   and SignedValue): encoding_method, public_key (base64 of the DER key, as OCPI says),
 //   signed_values [{nature Start/End/Intermediate, plain_data (<= 512), signed_data (the
 //   value as the charger sent it, base64, as OCPI says)}];
-// - `signed_data_verification`: the gateway's outcome and its reason;
-// - the XML the S.A.F.E. transparency software opens (`<values><value transactionId context>
-//   <signedData format encoding="plain">…</signedData><publicKey encoding="hex">…`), one
-//   `value` per document, the text exactly as signed (no white space around it).
-import { XMLBuilder } from 'fast-xml-parser';
+// - `signed_data_verification`: the gateway's outcome and its reason.
+// The transparency software's XML is transparency-xml.ts.
 import type { SignedFormat } from './formats.js';
 import type { CarriedValue, SessionVerification, SignedOutcome } from './session-verification.js';
 
@@ -58,18 +55,4 @@ export function ocpiSignedData(v: SessionVerification): OcpiSignedData | null {
 
 export function verificationOf(v: SessionVerification): SignedDataVerification {
   return { outcome: v.outcome, reason: v.reason, format: v.format, meter_serial: v.meterSerial, signed_start_wh: v.signedStartWh, signed_stop_wh: v.signedStopWh };
-}
-
-const XML_FORMAT: Readonly<Record<SignedFormat, string>> = { OCMF: 'OCMF', EDL40: 'EDL', ALFEN: 'ALFEN', unknown: 'unknown' };
-
-/** The transparency software's XML for the session's documents (`transactionId`: the OCPP transaction's). */
-export function transparencyXml(transactionId: number, v: SessionVerification): string {
-  const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true, indentBy: '  ' });
-  const value = v.values.map((x) => ({
-    '@_transactionId': String(transactionId),
-    '@_context': x.context || (x.nature === 'Start' ? 'Transaction.Begin' : x.nature === 'End' ? 'Transaction.End' : 'Sample.Periodic'),
-    signedData: { '@_format': XML_FORMAT[x.format], '@_encoding': 'plain', '@_transactionId': String(transactionId), '#text': x.value.trim() },
-    ...(v.publicKeyHex !== null ? { publicKey: { '@_encoding': 'hex', '#text': v.publicKeyHex } } : {}),
-  }));
-  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' }, values: { value } }) as string;
 }

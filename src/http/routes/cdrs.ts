@@ -6,7 +6,7 @@ import { isChargerSessionId } from '../../ocpp/charger-session-id.js';
 import { suspectReadings } from '../../store/clock-steps.js';
 import { OcppStore } from '../../store/ocpp.js';
 import { SignedValueStore } from '../../store/signed-values.js';
-import { ocpiSignedData, transparencyXml, verificationOf } from '../../signed-meter/carried.js';
+import { ocpiSignedData, verificationOf } from '../../signed-meter/carried.js';
 import { carriesSignedData, transactionSignedData, type TransactionSignedData } from '../../signed-meter/transaction-signed-data.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
@@ -119,7 +119,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
   router.all('/api/v1/cdrs/:cpo_transaction_id', methodNotAllowed(['GET']));
 
   // The session's signed documents in the XML the S.A.F.E. transparency software opens.
-  router.get('/api/v1/cdrs/:cpo_transaction_id/signed', auth, (req, res) => {
+  router.get('/api/v1/cdrs/:cpo_transaction_id/signed', auth, async (req, res) => {
     const asked = req.params.cpo_transaction_id as string;
     const id = deps.sessions.get(asked) ? asked : (deps.sessions.movedTo(asked) ?? asked);
     const session = deps.sessions.get(id, true);
@@ -127,6 +127,7 @@ export function registerCdrsRoutes(router: Router, deps: RouteDeps): void {
     if (session.status !== 'completed' || session.endMs === null) throw new HttpProblem(409, `session "${asked.slice(0, 100)}" is not completed yet; its signed meter values are served once it is completed`);
     const signed = isChargerSessionId(id) ? signedOf(id) : null;
     if (!signed || signed.verification.values.length === 0) throw new HttpProblem(404, `session "${asked.slice(0, 100)}" has no signed meter values (only charger sessions whose charger sent SignedData values have them)`);
+    const { transparencyXml } = await import('../../signed-meter/transparency-xml.js');
     res.set('Cache-Control', 'no-store').type('application/xml').set('Content-Disposition', `attachment; filename="${id.replace(/[^A-Za-z0-9._-]/g, '_')}.xml"`).send(transparencyXml(signed.transactionId, signed.verification));
   });
   router.all('/api/v1/cdrs/:cpo_transaction_id/signed', methodNotAllowed(['GET']));
