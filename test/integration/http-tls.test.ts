@@ -141,7 +141,7 @@ describe('HTTPS API on 0.0.0.0', () => {
     // A peer whose address is not loopback and not the address it connected to is what a
     // LAN client looks like to the server: our LAN address as source, 127.0.0.1 as target.
     const lan = lanAddress();
-    for (const path of ['/status', '/status/status.js', '/status.json', '/metrics']) {
+    for (const path of ['/status', '/status/status.js', '/status/render.js', '/status.json', '/metrics']) {
       const res = await httpsGet(port, path, { ca, localAddress: lan });
       expect(res.status, path).toBe(403);
       expect(res.contentType).toMatch(/^application\/problem\+json/);
@@ -149,7 +149,7 @@ describe('HTTPS API on 0.0.0.0', () => {
       expect(problem.detail).toContain(`${path} is served only to clients on the gateway itself`);
       expect(problem.detail).toContain(`ssh -L 8080:127.0.0.1:${port}`);
       expect(res.body).not.toContain(ORG);
-      if (path !== '/status/status.js') expectDocumented('GET', path, new Response(res.body, { status: res.status, headers: { 'content-type': res.contentType } }), problem);
+      if (!path.startsWith('/status/')) expectDocumented('GET', path, new Response(res.body, { status: res.status, headers: { 'content-type': res.contentType } }), problem);
     }
     expect((await httpsGet(port, '/healthz', { ca, localAddress: lan })).status).toBe(200);
     expect((await httpsGet(port, '/api/v1/openapi.json', { ca, localAddress: lan })).status).toBe(200);

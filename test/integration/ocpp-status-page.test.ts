@@ -79,8 +79,15 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     expect(text).toContain('1: Charging');
     expect(text).toContain(`ocpp:CP-DRIVEWAY:${tx.transactionId}`);
     expect(text).toMatch(/1[.,]85 kWh/);
-    await expect(page.locator('tr[data-charger="CP-BARN"] .badge').textContent()).resolves.toBe('disconnected');
+    // Not connected, in the words and colour of the Health line beside it (ok: grey, not a red "disconnected"), and offered no operation.
+    const barn = page.locator('tr[data-charger="CP-BARN"]');
+    await expect(barn.locator('.badge').textContent()).resolves.toBe('not connected');
+    await expect(barn.locator('.badge').getAttribute('class')).resolves.toBe('badge not-connected');
     expect(await page.locator('#components [data-component="chargers"]').textContent()).toContain('1 of 2 charge point(s) connected');
+    await expect(page.locator('#components [data-component="chargers"] .badge').textContent()).resolves.toBe('ok');
+    expect(await barn.locator('button').count()).toBe(0);
+    expect(await barn.locator('td.operations').textContent()).toBe('none while not connected');
+    expect(await row.locator('button[data-operation="reset"]').count()).toBe(1);
     // What it is: firmware from its boot, the feature profiles read after it; each connector with its open transaction.
     await until(async () => (await row.locator('.profiles').count()) === 1 && (await row.locator('.profiles').textContent()) === 'Core, SmartCharging, RemoteTrigger', 'the feature profiles on the page', 30_000);
     expect(await row.locator('.firmware').textContent()).toBe('firmware 6.1.0-4151');
@@ -108,9 +115,9 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     await until(async () => (await result.getAttribute('data-status')) === '200', 'operation answered 200', 30_000);
     expect(await result.textContent()).toBe('reset CP-DRIVEWAY: {"status":"Accepted"}');
     expect(resets).toEqual([{ type: 'Soft' }]);
-    // The charger that is not connected: refused at once.
-    await page.locator('tr[data-charger="CP-BARN"] button[data-operation="reset"]').click();
-    await until(async () => (await result.getAttribute('data-status')) === '409', 'operation answered 409', 30_000);
+    // The charger that is not connected: the API refuses it at once (the page offers no button for it).
+    const refused = await fetch(`${http.url}/api/v1/chargers/CP-BARN/reset`, { method: 'POST', headers: { authorization: `Token ${http.token('cpo')}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'Soft' }) });
+    expect(refused.status).toBe(409);
   });
 
   it('shows the last session\'s signed meter values outcome, and why when it is not verified', { timeout: 60_000 }, async () => {

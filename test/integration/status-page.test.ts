@@ -127,8 +127,9 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     expect(await rowA.textContent()).toMatch(/voltage_l1 2\d\d\.\d\d V/);
     await expect(page.locator(`tr[data-resource="${METER_B}"] .badge`).textContent()).resolves.toBe('offline');
     expect(await page.locator('#uplink').textContent()).toContain('disabled');
-    expect(await page.locator('#reasons').textContent()).toContain('1 of 2 meter(s) offline');
-    // The health box shows every component in /healthz's words and colours.
+    // The health box shows every component in /healthz's words and colours, each reason once.
+    expect(await page.locator('#components [data-component="meters"]').textContent()).toContain('1 of 2 meter(s) offline');
+    expect((await page.locator('body').innerText()).split('1 of 2 meter(s) offline')).toHaveLength(2);
     await expect(page.locator('#components [data-component="meters"] .badge').getAttribute('class')).resolves.toBe('badge degraded');
     await expect(page.locator('#components [data-component="broker"] .badge').textContent()).resolves.toBe('disabled');
 
@@ -161,6 +162,57 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
     expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
     await page.close();
   });
+  it('the first HTML already holds the data: plain HTTP, and Chromium with JavaScript off (issue 31 point 8)', async () => {
+    // What curl or a text browser gets: the meters, their values, the health lines and the chart, no script run.
+    const res = await fetch(`${http.url}/status`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const rowA = html.match(new RegExp(`<tr data-resource="${METER_A}">.*?</tr>`))?.[0] ?? '';
+    expect(rowA).toContain('<span class="badge online">online</span>');
+    expect(rowA).toMatch(/<td class="num power">[\d,.]+ W<\/td>/);
+    expect(rowA).toMatch(/voltage_l1 2\d\d\.\d\d V/);
+    expect(html).toMatch(new RegExp(`<tr data-resource="${METER_B}">.*?<span class="badge offline">offline</span>`));
+    expect(html).toContain('<span data-component="meters" data-status="degraded"><span class="badge degraded">degraded</span><span class="muted"> 1 of 2 meter(s) offline');
+    expect(html.split('1 of 2 meter(s) offline')).toHaveLength(2);
+    expect(html).toMatch(/<div class="chart-box" data-region="NL">.*<path class="actual" d="M[^"]+".*<path class="forecast".*<line class="now"/s);
+    expect(html).toMatch(/<polygon class="band" points="[\d., -]+"/);
+    expect(html).toMatch(/<body data-rendered="2025-11-20T09:\d\d:\d\d\.\d{3}Z">/);
+    // The same in a browser that runs no script (a screenshot taken before the first fetch).
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${http.url}/status`);
+      await expect(page.locator(`tr[data-resource="${METER_A}"] .badge`).textContent()).resolves.toBe('online');
+      expect(await page.locator(`tr[data-resource="${METER_A}"] td.power`).textContent()).toMatch(/^[\d,.]+ W$/);
+      expect(await page.locator('.chart-box[data-region="NL"] svg.chart path.actual').count()).toBe(1);
+      expect(await page.locator('#charts svg polygon.band').count()).toBe(1);
+      expect(await page.locator('#health').textContent()).toBe('degraded');
+      mkdirSync(resolve('test-artifacts'), { recursive: true });
+      await page.screenshot({ path: resolve('test-artifacts', 'status-page-no-script.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('keeps refreshing live from /status.json after the first HTML', { timeout: 60_000 }, async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, timezoneId: 'Europe/Amsterdam' });
+    try {
+      await page.goto(`${http.url}/status`);
+      const first = await page.locator('body').getAttribute('data-rendered');
+      // The script's own refresh (every 5 s) replaces the report of the first HTML.
+      const end = Date.now() + 30_000;
+      while ((await page.locator('body').getAttribute('data-rendered')) === first) {
+        if (Date.now() > end) throw new Error('the page never refreshed itself');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await expect(page.locator(`tr[data-resource="${METER_A}"] .badge`).textContent()).resolves.toBe('online');
+      expect(await page.locator('#meters tbody tr').count()).toBe(2);
+      expect(await page.locator('.chart-box[data-region="NL"] svg.chart path.actual').count()).toBe(1);
+    } finally {
+      await page.close();
+    }
+  });
+
   it.skipIf(!hasMosquitto)('shows the uplink connected, then its backlog growing while the broker is away', { timeout: 120_000 }, async () => {
     const broker = await startTlsBroker([{ username: 'gw', password: 'gw-pw', acl: ['topic write svc/resources/#'] }]);
     const { ctx } = http;
@@ -202,7 +254,7 @@ describe.skipIf(skip)('status page in headless Chromium', () => {
       expect(await page.locator('#health').textContent()).toBe('degraded');
       expect(await page.locator('#components [data-component="broker"] .badge').textContent()).toBe('degraded');
       expect(await page.locator('#components [data-component="broker"]').textContent()).toMatch(/buffering in the outbox/);
-      expect(await page.locator('#reasons').textContent()).toMatch(/broker: broker (disconnected|connecting).*buffering in the outbox/);
+      expect((await page.locator('body').innerText()).match(/buffering in the outbox/g)).toHaveLength(1);
       mkdirSync(resolve('test-artifacts'), { recursive: true });
       await page.screenshot({ path: resolve('test-artifacts', 'status-page-backlog.png'), fullPage: true });
       await broker.resume();
