@@ -2,11 +2,16 @@
 // needs to stay stable: a cdr id fixed at creation, and last_updated that moves only
 // when the session's content or its computed price changes.
 import { createHash, randomUUID } from 'node:crypto';
-import type { EnergyReading } from '../pricing/session-cost.js';
 import type { Db } from './db.js';
 import { MeterReadings } from './readings.js';
 
 export type SessionStatus = 'active' | 'completed';
+
+/** A cumulative energy reading as a session keeps it (the shape pricing/session-cost.ts prices). */
+export interface StoredReading {
+  readonly timestampMs: number;
+  readonly energyKwh: number;
+}
 
 /** What a PUT carries, after validation. */
 export interface SessionInput {
@@ -23,7 +28,7 @@ export interface SessionInput {
    * appended one at a time (appendReading, session_readings: a charger session's).
    */
   readonly resourceId: string | null;
-  readonly readings: readonly EnergyReading[] | null;
+  readonly readings: readonly StoredReading[] | null;
 }
 
 export interface SessionRecord extends SessionInput {
@@ -60,7 +65,7 @@ interface Row {
 
 export type UpsertOutcome = 'created' | 'updated' | 'unchanged';
 
-function readingsJson(readings: readonly EnergyReading[] | null): string | null {
+function readingsJson(readings: readonly StoredReading[] | null): string | null {
   return readings === null ? null : JSON.stringify(readings.map((r) => [r.timestampMs, r.energyKwh]));
 }
 
@@ -78,7 +83,7 @@ function contentHash(s: SessionInput, json: string | null): string {
 }
 
 /** `appended`: the session's rows of session_readings, when it keeps its readings there and they were asked for. */
-function toRecord(row: Row, withReadings: boolean, appended: readonly EnergyReading[] | null = null): SessionRecord {
+function toRecord(row: Row, withReadings: boolean, appended: readonly StoredReading[] | null = null): SessionRecord {
   const parsed = withReadings && row.readings_json !== null ? (JSON.parse(row.readings_json) as Array<[number, number]>) : null;
   return {
     cpoTransactionId: row.cpo_transaction_id,
@@ -159,7 +164,7 @@ export class SessionStore {
    * resource_id). Returns whether it changed anything: a new instant or another value.
    * The caller touches the session once per message (touch) when something changed.
    */
-  appendReading(cpoTransactionId: string, reading: EnergyReading): boolean {
+  appendReading(cpoTransactionId: string, reading: StoredReading): boolean {
     return this.stmts.append.run(cpoTransactionId, reading.timestampMs, reading.energyKwh).changes > 0;
   }
 
@@ -225,7 +230,7 @@ export class SessionStore {
    * Readings a local meter stored between start and end (inclusive), and the nearest one
    * before the start and after the end however far, as cumulative kWh, oldest first.
    */
-  localMeterReadingsAround(resourceId: string, startMs: number, endMs: number): EnergyReading[] {
+  localMeterReadingsAround(resourceId: string, startMs: number, endMs: number): StoredReading[] {
     const rows = this.db.transaction(() => {
       const before = this.meterReadings.energyBefore(resourceId, startMs);
       const inside = this.meterReadings.energyBetween(resourceId, startMs, endMs);
