@@ -23,7 +23,7 @@ import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
 import type { DeliveryReader as ChargingProgressStore } from '../planning/progress.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
-import type { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { ConnectorDraws as ConnectorDrawStore } from '../planning/connector-draws.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import { scheduleSegments, type SetChargingProfileRequest } from './charging-profile.js';
 

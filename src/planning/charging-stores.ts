@@ -9,7 +9,8 @@ import { FollowStateStore } from '../store/charging-follow-state.js';
 import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingStrategyStore } from '../store/charging-strategies.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
-import { ConnectorDrawStore } from '../store/connector-draw.js';
+import { DrawValueStore } from '../store/draw-values.js';
+import { ConnectorDraws } from './connector-draws.js';
 import { ConnectorRegisterStore } from '../store/connector-registers.js';
 import type { Db } from '../store/db.js';
 import { ForecastStore } from '../store/forecasts.js';
@@ -22,7 +23,7 @@ export interface ChargingStores {
   readonly profiles: ChargingProfileStore;
   /** What a connector's open transaction delivered. */
   readonly progress: DeliveryReader;
-  readonly draws: ConnectorDrawStore;
+  readonly draws: ConnectorDraws;
   readonly follow: FollowStateStore;
   readonly prices: PriceStore;
   readonly forecasts: ForecastStore;
@@ -36,7 +37,7 @@ export function openChargingStores(db: Db): ChargingStores {
     targets: new ChargingTargetStore(db),
     profiles: new ChargingProfileStore(db),
     progress: new ConnectorDelivery(new ConnectorRegisterStore(db)),
-    draws: new ConnectorDrawStore(db),
+    draws: new ConnectorDraws(new DrawValueStore(db)),
     follow: new FollowStateStore(db),
     prices: new PriceStore(db),
     forecasts: new ForecastStore(db),

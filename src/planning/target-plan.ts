@@ -10,7 +10,7 @@ import type { DeliveryReader as ChargingProgressStore } from './progress.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { ChargingStores } from './charging-stores.js';
-import type { ConnectorDrawStore } from '../store/connector-draw.js';
+import type { ConnectorDraws as ConnectorDrawStore } from './connector-draws.js';
 import type { ChargingTargetStore, ChargingTarget } from '../store/charging-targets.js';
 import type { ForecastStore } from '../store/forecasts.js';
 import type { PriceStore } from '../store/prices.js';
