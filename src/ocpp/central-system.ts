@@ -20,6 +20,7 @@ import { ClearCacheOwedStore } from '../store/ocpp-clear-cache-owed.js';
 import { LocalListStore } from '../store/ocpp-local-lists.js';
 import { ReservationStore } from '../store/ocpp-reservations.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
+import { withCallLanes } from './call-lanes.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { chargePointView } from './charge-point-view.js';
 import { storedCapabilities } from './charger-configuration.js';
@@ -385,7 +386,7 @@ export class CentralSystem implements Module {
     const log = this.ctx.logger;
     setImmediate(() =>
       void localLists
-        .sync(chargePointId, 'auto')
+        .sync(chargePointId, 'auto', 'gateway')
         .then(
           (r) => {
             if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) log.warn({ charge_point_id: chargePointId, after, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger');
@@ -416,7 +417,7 @@ export class CentralSystem implements Module {
     if (!parts || !this.clearCacheOwed.has(chargePointId) || this.clearCacheSending.has(chargePointId)) return;
     this.clearCacheSending.add(chargePointId);
     const sentAtMs = this.ctx.clock.now();
-    const outcome = await parts.operations.call(chargePointId, 'ClearCache', {}).finally(() => this.clearCacheSending.delete(chargePointId));
+    const outcome = await parts.operations.call(chargePointId, 'ClearCache', {}, { by: 'gateway' }).finally(() => this.clearCacheSending.delete(chargePointId));
     const log = this.ctx.logger;
     // A CallError or an invalid answer is an answer too: sending it again would get the same (the operator sees the warning).
     // Rejected (ClearCache.conf: the charger could not clear it now): the cache may still accept the removed tags, so it stays owed and goes again after the charger's next list.
@@ -439,8 +440,10 @@ export class CentralSystem implements Module {
   }
 
   /** An authenticated charger's new connection (transport.ts): its state, its calls' handlers, its plans. */
-  private attach(client: ChargerClient): void {
+  private attach(connection: ChargerClient): void {
     const { logger, clock } = this.ctx;
+    // Wrapped once: every part gets this same object, its calls in lanes (call-lanes.ts).
+    const client = withCallLanes(connection);
     const id = client.identity;
     const st = this.state.get(id)!;
     const { handlers, dispatcher } = this.parts!;

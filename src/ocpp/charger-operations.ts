@@ -4,16 +4,24 @@
 // callers from validated input; they are checked here once more against the official
 // schema (validator.ts), so a request the charger would have to refuse is never sent.
 //
+// Safety first (docs/chargers.md "Safety first on the wire"): an operator's call asked for
+// while a fuse-protecting call to the charger is in flight or waiting for its lane
+// (call-lanes.ts) is not sent: 'fuse-call-in-flight' (HTTP 409, try again in a few seconds).
+// The gateway's own calls through here (the local list after a boot, a ClearCache owed) wait
+// in the ordinary lane instead; the remote-start-stop strategy's RemoteStart/Stop take the
+// safety lane themselves (profile-dispatcher.ts), so they are neither refused nor kept waiting.
+//
 // Error policy: call() never throws and never hangs. A charger that is not configured or not
 // connected is said at once; one that does not answer within ocpp.operation_timeout_s
-// (queued behind another call of ours included) is 'timeout'; its CallError is returned as
+// (waiting behind another call of ours in its lane included) is 'timeout'; its CallError is returned as
 // it came, an answer that fails the schema is 'invalid-answer'; anything else (the socket
 // closed mid-call) is 'failed'. Each outcome is counted
 // (metergate_ocpp_operations_total) and logged without the request's values.
 import { Counter, type Registry } from 'prom-client';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
-import type { ChargerClient } from './charger-client.js';
+import type { LanedChargerClient } from './call-lanes.js';
+import type { CallLane } from './charger-client.js';
 import { ocpp16Validator } from './validator.js';
 
 /** The OCPP 1.6 actions an operator may send. */
@@ -49,11 +57,25 @@ export type OperationOutcome =
   /** The request fails the OCPP 1.6 schema: not sent. */
   | { readonly kind: 'invalid-request'; readonly message: string }
   /** The exchange broke off (connection closed mid-call). */
-  | { readonly kind: 'failed'; readonly message: string };
+  | { readonly kind: 'failed'; readonly message: string }
+  /** An operator's call asked for while a fuse-protecting call (`action`) to the charger is in flight: not sent. */
+  | { readonly kind: 'fuse-call-in-flight'; readonly action: string };
+
+/** Who asks for a call, and in which lane it goes (call-lanes.ts). */
+export interface OperationOptions {
+  /**
+   * 'operator' (the default: HTTP API, CLI, status page): refused with 'fuse-call-in-flight'
+   * while a safety call to the charger is pending. 'gateway': the gateway's own call, which
+   * waits for its lane instead.
+   */
+  readonly by?: 'operator' | 'gateway';
+  /** 'safety' only for the gateway's calls that put a limit in force (never refused for a safety call: it waits for the previous one). */
+  readonly lane?: CallLane;
+}
 
 /** What the HTTP routes use (a port, so that a daemon without chargers has none). */
 export interface ChargerOperationsPort {
-  call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome>;
+  call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>, opts?: OperationOptions): Promise<OperationOutcome>;
   /** Whether the charger is configured. */
   configured(chargePointId: string): boolean;
   charger(chargePointId: string): ChargerConfig | undefined;
@@ -80,12 +102,12 @@ export class ChargerOperations implements ChargerOperationsPort {
     metrics: Registry,
     private readonly chargers: ReadonlyMap<string, ChargerConfig>,
     /** The charger's current connection, or null while it is not connected; with when it was last heard. */
-    private readonly connection: (chargePointId: string) => { client: ChargerClient | null; lastMessageAtMs: number | null },
+    private readonly connection: (chargePointId: string) => { client: LanedChargerClient | null; lastMessageAtMs: number | null },
     private readonly timeoutMs: number,
   ) {
     this.outcomes = new Counter({
       name: 'metergate_ocpp_operations_total',
-      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, invalid-answer, not-connected, timeout, invalid-request, failed)',
+      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, invalid-answer, not-connected, timeout, invalid-request, failed, fuse-call-in-flight: refused while a fuse-protecting call to the charger was in flight)',
       labelNames: ['action', 'outcome'] as const,
       registers: [metrics],
     });
@@ -104,17 +126,18 @@ export class ChargerOperations implements ChargerOperationsPort {
     return this.chargers.get(chargePointId);
   }
 
-  async call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome> {
-    const outcome = await this.exchange(chargePointId, action, request);
+  async call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>, opts: OperationOptions = {}): Promise<OperationOutcome> {
+    const outcome = await this.exchange(chargePointId, action, request, opts);
     if (outcome.kind !== 'unknown-charger') this.outcomes.inc({ action, outcome: outcome.kind });
     const log = { charge_point_id: chargePointId, action, outcome: outcome.kind };
     if (outcome.kind === 'answered') this.ctx.logger.info({ ...log, status: typeof outcome.answer.status === 'string' ? outcome.answer.status : undefined }, 'operator operation answered');
     else if (outcome.kind === 'call-error') this.ctx.logger.warn({ ...log, code: outcome.code }, 'operator operation answered with a CallError');
+    else if (outcome.kind === 'fuse-call-in-flight') this.ctx.logger.warn({ ...log, fuse_call: outcome.action }, 'operator operation not sent: a fuse-protecting call to the charger is in flight');
     else this.ctx.logger.warn(log, 'operator operation not answered');
     return outcome;
   }
 
-  private async exchange(chargePointId: string, action: OperatorAction, request: Record<string, unknown>): Promise<OperationOutcome> {
+  private async exchange(chargePointId: string, action: OperatorAction, request: Record<string, unknown>, opts: OperationOptions): Promise<OperationOutcome> {
     if (!this.chargers.has(chargePointId)) return { kind: 'unknown-charger' };
     try {
       this.validator.validate(`urn:${action}.req`, request);
@@ -123,8 +146,12 @@ export class ChargerOperations implements ChargerOperationsPort {
     }
     const { client, lastMessageAtMs } = this.connection(chargePointId);
     if (!client) return { kind: 'not-connected', lastMessageAtMs };
-    // ocpp-rpc sends one call at a time per charger: its own timeout starts when the call is
-    // sent, so a call queued behind a slow one is bounded here, from now.
+    const lane = opts.lane ?? 'ordinary';
+    const fuseCall = (opts.by ?? 'operator') === 'operator' && lane === 'ordinary' ? client.safetyCallPending() : null;
+    if (fuseCall !== null) return { kind: 'fuse-call-in-flight', action: fuseCall };
+    // A call waits in its lane behind the one in flight (call-lanes.ts) and ocpp-rpc's own
+    // timeout starts when it is sent, so it is bounded here, from now; aborted while it
+    // still waits, it is dropped, never sent.
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<OperationOutcome>((resolve) => {
@@ -133,7 +160,7 @@ export class ChargerOperations implements ChargerOperationsPort {
         resolve({ kind: 'timeout', timeoutMs: this.timeoutMs });
       }, this.timeoutMs);
     });
-    const answered = client.call(action, request, { callTimeoutMs: this.timeoutMs, signal: abort.signal }).then(
+    const answered = client.call(action, request, { callTimeoutMs: this.timeoutMs, signal: abort.signal, lane }).then(
       (answer): OperationOutcome => ({ kind: 'answered', answer: (answer ?? {}) as Record<string, unknown> }),
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };

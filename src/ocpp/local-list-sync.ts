@@ -10,8 +10,10 @@
 import type { Logger } from '../log.js';
 import type { LocalListStore } from '../store/ocpp-local-lists.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
-import type { ChargerOperationsPort, OperationOutcome } from './charger-operations.js';
+import type { ChargerOperationsPort, OperationOptions, OperationOutcome } from './charger-operations.js';
 import { localListUpdate, type LocalListUpdateType, type SendLocalListRequest } from './local-auth-list.js';
+
+type Requester = NonNullable<OperationOptions['by']>;
 
 export type LocalListSyncResult =
   | { readonly kind: 'no-list' }
@@ -35,9 +37,10 @@ export class LocalListSync {
   /** One sync per charger at a time (a boot right after a reconnect, an operator's at once): each starts from what the last one stored. */
   private readonly running = new Map<string, Promise<unknown>>();
 
-  sync(chargePointId: string, asked: LocalListUpdateType | 'auto'): Promise<LocalListSyncResult> {
+  /** `by`: an operator's sync is refused while a fuse-protecting call is in flight, the gateway's own waits (charger-operations.ts). */
+  sync(chargePointId: string, asked: LocalListUpdateType | 'auto', by: Requester = 'operator'): Promise<LocalListSyncResult> {
     const before = this.running.get(chargePointId) ?? Promise.resolve();
-    const next = before.catch(() => undefined).then(() => this.syncNow(chargePointId, asked));
+    const next = before.catch(() => undefined).then(() => this.syncNow(chargePointId, asked, by));
     this.running.set(chargePointId, next);
     void next.finally(() => {
       if (this.running.get(chargePointId) === next) this.running.delete(chargePointId);
@@ -45,17 +48,17 @@ export class LocalListSync {
     return next;
   }
 
-  private async syncNow(chargePointId: string, asked: LocalListUpdateType | 'auto'): Promise<LocalListSyncResult> {
+  private async syncNow(chargePointId: string, asked: LocalListUpdateType | 'auto', by: Requester): Promise<LocalListSyncResult> {
     const auth = this.ops.charger(chargePointId)?.auth;
     if (auth === undefined || auth === 'accept_all') return { kind: 'no-list' };
     const held = this.lists.get(chargePointId);
     let update = localListUpdate(auth.id_tags, held, asked);
     if (!update) return { kind: 'in-step', listVersion: held!.listVersion };
-    let outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request });
+    let outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request }, { by });
     if (outcome.kind === 'answered' && outcome.answer.status === 'VersionMismatch' && update.request.updateType === 'Differential') {
       this.logger.info({ charge_point_id: chargePointId, list_version: update.request.listVersion }, 'local authorization list: differential update refused for its version; sending the full list');
       update = localListUpdate(auth.id_tags, held, 'Full')!;
-      outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request });
+      outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request }, { by });
     }
     if (outcome.kind === 'answered' && outcome.answer.status === 'Accepted') {
       const { listVersion } = update.request;

@@ -8,12 +8,13 @@
 import type { Logger } from '../log.js';
 import type { ChargingProfileStore, ProfileClear } from '../store/charging-profiles.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
+import type { CallOptions } from './charger-client.js';
 import { chargingProfileIdOf, type ChargingProfilePurpose } from './charging-profile.js';
 
 /** What sending needs of an ocpp-rpc client. */
 export interface CallingClient {
   readonly identity: string;
-  call(method: string, params: unknown): Promise<unknown>;
+  call(method: string, params: unknown, opts?: CallOptions): Promise<unknown>;
 }
 
 /** Stores a pending clear of every profile id the gateway uses on the connector (the ChargePointMaxProfile's too when its strategy sent one). */
@@ -38,8 +39,9 @@ export function requestClears(
 
 /**
  * Sends the charger's pending clears. All calls are issued before the first answer is
- * awaited: ocpp-rpc sends one call at a time in the order issued, so a plan sent after
- * this (possibly under the same profile id) is set after the clear, not removed by it.
+ * awaited, in the safety lane with the SetChargingProfiles (call-lanes.ts): a lane sends
+ * one call at a time in the order issued, so a plan sent after this (possibly under the
+ * same profile id) is set after the clear, not removed by it.
  */
 export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, writes: StoreWriteQueue, nowMs: () => number, logger: Logger): Promise<void> {
   const pending = store.pendingClears(client.identity);
@@ -49,7 +51,7 @@ export async function sendPendingClears(client: CallingClient, store: ChargingPr
       let status: string;
       let error: string | null = null;
       try {
-        status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId })) as { status: string }).status;
+        status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId }, { lane: 'safety' })) as { status: string }).status;
       } catch (err) {
         // A CallError the charger sent (NotImplemented, ...) is its answer, not sent again; no answer is tried again.
         const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;

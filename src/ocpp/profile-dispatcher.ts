@@ -243,8 +243,8 @@ export class ProfileDispatcher implements LimitSender {
    * smart charging RemoteStop/StartTransaction at the plan's times. A refusal (Rejected,
    * NotSupported, a CallError) is stored for the charger and the plan goes by the next
    * strategy at once, so a car is never held at 0 A with a kind of profile its charger
-   * refused before. Each answer (or why none came) is stored for the plan's GET; ocpp-rpc
-   * sends one call at a time per charger, so answers are stored in the order sent.
+   * refused before. Each answer (or why none came) is stored for the plan's GET; the safety
+   * lane has one call in flight per charger (call-lanes.ts), so answers are stored in the order sent.
    */
   private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget, bySiteFollower = false): Promise<void> {
     const { clock } = this.ctx;
@@ -311,7 +311,7 @@ export class ProfileDispatcher implements LimitSender {
     let error: string | null = null;
     this.observer?.limitSent({ chargePointId: id, connectorId, means, request: sent, transactionId, atMs: sentAtMs });
     try {
-      const answer = (await client.call('SetChargingProfile', sent, { callTimeoutMs: this.limitCallTimeoutMs })) as { status: string };
+      const answer = (await client.call('SetChargingProfile', sent, { callTimeoutMs: this.limitCallTimeoutMs, lane: 'safety' })) as { status: string };
       status = answer.status;
     } catch (err) {
       // A CallError the charger sent carries its code (ocpp-rpc RPCError): that is its answer.
@@ -411,7 +411,7 @@ export class ProfileDispatcher implements LimitSender {
       this.observer?.limitSent({ chargePointId: r.chargePointId, connectorId: r.connectorId, means: r.means, request: null, transactionId: r.transactionId, atMs: sentAtMs });
       let status: string;
       try {
-        const answer = (await client.call(action, params, { callTimeoutMs: this.limitCallTimeoutMs })) as { status?: unknown };
+        const answer = (await client.call(action, params, { callTimeoutMs: this.limitCallTimeoutMs, lane: 'safety' })) as { status?: unknown };
         status = typeof answer?.status === 'string' ? answer.status : 'error';
       } catch (err) {
         const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;
@@ -430,7 +430,7 @@ export class ProfileDispatcher implements LimitSender {
     const client = this.clientOf(chargePointId);
     if (!client) return;
     try {
-      const answer = await client.call('ClearChargingProfile', { id: ESCALATION_MAX_PROFILE_ID }, { callTimeoutMs: this.limitCallTimeoutMs });
+      const answer = await client.call('ClearChargingProfile', { id: ESCALATION_MAX_PROFILE_ID }, { callTimeoutMs: this.limitCallTimeoutMs, lane: 'safety' });
       this.ctx.logger.info({ charge_point_id: chargePointId, connector_id: connectorId, answer }, 'escalation ChargePointMaxProfile cleared: the connector\'s own profile holds again');
     } catch (err) {
       this.ctx.logger.warn({ err, charge_point_id: chargePointId, connector_id: connectorId }, 'escalation ChargePointMaxProfile not cleared (it ends at its validTo)');
@@ -489,9 +489,13 @@ export class ProfileDispatcher implements LimitSender {
     return step.nextChangeMs;
   }
 
-  /** A remote call's status, or the CallError's code, or 'error' when no answer came (charger-operations.ts logs and counts each). */
+  /**
+   * A remote call's status, or the CallError's code, or 'error' when no answer came (charger-operations.ts logs and counts each).
+   * In the safety lane: for a charger without smart charging a RemoteStop is its only lowering, and a start must stay in order
+   * with the stops and profiles of the same plan; so neither waits behind an operator's call nor is refused for a safety call.
+   */
   private async remoteCall(client: ChargerClient, action: 'RemoteStartTransaction' | 'RemoteStopTransaction', params: Record<string, unknown>): Promise<string> {
-    const outcome = await this.operations.call(client.identity, action, params);
+    const outcome = await this.operations.call(client.identity, action, params, { by: 'gateway', lane: 'safety' });
     if (outcome.kind === 'answered') return typeof outcome.answer.status === 'string' ? outcome.answer.status : 'error';
     return outcome.kind === 'call-error' ? outcome.code : 'error';
   }

@@ -59,6 +59,7 @@ function endOfReserveNow(outcome: OperationOutcome): string | null {
     case 'unknown-charger':
     case 'not-connected':
     case 'invalid-request':
+    case 'fuse-call-in-flight':
       return 'not-sent';
     case 'timeout':
     case 'failed':

@@ -28,6 +28,7 @@ import { RPCServer, createRPCError } from './rpc.js';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import { authorizationKeyForms } from './authorization-key.js';
+import { CALLS_IN_FLIGHT } from './call-lanes.js';
 import type { ChargerClient } from './charger-client.js';
 import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
 import { ocpp16StrictValidator } from './validator.js';
@@ -133,7 +134,9 @@ export class OcppTransport {
       labelNames: ['charge_point_id'] as const,
       registers: [metrics],
     });
-    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], maxBadMessages: MAX_BAD_MESSAGES, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
+    // callConcurrency: one call per lane (call-lanes.ts), so a safety call goes out beside an
+    // ordinary one instead of in ocpp-rpc's queue behind it (its default is 1).
+    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], maxBadMessages: MAX_BAD_MESSAGES, callConcurrency: CALLS_IN_FLIGHT, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
     // ws's server errors are re-emitted here; unheard, an 'error' event throws.
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));

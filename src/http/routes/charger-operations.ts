@@ -5,7 +5,8 @@
 // `metergate charger ...` (cli/charger.ts) and the status page call these same routes.
 //
 // Error policy (problem+json): 404 charger not configured; 409 not connected (at once, never
-// waits for it), or a remote start with the plan for a connector without one; 503 central
+// waits for it), or a fuse-protecting call to it in flight (not sent, Retry-After), or a
+// remote start with the plan for a connector without one; 503 central
 // system not running; 502 the charger's CallError (`ocpp_error` as it came) or an answer
 // outside the OCPP 1.6 schema; 504 no answer
 // within ocpp.operation_timeout_s; 422 a body or request outside the schema.
@@ -29,6 +30,12 @@ import { fieldErrors, schemaValidator } from '../validate.js';
 
 const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
 export const OPERATIONS_BASE = '/api/v1/chargers/:charge_point_id';
+/**
+ * Retry-After of the 409 while a fuse-protecting call is in flight: such a call is answered
+ * in well under a second by a charger that answers at all, and bounded by half of
+ * site.lower_deadline_s (profile-dispatcher.ts) when it does not.
+ */
+const FUSE_CALL_RETRY_AFTER_S = 3;
 
 type Body = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -201,6 +208,9 @@ function answered(outcome: OperationOutcome, chargePointId: string, action: stri
       throw new HttpProblem(422, `the ${action} request does not match the OCPP 1.6 schema: ${outcome.message}`, { errors: [{ path: '(body)', message: outcome.message }] });
     case 'failed':
       throw new HttpProblem(502, `the ${action} exchange with charger ${chargePointId} broke off: ${outcome.message}`);
+    case 'fuse-call-in-flight':
+      // Not sent: the call protecting the site fuse goes first (docs/chargers.md "Safety first on the wire").
+      throw new HttpProblem(409, `a fuse-protecting call to charger ${chargePointId} is in flight (${outcome.action}); ${action} was not sent: try again in a few seconds`, { headers: { 'Retry-After': String(FUSE_CALL_RETRY_AFTER_S) } });
   }
 }
 
