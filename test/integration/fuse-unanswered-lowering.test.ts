@@ -12,16 +12,19 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MeterSample } from '../../src/domain.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
 import { validateConfig } from '../../src/config/load.js';
 import { fuseCheck } from '../../src/ops/doctor/fuse.js';
+import { chromiumPath } from '../helpers/peers.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
+const CHROMIUM = chromiumPath();
 const PASSWORD = 'charger-secret-0123456789';
 const SITE_METER = '9a0c2f4e-6b1d-4c3e-8f5a-2d7e9b1c3a50';
 const LIMIT_A = 25;
@@ -202,6 +205,23 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
     for (const means of ['TxProfile', 'TxDefaultProfile', 'ChargePointMaxProfile', 'RemoteStopTransaction', 'ChangeAvailability']) expect(actions).toContain(means);
     const status = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
     expect(status.fuse.find((f: any) => f.charge_point_id === 'CP-MUTE')).toMatchObject({ health: 'uncontrollable', in_force_a: null, counted_a: 16, inoperative_by_fuse: false });
+    // The status page in a real browser says so.
+    if (CHROMIUM) {
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+      try {
+        const page = await browser.newPage();
+        await page.goto(`http://127.0.0.1:${gw.httpPort}/status`);
+        const row = page.locator('tr[data-fuse="CP-MUTE/1"]');
+        await row.waitFor({ timeout: 20_000 });
+        const text = await row.innerText();
+        expect(text).toMatch(/uncontrollable/);
+        expect(text).toMatch(/unknown \(\w+\)/);
+        expect(text).toMatch(/16\.0 A/);
+        expect(text).toMatch(/inoperative|remote-stop|charge-point-max-profile|tx-default-profile/);
+      } finally {
+        await browser.close();
+      }
+    }
     // doctor, against the running daemon as an installer runs it.
     const config = validateConfig(
       { organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', data_dir: gw.dir, http: { host: '127.0.0.1', port: gw.httpPort }, site: { limit_a: LIMIT_A, meter: SITE_METER }, buses: [{ name: 'rs485', type: 'rtu', port: '/dev/null' }], meters: [{ resource_id: SITE_METER, bus: 'rs485', unit_id: 1, profile: 'sdm630' }], chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }] })) },

@@ -148,6 +148,26 @@ function planRows(chargers, nowMs) {
   );
 }
 
+/** The fuse controller's connectors: health (and why), share, the limit the charger confirmed (or why unknown), what the site counts it at, its last attempt and escalation. */
+function fuseRows(fuse, nowMs) {
+  const state = { settled: 'ok', lowering: 'degraded', escalating: 'down', uncontrollable: 'down' };
+  return (fuse || []).map((f) => {
+    const a = f.last_attempt;
+    const e = f.last_escalation;
+    return h(
+      'tr',
+      { 'data-fuse': `${f.charge_point_id}/${f.connector_id}` },
+      h('td', {}, `${f.charge_point_id} / ${f.connector_id}`),
+      h('td', {}, badge(f.inoperative_by_fuse ? 'set Inoperative' : f.health, f.inoperative_by_fuse ? 'down' : state[f.health] || 'degraded'), f.health === 'settled' ? null : h('div', { class: 'muted' }, f.why)),
+      h('td', { class: 'num' }, f.share_a === null ? '—' : `${fmt(f.share_a, 1)} A`),
+      h('td', { class: 'num' }, f.in_force_a === null ? `unknown (${f.in_force_unknown})` : `${fmt(f.in_force_a, 1)} A`),
+      h('td', { class: 'num' }, `${fmt(f.counted_a, 1)} A`),
+      h('td', {}, a ? `${a.means} ${a.outcome}${a.answer && a.answer !== 'Accepted' ? ` (${a.answer})` : ''}, ${ago(a.sent_at, nowMs)}` : '—'),
+      h('td', {}, e ? `${e.means} ${ago(e.at, nowMs)}: ${e.why}` : '—'),
+    );
+  });
+}
+
 /** Vendor and model, firmware and the feature profiles it declared. */
 function modelCell(c) {
   const strategies = (c.plan_strategies || []).map((x) => `${x.connector_id}: ${x.strategy} (${x.reason})`);
@@ -318,6 +338,7 @@ export function pageBody(report) {
   const health = report ? report.health : null;
   const chargers = report ? report.chargers || [] : [];
   const plans = report ? planRows(chargers, nowMs) : [];
+  const fuse = report ? fuseRows(report.fuse, nowMs) : [];
   const gateway = report ? `${report.gateway.id || ''} · v${report.gateway.software_version} · up ${Math.round(report.gateway.uptime_s / 60)} min` : '';
   const table = (id, head, rows) => h('table', { id }, h('thead', {}, h('tr', {}, head.map((x) => h('th', {}, x)))), live(h('tbody', { id: `${id}-rows` }, rows)));
   return [
@@ -345,6 +366,7 @@ export function pageBody(report) {
         true,
       ),
       live(h('section', { class: 'wide', id: 'plans-section', hidden: plans.length === 0 }, h('h2', {}, 'Charging plans'), table('plans', ['Charge point / connector', 'Target', 'Schedule sent to the charger', 'Now'], plans)), true),
+      live(h('section', { class: 'wide', id: 'fuse-section', hidden: fuse.length === 0 }, h('h2', {}, 'Fuse controller'), table('fuse', ['Charge point / connector', 'Health', 'Share', 'In force', 'Counted at', 'Last attempt', 'Last escalation'], fuse)), true),
       h('section', { id: 'uplink-section' }, h('h2', {}, 'Uplink'), live(h('dl', { id: 'uplink' }, report ? uplinkRows(report.uplink, health.components.broker, nowMs) : []))),
       h('section', { id: 'health-section' }, h('h2', {}, 'Health'), live(h('dl', { id: 'components' }, health ? healthRows(health) : []))),
       h(
