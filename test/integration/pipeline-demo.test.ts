@@ -4,8 +4,12 @@
 // token the demo printed, the charging plan of the car that arrived with a target (sent to
 // the simulated charger and accepted), the top-up's session priced through GET
 // /api/v1/cdrs with the printed cdrs token, and the status page showing them in a real
-// browser. Ctrl-C ends it cleanly.
+// browser; and a subscriber of the test's own gets measurements from the embedded broker
+// (the address and CA the demo printed). Ctrl-C ends it cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import mqtt from 'mqtt';
+import { parse } from 'yaml';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageProblems } from '../../src/uplink/validate.js';
@@ -62,6 +66,21 @@ describe('metergate demo', () => {
     expect(measurement.data.metrics.map((m) => `${m.name}:${m.unit}`)).toEqual(expect.arrayContaining(['total_active_power:W', 'active_energy_import:Wh']));
     expect(out).toMatch(/boot_notifications {2}\[boot_notification, retained, schema-valid\]|boot_notifications {2}\[boot_notification, schema-valid\]/);
     expect(out).toMatch(/\*\* first measurement on the broker: \d+\.\d s after start/);
+  });
+
+  it('publishes measurements a subscriber of its own gets from the embedded broker', { timeout: 90_000 }, async () => {
+    // The broker address and CA the demo printed, the credentials of config/demo.yaml: a cloud consumer's view, not the demo's own printout.
+    const [, url, caFile] = await waitFor(/broker {9}(mqtts:\/\/localhost:\d+) \(TLS, CA generated just now: (\S+)\)/, 'broker address');
+    const demo = parse(readFileSync('config/demo.yaml', 'utf8')) as { mqtt: { username: string; password: string; topic_prefix?: string } };
+    const sub = await mqtt.connectAsync(url!, { ca: readFileSync(caFile!), username: demo.mqtt.username, password: demo.mqtt.password, protocolVersion: 4, reconnectPeriod: 0 });
+    try {
+      const got = new Promise<unknown>((resolve) => sub.on('message', (_topic, payload) => resolve(JSON.parse(payload.toString()))));
+      await sub.subscribeAsync(`${demo.mqtt.topic_prefix ?? 'svc'}/resources/+/measurements`, { qos: 1 });
+      const measurement = await got;
+      expect(messageProblems('measurement', measurement)).toEqual([]);
+    } finally {
+      await sub.endAsync(true);
+    }
   });
 
   it('serves a forecast with its band on the recorded prices moved onto today, with the token it printed', { timeout: 120_000 }, async () => {
