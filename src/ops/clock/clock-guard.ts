@@ -37,8 +37,13 @@ const STEP_VISIBLE_MS = 24 * 3_600_000;
 /** How often the clocks are looked at while the clock is not trusted, and after. */
 const UNTRUSTED_CHECK_MS = 5_000;
 const TRUSTED_CHECK_MS = 30_000;
-/** While not trusted, the log says again this often why nothing is published (no silent wait). */
-const UNTRUSTED_REMINDER_MS = 60_000;
+/**
+ * While not trusted, the log says again why nothing is published (no silent wait): after a
+ * minute, then twice as long each time up to an hour (a site offline for days does not
+ * fill the journal).
+ */
+const UNTRUSTED_REMINDER_FIRST_MS = 60_000;
+const UNTRUSTED_REMINDER_MAX_MS = 3_600_000;
 
 export function clockPolicy(config: Config, buildDateMs = BUILD_DATE_MS): ClockTrustPolicy {
   const c = config.clock as Config["clock"] | undefined;
@@ -71,6 +76,7 @@ export class ClockGuard implements Module {
   private lastStep: ClockStep | null = null;
   private lastObservedWallMs: number | null = null;
   private lastReminderMonoMs = 0;
+  private reminderEveryMs = UNTRUSTED_REMINDER_FIRST_MS;
 
   constructor(private readonly deps: ClockGuardDeps) {
     this.trust = new ClockTrust<MeterSample>(clockPolicy(deps.config, deps.buildDateMs));
@@ -194,7 +200,11 @@ export class ClockGuard implements Module {
         this.deps.events.emit('clock.trusted', { reason: event.reason });
       }
     }
-    if (!this.trust.isTrusted && obs.monoMs - this.lastReminderMonoMs >= UNTRUSTED_REMINDER_MS) this.remind();
+    if (!this.trust.isTrusted && obs.monoMs - this.lastReminderMonoMs >= this.reminderEveryMs) {
+      this.remind();
+      this.reminderEveryMs = Math.min(2 * this.reminderEveryMs, UNTRUSTED_REMINDER_MAX_MS);
+    }
+    if (this.trust.isTrusted) this.reminderEveryMs = UNTRUSTED_REMINDER_FIRST_MS;
     this.updateGauges();
   }
 
