@@ -76,8 +76,10 @@ export const initialControl = (why: UnknownWhy): ConnectorControl => ({
   lastChangeMs: null,
 });
 
-/** Limits go to the charger rounded down to 0.1 A: a smaller difference is rounding. */
+/** Limits go to the charger rounded down to 0.1 A: a smaller raise is rounding. */
 export const ROUNDING_A = 0.05;
+/** What is float noise in a comparison of currents (A). */
+const NOISE_A = 1e-9;
 
 export function attemptSent(s: ConnectorControl, a: { readonly limitA: number; readonly means: LimitMeans; readonly atMs: number }): ConnectorControl {
   return { ...s, attempt: { limitA: a.limitA, means: a.means, sentAtMs: a.atMs, outcome: 'in-flight', answeredAtMs: null, answer: null }, lastChangeMs: a.atMs };
@@ -161,7 +163,10 @@ const backoffMs = (failures: number, rule: ControlRule) => Math.min(rule.retryMa
 export function decideControl(input: ControlInput, rule: ControlRule): ControlDecision {
   const { nowMs } = input;
   const inForce = inForceA(input.state, input.maxA);
-  const needsLower = inForce > input.shareA + ROUNDING_A;
+  // Any excess is lowered, however small: a tolerance per connector adds up over the site
+  // (ten connectors 0.05 A over each are 0.5 A over the fuse, for good). The limit sent is
+  // rounded down to 0.1 A under the share, so a share that wobbles by less sends nothing again.
+  const needsLower = inForce > input.shareA + NOISE_A;
   // The need and its deadline run from the cycle that first saw it with the charger connected (a
   // lowering that cannot be sent cannot be late, and the ladder must not start with the car's
   // stop when the charger comes back; while away it is unknown, so the others count it at its

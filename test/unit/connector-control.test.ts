@@ -63,10 +63,15 @@ describe('decideControl: lowering', () => {
     expect(d.state.lowerDemandedAtMs).toBe(T0);
   });
 
-  it('at or within rounding of the share nothing is sent', () => {
+  it('at or under the share nothing is sent', () => {
     expect(decide(known(8), T0).action.kind).toBe('hold');
-    expect(decide(known(8.04), T0).action.kind).toBe('hold');
-    expect(decide(known(8.04), T0).health).toBe('settled');
+    expect(decide(known(7.9), T0, { shareA: 7.99, freshPlanA: 7.99 }).action.kind).toBe('hold');
+    expect(decide(known(8), T0).health).toBe('settled');
+  });
+
+  it('an excess smaller than the 0.1 A rounding is lowered all the same: it adds up over the connectors', () => {
+    // Nine connectors hold 10.7 A, the load rose by 1 A: each share is 10.66 A, so 0.36 A over the fuse for good if left.
+    expect(decide(known(10.7), T0, { shareA: 10.66, freshPlanA: 10.66 }).action).toMatchObject({ kind: 'send', direction: 'lower' });
   });
 
   it('while an attempt is in flight nothing else is sent (one call at a time)', () => {
