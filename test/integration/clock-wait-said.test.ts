@@ -53,7 +53,7 @@ describe('a clock the daemon does not trust is said everywhere, with what ends t
     expect(report.clock.fix).toContain('`clock.trust: system`');
 
     const doctor = await runCli(['doctor', '-c', gw.configPath], { PATH: gw.env.PATH }, 'source');
-    expect(doctor.stdout).toMatch(/^FAIL {2}clock {14}.*waiting for NTP synchronization: the daemon holds every reading and publishes nothing until it trusts the clock {2}-> fix: .*`clock\.trust: system`/m);
+    expect(doctor.stdout).toMatch(/^FAIL {2}clock {14}.*the running daemon does not trust the clock \(waiting for NTP synchronization\); it holds \d+ reading\(s\) and publishes nothing until it does {2}-> fix: .*`clock\.trust: system`/m);
     expect(doctor.stdout).not.toContain('All checks passed');
     expect(doctor.code).not.toBe(0);
   });
@@ -87,5 +87,12 @@ describe('a clock the daemon does not trust is said everywhere, with what ends t
     expect(health.components.clock).toEqual({ status: 'ok', reason: 'clock trusted' });
     const doctor = await runCli(['doctor', '-c', gw.configPath], { PATH: gw.env.PATH }, 'source');
     expect(doctor.stdout).toMatch(/^WARN {2}clock {14}.*trusted without NTP information/m);
+    // NTP now says "not synchronized": the running daemon keeps its trust (a WARN), only a restart would wait.
+    const no = join(gw.dir, 'bin-no');
+    mkdirSync(no);
+    writeFileSync(join(no, 'timedatectl'), '#!/bin/sh\necho no\n');
+    chmodSync(join(no, 'timedatectl'), 0o755);
+    const later = await runCli(['doctor', '-c', gw.configPath], { PATH: `${no}:${process.env.PATH ?? ''}` }, 'source');
+    expect(later.stdout).toMatch(/^WARN {2}clock {14}.*waiting for NTP synchronization: the running daemon trusts the clock \(trust granted earlier stays\), but a restart would hold every reading/m);
   });
 });

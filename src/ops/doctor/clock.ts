@@ -1,14 +1,36 @@
-// doctor: whether the daemon would trust the system clock now, by the daemon's own rule
-// (clock-trust.ts): a clock it would not trust means nothing is published, so that is a
+// doctor: whether the daemon trusts the system clock, by the daemon's own rule
+// (clock-trust.ts): a clock it does not trust means nothing is published, so that is a
 // FAIL naming why and what ends it (e.g. `clock.trust: system`), never "All checks passed".
+// A running daemon is asked first (its /status.json): it may trust a clock a new start
+// would not (trust, once granted, stays when NTP loses its servers), or hold readings now.
 import { uptime } from 'node:os';
+import type { Config } from '../../config/types.js';
 import { BUILD_DATE_MS } from '../../version.js';
 import { clockPolicy } from '../clock/clock-guard.js';
 import { ClockTrust, DEFAULT_CLOCK_POLICY, type NtpStatus } from '../clock/clock-trust.js';
 import { readNtpStatus } from '../clock/ntp-status.js';
+import { fetchDaemonStatus } from './meters.js';
 import { fail, pass, warn, type DoctorCheck } from './types.js';
 
-export function clockCheckWith(ntpStatus: () => Promise<NtpStatus>, uptimeMs: () => number = () => uptime() * 1000): DoctorCheck {
+/** The clock as the running daemon reports it (/status.json `clock`), or null when no daemon answers. */
+export interface DaemonClock {
+  readonly trusted: boolean;
+  readonly reason: string;
+  readonly held_samples: number;
+  readonly fix?: string | null;
+}
+
+async function runningDaemonClock(config: Config | null, timeoutMs: number): Promise<DaemonClock | null> {
+  if (!config) return null;
+  const status = (await fetchDaemonStatus(config, timeoutMs)) as { clock?: DaemonClock | null } | null;
+  return status?.clock && typeof status.clock.trusted === 'boolean' ? status.clock : null;
+}
+
+export function clockCheckWith(
+  ntpStatus: () => Promise<NtpStatus>,
+  uptimeMs: () => number = () => uptime() * 1000,
+  daemonClock: (config: Config | null, timeoutMs: number) => Promise<DaemonClock | null> = runningDaemonClock,
+): DoctorCheck {
   return {
     name: 'clock',
     needsConfig: false,
@@ -20,9 +42,14 @@ export function clockCheckWith(ntpStatus: () => Promise<NtpStatus>, uptimeMs: ()
       const ntp = policy.mode === 'system' ? 'unknown' : await ntpStatus();
       const trust = new ClockTrust<never>(policy);
       trust.observe({ wallMs: now, monoMs: 0, ntp, uptimeMs: uptimeMs() });
+      const running = await daemonClock(env.config, env.timeoutMs);
+      if (running && !running.trusted) {
+        return [fail('clock', `${iso}: the running daemon does not trust the clock (${running.reason}); it holds ${running.held_samples} reading(s) and publishes nothing until it does`, running.fix ?? trust.fix ?? 'see docs/clock-safety.md')];
+      }
       if (!trust.isTrusted) {
-        const held = trust.why.startsWith('wall clock') ? `${iso} ${trust.why.replace(/^wall clock \S+ /, '')}` : `${iso}, ${trust.why}`;
-        return [fail('clock', `${held}: the daemon holds every reading and publishes nothing until it trusts the clock`, trust.fix ?? 'see docs/clock-safety.md')];
+        const why = trust.why.startsWith('wall clock') ? `${iso} ${trust.why.replace(/^wall clock \S+ /, '')}` : `${iso}, ${trust.why}`;
+        if (running) return [warn('clock', `${why}: the running daemon trusts the clock (trust granted earlier stays), but a restart would hold every reading until it trusts it again`, trust.fix ?? 'see docs/clock-safety.md')];
+        return [fail('clock', `${why}: the daemon holds every reading and publishes nothing until it trusts the clock`, trust.fix ?? 'see docs/clock-safety.md')];
       }
       if (policy.mode === 'system') return [pass('clock', `${iso}, trusted as set (clock.trust: system)`)];
       if (ntp === 'synchronized') return [pass('clock', `${iso}, NTP-synchronized`)];
