@@ -71,6 +71,8 @@ export interface OperationOptions {
   readonly by?: 'operator' | 'gateway';
   /** 'safety' only for the gateway's calls that put a limit in force (never refused for a safety call: it waits for the previous one). */
   readonly lane?: CallLane;
+  /** How long to wait for the answer (default ocpp.operation_timeout_s): the gateway's safety calls are bounded as its other limit calls are. */
+  readonly timeoutMs?: number;
 }
 
 /** What the HTTP routes use (a port, so that a daemon without chargers has none). */
@@ -152,20 +154,21 @@ export class ChargerOperations implements ChargerOperationsPort {
     // A call waits in its lane behind the one in flight (call-lanes.ts) and ocpp-rpc's own
     // timeout starts when it is sent, so it is bounded here, from now; aborted while it
     // still waits, it is dropped, never sent.
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<OperationOutcome>((resolve) => {
       timer = setTimeout(() => {
         abort.abort('operation timeout');
-        resolve({ kind: 'timeout', timeoutMs: this.timeoutMs });
-      }, this.timeoutMs);
+        resolve({ kind: 'timeout', timeoutMs });
+      }, timeoutMs);
     });
-    const answered = client.call(action, request, { callTimeoutMs: this.timeoutMs, signal: abort.signal, lane }).then(
+    const answered = client.call(action, request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
       (answer): OperationOutcome => ({ kind: 'answered', answer: (answer ?? {}) as Record<string, unknown> }),
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };
         if (isRpcError(err)) return { kind: 'call-error', code: err.rpcErrorCode, description: String(err.message ?? ''), details: err.details ?? {} };
-        if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout', timeoutMs: this.timeoutMs };
+        if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout', timeoutMs };
         return { kind: 'failed', message: err instanceof Error ? err.message.slice(0, 300) : String(err) };
       },
     );

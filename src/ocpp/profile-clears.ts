@@ -41,9 +41,10 @@ export function requestClears(
  * Sends the charger's pending clears. All calls are issued before the first answer is
  * awaited, in the safety lane with the SetChargingProfiles (call-lanes.ts): a lane sends
  * one call at a time in the order issued, so a plan sent after this (possibly under the
- * same profile id) is set after the clear, not removed by it.
+ * same profile id) is set after the clear, not removed by it. Each waits for its answer at
+ * most `callTimeoutMs`: a lowering behind it in the lane waits that long at worst.
  */
-export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, writes: StoreWriteQueue, nowMs: () => number, logger: Logger): Promise<void> {
+export async function sendPendingClears(client: CallingClient, store: ChargingProfileStore, writes: StoreWriteQueue, nowMs: () => number, logger: Logger, callTimeoutMs: number): Promise<void> {
   const pending = store.pendingClears(client.identity);
   await Promise.all(
     pending.map(async (clear) => {
@@ -51,7 +52,7 @@ export async function sendPendingClears(client: CallingClient, store: ChargingPr
       let status: string;
       let error: string | null = null;
       try {
-        status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId }, { lane: 'safety' })) as { status: string }).status;
+        status = ((await client.call('ClearChargingProfile', { id: clear.chargingProfileId }, { lane: 'safety', callTimeoutMs })) as { status: string }).status;
       } catch (err) {
         // A CallError the charger sent (NotImplemented, ...) is its answer, not sent again; no answer is tried again.
         const code = (err as { rpcErrorCode?: unknown }).rpcErrorCode;

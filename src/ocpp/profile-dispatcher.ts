@@ -205,7 +205,8 @@ export class ProfileDispatcher implements LimitSender {
   }
 
   private sendClears(client: ChargerClient): Promise<void> {
-    return sendPendingClears(client, this.charging.stores.profiles, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
+    // Bounded as the limit calls are: the clears share their lane (call-lanes.ts).
+    return sendPendingClears(client, this.charging.stores.profiles, this.writes, () => this.ctx.clock.now(), this.ctx.logger, this.limitCallTimeoutMs);
   }
 
   /**
@@ -492,10 +493,11 @@ export class ProfileDispatcher implements LimitSender {
   /**
    * A remote call's status, or the CallError's code, or 'error' when no answer came (charger-operations.ts logs and counts each).
    * In the safety lane: for a charger without smart charging a RemoteStop is its only lowering, and a start must stay in order
-   * with the stops and profiles of the same plan; so neither waits behind an operator's call nor is refused for a safety call.
+   * with the stops and profiles of the same plan; so neither waits behind an operator's call nor is refused for a safety call,
+   * and each is bounded as the other limit calls are (half of site.lower_deadline_s), not by ocpp.operation_timeout_s.
    */
   private async remoteCall(client: ChargerClient, action: 'RemoteStartTransaction' | 'RemoteStopTransaction', params: Record<string, unknown>): Promise<string> {
-    const outcome = await this.operations.call(client.identity, action, params, { by: 'gateway', lane: 'safety' });
+    const outcome = await this.operations.call(client.identity, action, params, { by: 'gateway', lane: 'safety', timeoutMs: this.limitCallTimeoutMs });
     if (outcome.kind === 'answered') return typeof outcome.answer.status === 'string' ? outcome.answer.status : 'error';
     return outcome.kind === 'call-error' ? outcome.code : 'error';
   }
