@@ -209,6 +209,7 @@ function crossChecks(config: Config): string[] {
   const site = isMapping(config.site) ? config.site : undefined;
   if (typeof site?.meter === 'string' && !resourceIds.has(site.meter)) problems.push(`site.meter: ${site.meter} is not a configured meter (meters[].resource_id)`);
   problems.push(...uncountedChargers(config));
+  problems.push(...capacityMeterProblems(config));
   const ocpp = isMapping(config.ocpp) ? config.ocpp : undefined;
   if (ocpp?.tls_port !== undefined && !isMapping(config.http?.tls)) problems.push('ocpp.tls_port: wss needs the gateway certificate: set http.tls (cert_file, key_file)');
   if (ocpp?.port === false && ocpp.tls_port === undefined) problems.push('ocpp.port: false turns ws:// off, and without ocpp.tls_port no charger could connect: set ocpp.tls_port (wss://)');
@@ -377,4 +378,19 @@ export function loadConfigWithSources(path: string, env: NodeJS.ProcessEnv = pro
     throw new ConfigError(path, [...doc.errors.map((e) => `(yaml) line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`), ...envProblems()]);
   }
   return validateConfigWithSources(doc.toJS(), path, env);
+}
+
+/**
+ * site.capacity reads the quarter-hour demand and the month's peak from the site meter's
+ * telegrams (1-0:1.4.0, 1-0:1.6.0): the site meter must be a P1 meter (docs/grid-limits.md).
+ */
+function capacityMeterProblems(config: Config): string[] {
+  const site = config.site as Partial<Config['site']> | undefined;
+  if (!site || !isMapping(site.capacity)) return [];
+  if (typeof site.meter !== 'string') return ['site.capacity: needs site.meter, the Belgian P1 meter whose 1-0:1.4.0 and 1-0:1.6.0 it follows'];
+  const meter = entries<Config['meters'][number]>(config.meters).map(([m]) => m).find((m) => isMapping(m) && m.resource_id === site.meter);
+  if (!meter) return [];
+  const bus = entries<Config['buses'][number]>(config.buses).map(([b]) => b).find((b) => isMapping(b) && b.name === meter.bus);
+  if (bus && bus.type !== 'p1' && bus.type !== 'p1-tcp') return [`site.capacity: the site meter ${site.meter} is on bus ${String(bus.name)} (${String(bus.type)}), not a P1 bus: the quarter-hour demand and the month's peak come from a Belgian P1 meter's 1-0:1.4.0 and 1-0:1.6.0`];
+  return [];
 }

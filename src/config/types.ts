@@ -130,6 +130,16 @@ export interface SiteConfig {
   readonly lower_deadline_s: number;
   readonly escalation_step_s: number;
   readonly uncounted_chargers: 'refuse' | 'allow';
+  /** The Belgian capacity tariff (docs/grid-limits.md); absent: not applied. */
+  readonly capacity?: CapacityConfig;
+}
+
+/** site.capacity: charging never raises the quarter-hour's average demand above the month's peak (planning/capacity.ts). */
+export interface CapacityConfig {
+  readonly eur_per_kw_month: number;
+  readonly target_kw?: number;
+  readonly margin_kw: number;
+  readonly raise_peak_for_departure: boolean;
 }
 
 export interface Config {

@@ -8,6 +8,7 @@
 //   active_energy_export Wh = 1-0:2.8.1 + 1-0:2.8.2 (1-0:2.8.0 likewise)
 //   voltage_l1..l3 V from 1-0:32/52/72.7.0, current_l1..l3 A from 1-0:31/51/71.7.0 where present
 import type { Metric } from '../domain.js';
+import { p1Demand, type P1Demand } from './demand.js';
 import { parseMeterTime } from './meter-time.js';
 import { TelegramParseError, type ObisValue, type Telegram } from './telegram.js';
 import { vendorOfFlag } from './vendors.js';
@@ -17,6 +18,8 @@ export interface P1Reading {
   readonly metrics: readonly Metric[];
   /** The meter's clock (0-0:1.0.0) in UTC ms; null for DSMR 2.2/3.0 and mode D, which send none. */
   readonly meterTimeMs: number | null;
+  /** The Belgian capacity-tariff objects (demand.ts), not metrics of the measurement; null when the telegram has none. */
+  readonly demand?: P1Demand | null;
 }
 
 export interface P1Identity {
@@ -79,7 +82,7 @@ export function p1Reading(telegram: Telegram): P1Reading {
     if (v !== null) metrics.push({ name, value: v, unit });
   }
   const time = telegram.objects.get('0-0:1.0.0')?.[0];
-  return { metrics, meterTimeMs: time ? parseMeterTime(time.raw) : null };
+  return { metrics, meterTimeMs: time ? parseMeterTime(time.raw) : null, demand: p1Demand(telegram) };
 }
 
 /** Whether a reading carries power or energy: a telegram without (a heat interface unit) gives no electricity sample. */
