@@ -29,6 +29,8 @@ export interface MeterStatus {
   readonly consecutiveMisses: number;
   /** Why the meter gives no sample, in one line with the fix, where its source can tell (P1). */
   readonly problem?: string | null;
+  /** A Belgian P1 meter's capacity objects from its last published telegram (p1/demand.ts): shown, not published upstream. */
+  readonly demand?: import('./p1/demand.js').P1Demand | null;
 }
 
 /** One day-ahead price period at native resolution. */

@@ -6,6 +6,7 @@
 // not stop the others or the emitter.
 import type { MeterSample, MeterStatus } from './domain.js';
 import type { Logger } from './log.js';
+import type { P1Demand } from './p1/demand.js';
 import type { Plan } from './planning/plan.js';
 import type { PricesUpdated } from './prices/updates.js';
 import type { NetworkScanContent } from './uplink/messages.js';
@@ -14,6 +15,8 @@ import type { NetworkScanContent } from './uplink/messages.js';
 export interface Events {
   /** A meter source read a sane sample. sources (modbus/, p1/) → clock guard; site meter and site follower (the site meter's). */
   'sample.taken': MeterSample;
+  /** A P1 meter's Belgian capacity objects with its published sample (p1/demand.ts; not part of the measurement). P1 source → site meter (site.capacity). */
+  'meter.demand': { readonly resourceId: string; readonly sampledAtMs: number; readonly demand: P1Demand };
   /** A sample with a trusted timestamp (at once, or re-stamped once the clock is trusted). clock guard → recorder (its poll slot). */
   'sample.released': MeterSample;
   /** A source handed on every sample of one poll slot. sources → the slot join, which commits the slot once every source is done. */

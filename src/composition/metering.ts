@@ -72,6 +72,8 @@ export function buildMetering(ctx: AppContext): Metering {
       const ticks = new TickJoin(parts.length, () => uplink.recorder.tickDone());
       events.on('sample.taken', (sample) => clockGuard.submit(sample));
       if (siteMeter) events.on('sample.taken', (sample) => siteMeter.sampleTaken(sample));
+      // A Belgian P1 site meter's quarter-hour demand and month's peak (site.capacity), told just before its sample.
+      if (siteMeter) events.on('meter.demand', (e) => siteMeter.demandRead(e));
       events.on('sample.released', (sample) => uplink.recorder.recordInTick(sample));
       events.on('poll.tick-done', ({ source }) => ticks.done(source));
       events.on('meter.state-changed', () => networkScan.check());

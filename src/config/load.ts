@@ -388,6 +388,7 @@ function capacityMeterProblems(config: Config): string[] {
   const site = config.site as Partial<Config['site']> | undefined;
   if (!site || !isMapping(site.capacity)) return [];
   if (typeof site.meter !== 'string') return ['site.capacity: needs site.meter, the Belgian P1 meter whose 1-0:1.4.0 and 1-0:1.6.0 it follows'];
+  if (typeof site.limit_a !== 'number') return ['site.capacity: needs site.limit_a (the main fuse): the cap is shared as a headroom under it'];
   const meter = entries<Config['meters'][number]>(config.meters).map(([m]) => m).find((m) => isMapping(m) && m.resource_id === site.meter);
   if (!meter) return [];
   const bus = entries<Config['buses'][number]>(config.buses).map(([b]) => b).find((b) => isMapping(b) && b.name === meter.bus);

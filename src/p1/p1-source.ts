@@ -3,7 +3,7 @@
 // checked telegram replaces the latest one, and every poll slot publishes the latest if it is
 // new, so the cadence is poll.interval_ms whatever the meter's (sampled, not flooded). A slot
 // without a new telegram is a miss; offline_after_misses of them make the meter offline.
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { BusConfig, MeterConfig } from '../config/types.js';
 import type { MeterSample, MeterState, MeterStatus } from '../domain.js';
 import type { Reading } from '../modbus/sanity.js';
@@ -18,6 +18,7 @@ import { diagnoseP1, powerAbsent, type LineObservation } from './diagnosis.js';
 import { isModeC, p1Line } from './line-settings.js';
 import { mbusChannels, type MbusChannel } from './mbus.js';
 import type { P1Identity, P1Reading } from './measurements.js';
+import type { P1Demand } from './demand.js';
 import { telegramReader, type ReaderEvent, type TelegramReader } from './reader.js';
 import { ModeCSession } from './mode-c-session.js';
 import type { Telegram } from './telegram.js';
@@ -83,6 +84,8 @@ export class P1Source implements MeterSource {
     clockSkew: Counter<'resource_id'>;
     clockOffset: Gauge<'resource_id'>;
   };
+  /** The Belgian capacity objects of each meter's last published telegram, for /metrics (p1/demand.ts). */
+  private readonly demands = new Map<string, { readonly sampledAtMs: number; readonly demand: P1Demand }>();
 
   constructor(private readonly deps: MeterSourceDeps) {
     const registers = [deps.metrics];
@@ -92,6 +95,55 @@ export class P1Source implements MeterSource {
       clockOffset: new Gauge({ name: 'metergate_p1_meter_clock_offset_seconds', help: "The meter's clock minus the gateway's at the last telegram", labelNames: ['resource_id'], registers }),
       ...meterMetrics(deps.metrics),
     };
+    this.registerDemandGauges(registers);
+  }
+
+  /**
+   * The Belgian capacity objects as gauges, read at scrape time from each meter's last published
+   * telegram: not metrics of the MQTT measurement (docs/p1.md "Belgian capacity tariff objects").
+   */
+  private registerDemandGauges(registers: Registry[]): void {
+    const demands = () => [...this.demands.entries()];
+    new Gauge({
+      name: 'metergate_p1_quarter_hour_average_demand_kw',
+      help: "The running quarter-hour's average import demand the meter reports (1-0:1.4.0, Belgian e-MUCS), kW",
+      labelNames: ['resource_id'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource_id, d] of demands()) if (d.demand.quarterHourAverageKw !== null) this.set({ resource_id }, d.demand.quarterHourAverageKw);
+      },
+    });
+    new Gauge({
+      name: 'metergate_p1_month_peak_kw',
+      help: "This month's highest quarter-hour average import demand so far (1-0:1.6.0), kW: the Flemish capacity tariff bills it",
+      labelNames: ['resource_id'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource_id, d] of demands()) if (d.demand.monthPeak) this.set({ resource_id }, d.demand.monthPeak.kw);
+      },
+    });
+    new Gauge({
+      name: 'metergate_p1_month_peak_timestamp_seconds',
+      help: "When this month's peak quarter-hour was (1-0:1.6.0's time, meter clock), Unix seconds",
+      labelNames: ['resource_id'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource_id, d] of demands()) if (d.demand.monthPeak?.atMs != null) this.set({ resource_id }, d.demand.monthPeak.atMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'metergate_p1_past_month_peak_kw',
+      help: "Earlier months' peaks the meter reports (0-0:98.1.0, up to 13), kW, by the month's start (YYYY-MM, Belgian time)",
+      labelNames: ['resource_id', 'month'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource_id, d] of demands()) for (const p of d.demand.history) if (p.monthStartMs !== null) this.set({ resource_id, month: belgianMonth(p.monthStartMs) }, p.kw);
+      },
+    });
   }
 
   async start(): Promise<void> {
@@ -165,7 +217,7 @@ export class P1Source implements MeterSource {
 
   statuses(): MeterStatus[] {
     return this.meters.flatMap((m) => [
-      { ...meterStatus(m), problem: this.problemOf(m) },
+      { ...meterStatus(m), problem: this.problemOf(m), demand: this.demands.get(m.config.resource_id)?.demand ?? null },
       ...m.channels.map((c) => ({ ...meterStatus(c), problem: this.channelProblem(m, c) })),
     ]);
   }
@@ -408,10 +460,21 @@ export class P1Source implements MeterSource {
     if (!acceptReading(meter, reading, meter.config.max_power_w ?? P1_MAX_POWER_W, { dropped: this.m.dropped, logger: this.deps.logger, logFields: labels })) return;
     const sample: MeterSample = { resourceId: meter.config.resource_id, sampledAtMs: latest.receivedAtMs, metrics: latest.reading.metrics };
     meter.lastSample = sample;
+    // Before the sample: the site meter holds the telegram's demand when the sample makes the fuse controller look.
+    const demand = latest.reading.demand;
+    if (demand) {
+      this.demands.set(meter.config.resource_id, { sampledAtMs: latest.receivedAtMs, demand });
+      this.deps.events.emit('meter.demand', { resourceId: meter.config.resource_id, sampledAtMs: latest.receivedAtMs, demand });
+    }
     this.deps.events.emit('sample.taken', sample);
   }
 
   private setState(meter: MeterBookkeeping, state: MeterState): void {
     setMeterState(meter, state, { online: this.m.online, events: this.deps.events, source: this.name, statuses: () => this.statuses() });
   }
+}
+
+/** A month's start as YYYY-MM in Belgian time (the meter's month starts at local midnight: +2 h covers CET and CEST). */
+function belgianMonth(monthStartMs: number): string {
+  return new Date(monthStartMs + 2 * 3_600_000).toISOString().slice(0, 7);
 }

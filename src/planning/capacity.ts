@@ -51,7 +51,7 @@ export interface QuarterHourInput {
   readonly quarterStartMs: number;
   /** Energy the site drew from the grid so far in this quarter-hour (kWh). */
   readonly energyDrawnKwh: number;
-  /** What the rest of the site (not the planned charging) draws now (kW, ≥ 0). */
+  /** What the rest of the site (not the planned charging) draws now (kW; negative: it feeds in, solar, which charging may use too). */
   readonly otherLoadKw: number;
   /** The cap, margin already taken off (kW). */
   readonly capKw: number;
@@ -76,12 +76,12 @@ export function quarterHourAllowance(input: QuarterHourInput): QuarterHourAllowa
   // Never less than a second: at the very end the division would blow up.
   const leftMs = Math.max(1000, Math.min(QUARTER_HOUR_MS, endMs - input.nowMs));
   const leftH = leftMs / HOUR_MS;
-  const other = Math.max(0, input.otherLoadKw);
+  const other = input.otherLoadKw;
   const budgetKwh = (input.capKw * QUARTER_HOUR_MS) / HOUR_MS;
   const restKw = (budgetKwh - Math.max(0, input.energyDrawnKwh) - other * leftH) / leftH;
   const steadyKw = input.capKw - other;
   const allowedKw = Math.max(0, Math.min(restKw, steadyKw));
-  const projectedKwh = Math.max(0, input.energyDrawnKwh) + (other + allowedKw) * leftH;
+  const projectedKwh = Math.max(0, input.energyDrawnKwh) + Math.max(0, other + allowedKw) * leftH;
   return { allowedKw: round3(allowedKw), restKw: round3(restKw), steadyKw: round3(steadyKw), projectedAverageKw: round3((projectedKwh * HOUR_MS) / QUARTER_HOUR_MS), secondsLeft: Math.round(leftMs / 1000) };
 }
 

@@ -4,6 +4,7 @@
 // config site.* and chargers[].connectors into planning inputs; every TargetPlanner gets it.
 import type { AppContext } from '../context.js';
 import { configuredCeilings, type Ceilings } from './ceilings.js';
+import type { CapacitySettings, SiteDemandReading } from './capacity-limit.js';
 import type { SiteLoadSettings, SiteMeterReading } from './site-load.js';
 
 export interface SiteMeterSource {
@@ -19,15 +20,31 @@ export interface SiteContext {
   readonly meter: SiteMeterSource | null;
   /** The configured connectors (chargers[].connectors[]): a connector not listed is never planned. */
   readonly ceilings: Ceilings;
+  /** The Belgian capacity tariff (site.capacity, planning/capacity-limit.ts); null when not configured. */
+  readonly capacity?: CapacitySource | null;
+}
+
+export interface CapacitySource {
+  readonly settings: CapacitySettings;
+  /** The site meter's latest quarter-hour demand and month's peak, or null before one. */
+  demand(): SiteDemandReading | null;
 }
 
 export function siteContext(ctx: Pick<AppContext, 'config' | 'probes'>): SiteContext {
   const site = ctx.config.site;
   const meter = site.meter;
   const ceilings = configuredCeilings(ctx.config);
+  const capacity = site.capacity;
   return {
     limitA: ceilings.siteLimitA,
     ceilings,
+    capacity:
+      capacity === undefined || meter === undefined
+        ? null
+        : {
+            settings: { eurPerKwMonth: capacity.eur_per_kw_month, targetKw: capacity.target_kw ?? null, marginKw: capacity.margin_kw, raisePeakForDeparture: capacity.raise_peak_for_departure, maxReadingAgeMs: site.max_reading_age_s * 1000 },
+            demand: () => ctx.probes.siteDemand?.() ?? null,
+          },
     meter:
       meter === undefined
         ? null

@@ -23,6 +23,8 @@ import { planCharging, type Plan, type PlanPeriod } from './plan.js';
 import type { SiteContext } from './site-context.js';
 import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js';
 import { shareWithCounted } from './site-share.js';
+import { capacityLimit, type CapacityLimit } from './capacity-limit.js';
+import { newPeakCost } from './capacity.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
@@ -41,12 +43,46 @@ export interface TargetPlan extends Plan {
     readonly meter: SiteLoad | null;
     /** How the headroom (limit − other load) was shared with the other connectors planned on the site (site-share.ts). */
     readonly share: { readonly connectors: number; readonly headroomA: number; readonly shareA: number };
+    /** The most phases a sharing connector uses, and the voltage: a current per phase as power. */
+    readonly limitPhases: number;
+    readonly voltageV: number;
+    /** The capacity cap (site.capacity, capacity-limit.ts) that lowered the headroom where it is lower than the fuse's; absent without site.capacity. */
+    readonly capacity?: CapacityLimit;
   } | null;
+  /** The capacity tariff's part of the plan (site.capacity); null without it. */
+  readonly capacity: PlanCapacity | null;
   /** The car's observed maximum draw in this transaction, planned with instead of the charger's limits (car-draw.ts); null before one is learnt. */
   readonly observed: { readonly maxCurrentA: number; readonly phases: number; readonly atMs: number } | null;
   /** Energy the connector's open transaction delivered towards the target, taken off what it needs (0 without one). */
   readonly deliveredWh: number;
 }
+
+/**
+ * What the capacity tariff did to a plan (docs/planning.md "The capacity peak"): the cap it
+ * kept the quarter-hour under, and, where the departure cannot be met under it, the least
+ * new peak that meets it with its cost (applied when site.capacity.raise_peak_for_departure).
+ */
+export interface PlanCapacity {
+  readonly limit: CapacityLimit;
+  /** Whether the cap lowered the site's headroom below the fuse's. */
+  readonly binding: boolean;
+  readonly newPeak: {
+    /** The month's peak the plan sets (kW): the cap plus the raise. */
+    readonly peakKw: number;
+    readonly raiseKw: number;
+    /** raiseKw × site.capacity.eur_per_kw_month, in the prices' currency. */
+    readonly cost: number;
+    /** Whether the plan uses it (raise_peak_for_departure), or only says what meeting the departure would cost. */
+    readonly applied: boolean;
+    /** Whether the departure is met with it (false: not even the fuse's headroom meets it; the raise is the most the fuse allows). */
+    readonly meetsTarget: boolean;
+  } | null;
+  /** The planned energy's expected cost plus the new peak's cost where applied. */
+  readonly totalCostExpected: number;
+}
+
+/** Precision of the least raise of the cap that meets a departure (kW). */
+const RAISE_STEP_KW = 0.05;
 
 /** A share less the margin, but not below the minimum current when the share reaches it. */
 const floor2 = (v: number) => Math.floor(v * 100 + 1e-9) / 100;
@@ -142,18 +178,74 @@ export class TargetPlanner {
     const forecast = this.forecastEnabled ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
     const observed = this.observedDraw(target);
     const limits = this.effectiveLimits(bounded.limits, observed);
-    const site = this.siteOf(bounded, nowMs, opts.shareAskA);
     const deliveredWh = this.deliveredWh(target);
-    const plan = planCharging({
-      nowMs,
-      departureMs: target.departureMs,
-      energyWh: Math.max(0, target.energyWh - deliveredWh),
-      // The site's share caps the connector's current; the share already is within the headroom.
-      charger: { ...limits, maxCurrentA: site === null ? limits.maxCurrentA : Math.min(limits.maxCurrentA, withMargin(site.share.shareA, limits.minCurrentA, opts.siteMarginA ?? 0)) },
-      site: site === null ? undefined : { limitA: site.limitA, otherLoadA: site.otherLoadA ?? undefined },
-      periods: this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast),
+    const periods = this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast);
+    const planUnder = (raiseKw: number) => {
+      const site = this.siteOf(bounded, nowMs, opts.shareAskA, raiseKw);
+      const plan = planCharging({
+        nowMs,
+        departureMs: target.departureMs,
+        energyWh: Math.max(0, target.energyWh - deliveredWh),
+        // The site's share caps the connector's current; the share already is within the headroom.
+        charger: { ...limits, maxCurrentA: site === null ? limits.maxCurrentA : Math.min(limits.maxCurrentA, withMargin(site.share.shareA, limits.minCurrentA, opts.siteMarginA ?? 0)) },
+        site: site === null ? undefined : { limitA: site.limitA, otherLoadA: site.otherLoadA ?? undefined },
+        periods,
+      });
+      return { plan, site };
+    };
+    const under = planUnder(0);
+    const { plan, site, capacity } = this.withCapacity(under, planUnder);
+    return { ...plan, limits: bounded.limits, clamps: bounded.clamps, site, observed, deliveredWh, capacity };
+  }
+
+  /**
+   * The capacity tariff's part (docs/planning.md "The capacity peak"): a plan that meets its
+   * departure under the cap stays so. One that does not, where the cap (not the fuse) holds it
+   * back, is made again with the cap raised by the least (to RAISE_STEP_KW) that meets the
+   * departure within the fuse; with raise_peak_for_departure that plan is used and the new
+   * peak's cost is part of its cost, else the plan under the cap stays and says what the
+   * departure would cost.
+   */
+  private withCapacity(
+    under: { plan: Plan; site: TargetPlan['site'] },
+    planUnder: (raiseKw: number) => { plan: Plan; site: TargetPlan['site'] },
+  ): { plan: Plan; site: TargetPlan['site']; capacity: PlanCapacity | null } {
+    const limit = under.site?.capacity;
+    const settings = this.site.capacity?.settings;
+    if (!limit || !settings || !under.site) return { ...under, capacity: null };
+    const binding = limit.headroomA < this.fuseHeadroomA(under.site) - 1e-9;
+    const view = (plan: Plan, site: TargetPlan['site'], newPeak: PlanCapacity['newPeak']): { plan: Plan; site: TargetPlan['site']; capacity: PlanCapacity } => ({
+      plan,
+      site,
+      capacity: { limit: site?.capacity ?? limit, binding, newPeak, totalCostExpected: plan.planned.cost.expected + (newPeak?.applied ? newPeak.cost : 0) },
     });
-    return { ...plan, limits: bounded.limits, clamps: bounded.clamps, site, observed, deliveredWh };
+    if (under.plan.meetsTarget || !binding || limit.state === 'stale') return view(under.plan, under.site, null);
+    // The most the fuse allows: the raise at which the cap stops binding.
+    const fuseKw = (this.fuseHeadroomA(under.site) * under.site.limitPhases * under.site.voltageV) / 1000;
+    const maxRaiseKw = Math.max(0, fuseKw - limit.allowedKw);
+    const top = planUnder(maxRaiseKw);
+    let lowKw = 0;
+    let highKw = maxRaiseKw;
+    let best = top;
+    if (top.plan.meetsTarget) {
+      while (highKw - lowKw > RAISE_STEP_KW) {
+        const midKw = (lowKw + highKw) / 2;
+        const tried = planUnder(midKw);
+        if (tried.plan.meetsTarget) {
+          highKw = midKw;
+          best = tried;
+        } else lowKw = midKw;
+      }
+    }
+    const raiseKw = Math.ceil(highKw / RAISE_STEP_KW) * RAISE_STEP_KW;
+    const peakKw = limit.limitKw + raiseKw + settings.marginKw;
+    const newPeak = { peakKw: round3(peakKw), raiseKw: round3(raiseKw), cost: round4(newPeakCost(limit.capKw, peakKw, settings.eurPerKwMonth)), applied: settings.raisePeakForDeparture, meetsTarget: best.plan.meetsTarget };
+    return settings.raisePeakForDeparture ? view(best.plan, best.site, newPeak) : view(under.plan, under.site, newPeak);
+  }
+
+  /** The site's headroom under the fuse alone (limit − other load, A). */
+  private fuseHeadroomA(site: NonNullable<TargetPlan['site']>): number {
+    return Math.max(0, site.limitA - Math.max(0, site.otherLoadA ?? 0));
   }
 
   /** The periods to plan over: day-ahead (else forecast) prices, all-in under the market's tariff (all-in-periods.ts). */
@@ -200,7 +292,7 @@ export class TargetPlanner {
    * site meter's, else the client's) and this connector's share of the rest with every other
    * connector planned on the site now (a target in force and an open transaction).
    */
-  private siteOf(bounded: BoundedTarget, nowMs: number, shareAskA?: number): TargetPlan['site'] {
+  private siteOf(bounded: BoundedTarget, nowMs: number, shareAskA?: number, capacityRaiseKw = 0): TargetPlan['site'] {
     const { target } = bounded;
     const limitA = bounded.limits.siteLimitA;
     if (limitA === null) return null;
@@ -222,7 +314,10 @@ export class TargetPlanner {
       });
       otherLoadA = load.otherLoadA;
     }
-    const headroomA = Math.max(0, limitA - Math.max(0, otherLoadA ?? 0));
+    const fuseHeadroomA = Math.max(0, limitA - Math.max(0, otherLoadA ?? 0));
+    // The capacity cap (site.capacity) where it leaves less than the fuse.
+    const capacity = this.capacityOf(sharing, nowMs, capacityRaiseKw);
+    const headroomA = capacity ? Math.min(fuseHeadroomA, capacity.headroomA) : fuseHeadroomA;
     const shareA = shareWithCounted(
       headroomA - this.untargetedDrawA(sharing, nowMs, load),
       sharing.map((b) => {
@@ -234,7 +329,41 @@ export class TargetPlanner {
       keyOf(target),
     );
     // Rounded down, as a share given to the charger must not grow by rounding.
-    return { limitA, otherLoadA, meter: load, share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shareA) } };
+    const phases = Math.max(...sharing.map((b) => b.limits.phases));
+    return {
+      limitA,
+      otherLoadA,
+      meter: load,
+      share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shareA) },
+      limitPhases: phases,
+      voltageV: this.site.meter?.settings.voltageV ?? bounded.limits.voltageV,
+      ...(capacity ? { capacity } : {}),
+    };
+  }
+
+  /**
+   * The capacity cap now (capacity-limit.ts) for the connectors sharing the site, or null
+   * without site.capacity: the site meter's power and quarter-hour demand, less what the
+   * planned connectors measurably draw (when the meter measures the chargers).
+   */
+  private capacityOf(sharing: readonly BoundedTarget[], nowMs: number, raiseKw: number): CapacityLimit | null {
+    const source = this.site.capacity;
+    const meter = this.site.meter;
+    if (!source || !meter) return null;
+    const reading = meter.reading();
+    const voltageV = meter.settings.voltageV;
+    const draw = meter.settings.includesChargers ? this.plannedDraw(sharing, nowMs, meter.settings.maxReadingAgeMs) : null;
+    return capacityLimit({
+      nowMs,
+      demand: source.demand(),
+      sitePower: reading && reading.powerW !== null ? { w: reading.powerW, sampledAtMs: reading.sampledAtMs } : null,
+      plannedChargingW: draw ? draw.currentsA.reduce((sum, a) => sum + Math.max(0, a), 0) * voltageV : null,
+      // The most phases any sharing connector uses: a share of current per phase then never gives more power than allowed.
+      phases: Math.max(...sharing.map((b) => b.limits.phases)),
+      voltageV,
+      settings: source.settings,
+      raiseKw,
+    });
   }
 
   /**
@@ -306,3 +435,6 @@ export class TargetPlanner {
     return sum ? { sampledAtMs, currentsA: sum } : null;
   }
 }
+
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+const round4 = (v: number) => Math.round(v * 10000) / 10000;

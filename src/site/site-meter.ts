@@ -6,13 +6,16 @@ import type { AppContext } from '../context.js';
 import type { MeterSample } from '../domain.js';
 import type { Module } from '../lifecycle.js';
 import type { ModuleViews } from '../ops/observability/views.js';
+import type { P1Demand } from '../p1/demand.js';
+import type { SiteDemandReading } from '../planning/capacity-limit.js';
 import { siteMeterReading, type SiteMeterReading } from '../planning/site-load.js';
 
 export class SiteMeter implements Module {
   readonly name = 'site-meter';
   private latest: SiteMeterReading | null = null;
+  private demand: SiteDemandReading | null = null;
 
-  readonly views: ModuleViews = { siteMeter: () => this.latest };
+  readonly views: ModuleViews = { siteMeter: () => this.latest, siteDemand: () => this.demand };
 
   constructor(private readonly ctx: Pick<AppContext, 'config' | 'logger'>) {}
 
@@ -28,5 +31,13 @@ export class SiteMeter implements Module {
     // Newer only: a source that catches up must not put an older reading back.
     if (this.latest && sample.sampledAtMs < this.latest.sampledAtMs) return;
     this.latest = siteMeterReading(sample);
+  }
+
+  /** A P1 meter's capacity objects (meter.demand): the site meter's become the latest (site.capacity, planning/capacity-limit.ts). */
+  demandRead(e: { readonly resourceId: string; readonly sampledAtMs: number; readonly demand: P1Demand }): void {
+    if (e.resourceId !== this.ctx.config.site.meter) return;
+    if (this.demand && e.sampledAtMs < this.demand.sampledAtMs) return;
+    const d = e.demand;
+    this.demand = { sampledAtMs: e.sampledAtMs, quarterHourAverageKw: d.quarterHourAverageKw, monthPeakKw: d.monthPeak?.kw ?? null, monthPeakAtMs: d.monthPeak?.atMs ?? null };
   }
 }

@@ -10,6 +10,7 @@ import type { Router } from 'express';
 import type { Plan, Schedule } from '../../planning/plan.js';
 import { boundLimits, configuredCeilings, type CeilingClamp } from '../../planning/ceilings.js';
 import type { SiteLoad } from '../../planning/site-load.js';
+import type { PlanCapacity } from '../../planning/target-plan.js';
 import type { TargetPlan } from '../../planning/target-plan.js';
 import { chargerSessionId, cdrPath } from '../../ocpp/charger-session-id.js';
 import type { Refusal } from '../../ocpp/charging-strategy.js';
@@ -72,7 +73,7 @@ function clampView(c: CeilingClamp): Record<string, unknown> {
 export function planView(
   target: ChargingTarget,
   market: MarketInfo,
-  plan: Plan & { readonly site?: TargetPlan['site']; readonly observed?: TargetPlan['observed']; readonly limits?: TargetPlan['limits'] },
+  plan: Plan & { readonly site?: TargetPlan['site']; readonly observed?: TargetPlan['observed']; readonly limits?: TargetPlan['limits']; readonly capacity?: TargetPlan['capacity'] },
   nowMs: number,
   deliveredWh: number,
   clamps: readonly CeilingClamp[] = [],
@@ -123,6 +124,30 @@ export function planView(
       finishes_at: plan.immediate.finishesAtMs === null ? null : formatUtc(Math.round(plan.immediate.finishesAtMs)),
     },
     saving_expected: round(plan.immediate.cost.expected - plan.planned.cost.expected, 4),
+    capacity: plan.capacity ? capacityView(plan.capacity) : null,
+  };
+}
+
+/** The capacity tariff's part of a plan (site.capacity; planning/capacity-limit.ts, docs/planning.md "The capacity peak"). */
+function capacityView(c: PlanCapacity): Record<string, unknown> {
+  const l = c.limit;
+  return {
+    state: l.state,
+    month_peak_kw: l.monthPeakKw,
+    month_peak_at: l.monthPeakAtMs === null ? null : formatUtc(l.monthPeakAtMs),
+    cap_kw: l.capKw,
+    limit_kw: round(l.limitKw, 3),
+    quarter_hour_start: formatUtc(l.quarterStartMs),
+    quarter_hour_average_kw: l.quarterHourAverageKw,
+    energy_drawn_kwh: l.energyDrawnKwh,
+    other_load_kw: l.otherLoadKw,
+    projected_average_kw: l.allowance?.projectedAverageKw ?? null,
+    allowed_kw: l.allowedKw,
+    headroom_a: l.headroomA,
+    binding: c.binding,
+    new_peak: c.newPeak ? { peak_kw: c.newPeak.peakKw, raise_kw: c.newPeak.raiseKw, cost: c.newPeak.cost, applied: c.newPeak.applied, meets_target: c.newPeak.meetsTarget } : null,
+    total_cost_expected: round(c.totalCostExpected, 4),
+    note: l.note,
   };
 }
 

@@ -58,6 +58,11 @@ export class Probes {
     return this.first('siteMeter');
   }
 
+  /** The site meter's latest quarter-hour demand and month's peak, or null when none is followed. */
+  get siteDemand(): NonNullable<ModuleViews['siteDemand']> | null {
+    return this.first('siteDemand');
+  }
+
   /** Components of /healthz the modules judge themselves (e.g. `store`, `forecast`), by name. */
   get health(): ReadonlyMap<string, HealthContributor> {
     return new Map(this.modules.flatMap((m) => Object.entries(m.views?.health ?? {})));

@@ -1,6 +1,7 @@
 // The data behind the local status page (/status.json): one snapshot of every module's
 // live view, in the same snake_case words as the rest of the gateway's JSON.
 import type { Config } from '../../config/types.js';
+import type { P1Demand } from '../../p1/demand.js';
 import { VERSION } from '../../version.js';
 import { healthOf, readViews } from './current-health.js';
 import type { Health } from './health.js';
@@ -13,6 +14,16 @@ export interface StatusReportDeps {
   readonly liveness: Liveness;
   readonly clock: { now(): number };
   readonly startedAtMs: number;
+}
+
+/** A Belgian P1 meter's capacity objects (p1/demand.ts), as the status page shows them. */
+function demandView(d: P1Demand) {
+  return {
+    quarter_hour_average_kw: d.quarterHourAverageKw,
+    month_peak: d.monthPeak ? { kw: d.monthPeak.kw, at: iso(d.monthPeak.atMs) } : null,
+    // The month's start is local midnight (CET/CEST): +2 h names the month it begins.
+    history: d.history.map((p) => ({ month: p.monthStartMs === null ? null : new Date(p.monthStartMs + 2 * 3_600_000).toISOString().slice(0, 7), kw: p.kw, at: iso(p.atMs) })),
+  };
 }
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -42,6 +53,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       state: m.state,
       consecutive_misses: m.consecutiveMisses,
       problem: m.problem ?? null,
+      demand: m.demand ? demandView(m.demand) : null,
       last_answered_at: iso(m.lastAnsweredAtMs),
       sampled_at: iso(m.lastSample?.sampledAtMs),
       metrics: (m.lastSample?.metrics ?? []).map((x) => ({ name: x.name, value: x.value, unit: x.unit })),

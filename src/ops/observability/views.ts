@@ -194,6 +194,8 @@ export interface ModuleViews {
   readonly priceSeries?: (region: string, nowMs: number) => PriceSeriesView | null;
   /** The site meter's latest reading (site/site-meter.ts), which charging plans take the site's other load from. */
   readonly siteMeter?: () => SiteMeterReading | null;
+  /** The site meter's latest quarter-hour demand and month's peak (a Belgian P1 meter, site.capacity; planning/capacity-limit.ts). */
+  readonly siteDemand?: () => import('../../planning/capacity-limit.js').SiteDemandReading | null;
   /** The connectors under the fuse controller (ocpp/fuse-controller.ts): health, limit in force, last attempt and escalation. */
   readonly fuse?: () => readonly FuseConnectorView[];
   /** Components of /healthz it judges itself, by name (e.g. `store`), combined by the one rule in health.ts. */

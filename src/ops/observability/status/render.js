@@ -63,6 +63,14 @@ function badge(state, status) {
 
 // ---- sections ----------------------------------------------------------------------------
 
+function demandLine(d) {
+  const parts = [];
+  if (d.quarter_hour_average_kw !== null) parts.push(`quarter-hour ${fmt(d.quarter_hour_average_kw, 3)} kW`);
+  if (d.month_peak) parts.push(`month's peak ${fmt(d.month_peak.kw, 3)} kW${d.month_peak.at ? ` at ${d.month_peak.at.slice(0, 16).replace('T', ' ')}Z` : ''}`);
+  if (d.history.length > 0) parts.push(`earlier months ${d.history.map((p) => `${p.month ?? '?'}: ${fmt(p.kw, 3)}`).join(', ')} kW`);
+  return parts.join(' · ');
+}
+
 function meterRows(meters, nowMs) {
   if (meters.length === 0) return [h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No meters configured.'))];
   return meters.map((m) => {
@@ -76,6 +84,8 @@ function meterRows(meters, nowMs) {
       m.consecutive_misses > 0 ? h('span', { class: 'muted' }, ` ${m.consecutive_misses} missed`) : null,
       // Why a P1 meter's telegrams give no sample, with the fix (one line from the source).
       m.problem ? h('div', { class: 'muted meter-problem' }, m.problem) : null,
+      // A Belgian P1 meter's capacity objects (1-0:1.4.0, 1-0:1.6.0, 0-0:98.1.0): shown here, not published upstream.
+      m.demand ? h('div', { class: 'muted meter-demand' }, demandLine(m.demand)) : null,
     );
     return h(
       'tr',
