@@ -17,6 +17,7 @@ import { databasePath, openDaemonDatabase, pageSizeForMeters } from './store/db.
 import { SessionRetention } from './ops/retention/session-retention.js';
 import { VERSION } from './version.js';
 import { startupFailureLine } from './ops/startup-failure.js';
+import { buildGrid } from './composition/grid.js';
 import { buildCharging } from './composition/charging.js';
 import { buildMetering } from './composition/metering.js';
 import { buildPrices } from './composition/prices.js';
@@ -55,6 +56,7 @@ export function buildModules(ctx: AppContext): Module[] {
   const metering = buildMetering(ctx);
   const prices = buildPrices(ctx);
   const charging = buildCharging(ctx, { siteMeter: metering.siteMeter !== null });
+  const grid = buildGrid(ctx, charging);
   const http = ctx.config.http.enabled ? new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer({ ...ctx, charging: await charging.services(), centralSystem: charging.centralSystem })) : null;
   const modules: Module[] = [
     ...metering.modules,
@@ -62,6 +64,7 @@ export function buildModules(ctx: AppContext): Module[] {
     // The HTTP API before the price jobs: it serves (health, metrics) while a backfill runs.
     ...(http ? [http] : []),
     ...charging.modules,
+    ...(grid.module ? [grid.module] : []),
     prices.forecast,
     charging.replanner,
     ...prices.jobs,
@@ -76,6 +79,7 @@ export function buildModules(ctx: AppContext): Module[] {
   metering.wire();
   prices.wire();
   charging.wire();
+  grid.wire();
   registerOpsMetrics(ctx);
   // /healthz, /metrics, the status page and the network scan read the modules' views (Module.views).
   ctx.probes.observe(modules);

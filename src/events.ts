@@ -74,6 +74,12 @@ export interface Events {
     /** The connector's stored status before this one (null: none yet), by the charger's time. */
     readonly previous: { readonly status: string; readonly atMs: number } | null;
   };
+  /**
+   * The grid operator's dimming (§14a EnWG) started, changed or ended: grid control
+   * (grid/grid-control.ts) → fuse controller (checks every connector at once), device messages
+   * (the grid_dimming_events topic). limitW null: not dimmed.
+   */
+  'grid.limit-changed': { readonly limitW: number | null; readonly atMs: number; readonly cause: 'signal' | 'signal-lost'; readonly eventId: number | null };
   /** The clock became trusted (held samples were released just before). clock guard → nobody yet (tests, logs). */
   'clock.trusted': { readonly reason: string };
 }

@@ -8,6 +8,7 @@
 import type { AppContext } from '../context.js';
 import { LazyModule, type Module } from '../lifecycle.js';
 import type { CentralSystem } from '../ocpp/central-system.js';
+import type { FuseController } from '../ocpp/fuse-controller.js';
 import type { LimitSender } from '../ocpp/limit-attempts.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 
@@ -18,6 +19,8 @@ export interface Charging {
   readonly centralSystem: () => CentralSystem | null;
   /** Central system, plan follower, fuse controller: after the HTTP API, in start order. */
   readonly modules: Module[];
+  /** The fuse controller once it has started (the grid control's evidence and checks), or null. */
+  readonly fuse: () => FuseController | null;
   /** Charging plans made again when prices arrive (plan.updated); after the forecaster. */
   readonly replanner: Module;
   wire(): void;
@@ -33,7 +36,7 @@ export function buildCharging(ctx: AppContext, opts: { readonly siteMeter: boole
   // One controller per connector that holds a plan, keeping site.limit_a whatever the chargers
   // answer; after the central system, whose calls it makes and whose answers it hears.
   const fuse =
-    centralSystem && (opts.siteMeter || config.site.limit_a !== undefined)
+    centralSystem && (opts.siteMeter || config.site.limit_a !== undefined || config.grid_control !== undefined)
       ? new LazyModule('fuse-controller', async () => {
           const cs = centralSystem.instance!;
           const { FuseController } = await import('../ocpp/fuse-controller.js');
@@ -49,6 +52,7 @@ export function buildCharging(ctx: AppContext, opts: { readonly siteMeter: boole
   return {
     services,
     centralSystem: () => centralSystem?.instance ?? null,
+    fuse: () => fuse?.instance ?? null,
     modules,
     replanner,
     wire() {

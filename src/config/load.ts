@@ -132,6 +132,26 @@ export function uncountedChargers(config: Config): string[] {
   );
 }
 
+/** grid_control (docs/grid-limits.md): its patterns fit its inputs, its Modbus input is on a Modbus bus no meter process holds, and there are chargers to dim. */
+function gridControlProblems(config: Config): string[] {
+  const g = config.grid_control;
+  if (!g) return [];
+  const problems: string[] = [];
+  const inputs = g.input.type === 'gpio' ? g.input.lines.length : g.input.addresses.length;
+  for (const [p, i] of g.patterns.map((p, i) => [p, i] as const)) {
+    if (p.contacts.length !== inputs) problems.push(`grid_control.patterns[${i}].contacts: has ${p.contacts.length} contact(s), the input reads ${inputs}`);
+  }
+  if (g.input.type === 'modbus') {
+    const { bus: name } = g.input;
+    const bus = config.buses.find((b) => b.name === name);
+    if (!bus) problems.push(`grid_control.input.bus: no bus named "${name}" (known: ${config.buses.map((b) => b.name).join(', ') || 'none'})`);
+    else if (bus.type !== 'rtu' && bus.type !== 'tcp' && bus.type !== 'rtu-over-tcp') problems.push(`grid_control.input.bus: "${name}" is a ${bus.type} bus, not Modbus`);
+    else if (bus.type === 'rtu' && config.meters.some((m) => m.bus === name)) problems.push(`grid_control.input.bus: the serial bus "${name}" also carries meters; one serial line has one reader: put the I/O module on a bus of its own (or behind a Modbus TCP gateway)`);
+  }
+  if (!config.chargers.some((c) => (c.connectors?.length ?? 0) > 0)) problems.push('grid_control: needs chargers with their connectors listed (chargers[].connectors): those are what it dims');
+  return problems;
+}
+
 function crossChecks(config: Config): string[] {
   const problems: string[] = [];
   const busNames = new Set<string>();
@@ -140,6 +160,7 @@ function crossChecks(config: Config): string[] {
     if (busNames.has(bus.name)) problems.push(`buses[${i}].name: "${bus.name}" is used by another bus`);
     busNames.add(bus.name);
   }
+  problems.push(...gridControlProblems(config));
   const resourceIds = new Set<string>();
   const addresses = new Set<string>();
   const busTypes = new Map(entries<Config['buses'][number]>(config.buses).map(([bus]) => [bus.name, bus.type]));

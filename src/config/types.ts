@@ -142,6 +142,45 @@ export interface CapacityConfig {
   readonly raise_peak_for_departure: boolean;
 }
 
+/** A control box's contacts on Linux GPIO lines (grid/gpio-signal.ts). */
+export interface GpioInputConfig {
+  readonly type: 'gpio';
+  readonly chip: string;
+  readonly lines: readonly number[];
+  readonly active?: 'high' | 'low';
+  readonly debounce_ms?: number;
+  readonly gpioget?: string;
+  readonly gpiomon?: string;
+}
+
+/** A control box's contacts on a Modbus I/O module's discrete inputs or coils (grid/modbus-signal.ts). */
+export interface ModbusInputConfig {
+  readonly type: 'modbus';
+  readonly bus: string;
+  readonly unit_id: number;
+  readonly table?: 'discrete_input' | 'coil';
+  readonly addresses: readonly number[];
+  readonly active?: 'high' | 'low';
+  readonly debounce_ms?: number;
+  readonly poll_ms?: number;
+}
+
+export type GridControlInputConfig = GpioInputConfig | ModbusInputConfig;
+
+/** The grid operator's dimming (§14a EnWG) through a control box (docs/grid-limits.md). */
+export interface GridControlConfig {
+  readonly input: GridControlInputConfig;
+  /** Contact pattern → limit; the first match counts. */
+  readonly patterns: ReadonlyArray<{ readonly contacts: readonly boolean[]; readonly limit: 'minimum' | 'none' | { readonly power_kw: number } }>;
+  /** Overrides P_min,14a computed by BK6-22-300 Annex 1 (a newer recommendation, or the grid operator's figure). */
+  readonly minimum_power_kw?: number;
+  /** Controllable devices behind this energy manager the gateway does not control: they count in P_min,14a and draw their fixed load while dimmed. */
+  readonly other_devices: ReadonlyArray<{ readonly name: string; readonly kind: 'heat-pump' | 'air-conditioning' | 'storage' | 'charge-point'; readonly connection_power_kw: number; readonly fixed_load_kw?: number }>;
+  readonly on_signal_lost: 'dim' | 'hold-last' | 'release';
+  /** The deadline the gateway holds itself to, from the signal change to the last controlled connector confirmed within its share. */
+  readonly reaction_deadline_s: number;
+}
+
 export interface Config {
   readonly organization_id: string;
   readonly gateway_id?: string;
@@ -196,6 +235,7 @@ export interface Config {
   };
   readonly chargers: readonly ChargerConfig[];
   readonly site: SiteConfig;
+  readonly grid_control?: GridControlConfig;
   readonly sessions?: {
     /** Default: 3 x poll.interval_ms (see http/session-pricing.ts maxEdgeGapMs). */
     readonly max_edge_gap_ms?: number;

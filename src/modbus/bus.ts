@@ -68,7 +68,8 @@ export class BusUnavailableError extends Error {
 
 export interface BusRequest {
   readonly unitId: number;
-  readonly functionCode: FunctionCode;
+  /** 3/4: holding/input registers (words); 1/2: coils/discrete inputs (each bit a 0 or 1 word; grid/modbus-signal.ts). */
+  readonly functionCode: FunctionCode | 1 | 2;
   readonly address: number;
   readonly count: number;
   /** Overrides the bus's retries (scan uses 0). */
@@ -249,7 +250,12 @@ export class ModbusBus {
     client.setTimeout(timeoutMs);
     clearReceiveBuffer(client);
     const started = monotonic();
-    const call = req.functionCode === 3 ? client.readHoldingRegisters(req.address, req.count) : client.readInputRegisters(req.address, req.count);
+    const fc = req.functionCode;
+    const call =
+      fc === 3 ? client.readHoldingRegisters(req.address, req.count)
+      : fc === 4 ? client.readInputRegisters(req.address, req.count)
+      : fc === 1 ? client.readCoils(req.address, req.count)
+      : client.readDiscreteInputs(req.address, req.count);
     // Backstop: modbus-serial settles on its own timeout, but a destroyed or confused port can
     // leave the promise pending forever (destroy() does not reject pending transactions).
     // https://github.com/yaacov/node-modbus-serial/issues/377
@@ -261,7 +267,8 @@ export class ModbusBus {
       const res = await Promise.race([call, guard]);
       const lineTimeMs = monotonic() - started;
       this.lastFrameEnd = monotonic();
-      const words = Array.from(res.data as ArrayLike<number>);
+      // Bits come back padded to whole bytes (booleans): only the ones asked for, as 0/1.
+      const words = fc === 1 || fc === 2 ? Array.from(res.data as ArrayLike<boolean>).slice(0, req.count).map(Number) : Array.from(res.data as ArrayLike<number>);
       if (words.length !== req.count) throw new Error(`answer has ${words.length} registers, asked ${req.count}`);
       this.deps.onAttempt?.('ok', lineTimeMs);
       return { words, answeredAtMs: (this.deps.now ?? Date.now)(), lineTimeMs };

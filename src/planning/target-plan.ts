@@ -25,6 +25,7 @@ import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js
 import { shareWithCounted } from './site-share.js';
 import { capacityLimit, type CapacityLimit } from './capacity-limit.js';
 import { newPeakCost } from './capacity.js';
+import { dimmedChargerCurrentA } from './dimmed-limit.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
@@ -48,6 +49,12 @@ export interface TargetPlan extends Plan {
     readonly voltageV: number;
     /** The capacity cap (site.capacity, capacity-limit.ts) that lowered the headroom where it is lower than the fuse's; absent without site.capacity. */
     readonly capacity?: CapacityLimit;
+    /**
+     * The grid operator's dimming in force (§14a EnWG, grid/grid-control.ts): the power left to
+     * the controlled chargers together and this connector's share of it, shared by the same
+     * rule; share.shareA is the lower of the two shares. null while not dimmed.
+     */
+    readonly dimmed: { readonly limitW: number; readonly fixedLoadsW: number; readonly chargersA: number; readonly shareA: number } | null;
   } | null;
   /** The capacity tariff's part of the plan (site.capacity); null without it. */
   readonly capacity: PlanCapacity | null;
@@ -101,6 +108,15 @@ export interface ConnectorCounting {
   countedA(chargePointId: string, connectorId: number, nowMs: number): number | null;
 }
 
+/**
+ * The grid operator's dimming as the planner needs it (grid/grid-control.ts): the power the
+ * controlled chargers and the fixed loads behind the energy manager may draw together, or
+ * null while not dimmed.
+ */
+export interface GridLimit {
+  dimmedAt(nowMs: number): { readonly limitW: number; readonly fixedLoadsW: number } | null;
+}
+
 /** A target for a charger or connector that is not in the config: it has no ceilings, so it is never planned. */
 export class ConnectorNotConfigured extends Error {
   constructor(
@@ -134,6 +150,7 @@ export class TargetPlanner {
   private readonly follow: FollowStateStore;
   private readonly strategies: ChargingStrategyStore;
   private counting: ConnectorCounting | null = null;
+  private grid: GridLimit | null = null;
 
   constructor(
     /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
@@ -156,6 +173,11 @@ export class TargetPlanner {
   /** The fuse controller's counting of the connectors it controls (set once it is built; before, every connector is shared as usual). */
   useCounting(counting: ConnectorCounting): void {
     this.counting = counting;
+  }
+
+  /** The grid operator's dimming (set once the grid control starts; before, nothing is dimmed). */
+  useGridLimit(grid: GridLimit): void {
+    this.grid = grid;
   }
 
   /** Energy the connector's open transaction delivered towards the target (0 without one). */
@@ -294,9 +316,33 @@ export class TargetPlanner {
    */
   private siteOf(bounded: BoundedTarget, nowMs: number, shareAskA?: number, capacityRaiseKw = 0): TargetPlan['site'] {
     const { target } = bounded;
-    const limitA = bounded.limits.siteLimitA;
-    if (limitA === null) return null;
+    const dimmedNow = this.grid?.dimmedAt(nowMs) ?? null;
+    const fuseLimitA = bounded.limits.siteLimitA;
+    if (fuseLimitA === null && dimmedNow === null) return null;
     const sharing = this.sharing(bounded, nowMs);
+    const connectors = sharing.map((b) => {
+      const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
+      const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
+      const countedA = b === bounded ? null : (this.counting?.countedA(b.target.chargePointId, b.target.connectorId, nowMs) ?? null);
+      return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs, countedA };
+    });
+    // The dimmed power as current per phase at the connectors' voltage, on the most phases any
+    // of them uses (a 1-phase car is then shared less than it could draw: on the safe side).
+    // Every charger without a target in force counts at its maximum (no site meter helps here:
+    // the rule limits what the controllable devices draw, not the site's connection).
+    let dimmed: NonNullable<TargetPlan['site']>['dimmed'] = null;
+    if (dimmedNow) {
+      const phases = Math.max(...sharing.map((b) => b.limits.phases));
+      const chargersA = dimmedChargerCurrentA(dimmedNow.limitW, dimmedNow.fixedLoadsW, bounded.limits.voltageV, phases);
+      const shareA = shareWithCounted(chargersA - this.untargetedDrawA(sharing, nowMs, null), connectors, keyOf(target));
+      dimmed = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, shareA: floor2(shareA) };
+    }
+    if (fuseLimitA === null) {
+      // Dimmed without a site limit: the dimmed total is the only limit (no other load to take off it).
+      const limitPhases = Math.max(...sharing.map((b) => b.limits.phases));
+      return { limitA: dimmed!.chargersA, otherLoadA: null, meter: null, share: { connectors: sharing.length, headroomA: dimmed!.chargersA, shareA: dimmed!.shareA }, limitPhases, voltageV: bounded.limits.voltageV, dimmed };
+    }
+    const limitA = fuseLimitA;
     const meter = this.site.meter;
     let otherLoadA = target.siteOtherLoadA;
     let load: SiteLoad | null = null;
@@ -318,16 +364,9 @@ export class TargetPlanner {
     // The capacity cap (site.capacity) where it leaves less than the fuse.
     const capacity = this.capacityOf(sharing, nowMs, capacityRaiseKw);
     const headroomA = capacity ? Math.min(fuseHeadroomA, capacity.headroomA) : fuseHeadroomA;
-    const shareA = shareWithCounted(
-      headroomA - this.untargetedDrawA(sharing, nowMs, load),
-      sharing.map((b) => {
-        const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
-        const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
-        const countedA = b === bounded ? null : (this.counting?.countedA(b.target.chargePointId, b.target.connectorId, nowMs) ?? null);
-        return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs, countedA };
-      }),
-      keyOf(target),
-    );
+    const fuseShareA = shareWithCounted(headroomA - this.untargetedDrawA(sharing, nowMs, load), connectors, keyOf(target));
+    // Dimmed (§14a): the lower of the site's share and the dimmed one.
+    const shareA = dimmed === null ? fuseShareA : Math.min(fuseShareA, dimmed.shareA);
     // Rounded down, as a share given to the charger must not grow by rounding.
     const phases = Math.max(...sharing.map((b) => b.limits.phases));
     return {
@@ -338,6 +377,7 @@ export class TargetPlanner {
       limitPhases: phases,
       voltageV: this.site.meter?.settings.voltageV ?? bounded.limits.voltageV,
       ...(capacity ? { capacity } : {}),
+      dimmed,
     };
   }
 

@@ -5,7 +5,7 @@
 import type { MeterStatus } from '../../domain.js';
 import type { Module } from '../../lifecycle.js';
 import type { SiteMeterReading } from '../../planning/site-load.js';
-import type { BusScanView, ChargerView, ClockView, FuseConnectorView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
+import type { BusScanView, ChargerView, ClockView, FuseConnectorView, GridControlView, HealthContributor, ModuleViews, PriceCoverageView, PriceSeriesView, UplinkView } from './views.js';
 
 export class Probes {
   private modules: readonly Module[] = [];
@@ -51,6 +51,11 @@ export class Probes {
   /** The connectors under the fuse controller, or null when it is not running. */
   get fuse(): (() => readonly FuseConnectorView[]) | null {
     return this.first('fuse');
+  }
+
+  /** The grid operator's dimming, or null when grid_control is not configured. */
+  get gridControl(): (() => GridControlView) | null {
+    return this.first('gridControl');
   }
 
   /** The site meter's latest reading, or null when no site meter is followed. */

@@ -109,6 +109,8 @@ export function buildStatusReport(deps: StatusReportDeps) {
     })),
     // The fuse controller's connectors (docs/planning.md "The fuse controller"): health, limit in force, last attempt, escalation.
     fuse: probes.fuse?.() ?? [],
+    // The grid operator's dimming (§14a EnWG, docs/grid-limits.md): signal, limit, the event in force and its confirmation.
+    grid_control: probes.gridControl?.() ?? null,
     uplink: uplink
       ? {
           state: uplink.state,

@@ -39,6 +39,27 @@ export interface FuseConnectorView {
   readonly inoperative_by_fuse: boolean;
 }
 
+/** The grid operator's dimming (grid/grid-control.ts), as the status page shows it. */
+export interface GridControlView {
+  readonly input: string;
+  readonly signal: 'unread' | 'read' | 'lost';
+  readonly signal_reason: string | null;
+  readonly contacts: readonly boolean[] | null;
+  readonly dimmed: boolean;
+  readonly limit_w: number | null;
+  readonly minimum_w: number;
+  readonly fixed_loads_w: number;
+  readonly on_signal_lost: 'dim' | 'hold-last' | 'release';
+  readonly event: {
+    readonly id: number;
+    readonly started_at: string;
+    readonly cause: 'signal' | 'signal-lost';
+    readonly confirmed_at: string | null;
+    readonly late: boolean;
+    readonly connectors: ReadonlyArray<{ readonly charge_point_id: string; readonly connector_id: number; readonly share_a: number | null; readonly in_force_a: number | null; readonly confirmed_at: string | null }>;
+  } | null;
+}
+
 export type BrokerState = 'connected' | 'connecting' | 'disconnected' | 'disabled';
 
 /** One broker node (a configured URL, or one address of a host name with several), as the connection last saw it. */
@@ -198,6 +219,8 @@ export interface ModuleViews {
   readonly siteDemand?: () => import('../../planning/capacity-limit.js').SiteDemandReading | null;
   /** The connectors under the fuse controller (ocpp/fuse-controller.ts): health, limit in force, last attempt and escalation. */
   readonly fuse?: () => readonly FuseConnectorView[];
+  /** The grid operator's dimming (grid/grid-control.ts). */
+  readonly gridControl?: () => GridControlView;
   /** Components of /healthz it judges itself, by name (e.g. `store`), combined by the one rule in health.ts. */
   readonly health?: Readonly<Record<string, HealthContributor>>;
 }
