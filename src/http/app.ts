@@ -13,6 +13,7 @@ import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerChargerOperationRoutes } from './routes/charger-operations.js';
 import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
+import { registerGridDimmingRoutes } from './routes/grid-dimming.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketPriceForecastRoutes } from './routes/market-price-forecast.js';
 import { registerMetricsRoutes } from './routes/metrics.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerChargingPlanRoutes,
   registerChargerTransactionRoutes,
   registerChargerOperationRoutes,
+  registerGridDimmingRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,
 ];

@@ -57,3 +57,7 @@ export const canMountTmpfs = (): boolean => {
   const problem = tmpfsMountProblem();
   return peer(`a tmpfs mount (${problem})`, problem === null, 'run the tests as root, as CI does');
 };
+/** Debian's python3-pymodbus for the system python (the simulated §14a control box, test/helpers/control-box.py). */
+export const hasPymodbus = (): boolean => peer('python3-pymodbus', runs('/usr/bin/python3', ['-c', 'import pymodbus.server']));
+/** The gpiod tools (Debian package gpiod): the GPIO control signal reads the character device through them. */
+export const hasGpiod = (): boolean => peer('gpiod', runs('gpioget', ['--version']));

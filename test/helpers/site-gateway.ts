@@ -35,6 +35,9 @@ export async function startSiteGateway(opts: {
   p1Telegram?: string;
   site: Record<string, unknown>;
   chargers: Array<Record<string, unknown>>;
+  /** More buses (a control box's Modbus I/O module) and settings (grid_control), merged into the config. */
+  extraBuses?: Array<Record<string, unknown>>;
+  extraConfig?: Record<string, unknown>;
   /** Called before the daemon starts, to subscribe to its events. */
   beforeStart?: (ctx: AppContext, now: () => number) => void;
 }): Promise<SiteGateway> {
@@ -65,7 +68,7 @@ export async function startSiteGateway(opts: {
         data_dir: join(opts.dir, 'data'),
         log_level: 'fatal',
         poll: { interval_ms: 1000, offline_after_misses: 100 },
-        buses: opts.p1Telegram ? [{ name: 'p1', type: 'p1', port: pair.a }] : [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }],
+        buses: [...(opts.p1Telegram ? [{ name: 'p1', type: 'p1', port: pair.a }] : [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }]), ...(opts.extraBuses ?? [])],
         meters: opts.p1Telegram
           ? [{ resource_id: opts.siteMeter, bus: 'p1' }]
           : [{ resource_id: opts.siteMeter, bus: 'rs485', unit_id: 1, profile: 'sdm630', extra_metrics: ['current_l1', 'current_l2', 'current_l3'] }],
@@ -76,6 +79,7 @@ export async function startSiteGateway(opts: {
         forecast: { enabled: false },
         ocpp: { host: '127.0.0.1', port: ocppPort },
         chargers: opts.chargers,
+        ...opts.extraConfig,
       },
       'test',
       {},
