@@ -24,6 +24,11 @@ export const CALLS_IN_FLIGHT = 2;
 export interface LanedChargerClient extends ChargerClient {
   /** The action of the safety call in flight or waiting for its lane, or null while none is. */
   safetyCallPending(): string | null;
+  /**
+   * Resolves once no safety call is pending (null), or after `waitMs` with the action still
+   * pending: an operator's call waits that long for a fuse-protecting call before it is refused.
+   */
+  safetyCallSettled(waitMs: number): Promise<string | null>;
 }
 
 interface Waiting {
@@ -35,6 +40,25 @@ interface Waiting {
 class Lane {
   private inFlight: string | null = null;
   private readonly waiting: Waiting[] = [];
+  /** Told when the lane has nothing in flight or waiting. */
+  private readonly idle: Array<() => void> = [];
+
+  /** Resolves with null once the lane is idle, or with what is pending after waitMs. */
+  settled(waitMs: number): Promise<string | null> {
+    if (this.pending() === null) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve(null);
+      };
+      const timer = setTimeout(() => {
+        const at = this.idle.indexOf(done);
+        if (at >= 0) this.idle.splice(at, 1);
+        resolve(this.pending());
+      }, waitMs);
+      this.idle.push(done);
+    });
+  }
 
   /** The action in flight, else the first waiting, else null. */
   pending(): string | null {
@@ -79,7 +103,9 @@ class Lane {
 
   private next(): void {
     if (this.inFlight !== null) return;
-    this.waiting.shift()?.start();
+    const job = this.waiting.shift();
+    if (job) job.start();
+    else for (const tell of this.idle.splice(0)) tell();
   }
 }
 
@@ -106,5 +132,6 @@ export function withCallLanes(client: ChargerClient): LanedChargerClient {
     on: (event, listener) => client.on(event, listener),
     close: (opts) => client.close(opts),
     safetyCallPending: () => lanes.safety.pending(),
+    safetyCallSettled: (waitMs) => lanes.safety.settled(waitMs),
   };
 }

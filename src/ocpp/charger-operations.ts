@@ -85,6 +85,9 @@ export interface ChargerOperationsPort {
 
 export const DEFAULT_OPERATION_TIMEOUT_S = 30;
 
+/** How long an operator's call waits for a fuse-protecting call in flight before it is refused with 409. */
+export const FUSE_CALL_WAIT_MS = 2000;
+
 interface RpcErrorLike {
   readonly rpcErrorCode: string;
   readonly message?: string;
@@ -149,7 +152,10 @@ export class ChargerOperations implements ChargerOperationsPort {
     const { client, lastMessageAtMs } = this.connection(chargePointId);
     if (!client) return { kind: 'not-connected', lastMessageAtMs };
     const lane = opts.lane ?? 'ordinary';
-    const fuseCall = (opts.by ?? 'operator') === 'operator' && lane === 'ordinary' ? client.safetyCallPending() : null;
+    // An operator's call waits a moment for a fuse-protecting call (most are answered within
+    // it: a plan's profile, the clears after a target is deleted); one still in flight then is
+    // the charger being slow to confirm a limit, and the operator is told so.
+    const fuseCall = (opts.by ?? 'operator') === 'operator' && lane === 'ordinary' ? await client.safetyCallSettled(FUSE_CALL_WAIT_MS) : null;
     if (fuseCall !== null) return { kind: 'fuse-call-in-flight', action: fuseCall };
     // A call waits in its lane behind the one in flight (call-lanes.ts) and ocpp-rpc's own
     // timeout starts when it is sent, so it is bounded here, from now; aborted while it

@@ -30,11 +30,12 @@ export function registerStatusRoutes(router: Router, deps: RouteDeps): void {
       .replace(PAGE_MARK, () => pageBody(r).map(toHtml).join('\n'));
     res.status(200).type('html').set('Content-Security-Policy', CSP).set('Cache-Control', 'no-store').send(html);
   });
-  router.get('/status/:script', (req, res, next) => {
-    const js = scripts[req.params.script as string];
-    if (js === undefined) return next();
-    res.status(200).type('application/javascript').set('Cache-Control', 'no-cache').send(js);
-  });
+  // One route per script, named: static assets, not API paths (openapi-coverage leaves .js out).
+  for (const [name, js] of Object.entries(scripts)) {
+    router.get(`/status/${name}`, (_req, res) => {
+      res.status(200).type('application/javascript').set('Cache-Control', 'no-cache').send(js);
+    });
+  }
   router.get('/status.json', (_req, res) => {
     res.status(200).set('Cache-Control', 'no-store').json(report());
   });
