@@ -286,7 +286,8 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
 
   private unsettled(nowMs: number): boolean {
     for (const c of this.controlled.values()) {
-      if (c.transactionId === null) continue;
+      // Nothing can be sent to a charger that is away: its next connection starts a cycle (a transaction, a plan).
+      if (c.transactionId === null || !this.connected(c.chargePointId)) continue;
       if (c.health !== 'settled' || !c.state.inForce.known || c.state.attempt?.outcome === 'in-flight') return true;
       if (c.state.inForce.means !== 'profile' && nowMs - (c.state.lastChangeMs ?? 0) >= this.rule.escalationStepMs) return true;
     }
