@@ -200,11 +200,11 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
 
   // --- ConnectorCounting (the planner asks while sharing the site) ---
 
-  countedA(chargePointId: string, connectorId: number, nowMs: number): number | null {
+  countedA(chargePointId: string, connectorId: number, openTransactionId: number | null, nowMs: number): number | null {
     const c = this.controlled.get(keyOf(chargePointId, connectorId));
     // Not controlled yet (no transaction seen, or just restarted): shared as usual until its first cycle, which follows at once.
     if (!c) return null;
-    if (c.transactionId !== this.draws.openTransactionId(chargePointId, connectorId)) return null;
+    if (c.transactionId !== openTransactionId) return null;
     return controlCountedA(c.state, c.maxA, nowMs, this.rule);
   }
 

@@ -176,9 +176,9 @@ export function decideControl(input: ControlInput, rule: ControlRule): ControlDe
     : { ...input.state, lowerDemandedAtMs: null, escalation: input.state.inForce.known && input.state.inForce.means === 'profile' ? 0 : input.state.escalation, escalatedAtMs: input.state.inForce.known && input.state.inForce.means === 'profile' ? null : input.state.escalatedAtMs };
   const late = overdue(state, nowMs, rule);
   // Every applicable means had its step (the ladder then starts again from the normal means, below).
-  const ladderMs = rule.lowerDeadlineMs + LIMIT_MEANS.slice(1).filter((m) => input.applicable(m)).length * rule.escalationStepMs;
-  const exhausted = state.lowerDemandedAtMs !== null && nowMs - state.lowerDemandedAtMs > ladderMs;
-  const health: ControlHealth = !needsLower ? 'settled' : !late ? 'lowering' : exhausted ? 'uncontrollable' : 'escalating';
+  // Asked only once late: `applicable` may read the stores, and most cycles are settled.
+  const exhausted = () => state.lowerDemandedAtMs !== null && nowMs - state.lowerDemandedAtMs > rule.lowerDeadlineMs + LIMIT_MEANS.slice(1).filter((m) => input.applicable(m)).length * rule.escalationStepMs;
+  const health: ControlHealth = !needsLower ? 'settled' : !late ? 'lowering' : exhausted() ? 'uncontrollable' : 'escalating';
   const hold = (why: string): ControlDecision => ({ state, action: { kind: 'hold', why }, health });
   if (!input.connected) return hold('charger not connected');
   const attempt = state.attempt;

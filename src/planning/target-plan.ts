@@ -105,7 +105,8 @@ const keyOf = (t: { chargePointId: string; connectorId: number }) => `${t.charge
  * countedA), else null.
  */
 export interface ConnectorCounting {
-  countedA(chargePointId: string, connectorId: number, nowMs: number): number | null;
+  /** `openTransactionId`: the connector's open transaction as the planner just read it (null: none, a restart pending). */
+  countedA(chargePointId: string, connectorId: number, openTransactionId: number | null, nowMs: number): number | null;
 }
 
 /**
@@ -319,11 +320,11 @@ export class TargetPlanner {
     const dimmedNow = this.grid?.dimmedAt(nowMs) ?? null;
     const fuseLimitA = bounded.limits.siteLimitA;
     if (fuseLimitA === null && dimmedNow === null) return null;
-    const sharing = this.sharing(bounded, nowMs);
+    const { sharing, upcoming, openTransactionIds } = this.sharing(bounded, nowMs);
     const connectors = sharing.map((b) => {
       const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
       const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
-      const countedA = b === bounded ? null : (this.counting?.countedA(b.target.chargePointId, b.target.connectorId, nowMs) ?? null);
+      const countedA = b === bounded ? null : (this.counting?.countedA(b.target.chargePointId, b.target.connectorId, openTransactionIds.get(keyOf(b.target)) ?? null, nowMs) ?? null);
       return { key: keyOf(b.target), maxCurrentA, minCurrentA: limits.minCurrentA, departureMs: b.target.departureMs, countedA };
     });
     // The dimmed power as current per phase at the connectors' voltage, on the most phases any
@@ -334,7 +335,7 @@ export class TargetPlanner {
     if (dimmedNow) {
       const phases = Math.max(...sharing.map((b) => b.limits.phases));
       const chargersA = dimmedChargerCurrentA(dimmedNow.limitW, dimmedNow.fixedLoadsW, bounded.limits.voltageV, phases);
-      const shareA = shareWithCounted(chargersA - this.untargetedDrawA(sharing, nowMs, null), connectors, keyOf(target));
+      const shareA = shareWithCounted(chargersA - this.untargetedDrawA(bounded, upcoming, nowMs, null), connectors, keyOf(target));
       dimmed = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, shareA: floor2(shareA) };
     }
     if (fuseLimitA === null) {
@@ -364,7 +365,7 @@ export class TargetPlanner {
     // The capacity cap (site.capacity) where it leaves less than the fuse.
     const capacity = this.capacityOf(sharing, nowMs, capacityRaiseKw);
     const headroomA = capacity ? Math.min(fuseHeadroomA, capacity.headroomA) : fuseHeadroomA;
-    const fuseShareA = shareWithCounted(headroomA - this.untargetedDrawA(sharing, nowMs, load), connectors, keyOf(target));
+    const fuseShareA = shareWithCounted(headroomA - this.untargetedDrawA(bounded, upcoming, nowMs, load), connectors, keyOf(target));
     // Dimmed (§14a): the lower of the site's share and the dimmed one.
     const shareA = dimmed === null ? fuseShareA : Math.min(fuseShareA, dimmed.shareA);
     // Rounded down, as a share given to the charger must not grow by rounding.
@@ -422,14 +423,25 @@ export class TargetPlanner {
    * The target and every other one in force whose connector has a car plugged in (an open
    * transaction) or a restart pending (it draws as soon as it starts: counted, so no other is
    * raised into its current meanwhile), each within its ceilings; one not configured is not planned.
+   * With every target in force and each other's open transaction as read here: the rest of
+   * siteOf uses them rather than asking the stores again (a site-meter reading plans every
+   * connector, so each read here is paid N² times per reading).
    */
-  private sharing(bounded: BoundedTarget, nowMs: number): BoundedTarget[] {
-    const others = this.targets
-      .upcoming(nowMs)
-      .filter((t) => keyOf(t) !== keyOf(bounded.target) && (this.draws.openTransactionId(t.chargePointId, t.connectorId) !== null || this.restartPending(t.chargePointId, t.connectorId)))
-      .map((t) => this.bounded(t))
-      .filter((b): b is BoundedTarget => b !== null);
-    return [bounded, ...others];
+  private sharing(bounded: BoundedTarget, nowMs: number): { sharing: BoundedTarget[]; upcoming: ChargingTarget[]; openTransactionIds: Map<string, number | null> } {
+    const upcoming = this.targets.upcoming(nowMs);
+    const openTransactionIds = new Map<string, number | null>();
+    const others: BoundedTarget[] = [];
+    for (const t of upcoming) {
+      const key = keyOf(t);
+      if (key === keyOf(bounded.target)) continue;
+      const transactionId = this.draws.openTransactionId(t.chargePointId, t.connectorId);
+      if (transactionId === null && !this.restartPending(t.chargePointId, t.connectorId)) continue;
+      const b = this.bounded(t);
+      if (!b) continue;
+      openTransactionIds.set(key, transactionId);
+      others.push(b);
+    }
+    return { sharing: [bounded, ...others], upcoming, openTransactionIds };
   }
 
   /**
@@ -441,9 +453,9 @@ export class TargetPlanner {
    * one, all of it. A connector that is not configured counts at its measured current (the
    * config check refuses a site whose limit could then not be a ceiling, unless told).
    */
-  private untargetedDrawA(sharing: readonly BoundedTarget[], nowMs: number, load: SiteLoad | null): number {
-    const planned = new Set(sharing.map((b) => keyOf(b.target)));
-    for (const t of this.targets.upcoming(nowMs)) planned.add(keyOf(t));
+  private untargetedDrawA(bounded: BoundedTarget, upcoming: readonly ChargingTarget[], nowMs: number, load: SiteLoad | null): number {
+    const planned = new Set(upcoming.map(keyOf));
+    planned.add(keyOf(bounded.target));
     const maxAgeMs = this.site.meter?.settings.maxReadingAgeMs ?? 60_000;
     const inMeter = this.site.meter?.settings.includesChargers === true && load?.state === 'measured';
     let sumA = 0;
