@@ -56,7 +56,7 @@ export function buildModules(ctx: AppContext): Module[] {
   const metering = buildMetering(ctx);
   const prices = buildPrices(ctx);
   const charging = buildCharging(ctx, { siteMeter: metering.siteMeter !== null });
-  const grid = buildGrid(ctx, charging);
+  const grid = buildGrid(ctx, charging, metering);
   const http = ctx.config.http.enabled ? new LazyModule('http', async () => new (await import('./http/server.js')).HttpServer({ ...ctx, charging: await charging.services(), centralSystem: charging.centralSystem })) : null;
   const modules: Module[] = [
     ...metering.modules,

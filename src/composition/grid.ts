@@ -6,8 +6,9 @@
 // now; raised again after site.raise_interval_s, as any raise).
 import type { AppContext } from '../context.js';
 import { LazyModule, type Module } from '../lifecycle.js';
-import type { GridControl } from '../grid/grid-control.js';
+import type { GridControl, GridControlDeps } from '../grid/grid-control.js';
 import type { Charging } from './charging.js';
+import type { Metering } from './metering.js';
 
 export interface Grid {
   /** The grid control module, or null without grid_control. */
@@ -15,7 +16,20 @@ export interface Grid {
   wire(): void;
 }
 
-export function buildGrid(ctx: AppContext, charging: Charging): Grid {
+/**
+ * How a dimming event's phases go upstream: the grid_dimming_events topic of the site meter's
+ * resource (the site's connection is what is dimmed), else the first meter's, through the
+ * outbox (stored first, sent when the broker takes it). Without mqtt or a meter: undefined.
+ */
+export async function dimmingPublisher(ctx: Pick<AppContext, 'config'>, recorder: Metering['recorder']): Promise<GridControlDeps['publish']> {
+  const resourceId = ctx.config.site.meter ?? ctx.config.meters[0]?.resource_id;
+  if (resourceId === undefined || !ctx.config.mqtt) return undefined;
+  const { dimmingMessage } = await import('../grid/dimming-message.js');
+  const ids = { organizationId: ctx.config.organization_id, resourceId };
+  return (event, phase, atMs) => void recorder.enqueue('grid_dimming_event', resourceId, dimmingMessage(event, phase, ids, atMs), { retain: false, stampedAtMs: atMs });
+}
+
+export function buildGrid(ctx: AppContext, charging: Charging, metering: Pick<Metering, 'recorder'>): Grid {
   const settings = ctx.config.grid_control;
   if (!settings) return { module: null, wire: () => undefined };
   const module = new LazyModule<GridControl>('grid-control', async () => {
@@ -25,7 +39,8 @@ export function buildGrid(ctx: AppContext, charging: Charging): Grid {
     const source = (await type.load())({ config: ctx.config, input: settings.input, logger: ctx.logger, now: () => ctx.clock.now() });
     // Each configured connector is one controllable device (a charge point) behind this energy manager.
     const chargePoints = ctx.config.chargers.reduce((n, c) => n + (c.connectors?.length ?? 0), 0);
-    const control = new GridControl(ctx, { source, fuseConnectors: () => charging.fuse()?.connectorViews() ?? [], chargePoints });
+    const publish = await dimmingPublisher(ctx, metering.recorder);
+    const control = new GridControl(ctx, { source, fuseConnectors: () => charging.fuse()?.connectorViews() ?? [], chargePoints, ...(publish ? { publish } : {}) });
     (await charging.services()).planner.useGridLimit(control);
     return control;
   });

@@ -11,6 +11,7 @@ import { SiteMeter } from '../site/site-meter.js';
 import { meterSourceTypes } from '../sources/index.js';
 import type { MeterSource } from '../sources/source.js';
 import { TickJoin } from '../sources/tick-join.js';
+import type { MeasurementRecorder } from '../uplink/recorder.js';
 import { buildUplink } from './uplink.js';
 
 export interface Metering {
@@ -20,6 +21,8 @@ export interface Metering {
   readonly clockGuard: ClockGuard;
   /** The site meter (config site.meter), or null: its latest reading is the site's other load. */
   readonly siteMeter: SiteMeter | null;
+  /** Stores messages for the publisher (the outbox): the grid control's dimming events go out through it. */
+  readonly recorder: Pick<MeasurementRecorder, 'enqueue'>;
   /** Subscribes the metering modules to the bus. */
   wire(): void;
 }
@@ -65,6 +68,7 @@ export function buildMetering(ctx: AppContext): Metering {
   const modules: Module[] = [clockGuard, ...uplink.modules, ...sourceModules, networkScan, ...(siteMeter ? [siteMeter] : [])];
 
   return {
+    recorder: uplink.recorder,
     modules,
     clockGuard,
     siteMeter,

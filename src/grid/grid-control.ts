@@ -16,6 +16,7 @@ import { minimumPowerW, patternLimit, type ContactPattern } from '../planning/di
 import type { GridLimit } from '../planning/target-plan.js';
 import { DimmingStore, type DimmingConnector, type DimmingEvent } from '../store/grid-dimming.js';
 import type { ControlSignalSource, SignalReading } from './control-signal.js';
+import type { DimmingPhase } from './dimming-message.js';
 
 /** How often an unconfirmed event looks at the fuse controller's connectors. */
 const CONFIRM_POLL_MS = 250;
@@ -28,6 +29,8 @@ export interface GridControlDeps {
   readonly fuseConnectors: () => readonly FuseConnectorView[];
   /** Controlled charge points (configured connectors) behind this energy manager: each is one controllable device. */
   readonly chargePoints: number;
+  /** Sends an event's phase upstream (the grid_dimming_events topic, through the outbox); absent: not published. */
+  readonly publish?: (event: DimmingEvent, phase: DimmingPhase, atMs: number) => void;
 }
 
 export class GridControl implements Module, GridLimit {
@@ -137,7 +140,10 @@ export class GridControl implements Module, GridLimit {
   /** Puts a limit in force (null: none): ends the open event, starts the next, tells the bus. */
   private apply(limitW: number | null, cause: Cause, contacts: readonly boolean[] | null, atMs: number): void {
     if (limitW === this.limitW && (this.event !== null) === (limitW !== null)) return;
-    if (this.event) this.store.end(this.event.id, atMs);
+    if (this.event) {
+      this.store.end(this.event.id, atMs);
+      this.deps.publish?.({ ...this.event, endedAtMs: atMs }, 'ended', atMs);
+    }
     this.event = null;
     this.limitW = limitW;
     this.tracked = new Map();
@@ -145,12 +151,14 @@ export class GridControl implements Module, GridLimit {
       const id = this.store.start({ startedAtMs: atMs, limitW, cause, contacts });
       this.event = { id, startedAtMs: atMs, endedAtMs: null, limitW, cause, contacts, confirmedAtMs: null, late: false, connectors: [] };
       this.metrics.events.inc({ cause });
+      this.deps.publish?.(this.event, 'started', atMs);
     }
     this.metrics.dimmed.set(limitW === null ? 0 : 1);
     this.metrics.limit.set(limitW ?? 0);
     this.ctx.logger.warn({ limit_w: limitW, cause, contacts, event_id: this.event?.id ?? null }, limitW === null ? 'grid control: dimming ended, back to the plan' : 'grid control: dimmed by the grid operator');
     this.ctx.events.emit('grid.limit-changed', { limitW, atMs, cause, eventId: this.event?.id ?? null });
-    if (this.event) this.scheduleConfirm();
+    // The fuse controller checked every connector on the event (synchronously): record what it holds now, then follow it.
+    if (this.event) this.confirm();
   }
 
   private scheduleConfirm(): void {
@@ -192,6 +200,8 @@ export class GridControl implements Module, GridLimit {
     }
     this.event = { ...e, connectors, confirmedAtMs, late };
     this.store.progress(e.id, { connectors, confirmedAtMs, late });
+    if (late && !e.late) this.deps.publish?.(this.event, 'late', nowMs);
+    if (confirmedAtMs !== null && e.confirmedAtMs === null) this.deps.publish?.(this.event, 'confirmed', nowMs);
     this.scheduleConfirm();
   }
 

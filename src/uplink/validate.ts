@@ -7,7 +7,8 @@ import { formatAjvError } from '../config/load.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-export const MESSAGE_TYPES = ['measurement', 'heartbeat', 'boot_notification', 'network_scan'] as const;
+// The contract's four, and the grid operator's dimming events (grid/grid-control.ts, a topic of its own: the four stay as they are).
+export const MESSAGE_TYPES = ['measurement', 'heartbeat', 'boot_notification', 'network_scan', 'grid_dimming_event'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 export function loadMessageSchema(type: MessageType): Record<string, unknown> {
