@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Parity } from '../config/types.js';
@@ -25,6 +26,7 @@ interface SimOptions {
   p1PeriodMs: string;
   p1ClockOffsetS: string;
   loadFile?: string;
+  clockScale?: string;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -48,6 +50,7 @@ export function registerSimCommand(program: Command): void {
     .option('--p1-clock-offset-s <s>', "how far the P1 meter's own clock (0-0:1.0.0) is off", '0')
     .option('--exit-with-parent', 'exit when the process that started the simulator is gone (tests, demo)')
     .option('--load-file <path>', 'the meters\' load in W, read from this file on every answer (a test changes the site\'s load by writing it); a missing or unreadable file: the usual wandering load')
+    .option('--clock-scale <real-ms,sim-ms,rate>', "run the simulator's clock at RATE times real time, at SIM-MS when the real clock showed REAL-MS (a test compresses quarter-hours; the gateway under test runs the same clock)")
     .option('--no-model-code', 'do not answer the vendor model-code register (like meters with older firmware)')
     .action(async (opts: SimOptions) => {
       if (!opts.serial && opts.tcp === undefined && opts.rtuOverTcp === undefined) {
@@ -70,6 +73,8 @@ export function registerSimCommand(program: Command): void {
           host: opts.host,
           lineOf: opts.lineOf,
           clockOffsetMs: Number(opts.p1ClockOffsetS) * 1000,
+          loadW: opts.loadFile === undefined ? undefined : loadFrom(opts.loadFile),
+          clock: opts.clockScale === undefined ? undefined : scaledClock(opts.clockScale),
         });
         const endpoints = await meter.start();
         process.stdout.write(`${JSON.stringify({ event: 'ready', pid: process.pid, units: [1], ...endpoints })}\n`);
@@ -105,12 +110,24 @@ export function registerSimCommand(program: Command): void {
 function loadFrom(path: string): () => number | null {
   return () => {
     try {
-      const w = Number(readFileSync(path, 'utf8').trim());
+      const text = readFileSync(path, 'utf8').trim();
+      // Empty: caught while being written (Number('') would be 0 W).
+      const w = text === '' ? NaN : Number(text);
       return Number.isFinite(w) && w >= 0 ? w : null;
     } catch {
       return null;
     }
   };
+}
+
+/** `real-ms,sim-ms,rate`: a clock that showed sim-ms at real-ms and runs rate times as fast. */
+function scaledClock(spec: string): Clock {
+  const [realMs, simMs, rate] = spec.split(',').map(Number);
+  if (![realMs, simMs, rate].every((v) => Number.isFinite(v)) || !(rate! > 0)) {
+    process.stderr.write('metergate sim: --clock-scale is REAL-MS,SIM-MS,RATE\n');
+    process.exit(64);
+  }
+  return { now: () => simMs! + (Date.now() - realMs!) * rate! };
 }
 
 /** A crashed test runner must not leave simulators behind. */

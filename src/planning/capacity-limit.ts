@@ -5,7 +5,8 @@
 // - The other load is the site meter's power less what the planned connectors draw (their
 //   chargers' latest measured currents, when the site meter measures the chargers): what the
 //   charging the gateway plans does not decide. Unknown own draw: nothing is taken off (the
-//   other load counts too high, never too low).
+//   other load counts too high, never too low). Never below the meter's own power while the
+//   site imports (0): a charger's report that lags its lowering must not look like solar.
 // - No demand reading from the meter (1-0:1.4.0 / 1-0:1.6.0 absent or old, e.g. a P1 port
 //   whose capacity data the owner has not opened): the quarter-hour so far is taken as at the
 //   cap (only cap − other load is allowed, no catching up) and the month's peak as unknown
@@ -80,7 +81,9 @@ export function capacityLimit(input: CapacityInput): CapacityLimit {
   if (!power) {
     return { ...base, state: 'stale', energyDrawnKwh: null, otherLoadKw: null, allowance: null, allowedKw: 0, headroomA: 0, note: 'no recent reading from the site meter: the quarter-hour\'s demand is unknown, so charging is held under site.capacity until it is heard again' };
   }
-  const otherLoadKw = (power.w - Math.max(0, input.plannedChargingW ?? 0)) / 1000;
+  // Never below what the meter itself shows (0 while importing): a charger's reported draw that lags a
+  // lowering would otherwise make the rest of the site look like it feeds in, and charging be raised into it.
+  const otherLoadKw = Math.max(Math.min(0, power.w), power.w - Math.max(0, input.plannedChargingW ?? 0)) / 1000;
   const sitePowerKw = power.w / 1000;
   const averageKw = demand?.quarterHourAverageKw ?? null;
   // Without the meter's running average the quarter-hour so far counts as at the limit: no catching up.

@@ -12,6 +12,9 @@ import { isSmlLine, P1_LINES, type P1Line } from '../p1/line-settings.js';
 import { masterLineOf } from './line-settings.js';
 import { replayTelegram, type ReplayState } from './p1-telegrams.js';
 import { smlRecordedFiles, smlRecordingBytes } from './sml-recording.js';
+import { QuarterHourDemand } from './p1-demand.js';
+import { p1Demand } from '../p1/demand.js';
+import { parseTelegram } from '../p1/telegram.js';
 
 export interface P1MeterOptions {
   readonly template: string;
@@ -27,6 +30,8 @@ export interface P1MeterOptions {
   readonly lineOf?: string;
   /** The meter's clock this far off the real time. */
   readonly clockOffsetMs?: number;
+  /** The site's load (W) set from outside (a test's load file): the telegram shows it, and a Belgian one its quarter-hour demand (p1-demand.ts); null: as recorded. */
+  readonly loadW?: () => number | null;
 }
 
 export class SimulatedP1Meter {
@@ -38,12 +43,16 @@ export class SimulatedP1Meter {
   /** On the SML line: the recorded files, and how many were sent. */
   private smlFiles: Buffer[] | null = null;
   private smlSent = 0;
+  /** With loadW: the quarter-hour demand and month's peak the load makes. */
+  private demand: QuarterHourDemand | null = null;
+  private lastLoadW: number | null = null;
 
   constructor(private readonly opts: P1MeterOptions) {}
 
   async start(): Promise<{ serial?: string; tcpPort?: number }> {
     const clock = this.opts.clock ?? systemClock;
     this.state = { template: this.opts.template, startedAtMs: clock.now(), meterClockOffsetMs: this.opts.clockOffsetMs };
+    if (this.opts.loadW && !isSmlLine(this.opts.line)) this.demand = demandFrom(this.opts.template, clock.now());
     if (isSmlLine(this.opts.line)) {
       this.smlFiles = smlRecordedFiles(smlRecordingBytes(this.opts.template));
       if (this.smlFiles.length === 0) throw new Error('the SML recording has no whole file');
@@ -83,7 +92,11 @@ export class SimulatedP1Meter {
 
   private send(nowMs: number): void {
     if (!this.state) return;
-    let bytes = this.smlFiles ? this.smlFiles[this.smlSent++ % this.smlFiles.length]! : Buffer.from(replayTelegram(this.state, nowMs), 'latin1');
+    // A load that cannot be read this time (a file being written) holds the last one.
+    const loadW = this.opts.loadW?.() ?? this.lastLoadW;
+    this.lastLoadW = loadW;
+    const site = this.demand && loadW !== null ? { powerW: loadW, demand: this.demand.advance(nowMs, loadW) } : undefined;
+    let bytes = this.smlFiles ? this.smlFiles[this.smlSent++ % this.smlFiles.length]! : Buffer.from(replayTelegram(this.state, nowMs, site), 'latin1');
     if (this.opts.lineOf) {
       const master = masterLineOf(this.opts.lineOf);
       // A UART at another speed sees other bits: deterministic noise of the same length.
@@ -92,4 +105,10 @@ export class SimulatedP1Meter {
     this.port?.write(bytes);
     for (const c of this.clients) c.write(bytes);
   }
+}
+
+/** The recorded telegram's own quarter-hour average and month's peak, where it has them (0 and 0 otherwise). */
+function demandFrom(template: string, startMs: number): QuarterHourDemand {
+  const recorded = p1Demand(parseTelegram(template.slice(0, template.indexOf('!') + 1).replace(/\r\n/g, '\n')));
+  return new QuarterHourDemand({ startMs, averageKw: recorded?.quarterHourAverageKw ?? 0, monthPeakKw: recorded?.monthPeak?.kw ?? 0, monthPeakAtMs: recorded?.monthPeak?.atMs ?? null });
 }

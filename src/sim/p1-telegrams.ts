@@ -7,6 +7,7 @@
 // What the capture has after the '!' line (an ETX and BCC, lines a reading head adds) is sent
 // after each telegram as it is.
 import { dsmrCrcHex } from '../p1/crc.js';
+import type { DemandValues } from './p1-demand.js';
 
 export interface ReplayState {
   /** The telegram as captured, '/' .. '!' [CRC] CRLF. */
@@ -23,12 +24,24 @@ const ADVANCES: ReadonlyArray<{ readonly energy: readonly string[]; readonly pow
   { energy: ['1-0:2.8.1', '1-0:2.8.0'], power: '1-0:2.7.0' },
 ];
 
-export function replayTelegram(state: ReplayState, nowMs: number): string {
+/**
+ * The site's load set from outside (a test's load file): the power objects show it (spread
+ * evenly over the three phases, at the recorded voltages), the import register advances by
+ * what p1-demand.ts integrated, and a Belgian telegram's 1-0:1.4.0 and 1-0:1.6.0 show the
+ * quarter-hour average and the month's peak it computed.
+ */
+export interface SiteLoadValues {
+  readonly powerW: number;
+  readonly demand: DemandValues;
+}
+
+export function replayTelegram(state: ReplayState, nowMs: number, site?: SiteLoadValues): string {
   const bang = state.template.indexOf('!');
   const hadCrc = /^[0-9A-F]{4}/.test(state.template.slice(bang + 1));
   let body = state.template.slice(0, bang + 1);
   const hours = Math.max(0, nowMs - state.startedAtMs) / 3_600_000;
-  for (const { energy, power } of ADVANCES) {
+  if (site) body = withSiteLoad(body, site, (ms) => dutchTimestamp(ms + (state.meterClockOffsetMs ?? 0)));
+  for (const { energy, power } of site ? [] : ADVANCES) {
     const p = valueOf(body, power);
     if (!p) continue;
     const powerW = Number(p.raw) * (p.unit === 'kW' ? 1000 : 1);
@@ -50,6 +63,31 @@ export function replayTelegram(state: ReplayState, nowMs: number): string {
   const afterBang = state.template.indexOf('\n', bang);
   const trailer = afterBang < 0 ? '' : state.template.slice(afterBang + 1);
   return `${body}${hadCrc ? dsmrCrcHex(body) : ''}\r\n${trailer}`;
+}
+
+function withSiteLoad(body: string, site: SiteLoadValues, meterTime: (ms: number) => string): string {
+  const kw = (w: number) => w / 1000;
+  const set = (obis: string, value: number) => {
+    const old = valueOf(body, obis);
+    if (old) body = setValue(body, obis, formatLike(old.raw, value));
+  };
+  set('1-0:1.7.0', kw(Math.max(0, site.powerW)));
+  set('1-0:2.7.0', kw(Math.max(0, -site.powerW)));
+  for (const [delivered, received, voltage, current] of [['21', '22', '32', '31'], ['41', '42', '52', '51'], ['61', '62', '72', '71']] as const) {
+    set(`1-0:${delivered}.7.0`, kw(Math.max(0, site.powerW) / 3));
+    set(`1-0:${received}.7.0`, kw(Math.max(0, -site.powerW) / 3));
+    const volts = Number(valueOf(body, `1-0:${voltage}.7.0`)?.raw ?? 230) || 230;
+    set(`1-0:${current}.7.0`, Math.abs(site.powerW) / 3 / volts);
+  }
+  const imported = valueOf(body, '1-0:1.8.1');
+  if (imported) set('1-0:1.8.1', Number(imported.raw) + site.demand.importKwh);
+  set('1-0:1.4.0', site.demand.quarterAverageKw);
+  const peak = /^1-0:1\.6\.0\((\d{12}[SW])\)\(([^()*]*)\*kW\)/m.exec(body);
+  if (peak) {
+    const at = site.demand.monthPeak.atMs === null ? peak[1]! : meterTime(site.demand.monthPeak.atMs);
+    body = body.replace(peak[0], `1-0:1.6.0(${at})(${formatLike(peak[2]!, site.demand.monthPeak.kw)}*kW)`);
+  }
+  return body;
 }
 
 function valueOf(body: string, obis: string): { raw: string; unit: string | null } | null {

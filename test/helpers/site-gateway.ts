@@ -40,9 +40,19 @@ export async function startSiteGateway(opts: {
   extraConfig?: Record<string, unknown>;
   /** Called before the daemon starts, to subscribe to its events. */
   beforeStart?: (ctx: AppContext, now: () => number) => void;
+  /**
+   * The gateway's and the simulator's clock start at `startIso` and run `rate` times real time
+   * (default: 2025-05-11 06:20Z at real speed): a test of quarter-hours compresses them. Timers stay real.
+   */
+  clock?: { readonly startIso: string; readonly rate: number };
+  /** poll.interval_ms (default 1000). */
+  pollIntervalMs?: number;
 }): Promise<SiteGateway> {
-  const offsetMs = Date.now() - Date.parse('2025-05-11T06:20:00Z');
-  const now = () => Date.now() - offsetMs;
+  const realStartMs = Date.now();
+  const startMs = Date.parse(opts.clock?.startIso ?? '2025-05-11T06:20:00Z');
+  const rate = opts.clock?.rate ?? 1;
+  const now = () => startMs + (Date.now() - realStartMs) * rate;
+  const clockArgs = opts.clock ? ['--clock-scale', `${realStartMs},${startMs},${rate}`] : [];
   let pair: PtyPair | undefined;
   let sim: SimProcess | undefined;
   let daemon: Daemon | undefined;
@@ -59,7 +69,7 @@ export async function startSiteGateway(opts: {
   // A start that fails part-way leaves no simulator, pty pair or directory behind.
   try {
     pair = await startPtyPair();
-    sim = await startSim(opts.p1Telegram ? ['--p1', opts.p1Telegram, '--serial', pair.b, '--p1-period-ms', '300', ...(opts.simArgs ?? [])] : ['--serial', pair.b, '--unit', '1', ...(opts.simArgs ?? [])]);
+    sim = await startSim(opts.p1Telegram ? ['--p1', opts.p1Telegram, '--serial', pair.b, '--p1-period-ms', '300', ...clockArgs, ...(opts.simArgs ?? [])] : ['--serial', pair.b, '--unit', '1', ...(opts.simArgs ?? [])]);
     httpPort = await freePort();
     ocppPort = await freePort();
     const config = validateConfig(
@@ -67,7 +77,7 @@ export async function startSiteGateway(opts: {
         organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
         data_dir: join(opts.dir, 'data'),
         log_level: 'fatal',
-        poll: { interval_ms: 1000, offline_after_misses: 100 },
+        poll: { interval_ms: opts.pollIntervalMs ?? 1000, offline_after_misses: 100 },
         buses: [...(opts.p1Telegram ? [{ name: 'p1', type: 'p1', port: pair.a }] : [{ name: 'rs485', type: 'rtu', port: pair.a, timeout_ms: 500, retries: 0 }]), ...(opts.extraBuses ?? [])],
         meters: opts.p1Telegram
           ? [{ resource_id: opts.siteMeter, bus: 'p1' }]
