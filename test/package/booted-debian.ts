@@ -23,6 +23,22 @@ export function canBoot(): boolean {
   ].every(Boolean);
 }
 
+export interface BootOptions {
+  /** systemd-nspawn --machine (the container's hostname, and its directory under /run/systemd/nspawn). Default mg-SUITE. */
+  readonly machine?: string;
+  /** Device nodes of this machine bound into the container (systemd-nspawn --bind). */
+  readonly devices?: readonly string[];
+  /**
+   * Whether systemd inside enforces DevicePolicy=/DeviceAllow=. It does that with BPF
+   * device programs on cgroup v2 only; on a host with the hybrid hierarchy (cgroup v1
+   * controllers, as this CI machine's container has) the container would get the v1
+   * devices controller read-only and systemd would silently not enforce. So the container
+   * gets the unified hierarchy (SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1, as a Debian 12/13 boot
+   * has it) and may call bpf() (--system-call-filter=bpf; nspawn's seccomp filter refuses it).
+   */
+  readonly enforceDevicePolicy?: boolean;
+}
+
 export interface RunResult {
   readonly status: number | null;
   readonly stdout: string;
@@ -80,16 +96,17 @@ export class BootedDebian {
     readonly suite: DebianSuite,
     /** The container's root directory on this machine. */
     readonly root: string,
+    private readonly options: BootOptions,
   ) {}
 
   /** A fresh root of `suite` (scripts/debian-root), not booted yet. */
-  static async create(suite: DebianSuite): Promise<BootedDebian> {
+  static async create(suite: DebianSuite, options: BootOptions = {}): Promise<BootedDebian> {
     const base = resolve('.tmp/boot');
     mkdirSync(base, { recursive: true });
     const root = mkdtempSync(join(base, `${suite}-`));
     const r = await run('bash', ['scripts/debian-root', suite, root], { timeoutMs: 900_000 });
     if (r.status !== 0) throw new Error(`scripts/debian-root ${suite} failed:\n${r.output}`);
-    return new BootedDebian(suite, root);
+    return new BootedDebian(suite, root, options);
   }
 
   /** A path inside the container, as seen from this machine. */
@@ -112,7 +129,11 @@ export class BootedDebian {
       if (m.status !== 0) throw new Error(`mount -t tmpfs tmpfs /run/systemd/nspawn: ${m.stderr}`);
     }
     this.consoleText = '';
-    const p = spawn('systemd-nspawn', ['--keep-unit', '--register=no', '--quiet', `--machine=mg-${this.suite}`, '-D', this.root, '-b'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { machine = `mg-${this.suite}`, devices = [], enforceDevicePolicy = false } = this.options;
+    const args = ['--keep-unit', '--register=no', '--quiet', `--machine=${machine}`, '-D', this.root, ...devices.map((d) => `--bind=${d}`)];
+    if (enforceDevicePolicy) args.push('--system-call-filter=bpf');
+    const env = enforceDevicePolicy ? { ...process.env, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY: '1' } : process.env;
+    const p = spawn('systemd-nspawn', [...args, '-b'], { stdio: ['ignore', 'pipe', 'pipe'], env });
     this.nspawn = p;
     p.stdout!.on('data', (d: Buffer) => (this.consoleText += d.toString()));
     p.stderr!.on('data', (d: Buffer) => (this.consoleText += d.toString()));
