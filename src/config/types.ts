@@ -107,6 +107,8 @@ export interface ChargerConfig {
   readonly password_file?: string;
   /** The weakest connection it may use: 1 ws + basic auth, 2 wss + basic auth, 3 wss + client certificate. */
   readonly security_profile: 1 | 2 | 3;
+  /** Which OCPP version it may speak (docs/chargers.md "OCPP 2.0.1"): auto takes the charger's offer. */
+  readonly ocpp_version: 'auto' | '1.6' | '2.0.1';
   readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
   /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
   readonly connector_meters?: Readonly<Record<string, string>>;

@@ -124,6 +124,7 @@ export function withCallLanes(client: ChargerClient): LanedChargerClient {
   const lanes: Record<CallLane, Lane> = { ordinary: new Lane(), safety: new Lane() };
   return {
     identity: client.identity,
+    protocol: client.protocol,
     handle: (method, handler) => client.handle(method, handler),
     call: (method: string, params: unknown, opts: CallOptions = {}) => {
       const { lane = 'ordinary', ...rest } = opts;

@@ -1,7 +1,9 @@
-// The OCPP 1.6J central system (docs/chargers.md): the module that composes its three
-// parts, each with its own error policy, and shows what they know (views, /metrics):
-//   transport.ts           how chargers connect (ws/wss, handshake auth, listen/stop)
-//   message-handlers.ts    the calls chargers send (Boot, Heartbeat, Status, Start/Stop, MeterValues, clock checks)
+// The OCPP central system, 1.6J and 2.0.1 on the same ports (docs/chargers.md): the module
+// that composes its three parts, each with its own error policy, and shows what they know
+// (views, /metrics):
+//   transport.ts           how chargers connect (ws/wss, handshake auth, the subprotocol, listen/stop)
+//   message-handlers.ts    the calls 1.6 chargers send (Boot, Heartbeat, Status, Start/Stop, MeterValues, clock checks);
+//                          v201/ the calls 2.0.1 stations send, onto the same store (v201/handlers.ts)
 //   profile-dispatcher.ts  what the gateway sends on its own (SetChargingProfile, clears, GetConfiguration)
 // The planner and the charging stores are shared, built once by daemon.ts. Every write of
 // the parts goes through one store write queue (store/write-queue.ts): while the database
@@ -35,6 +37,8 @@ import { ProfileDispatcher } from './profile-dispatcher.js';
 import { ChargerReservations } from './reservations.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
 import { OcppTransport } from './transport.js';
+import { attach201 } from './v201/handlers.js';
+import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 
 interface Parts {
@@ -48,6 +52,7 @@ interface Parts {
   readonly reservations: ChargerReservations;
   readonly clearCacheOwed: ClearCacheOwedStore;
   readonly signedMeter: SignedMeterMonitor;
+  readonly transactions201: Ocpp201TransactionStore;
 }
 
 export class CentralSystem implements Module {
@@ -115,9 +120,17 @@ export class CentralSystem implements Module {
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const { writes } = this.charging;
     // The operator's calls (HTTP API, CLI): every outcome typed, none hangs (charger-operations.ts).
-    const operations = new ChargerOperations(this.ctx, metrics, this.chargers, (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null }), (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000);
+    const transactions201 = new Ocpp201TransactionStore(db);
+    const operations = new ChargerOperations(
+      this.ctx,
+      metrics,
+      this.chargers,
+      (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null, storedVersion: () => transactions201.versionOf(id) }),
+      (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000,
+    );
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
-    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.state.get(id)?.client ?? null, operations);
+    // A 2.0.1 station has no 1.6 profiles: to the dispatcher (and so the fuse controller) it is not connected (docs/chargers.md "OCPP 2.0.1").
+    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.client16(id), operations);
     const listStore = new LocalListStore(db);
     const localLists = new LocalListSync(operations, listStore, writes, () => this.ctx.clock.now(), logger);
     // After a BootNotification's answer: the plans (dispatcher), then the local authorization
@@ -146,7 +159,7 @@ export class CentralSystem implements Module {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter };
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201 };
     // Tags removed from the file while the daemon was stopped: the list a charger holds has
     // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
     for (const [id, charger] of this.chargers) {
@@ -176,6 +189,12 @@ export class CentralSystem implements Module {
     parts.dispatcher.observe(fuse);
     this.fuse = fuse;
     return parts.dispatcher;
+  }
+
+  /** The charger's connection while it speaks OCPP 1.6 (what the profile dispatcher may send its 1.6 calls to). */
+  private client16(chargePointId: string) {
+    const client = this.state.get(chargePointId)?.client ?? null;
+    return client?.protocol === 'ocpp1.6' ? client : null;
   }
 
   /** Whether the charger is connected now. */
@@ -446,8 +465,8 @@ export class CentralSystem implements Module {
     const client = withCallLanes(connection);
     const id = client.identity;
     const st = this.state.get(id)!;
-    const { handlers, dispatcher } = this.parts!;
-    const log = logger.child({ charge_point_id: id });
+    const { handlers, dispatcher, writes, transactions201 } = this.parts!;
+    const log = logger.child({ charge_point_id: id, ocpp_version: client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6' });
     // A charger that reconnects before its old socket timed out: the old one is stale.
     const previous = st.client;
     st.client = client;
@@ -456,10 +475,14 @@ export class CentralSystem implements Module {
     log.info({ replaced: previous !== null }, 'charger connected');
     // What it holds is not known on a new connection until it confirms a limit again.
     this.fuse?.connectionChanged(id, 'not-confirmed');
-    dispatcher.connected(client);
-    // A charger that booted before and only reconnects (after a gateway restart, many do not
-    // boot again) gets the id tags configured now as well.
-    if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
+    const version = client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6';
+    writes.run(`OCPP version of ${id}`, () => transactions201.recordVersion(id, version)).catch((err: unknown) => log.warn({ err }, 'OCPP version of the connection not stored'));
+    if (version === '1.6') {
+      dispatcher.connected(client);
+      // A charger that booted before and only reconnects (after a gateway restart, many do not
+      // boot again) gets the id tags configured now as well.
+      if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
+    }
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
       if (st.client !== client) return;
@@ -468,7 +491,9 @@ export class CentralSystem implements Module {
       this.fuse?.connectionChanged(id, 'disconnected');
       log.info({ code }, 'charger disconnected');
     });
-    handlers.attach(client, () => this.chargers.get(id)!.auth, st);
+    // Its calls' handlers by the subprotocol agreed at the handshake.
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st);
+    else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {
       if (!isCall && !outbound) this.parts?.operations.answerFailedSchema(error);

@@ -19,6 +19,8 @@ export interface CallOptions {
 /** What an ocpp-rpc server-side client is to us (its typings are loose). */
 export interface ChargerClient {
   readonly identity: string;
+  /** The subprotocol agreed at the handshake (transport.ts): which handlers its calls get. */
+  readonly protocol: 'ocpp1.6' | 'ocpp2.0.1';
   handle(method: string, handler: (call: { params: unknown; messageId: string }) => unknown): void;
   call(method: string, params: unknown, opts?: CallOptions): Promise<unknown>;
   on(event: string, listener: (...args: never[]) => void): void;

@@ -59,7 +59,9 @@ export type OperationOutcome =
   /** The exchange broke off (connection closed mid-call). */
   | { readonly kind: 'failed'; readonly message: string }
   /** An operator's call asked for while a fuse-protecting call (`action`) to the charger is in flight: not sent. */
-  | { readonly kind: 'fuse-call-in-flight'; readonly action: string };
+  | { readonly kind: 'fuse-call-in-flight'; readonly action: string }
+  /** The charger speaks OCPP 2.0.1, and this 1.6 operation has no 2.0.1 form in the gateway yet (docs/chargers.md "OCPP 2.0.1"): not sent. */
+  | { readonly kind: 'not-in-protocol'; readonly ocppVersion: '2.0.1' };
 
 /** Who asks for a call, and in which lane it goes (call-lanes.ts). */
 export interface OperationOptions {
@@ -81,6 +83,11 @@ export interface ChargerOperationsPort {
   /** Whether the charger is configured. */
   configured(chargePointId: string): boolean;
   charger(chargePointId: string): ChargerConfig | undefined;
+  /**
+   * The OCPP version the charger speaks: the one its ocpp_version pins, else its current
+   * connection's, else its last connection's (stored), else null (never connected on auto).
+   */
+  ocppVersion(chargePointId: string): '1.6' | '2.0.1' | null;
 }
 
 export const DEFAULT_OPERATION_TIMEOUT_S = 30;
@@ -107,12 +114,12 @@ export class ChargerOperations implements ChargerOperationsPort {
     metrics: Registry,
     private readonly chargers: ReadonlyMap<string, ChargerConfig>,
     /** The charger's current connection, or null while it is not connected; with when it was last heard. */
-    private readonly connection: (chargePointId: string) => { client: LanedChargerClient | null; lastMessageAtMs: number | null },
+    private readonly connection: (chargePointId: string) => { client: LanedChargerClient | null; lastMessageAtMs: number | null; storedVersion: () => '1.6' | '2.0.1' | null },
     private readonly timeoutMs: number,
   ) {
     this.outcomes = new Counter({
       name: 'metergate_ocpp_operations_total',
-      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, invalid-answer, not-connected, timeout, invalid-request, failed, fuse-call-in-flight: refused while a fuse-protecting call to the charger was in flight)',
+      help: 'Operator operations sent to chargers (HTTP API, CLI, status page), by OCPP action and outcome (answered, call-error, invalid-answer, not-connected, timeout, invalid-request, failed, fuse-call-in-flight: refused while a fuse-protecting call to the charger was in flight, not-in-protocol: the charger speaks OCPP 2.0.1 and the operation has no 2.0.1 form yet)',
       labelNames: ['action', 'outcome'] as const,
       registers: [metrics],
     });
@@ -131,12 +138,21 @@ export class ChargerOperations implements ChargerOperationsPort {
     return this.chargers.get(chargePointId);
   }
 
+  ocppVersion(chargePointId: string): '1.6' | '2.0.1' | null {
+    const pinned = this.chargers.get(chargePointId)?.ocpp_version;
+    if (pinned === '1.6' || pinned === '2.0.1') return pinned;
+    const { client, storedVersion } = this.connection(chargePointId);
+    if (client) return client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6';
+    return storedVersion();
+  }
+
   async call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>, opts: OperationOptions = {}): Promise<OperationOutcome> {
     const outcome = await this.exchange(chargePointId, action, request, opts);
     if (outcome.kind !== 'unknown-charger') this.outcomes.inc({ action, outcome: outcome.kind });
     const log = { charge_point_id: chargePointId, action, outcome: outcome.kind };
     if (outcome.kind === 'answered') this.ctx.logger.info({ ...log, status: typeof outcome.answer.status === 'string' ? outcome.answer.status : undefined }, 'operator operation answered');
     else if (outcome.kind === 'call-error') this.ctx.logger.warn({ ...log, code: outcome.code }, 'operator operation answered with a CallError');
+    else if (outcome.kind === 'not-in-protocol') this.ctx.logger.warn(log, 'operator operation not sent: the charger speaks OCPP 2.0.1, and the gateway has no 2.0.1 form of it yet');
     else if (outcome.kind === 'fuse-call-in-flight') this.ctx.logger.warn({ ...log, fuse_call: outcome.action }, 'operator operation not sent: a fuse-protecting call to the charger is in flight');
     else this.ctx.logger.warn(log, 'operator operation not answered');
     return outcome;
@@ -150,6 +166,7 @@ export class ChargerOperations implements ChargerOperationsPort {
       return { kind: 'invalid-request', message: (err as Error).message.slice(0, 300) };
     }
     const { client, lastMessageAtMs } = this.connection(chargePointId);
+    if (this.chargers.get(chargePointId)?.ocpp_version === '2.0.1' || client?.protocol === 'ocpp2.0.1') return { kind: 'not-in-protocol', ocppVersion: '2.0.1' };
     if (!client) return { kind: 'not-connected', lastMessageAtMs };
     const lane = opts.lane ?? 'ordinary';
     // An operator's call waits a moment for a fuse-protecting call (most are answered within

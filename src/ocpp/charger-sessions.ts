@@ -156,6 +156,25 @@ export class ChargerSessions {
   }
 
   /**
+   * An open transaction's register at its start, learnt after it started: an OCPP 2.0.1
+   * station may start a transaction without the register in its Started event (v201/
+   * transactions.ts), and its session must not start at a placeholder. The edge reading at
+   * the start moves to the value; readings already kept below it go (none should be).
+   */
+  meterStartFound(transactionId: number, meterStartWh: number, nowMs: number): void {
+    durableTransaction(this.db, () => {
+      if (!this.store.setMeterStart(transactionId, meterStartWh)) return;
+      const tx = this.store.transaction(transactionId)!;
+      const session = chargerSessionId(tx.chargePointId, tx.transactionId);
+      this.sessions.deleteReading(session, tx.startedAtMs);
+      for (const r of this.sessions.get(session, true)?.readings ?? []) {
+        if (r.energyKwh * 1000 < meterStartWh) this.sessions.deleteReading(session, r.timestampMs);
+      }
+      this.syncSession(tx, nowMs);
+    });
+  }
+
+  /**
    * Keeps the signed values with the transaction (or with none). Values that arrive
    * before the cut-off change the cdr (its signed_data), so they move its last_updated.
    */

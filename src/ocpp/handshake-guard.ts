@@ -1,12 +1,18 @@
 // What an OCPP websocket upgrade must be before ocpp-rpc sees it (pure, but for the
-// throttle's memory): a path whose last segment decodes to a charge point id, the
-// `ocpp1.6` subprotocol offered, and an address that has not failed to authenticate too
+// throttle's memory): a path whose last segment decodes to a charge point id, a
+// subprotocol we speak (`ocpp1.6`, `ocpp2.0.1`) offered, and an address that has not failed to authenticate too
 // often. The transport (transport.ts) refuses anything else at the handshake.
 
 /** Longer request targets are refused (400): a charge point id is at most 48 characters, its URL a few dozen more. */
 export const MAX_UPGRADE_URL_BYTES = 1024;
-/** The only subprotocol spoken: OCPP-J 1.6 requires the server to refuse a connection that does not agree on it. */
+/** The subprotocols spoken: OCPP-J requires the server to refuse a connection that does not agree on one. */
 export const OCPP16 = 'ocpp1.6';
+export const OCPP201 = 'ocpp2.0.1';
+export type OcppSubprotocol = typeof OCPP16 | typeof OCPP201;
+/** A charger's setting (chargers[].ocpp_version): auto takes what it offers. */
+export type OcppVersionSetting = 'auto' | '1.6' | '2.0.1';
+
+const SUBPROTOCOL_OF = { '1.6': OCPP16, '2.0.1': OCPP201 } as const;
 
 export type Refusal = { readonly status: 400 | 429; readonly reason: string };
 
@@ -27,10 +33,30 @@ export function upgradeIdentity(url: string | undefined): { readonly identity: s
   }
 }
 
-/** Whether the Sec-WebSocket-Protocol header offers ocpp1.6. */
-export function offersOcpp16(header: string | string[] | undefined): boolean {
+/** The subprotocols a Sec-WebSocket-Protocol header offers, in the client's order. */
+export function offeredSubprotocols(header: string | string[] | undefined): string[] {
   const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
-  return values.some((v) => v.split(',').some((p) => p.trim() === OCPP16));
+  return values.flatMap((v) => v.split(',').map((p) => p.trim())).filter((p) => p !== '');
+}
+
+/** Whether the header offers a subprotocol we speak (checked before the charger is known). */
+export function offersOurs(header: string | string[] | undefined): boolean {
+  return offeredSubprotocols(header).some((p) => p === OCPP16 || p === OCPP201);
+}
+
+/**
+ * The subprotocol a charger's connection speaks: its pinned one if it offers it, else
+ * (auto) the first of its offer we speak (a client lists them by preference, RFC 6455
+ * 4.1), or why none. A charger offering both on auto gets its own first choice.
+ */
+export function chooseSubprotocol(offered: Iterable<string>, setting: OcppVersionSetting): { readonly subprotocol: OcppSubprotocol } | { readonly refusal: string } {
+  const list = [...offered];
+  if (setting !== 'auto') {
+    const pinned = SUBPROTOCOL_OF[setting];
+    return list.includes(pinned) ? { subprotocol: pinned } : { refusal: `subprotocol ${pinned} required for this charge point (its ocpp_version)` };
+  }
+  const first = list.find((p): p is OcppSubprotocol => p === OCPP16 || p === OCPP201);
+  return first ? { subprotocol: first } : { refusal: `subprotocol ${OCPP16} or ${OCPP201} required` };
 }
 
 /**

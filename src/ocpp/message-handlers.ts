@@ -19,6 +19,7 @@
 // (docs/chargers.md "When the store refuses writes").
 import { Counter, type Registry } from 'prom-client';
 import { createRPCError } from './rpc.js';
+import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
 import type { ChargerConfig } from '../config/types.js';
 import type { OcppStore, TransactionRecord } from '../store/ocpp.js';
@@ -47,7 +48,25 @@ export interface ReservationEvents {
 }
 
 /** Keeps what a unit does once it committed (an event, a send after the answer). */
-type Later = (effect: () => void) => void;
+export type Later = (effect: () => void) => void;
+
+/** How a handler is registered (ChargerMessageHandlers.connection). */
+export type OnCall = <P>(action: string, handler: (params: P, later: Later) => unknown, opts?: { whileQueued?: (params: P) => unknown; store?: false; durable?: false }) => void;
+
+/** What every handler of one connection shares (ChargerMessageHandlers.connection). */
+export interface ConnectionTools {
+  readonly on: OnCall;
+  readonly nowIso: () => string;
+  /** Judges the charger's clock by a stamp of a message (flags its transactions while off). */
+  readonly checkClock: (stampedMs: number, what: string, transactionId?: number | null) => void;
+  readonly flagTransactions: (transactionId: number | null) => void;
+  /** Logs the transactions the gateway closed and emits their stop once the unit committed. */
+  readonly closed: (list: readonly TransactionRecord[], why: string, later: Later) => void;
+  readonly log: Logger;
+  readonly id: string;
+  readonly sessions: ChargerSessions;
+  readonly store: OcppStore;
+}
 
 /**
  * Runs `work` as one SQLite transaction (`inTransaction`), then what it kept for after the
@@ -92,9 +111,12 @@ export class ChargerMessageHandlers {
     this.messages = new Counter({ name: 'metergate_ocpp_messages_total', help: 'OCPP calls from chargers answered, by action and outcome (ok, error)', labelNames: ['action', 'outcome'] as const, registers: [metrics] });
   }
 
-  /** Handles the calls of one connection of a configured charger. */
-  /** `auth`: the charger's auth as in force now (its id tags follow the config file on SIGHUP, central-system.ts). */
-  attach(client: ChargerClient, auth: () => ChargerConfig['auth'], st: ChargerState): void {
+  /**
+   * What every handler of one connection shares, whichever its OCPP version (v201/handlers.ts
+   * uses it too): `on` (the unit of writes, the wait while the store refuses writes, the
+   * count and the CallError policy), the charger clock check, flagging and closing transactions.
+   */
+  connection(client: ChargerClient, st: ChargerState): ConnectionTools {
     const { logger, clock } = this.ctx;
     const id = client.identity;
     const sessions = this.sessions;
@@ -195,6 +217,14 @@ export class ChargerMessageHandlers {
         later(() => this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs: tx.stoppedAtMs! }));
       }
     };
+    return { on, nowIso, checkClock, flagTransactions, closed, log, id, sessions, store };
+  }
+
+  /** Handles the calls of one connection of a configured charger. */
+  /** `auth`: the charger's auth as in force now (its id tags follow the config file on SIGHUP, central-system.ts). */
+  attach(client: ChargerClient, auth: () => ChargerConfig['auth'], st: ChargerState): void {
+    const { on, nowIso, checkClock, flagTransactions, closed, log, id, sessions, store } = this.connection(client, st);
+    const { clock } = this.ctx;
 
     on('BootNotification', (p: { chargePointVendor: string; chargePointModel: string; chargePointSerialNumber?: string; firmwareVersion?: string }, later) => {
       store.recordBoot(id, { vendor: p.chargePointVendor, model: p.chargePointModel, serialNumber: p.chargePointSerialNumber ?? null, firmwareVersion: p.firmwareVersion ?? null }, clock.now());

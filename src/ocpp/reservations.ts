@@ -60,6 +60,7 @@ function endOfReserveNow(outcome: OperationOutcome): string | null {
     case 'not-connected':
     case 'invalid-request':
     case 'fuse-call-in-flight':
+    case 'not-in-protocol':
       return 'not-sent';
     case 'timeout':
     case 'failed':

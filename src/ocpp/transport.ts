@@ -4,11 +4,13 @@
 // http.tls certificate plus basic auth; profile 3: a client certificate from
 // ocpp.client_ca_file whose subject CN is the charge point id). Each charger's
 // security_profile is the weakest connection it may use. Built on ocpp-rpc in strict
-// mode, subprotocol ocpp1.6 only: every call is validated against the official OCPP 1.6
-// JSON schemas, with the bounds they leave out (validator.ts), before a handler sees it,
-// and every answer of ours before it leaves.
+// mode, subprotocols ocpp1.6 and ocpp2.0.1 on the same ports: the charger's offer decides
+// (its first choice), unless its ocpp_version pins one (handshake-guard.ts chooseSubprotocol).
+// Every call is validated against the official JSON schemas of its version (1.6 with the
+// bounds they leave out, validator.ts) before a handler sees it, and every answer of ours
+// before it leaves.
 //
-// Error policy: whatever a peer sends at this level (a malformed upgrade, no ocpp1.6, a
+// Error policy: whatever a peer sends at this level (a malformed upgrade, no subprotocol we speak, a
 // refused handshake, a failed TLS handshake, an oversized frame, frames that are not
 // OCPP-J, frames it does not read) is refused, or its connection closed, and counted and
 // logged (warnings a peer can cause at will within a budget); the other connections and
@@ -30,8 +32,8 @@ import type { ChargerConfig } from '../config/types.js';
 import { authorizationKeyForms } from './authorization-key.js';
 import { CALLS_IN_FLIGHT } from './call-lanes.js';
 import type { ChargerClient } from './charger-client.js';
-import { AuthFailureThrottle, OCPP16, offersOcpp16, upgradeIdentity } from './handshake-guard.js';
-import { ocpp16StrictValidator } from './validator.js';
+import { AuthFailureThrottle, chooseSubprotocol, OCPP16, OCPP201, offersOurs, upgradeIdentity, type OcppSubprotocol } from './handshake-guard.js';
+import { ocpp16StrictValidator, ocpp201StrictValidator } from './validator.js';
 import { LogBudget } from '../log-budget.js';
 
 /**
@@ -81,8 +83,10 @@ export const REFUSED_BODY = 'unauthorized';
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
 /** ocpp-rpc's server-side client, as far as the transport uses it. */
-interface RpcServerClient extends ChargerClient {
+interface RpcServerClient extends Omit<ChargerClient, 'protocol'> {
   readonly handshake: { readonly request: IncomingMessage };
+  /** The subprotocol agreed at the handshake. */
+  readonly protocol: string;
   /** Every frame the library sends to the charger goes through here. */
   sendRaw(message: string | Buffer): void;
 }
@@ -95,10 +99,24 @@ interface RpcServerClient extends ChargerClient {
  * frame with the 2.1 spelling goes out with the 1.6 one; every other frame as it is.
  */
 export function ocpp16CallErrorFrame(message: string | Buffer): string | Buffer {
-  if (typeof message !== 'string' || !message.startsWith('[4,') || !message.includes('"OccurrenceConstraintViolation"')) return message;
+  return callErrorCodeRespelled(message, 'OccurrenceConstraintViolation', 'OccurenceConstraintViolation');
+}
+
+/**
+ * On ocpp2.0.1 ocpp-rpc leaves the validator's 1.6 spelling (OccurenceConstraintViolation,
+ * validator.ts's keyword map, as ocpp-rpc's own); OCPP-J 2.0.1 (4.3, RPC framework error
+ * codes) spells it OccurrenceConstraintViolation, so a CallError with the 1.6 spelling goes
+ * out with the 2.0.1 one there.
+ */
+export function ocpp201CallErrorFrame(message: string | Buffer): string | Buffer {
+  return callErrorCodeRespelled(message, 'OccurenceConstraintViolation', 'OccurrenceConstraintViolation');
+}
+
+function callErrorCodeRespelled(message: string | Buffer, from: string, to: string): string | Buffer {
+  if (typeof message !== 'string' || !message.startsWith('[4,') || !message.includes(`"${from}"`)) return message;
   const frame = JSON.parse(message) as unknown[];
-  if (frame[2] !== 'OccurrenceConstraintViolation') return message;
-  frame[2] = 'OccurenceConstraintViolation';
+  if (frame[2] !== from) return message;
+  frame[2] = to;
   return JSON.stringify(frame);
 }
 
@@ -136,7 +154,7 @@ export class OcppTransport {
     });
     // callConcurrency: one call per lane (call-lanes.ts), so a safety call goes out beside an
     // ordinary one instead of in ocpp-rpc's queue behind it (its default is 1).
-    const rpc = new RPCServer({ protocols: [OCPP16], strictMode: true, strictModeValidators: [ocpp16StrictValidator()], maxBadMessages: MAX_BAD_MESSAGES, callConcurrency: CALLS_IN_FLIGHT, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
+    const rpc = new RPCServer({ protocols: [OCPP16, OCPP201], strictMode: true, strictModeValidators: [ocpp16StrictValidator(), ocpp201StrictValidator()], maxBadMessages: MAX_BAD_MESSAGES, callConcurrency: CALLS_IN_FLIGHT, wssOptions: { maxPayload: MAX_FRAME_BYTES } });
     this.rpc = rpc;
     // ws's server errors are re-emitted here; unheard, an 'error' event throws.
     rpc.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'OCPP websocket server error'));
@@ -151,11 +169,18 @@ export class OcppTransport {
         logger.warn({ remote, ...fields }, message);
         reject(401, REFUSED_BODY);
       };
-      if (!handshake.protocols.has(OCPP16)) {
-        this.refusals!.inc({ reason: 'no_subprotocol' });
-        reject(400, `subprotocol ${OCPP16} required`);
-        return;
-      }
+      // Authenticated: the subprotocol (after the credentials, so that a refusal here tells
+      // nobody who is not the charger that its id exists).
+      const agree = (chargePointId: string, setting: 'auto' | '1.6' | '2.0.1') => {
+        const choice = chooseSubprotocol(handshake.protocols, setting);
+        if ('refusal' in choice) {
+          this.refusals!.inc({ reason: 'no_subprotocol' });
+          logger.warn({ remote, charge_point_id: chargePointId, offered: [...handshake.protocols].slice(0, 8), ocpp_version: setting }, 'OCPP connection refused: the charger does not offer the subprotocol its ocpp_version pins');
+          reject(400, choice.refusal);
+          return;
+        }
+        accept({ chargePointId }, choice.subprotocol);
+      };
       const charger = this.chargers.get(handshake.identity);
       // Compared for every id, known or not (an unknown one against a key nobody knows), so
       // the time to the answer does not tell an unknown id from a wrong password either.
@@ -176,14 +201,14 @@ export class OcppTransport {
           refuse('weak_security', { charge_point_id: charger.id, certificate: tls?.authorized ? `CN ${String(cn).slice(0, 64)}` : 'none or not from ocpp.client_ca_file' }, 'OCPP connection refused: security profile 3 needs a client certificate from ocpp.client_ca_file with the charge point id as CN');
           return;
         }
-        accept({ chargePointId: charger.id });
+        agree(charger.id, charger.ocpp_version ?? 'auto');
         return;
       }
       if (!passwordOk) {
         refuse('unauthorized', { charge_point_id: charger.id, password_sent: handshake.password !== undefined }, 'OCPP connection refused: wrong or missing password');
         return;
       }
-      accept({ chargePointId: charger.id });
+      agree(charger.id, charger.ocpp_version ?? 'auto');
     });
     rpc.on('client', (lib: RpcServerClient) => this.connected(lib));
 
@@ -270,8 +295,8 @@ export class OcppTransport {
     };
     const target = upgradeIdentity(req.url);
     if ('status' in target) return refuse(target.status, 'bad_url', target.reason);
-    // OCPP-J 1.6 (4.1.2): a server that does not agree on a subprotocol refuses the connection.
-    if (!offersOcpp16(req.headers['sec-websocket-protocol'])) return refuse(400, 'no_subprotocol', `subprotocol ${OCPP16} required (Sec-WebSocket-Protocol: ${OCPP16})`);
+    // OCPP-J 1.6 (4.1.2), 2.0.1 (3.1.2): a server that does not agree on a subprotocol refuses the connection.
+    if (!offersOurs(req.headers['sec-websocket-protocol'])) return refuse(400, 'no_subprotocol', `subprotocol ${OCPP16} or ${OCPP201} required (Sec-WebSocket-Protocol: ${OCPP16} or ${OCPP201})`);
     const waitMs = this.throttle.blockedForMs(remote);
     if (waitMs > 0) return refuse(429, 'throttled', 'too many failed handshakes from this address', { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
     // An upgrade event's socket is the connection's net.Socket (a TLSSocket on wss://).
@@ -305,13 +330,15 @@ export class OcppTransport {
     // the CallErrors it makes itself for malformed frames. One that would pile up behind
     // unread ones closes the connection instead (a call of the gateway's then rejects).
     const sendRaw = lib.sendRaw.bind(lib);
+    const protocol: OcppSubprotocol = lib.protocol === OCPP201 ? OCPP201 : OCPP16;
+    const respell = protocol === OCPP201 ? ocpp201CallErrorFrame : ocpp16CallErrorFrame;
     lib.sendRaw = (message) => {
       if (closing) return;
       if (socket.writableLength > MAX_UNSENT_BYTES) {
         shut('unread_answers', 'OCPP connection closed: the charger does not read what the gateway sends it');
         return;
       }
-      sendRaw(ocpp16CallErrorFrame(message));
+      sendRaw(respell(message));
     };
     // ocpp-rpc counts malformed frames in a row the same way (a good one starts again): it
     // would close at MAX_BAD_MESSAGES too, politely, waiting for a peer that may not read.
@@ -343,7 +370,7 @@ export class OcppTransport {
     lib.on('response', ({ outbound }: { outbound: boolean }) => {
       if (outbound) inFlight -= 1;
     });
-    this.onClient(guardedClient(lib, () => closing, (action, err) => logger.error({ charge_point_id: lib.identity, action, err }, 'OCPP call failed inside the gateway; answered InternalError')));
+    this.onClient(guardedClient(lib, protocol, () => closing, (action, err) => logger.error({ charge_point_id: lib.identity, action, err }, 'OCPP call failed inside the gateway; answered InternalError')));
   }
 }
 
@@ -352,9 +379,10 @@ export class OcppTransport {
  * answered as InternalError, and no handler run for a call that arrives on a connection
  * being closed (the rest of a flood already read from the socket).
  */
-function guardedClient(lib: RpcServerClient, closing: () => boolean, internal: (action: string, err: unknown) => void): ChargerClient {
+function guardedClient(lib: RpcServerClient, protocol: OcppSubprotocol, closing: () => boolean, internal: (action: string, err: unknown) => void): ChargerClient {
   return {
     identity: lib.identity,
+    protocol,
     handle: (method, handler) =>
       lib.handle(method, async (call) => {
         if (closing()) throw createRPCError('GenericError', 'connection closing');
@@ -395,7 +423,7 @@ function refuseUpgrade(socket: Duplex, status: number, message: string, headers:
 /** A plain HTTP request (a browser, a port scan) gets an answer instead of hanging until it times out. */
 function upgradeRequired(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket', connection: 'close' });
-  res.end('metergate OCPP 1.6J central system: connect a charger over a websocket (subprotocol ocpp1.6) to this URL with its charge point id as the last path segment\n');
+  res.end('metergate OCPP central system: connect a charger over a websocket (subprotocol ocpp1.6 or ocpp2.0.1) to this URL with its charge point id as the last path segment\n');
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

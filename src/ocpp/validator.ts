@@ -59,22 +59,27 @@ const errorCodeByKeyword: Readonly<Record<string, string>> = {
  * and ajv's URI library (fast-uri) refuses to serialize such a URN ("URN without nid cannot be
  * serialized", https://github.com/fastify/fast-uri/pull/141); ajv 8.14 used uri-js, which
  * took it. The schemas' own references are local (#/definitions/...), so a namespace id
- * changes nothing else.
+ * changes nothing else (one ajv instance per subprotocol, so one namespace serves both).
  */
 function ajvId(schemaId: string): string {
   return schemaId.replace(/^urn:/, 'urn:ocpp16:');
 }
 
-/** What ocpp-rpc's strict mode needs of a validator (its lib/validator.js Validator). */
-export class Ocpp16Validator {
-  readonly subprotocol = 'ocpp1.6';
+/**
+ * What ocpp-rpc's strict mode needs of a validator (its lib/validator.js Validator), for one
+ * subprotocol. `schemaOf` hands out an action's schema the first time a call of it is
+ * checked: it is added to ajv and compiled then, and only then.
+ */
+export class OcppValidator {
   private readonly ajv: Ajv;
 
-  constructor(schemas: readonly SchemaDoc[]) {
+  constructor(
+    readonly subprotocol: string,
+    private readonly schemaOf: (schemaId: string) => SchemaDoc | undefined,
+  ) {
     this.ajv = new Ajv({ strictSchema: false });
     addFormats(this.ajv);
     this.ajv.addFormat('date-time', { type: 'string', validate: ocppDateTime, compare: compareOcppDateTime });
-    this.ajv.addSchema(schemas.map((schema) => ({ ...schema, $id: ajvId(schema.$id) })));
     // As ocpp-rpc: decimal multiples within a small epsilon (0.1 is not a binary fraction).
     this.ajv.removeKeyword('multipleOf');
     this.ajv.addKeyword({
@@ -93,7 +98,14 @@ export class Ocpp16Validator {
 
   /** Throws ocpp-rpc's RPCError for the first failed keyword; a schema id it does not have is a ProtocolError. */
   validate(schemaId: string, params: unknown): boolean {
-    const validate = this.ajv.getSchema(ajvId(schemaId));
+    let validate = this.ajv.getSchema(ajvId(schemaId));
+    if (!validate) {
+      const schema = this.schemaOf(schemaId);
+      if (schema) {
+        this.ajv.addSchema({ ...schema, $id: ajvId(schema.$id) });
+        validate = this.ajv.getSchema(ajvId(schemaId));
+      }
+    }
     if (!validate) throw createRPCError('ProtocolError', `Schema '${schemaId}' is missing from subprotocol schema '${this.subprotocol}'`);
     const valid = validate(params) as boolean;
     const errors: ErrorObject[] | null | undefined = validate.errors;
@@ -101,6 +113,14 @@ export class Ocpp16Validator {
       throw createRPCError(errorCodeByKeyword[errors[0].keyword] ?? 'FormatViolation', this.ajv.errorsText(errors), { errors, data: params });
     }
     return valid;
+  }
+}
+
+/** The OCPP 1.6 validator: every schema given at once (77 kB, with our bounds merged in). */
+export class Ocpp16Validator extends OcppValidator {
+  constructor(schemas: readonly SchemaDoc[]) {
+    const byId = new Map(schemas.map((s) => [s.$id, s]));
+    super('ocpp1.6', (id) => byId.get(id));
   }
 }
 
@@ -130,4 +150,44 @@ export function ocpp16Validator(): Ocpp16Validator {
 /** The validator as ocpp-rpc's strictModeValidators option types it (its class, with its own ajv in a field; the library only calls validate and reads subprotocol). */
 export function ocpp16StrictValidator(): OcppRpcValidator {
   return ocpp16Validator() as unknown as OcppRpcValidator;
+}
+
+let shared201: OcppValidator | undefined;
+
+/**
+ * The OCPP 2.0.1 validator (ocpp-rpc's copy of the official 2.0.1 schemas, lib/schemas/
+ * ocpp2_0_1.json), built on the bundled ajv as the 1.6 one. Nothing of it exists until a
+ * 2.0.1 charger's first message is checked: a gateway with 1.6 chargers only pays nothing
+ * (docs/architecture.md "Memory"). The file (525 kB of JSON, 128 schemas) is read when an
+ * action is first checked and held only weakly: once every action a charger uses is
+ * compiled, the parsed file is garbage; an action seen later reads it again.
+ */
+export function ocpp201Validator(): OcppValidator {
+  if (shared201) return shared201;
+  let parsed: WeakRef<Map<string, SchemaDoc>> | null = null;
+  const schemaOf = (id: string): SchemaDoc | undefined => {
+    let byId = parsed?.deref();
+    if (!byId) {
+      const all = JSON.parse(readFileSync(require.resolve('ocpp-rpc/lib/schemas/ocpp2_0_1.json'), 'utf8')) as SchemaDoc[];
+      byId = new Map(all.map((s) => [s.$id, s]));
+      parsed = new WeakRef(byId);
+    }
+    return byId.get(id);
+  };
+  return (shared201 = new OcppValidator('ocpp2.0.1', schemaOf));
+}
+
+/** Whether the 2.0.1 validator was built in this process (a 2.0.1 charger sent a message, or one of ours went to it). */
+export function ocpp201ValidatorBuilt(): boolean {
+  return shared201 !== undefined;
+}
+
+/**
+ * What ocpp-rpc is given for ocpp2.0.1 at load (rpc.ts): an object with the subprotocol
+ * and a validate that builds the real validator on its first call, so that requiring the
+ * library or starting the server costs nothing for 2.0.1.
+ */
+export function ocpp201StrictValidator(): OcppRpcValidator {
+  const lazy = { subprotocol: 'ocpp2.0.1', validate: (schemaId: string, params: unknown) => ocpp201Validator().validate(schemaId, params) };
+  return lazy as unknown as OcppRpcValidator;
 }

@@ -147,6 +147,7 @@ export class OcppStore {
         `UPDATE ocpp_transactions SET meter_stop_wh = @meterStopWh, stopped_at_ms = @stoppedAtMs, stop_reason = @reason, stop_id_tag = @idTag,
            stop_inferred = @inferred, stop_received_at_ms = @receivedAtMs WHERE transaction_id = @transactionId`,
       ),
+      meterStart: db.prepare('UPDATE ocpp_transactions SET meter_start_wh = ? WHERE transaction_id = ? AND stopped_at_ms IS NULL'),
       addDropped: db.prepare('UPDATE ocpp_transactions SET register_values_dropped = register_values_dropped + ? WHERE transaction_id = ?'),
       clockProblem: db.prepare('UPDATE ocpp_transactions SET clock_problem = ? WHERE transaction_id = ? AND clock_problem IS NULL'),
       insertValue: db.prepare(
@@ -254,6 +255,11 @@ export class OcppStore {
 
   recordStop(stop: StopRecord): void {
     this.stmts.stopTx.run(stop);
+  }
+
+  /** An open transaction's register at its start, learnt after the start (an OCPP 2.0.1 Started event without it). */
+  setMeterStart(transactionId: number, meterStartWh: number): boolean {
+    return this.stmts.meterStart.run(meterStartWh, transactionId).changes > 0;
   }
 
   addRegisterValuesDropped(transactionId: number, count: number): void {

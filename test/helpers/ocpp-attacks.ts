@@ -234,7 +234,8 @@ export const OCPP_ATTACKS: readonly Attack[] = [
     name: 'bad and missing subprotocols',
     port: 'ocpp',
     async run(t) {
-      const offers: Array<string | null> = [null, 'ocpp2.0.1', 'ocpp1.6x', 'OCPP1.6', ',,,', 'x'.repeat(4_000), 'ocpp1.5, ocpp2.0.1'];
+      // Not ocpp2.0.1: the gateway speaks it (an upgrade with it would replace the charger's connection).
+      const offers: Array<string | null> = [null, 'ocpp2.1', 'ocpp1.6x', 'OCPP1.6', 'ocpp2.0', ',,,', 'x'.repeat(4_000), 'ocpp1.5, ocpp2.1'];
       const out = await Promise.all(
         offers.map((o) => rawRequest(t, t.ocppPort, upgradeLines(`/ocpp/${t.chargerId}`, { ...(o === null ? {} : { 'Sec-WebSocket-Protocol': o }), Authorization: basic(t.chargerId, t.password) }))),
       );

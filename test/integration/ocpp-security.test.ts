@@ -2,7 +2,7 @@
 // with its real modules) against strict ocpp-rpc chargers and raw upgrade requests:
 // per-charger security profiles refusing weaker connections, profile 3 with real client
 // certificates made by openssl, ocpp.port: false leaving only wss://, the AuthorizationKey
-// as text or as the bytes of its hex digits, the ocpp1.6 subprotocol required, a bad URL
+// as text or as the bytes of its hex digits, the ocpp1.6 or ocpp2.0.1 subprotocol required, a bad URL
 // refused, repeated failures from one address slowed down (429), and a handler's own error
 // answered without JavaScript internals.
 import Database from 'better-sqlite3';
@@ -166,12 +166,14 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
     expect(await connects(charger('CP-HEX', { password: Buffer.from(HEX_KEY.slice(0, 32), 'hex') }))).toBe(401);
   });
 
-  it('refuses at the handshake an upgrade without ocpp1.6, with a path it cannot decode or too long, and stays up', async () => {
+  it('refuses at the handshake an upgrade without ocpp1.6 or ocpp2.0.1, with a path it cannot decode or too long, and stays up', async () => {
     const auth = { authorization: basic('CP-P1', PASSWORD) };
     expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(101);
     expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', auth)).toBe(400);
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.0.1' })).toBe(400);
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.5, ocpp2.0.1' })).toBe(400);
+    // ocpp2.0.1 is spoken too (issue 33); 2.1 is not.
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.0.1' })).toBe(101);
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.1' })).toBe(400);
+    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.5, ocpp2.1' })).toBe(400);
     expect(await upgrade(ports.ocpp, '/ocpp/%E0%A4%A', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
     expect(await upgrade(ports.ocpp, `/ocpp/${'x'.repeat(2000)}`, { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
     expect(await connects(charger('CP-P1'))).toBe(true);

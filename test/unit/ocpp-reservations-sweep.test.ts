@@ -20,6 +20,7 @@ const noCalls: ChargerOperationsPort = {
   call: () => Promise.reject(new Error('the sweep sent an OCPP call')),
   configured: () => true,
   charger: () => undefined,
+  ocppVersion: () => '1.6',
 };
 
 describe('reservation expiry sweep (real SQLite)', () => {

@@ -187,6 +187,11 @@ function optionalJsonBody(limitBytes: number): RequestHandler[] {
   ];
 }
 
+/** Why an operation is refused for a charger speaking OCPP 2.0.1 (HTTP 409): said, never a silent no-op. */
+export function notIn201(chargePointId: string, what: string): string {
+  return `charger ${chargePointId} speaks OCPP 2.0.1, and ${what} is done for OCPP 1.6 chargers only so far (docs/chargers.md "OCPP 2.0.1": its use-case table says what is left); nothing was sent`;
+}
+
 /** The outcome as the answer, or the problem that says why there is none. */
 function answered(outcome: OperationOutcome, chargePointId: string, action: string): Json {
   switch (outcome.kind) {
@@ -211,6 +216,8 @@ function answered(outcome: OperationOutcome, chargePointId: string, action: stri
     case 'fuse-call-in-flight':
       // Not sent: the call protecting the site fuse goes first (docs/chargers.md "Safety first on the wire").
       throw new HttpProblem(409, `a fuse-protecting call to charger ${chargePointId} is in flight (${outcome.action}); ${action} was not sent: try again in a few seconds`, { headers: { 'Retry-After': String(FUSE_CALL_RETRY_AFTER_S) } });
+    case 'not-in-protocol':
+      throw new HttpProblem(409, notIn201(chargePointId, action));
   }
 }
 
@@ -225,6 +232,8 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
     if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
     const cs = deps.centralSystem?.();
     if (!cs?.operations || !cs.localLists || !cs.reservations) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
+    // Every operation here is OCPP 1.6's: refused at once for a 2.0.1 charger, connected or not.
+    if (cs.operations.ocppVersion(chargePointId) === '2.0.1') throw new HttpProblem(409, notIn201(chargePointId, `${req.method} ${req.path.split('/').pop() ?? 'this operation'}`));
     return { chargePointId, operations: cs.operations, localLists: cs.localLists, reservations: cs.reservations };
   };
   const validated = (schema: string, value: unknown): Body => {

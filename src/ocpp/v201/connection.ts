@@ -1,0 +1,51 @@
+// What the OCPP 2.0.1 handlers of one connection share (provisioning.ts, authorization.ts,
+// transactions.ts): the connection's tools from the 1.6 handlers (message-handlers.ts
+// ChargerMessageHandlers.connection: the same unit of writes, storage wait, CallError policy
+// and clock check), the charger's id tags as in force now, and its registration state.
+import type { ChargerConfig } from '../../config/types.js';
+import type { AppContext } from '../../context.js';
+import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
+import type { ChargerState } from '../charger-client.js';
+import type { ConnectionTools, OnCall } from '../message-handlers.js';
+import { createRPCError } from '../rpc.js';
+
+/**
+ * The registration of this connection (OCPP 2.0.1 B01-B03): 'Accepted' once a boot was
+ * accepted (or one was accepted before, on an earlier connection: a station that only
+ * reconnects does not boot again); 'Pending' after the gateway answered its boot Pending.
+ */
+export interface Registration {
+  status: 'Accepted' | 'Pending' | 'Unknown';
+}
+
+export interface Connection201 {
+  readonly tools: ConnectionTools;
+  readonly ctx: Pick<AppContext, 'config' | 'clock' | 'events' | 'logger'>;
+  readonly auth: () => ChargerConfig['auth'];
+  readonly st: ChargerState;
+  readonly transactions: Ocpp201TransactionStore;
+  readonly registration: Registration;
+}
+
+/**
+ * `on` for every call but BootNotification: while the station's boot is Pending, it is
+ * answered SecurityError (OCPP 2.0.1 B02: a station whose boot is not accepted sends nothing
+ * else; the CSMS refuses what it sends anyway), nothing stored.
+ */
+export function registeredOnly(c: Connection201): OnCall {
+  return (action, handler, opts) =>
+    c.tools.on(
+      action,
+      (params, later) => {
+        if (c.registration.status === 'Pending') throw createRPCError('SecurityError', `${action} before the BootNotification was accepted (it was answered Pending): send BootNotification again after its interval`);
+        return handler(params, later);
+      },
+      opts,
+    );
+}
+
+/** A 2.0.1 integer the schema leaves unbounded (evseId, connectorId, seqNo): 0 to 2^31-1 as 1.6's bounds (schema-constraints.json). */
+export function boundedId(value: number, path: string): number {
+  if (!Number.isInteger(value) || value < 0 || value > 2_147_483_647) throw createRPCError('PropertyConstraintViolation', `${path} must be an integer from 0 to 2147483647`, { path });
+  return value;
+}

