@@ -423,7 +423,7 @@ function refuseUpgrade(socket: Duplex, status: number, message: string, headers:
 /** A plain HTTP request (a browser, a port scan) gets an answer instead of hanging until it times out. */
 function upgradeRequired(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(426, { 'content-type': 'text/plain; charset=utf-8', upgrade: 'websocket', connection: 'close' });
-  res.end('metergate OCPP central system: connect a charger over a websocket (subprotocol ocpp1.6 or ocpp2.0.1) to this URL with its charge point id as the last path segment\n');
+  res.end('metergate OCPP 1.6J and 2.0.1 central system: connect a charger over a websocket (subprotocol ocpp1.6 or ocpp2.0.1) to this URL with its charge point id as the last path segment\n');
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

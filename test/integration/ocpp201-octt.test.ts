@@ -19,7 +19,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { freePort } from '../../src/free-port.js';
+import { storePrices } from '../../src/prices/price-merge.js';
+import { requireMarket } from '../../src/prices/markets.js';
+import { parsePriceCsv } from '../../src/prices/sources/csv.js';
+import { PriceStore } from '../../src/store/prices.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { centralSystemConfigHead } from '../helpers/central-system-config.js';
@@ -27,7 +32,7 @@ import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
-import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
 
 const PASSWORD = 'octt-station-key-0123456789';
@@ -35,6 +40,9 @@ const CS = 'CS-201';
 const CP16 = 'CP-16';
 const VALID = 'OCTT-VALID-01';
 const HEARTBEAT_S = 120;
+const SITE_LIMIT_A = 24;
+const DAY = 86_400_000;
+const WEEK = 7 * DAY;
 
 /** A session as both versions send it: start, register readings (Wh) at their instants, stop. */
 interface RecordedSession {
@@ -102,6 +110,10 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
     const db = openDaemonDatabase(databasePath(dataDir));
     loadNl2025Prices(db);
     const nowMs = Date.now();
+    // And the same prices moved by whole weeks to cover now, for a plan made today.
+    const shiftMs = Math.floor((nowMs - Date.parse('2025-06-01T00:00:00Z')) / WEEK) * WEEK;
+    const recent = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods.filter((p) => p.startMs + shiftMs >= nowMs - DAY && p.startMs + shiftMs < nowMs + 2 * DAY);
+    storePrices(new PriceStore(db), recent.map((p) => ({ ...p, startMs: p.startMs + shiftMs })), { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: nowMs });
     cpoToken = new TokenStore(db).create({ name: 'octt201-cpo', type: 'cpo', nowMs }).token;
     cdrsToken = new TokenStore(db).create({ name: 'octt201-cdrs', type: 'cdrs', nowMs }).token;
     db.close();
@@ -115,6 +127,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
         ...centralSystemConfigHead({ dataDir, httpPort, ocppPort, ocppSettings: `heartbeat_interval_s: ${HEARTBEAT_S}` }),
         // The recorded sessions are from 2025: kept past the default 400 days.
         'store: { sessions_retention_days: 3650 }',
+        `site: { limit_a: ${SITE_LIMIT_A} }`,
         'chargers:',
         ...charger(CS, 'auto'),
         ...charger(CP16, 'auto'),
@@ -134,6 +147,8 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
         SendLocalList: () => ({ status: 'Accepted' }),
         GetLocalListVersion: () => ({ listVersion: 0 }),
         ClearCache: () => ({ status: 'Accepted' }),
+        SetChargingProfile: () => ({ status: 'Accepted' }),
+        ClearChargingProfile: () => ({ status: 'Accepted' }),
       },
     });
   }, 180_000);
@@ -328,6 +343,22 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
     expect(plan.status).toBe(409);
     expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
     expect(cs.received.length).toBe(before);
+  });
+
+  it('the site fuse: an open 2.0.1 transaction counts at its EVSE\'s maximum in a 1.6 connector\'s site share (the 2.0.1 station takes no limit yet)', { timeout: 60_000 }, async () => {
+    const plan = () => api('PUT', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken, { departure_time: new Date(Date.now() + 8 * 3_600_000).toISOString(), energy_wh: 5_000 }, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan');
+    const alone = await plan();
+    expect([200, 201]).toContain(alone.status);
+    expect(alone.body.site_share).toMatchObject({ headroom_a: SITE_LIMIT_A, share_a: 16 });
+    const txId = stationTxId();
+    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 90_000, 'Transaction.Begin')] });
+    // EVSE 1 of the station may draw its 16 A at any moment: 24 - 16 = 8 A left for the 1.6 connector.
+    const shared = await plan();
+    expect(shared.status).toBe(200);
+    expect(shared.body.site_share).toMatchObject({ headroom_a: SITE_LIMIT_A, share_a: SITE_LIMIT_A - 16 });
+    await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 90_100, 'Transaction.End')] });
+    expect((await plan()).body.site_share).toMatchObject({ share_a: 16 });
+    await api('DELETE', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken);
   });
 
   it('every frame the gateway sent the 2.0.1 station (and the 1.6 charger) passes the official schemas', async () => {
