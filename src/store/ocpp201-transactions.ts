@@ -1,5 +1,5 @@
 // The map from an OCPP 2.0.1 station's transaction id (a string) to the integer id of its
-// ocpp_transactions row (migration 250): persistence only, run inside the handler's unit.
+// ocpp_transactions row (migration 260): persistence only, run inside the handler's unit.
 import type { Db } from './db.js';
 
 export interface Ocpp201TransactionRef {

@@ -4,7 +4,7 @@
 // 2.0.1 session is stored, thinned, priced (GET /api/v1/cdrs) and counted by the planner
 // exactly as a 1.6 one.
 // - The station names its transaction (a string up to 36 characters); the gateway keeps its
-//   own integer id for it (store/ocpp201-transactions.ts, migration 250): the session is
+//   own integer id for it (store/ocpp201-transactions.ts, migration 260): the session is
 //   `ocpp:<cp>:<integer>`, as 1.6's.
 // - The EVSE is the stored connector (provisioning.ts). `evse` comes with the first event
 //   of a transaction (E01.FR?: only then); the first event the gateway sees creates the
