@@ -19,6 +19,7 @@ import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
+import { expectDocumented } from '../helpers/openapi.js';
 import { hasPymodbus } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
@@ -136,6 +137,12 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     console.log(`grid dimming: event started -> every connector confirmed: ${confirmMs} ms (gateway clock)`);
     expect(confirmMs).toBeLessThanOrEqual(DEADLINE_S * 1000);
 
+    // The status page's first HTML holds the event with each connector.
+    const page = await (await fetch(`http://127.0.0.1:${gw.httpPort}/status`)).text();
+    expect(page).toContain('Grid operator dimming (§14a)');
+    for (const id of IDS) expect(page).toContain(`data-grid-connector="${id}/1"`);
+    expect(page).toContain('every connector confirmed');
+
     const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
     expect(seriesValue(metrics, 'metergate_grid_dimmed')).toBe(1);
     expect(seriesValue(metrics, 'metergate_grid_dimmed_limit_watts')).toBe(10500);
@@ -148,7 +155,9 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     console.log(`grid dimming: contact opened -> last charger raised: ${raisedAfterMs} ms (raise interval ${RAISE_INTERVAL_S} s)`);
 
     // The export for the grid operator: JSON and CSV, the event ended, its connectors confirmed.
-    const json = (await (await get('/api/v1/grid/dimming_events')).json()) as any;
+    const exported = await get('/api/v1/grid/dimming_events');
+    const json = (await exported.json()) as any;
+    expectDocumented('GET', '/api/v1/grid/dimming_events', exported, json);
     expect(json.events).toHaveLength(1);
     expect(json.events[0]).toMatchObject({ limit_w: 10500, cause: 'signal', contacts: [true], late: false });
     expect(json.events[0].ended_at).not.toBeNull();

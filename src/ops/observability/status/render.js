@@ -178,6 +178,29 @@ function fuseRows(fuse, nowMs) {
   });
 }
 
+/** The grid operator's dimming (§14a, docs/grid-limits.md): the input and its state, the limit in force, and the event in force with each connector's limit and confirmation. */
+function gridRows(g, nowMs) {
+  if (!g) return [];
+  const row = (k, ...v) => [h('dt', {}, k), h('dd', {}, ...v)];
+  const e = g.event;
+  const signal = g.signal === 'lost' ? badge('signal lost', 'down') : g.signal === 'read' ? badge('read', 'ok') : badge('not read yet', 'degraded');
+  return [
+    ...row('Input', g.input),
+    ...row('Signal', signal, g.signal_reason ? h('div', { class: 'muted' }, `${g.signal_reason} (on_signal_lost: ${g.on_signal_lost})`) : null),
+    ...row('Contacts', g.contacts ? g.contacts.map((c) => (c ? 'closed' : 'open')).join(', ') : '—'),
+    ...row('Dimmed', g.dimmed ? badge(`to ${fmt(g.limit_w / 1000, 2)} kW`, 'degraded') : 'no', h('span', { class: 'muted' }, ` · P_min,14a ${fmt(g.minimum_w / 1000, 2)} kW, fixed loads ${fmt(g.fixed_loads_w / 1000, 2)} kW`)),
+    ...(e
+      ? row(
+          `Event ${e.id}`,
+          `since ${ago(e.started_at, nowMs)} (${e.cause}); `,
+          e.confirmed_at ? `every connector confirmed ${ago(e.confirmed_at, nowMs)}` : 'not confirmed yet',
+          e.late ? badge('late', 'down') : null,
+          h('ul', {}, e.connectors.map((c) => h('li', { 'data-grid-connector': `${c.charge_point_id}/${c.connector_id}` }, `${c.charge_point_id} / ${c.connector_id}: share ${c.share_a === null ? '—' : `${fmt(c.share_a, 1)} A`}, in force ${c.in_force_a === null ? 'unknown' : `${fmt(c.in_force_a, 1)} A`}, ${c.confirmed_at ? `confirmed ${ago(c.confirmed_at, nowMs)}` : 'not confirmed'}`))),
+        )
+      : []),
+  ];
+}
+
 /** Vendor and model, firmware and the feature profiles it declared. */
 function modelCell(c) {
   const strategies = (c.plan_strategies || []).map((x) => `${x.connector_id}: ${x.strategy} (${x.reason})`);
@@ -377,6 +400,7 @@ export function pageBody(report) {
       ),
       live(h('section', { class: 'wide', id: 'plans-section', hidden: plans.length === 0 }, h('h2', {}, 'Charging plans'), table('plans', ['Charge point / connector', 'Target', 'Schedule sent to the charger', 'Now'], plans)), true),
       live(h('section', { class: 'wide', id: 'fuse-section', hidden: fuse.length === 0 }, h('h2', {}, 'Fuse controller'), table('fuse', ['Charge point / connector', 'Health', 'Share', 'In force', 'Counted at', 'Last attempt', 'Last escalation'], fuse)), true),
+      live(h('section', { class: 'wide', id: 'grid-section', hidden: !(report && report.grid_control) }, h('h2', {}, 'Grid operator dimming (§14a)'), live(h('dl', { id: 'grid' }, report ? gridRows(report.grid_control, nowMs) : []))), true),
       h('section', { id: 'uplink-section' }, h('h2', {}, 'Uplink'), live(h('dl', { id: 'uplink' }, report ? uplinkRows(report.uplink, health.components.broker, nowMs) : []))),
       h('section', { id: 'health-section' }, h('h2', {}, 'Health'), live(h('dl', { id: 'components' }, health ? healthRows(health) : []))),
       h(
