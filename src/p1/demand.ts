@@ -4,16 +4,19 @@
 // /metrics and the status page, docs/p1.md "Belgian capacity tariff objects"). Pure.
 //   1-0:1.4.0(02.351*kW)                      the running quarter-hour's average demand (import)
 //   1-0:1.6.0(200509134558S)(02.589*kW)       this month's peak so far, with when it was set
-//   0-0:98.1.0(n)(1-0:1.6.0)(1-0:1.6.0)(start)(at)(kW)...  the last n (up to 13) months' peaks,
-//                                             each: the month's start, when its peak was, the peak
+//   0-0:98.1.0(n)(1-0:1.6.0)(1-0:1.6.0)(closed)(at)(kW)...  the last n (up to 13) months' peaks,
+//                                             each: when the meter closed the month (the next
+//                                             month's first midnight), when its peak was, the peak
 // A value or unit that is not what e-MUCS gives refuses the whole telegram (TelegramParseError),
 // as for every other object: a garbled peak must not steer charging.
 import { parseMeterTime } from './meter-time.js';
 import { TelegramParseError, type ObisValue, type Telegram } from './telegram.js';
 
 export interface MonthPeak {
-  /** The month's start (meter time, UTC ms); null on 1-0:1.6.0, which is this month. */
-  readonly monthStartMs: number | null;
+  /** The billing month, YYYY-MM in Belgian time: the peak's month, else the month before the one it was closed in; null when neither is known. */
+  readonly month: string | null;
+  /** When the meter closed the month (its next month's first midnight, UTC ms); null on 1-0:1.6.0, the month under way. */
+  readonly closedAtMs: number | null;
   /** When the peak quarter-hour was (meter time, UTC ms); null when the meter has none yet. */
   readonly atMs: number | null;
   readonly kw: number;
@@ -43,9 +46,21 @@ export function p1Demand(telegram: Telegram): P1Demand | null {
   };
 }
 
-function monthPeak(obis: string, monthStart: ObisValue | null, at: ObisValue | undefined, value: ObisValue | undefined): MonthPeak {
+function monthPeak(obis: string, closed: ObisValue | null, at: ObisValue | undefined, value: ObisValue | undefined): MonthPeak {
   if (!at || !value) throw new TelegramParseError(`${obis}: expected (time)(kW)`);
-  return { monthStartMs: monthStart ? time(obis, monthStart) : null, atMs: time(obis, at), kw: kw(obis, value) };
+  const closedAtMs = closed ? time(obis, closed) : null;
+  const atMs = time(obis, at);
+  // The month's last instant is just before it was closed.
+  const month = atMs !== null ? belgianMonth(atMs) : closedAtMs !== null ? belgianMonth(closedAtMs - 1) : null;
+  return { month, closedAtMs, atMs, kw: kw(obis, value) };
+}
+
+const BRUSSELS_MONTH = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Brussels', year: 'numeric', month: '2-digit' });
+
+/** YYYY-MM of an instant in Belgian time. */
+export function belgianMonth(ms: number): string {
+  const parts = Object.fromEntries(BRUSSELS_MONTH.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  return `${parts.year}-${parts.month}`;
 }
 
 /** `(n)(1-0:1.6.0)(1-0:1.6.0)` then n times `(month start)(peak time)(kW)`. */

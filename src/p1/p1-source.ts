@@ -136,12 +136,12 @@ export class P1Source implements MeterSource {
     });
     new Gauge({
       name: 'metergate_p1_past_month_peak_kw',
-      help: "Earlier months' peaks the meter reports (0-0:98.1.0, up to 13), kW, by the month's start (YYYY-MM, Belgian time)",
+      help: "Earlier months' peaks the meter reports (0-0:98.1.0, up to 13), kW, by billing month (YYYY-MM, Belgian time)",
       labelNames: ['resource_id', 'month'] as const,
       registers,
       collect() {
         this.reset();
-        for (const [resource_id, d] of demands()) for (const p of d.demand.history) if (p.monthStartMs !== null) this.set({ resource_id, month: belgianMonth(p.monthStartMs) }, p.kw);
+        for (const [resource_id, d] of demands()) for (const p of d.demand.history) if (p.month !== null) this.set({ resource_id, month: p.month }, p.kw);
       },
     });
   }
@@ -472,9 +472,4 @@ export class P1Source implements MeterSource {
   private setState(meter: MeterBookkeeping, state: MeterState): void {
     setMeterState(meter, state, { online: this.m.online, events: this.deps.events, source: this.name, statuses: () => this.statuses() });
   }
-}
-
-/** A month's start as YYYY-MM in Belgian time (the meter's month starts at local midnight: +2 h covers CET and CEST). */
-function belgianMonth(monthStartMs: number): string {
-  return new Date(monthStartMs + 2 * 3_600_000).toISOString().slice(0, 7);
 }

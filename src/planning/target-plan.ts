@@ -247,6 +247,8 @@ export class TargetPlanner {
     const fuseKw = (this.fuseHeadroomA(under.site) * under.site.limitPhases * under.site.voltageV) / 1000;
     const maxRaiseKw = Math.max(0, fuseKw - limit.allowedKw);
     const top = planUnder(maxRaiseKw);
+    // Something else holds it back too (the §14a dimming, no prices to the departure): a new peak would not help.
+    if (!top.plan.meetsTarget && top.plan.planned.energyWh <= under.plan.planned.energyWh + 1e-6) return view(under.plan, under.site, null);
     let lowKw = 0;
     let highKw = maxRaiseKw;
     let best = top;

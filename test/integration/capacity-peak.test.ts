@@ -175,6 +175,18 @@ describe.skipIf(!hasSharedData || !hasSocat)('a Fluvius site meter: charging nev
     expect(nearEnd, 'a telegram in the last minute of the quarter-hour').toBeDefined();
     expect(nearEnd!.demand.quarterHourAverageKw!).toBeCloseTo(average(QUARTER.fromMs, nearEnd!.atMs, 0, (p) => p.otherKw + p.chargingKw), 1);
 
+    // /metrics and /status.json show the meter's capacity objects (not the MQTT measurement).
+    const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
+    expect(metrics).toContain(`metergate_p1_month_peak_kw{resource_id="${SITE_METER}"} ${MONTH_PEAK_KW}`);
+    expect(metrics).toMatch(new RegExp(`metergate_p1_quarter_hour_average_demand_kw\\{resource_id="${SITE_METER}"\\} \\d`));
+    expect(metrics).toContain(`metergate_p1_month_peak_timestamp_seconds{resource_id="${SITE_METER}"} ${Date.parse('2020-05-09T11:45:58Z') / 1000}`);
+    for (const [month, kw] of [['2020-04', 3.695], ['2020-03', 5.98], ['2020-02', 4.318]] as const) expect(metrics).toContain(`metergate_p1_past_month_peak_kw{resource_id="${SITE_METER}",month="${month}"} ${kw}`);
+    const status = (await (await fetch(`http://127.0.0.1:${gw.httpPort}/status.json`)).json()) as any;
+    const meter = status.meters.find((m: any) => m.resource_id === SITE_METER);
+    expect(meter.demand.month_peak).toEqual({ kw: MONTH_PEAK_KW, at: '2020-05-09T11:45:58.000Z' });
+    expect(meter.demand.history.map((h: any) => h.month)).toEqual(['2020-04', '2020-03', '2020-02']);
+    expect(meter.metrics.map((m: any) => m.name).filter((n: string) => /demand|peak/.test(n))).toEqual([]);
+
     // The plan says the cap binds, and what meeting the departure would cost (not applied).
     const res = await fetch(`http://127.0.0.1:${gw.httpPort}/api/v1/chargers/CP-BE/connectors/1/plan`, { headers: { authorization: `Token ${gw.cpoToken}` } });
     const plan = (await res.json()) as any;

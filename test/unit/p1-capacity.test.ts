@@ -22,12 +22,13 @@ describe.skipIf(!hasSharedData)('the capacity objects of a real Fluvius telegram
     expect(demand).toEqual({
       quarterHourAverageKw: 2.351,
       // 1-0:1.6.0(200509134558S)(02.589*kW)
-      monthPeak: { monthStartMs: null, atMs: Date.parse('2020-05-09T11:45:58Z'), kw: 2.589 },
+      monthPeak: { month: '2020-05', closedAtMs: null, atMs: Date.parse('2020-05-09T11:45:58Z'), kw: 2.589 },
+      // Each month as the meter closed it (the next month's first midnight), its peak's time and value: April, March, February.
       history: [
-        { monthStartMs: Date.parse('2020-04-30T22:00:00Z'), atMs: Date.parse('2020-04-23T17:25:38Z'), kw: 3.695 },
-        { monthStartMs: Date.parse('2020-03-31T22:00:00Z'), atMs: Date.parse('2020-03-05T10:21:39Z'), kw: 5.98 },
-        // The meter writes the 1 March start with S; the peak of 10 February with W.
-        { monthStartMs: Date.parse('2020-02-29T22:00:00Z'), atMs: Date.parse('2020-02-10T02:54:21Z'), kw: 4.318 },
+        { month: '2020-04', closedAtMs: Date.parse('2020-04-30T22:00:00Z'), atMs: Date.parse('2020-04-23T17:25:38Z'), kw: 3.695 },
+        { month: '2020-03', closedAtMs: Date.parse('2020-03-31T22:00:00Z'), atMs: Date.parse('2020-03-05T10:21:39Z'), kw: 5.98 },
+        // The meter writes the 1 March close with S; the peak of 10 February with W.
+        { month: '2020-02', closedAtMs: Date.parse('2020-02-29T22:00:00Z'), atMs: Date.parse('2020-02-10T02:54:21Z'), kw: 4.318 },
       ],
     });
   });

@@ -21,8 +21,7 @@ function demandView(d: P1Demand) {
   return {
     quarter_hour_average_kw: d.quarterHourAverageKw,
     month_peak: d.monthPeak ? { kw: d.monthPeak.kw, at: iso(d.monthPeak.atMs) } : null,
-    // The month's start is local midnight (CET/CEST): +2 h names the month it begins.
-    history: d.history.map((p) => ({ month: p.monthStartMs === null ? null : new Date(p.monthStartMs + 2 * 3_600_000).toISOString().slice(0, 7), kw: p.kw, at: iso(p.atMs) })),
+    history: d.history.map((p) => ({ month: p.month, kw: p.kw, at: iso(p.atMs) })),
   };
 }
 
