@@ -173,7 +173,11 @@ export function decideControl(input: ControlInput, rule: ControlRule): ControlDe
   // maximum anyway); a need met ends the escalation.
   let state: ConnectorControl = needsLower
     ? { ...input.state, lowerDemandedAtMs: input.state.lowerDemandedAtMs ?? (input.connected ? nowMs : null) }
-    : { ...input.state, lowerDemandedAtMs: null, escalation: input.state.inForce.known && input.state.inForce.means === 'profile' ? 0 : input.state.escalation, escalatedAtMs: input.state.inForce.known && input.state.inForce.means === 'profile' ? null : input.state.escalatedAtMs };
+    : // A limit held by an escalation means keeps that means for the next lowering (the normal one did not work); a need that
+      // ended otherwise (met by the normal means, or gone while still unknown) leaves no ladder: the next starts from the normal means.
+      input.state.inForce.known && input.state.inForce.means !== 'profile'
+      ? { ...input.state, lowerDemandedAtMs: null }
+      : { ...input.state, lowerDemandedAtMs: null, escalation: 0, escalatedAtMs: null };
   const late = overdue(state, nowMs, rule);
   // Every applicable means had its step (the ladder then starts again from the normal means, below).
   // Asked only once late: `applicable` may read the stores, and most cycles are settled.

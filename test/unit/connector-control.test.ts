@@ -149,6 +149,28 @@ describe('decideControl: escalation', () => {
     expect(decide(state, T0 + 181_000).health).toBe('settled');
   });
 
+  it('a need that went while the limit was still unknown leaves no ladder: the next need starts from the normal means', () => {
+    const refused = (): Reply => ({ outcome: 'refused' });
+    // Refused all through the ladder, up to Inoperative.
+    const first = drive(known(16), T0, T0 + 65_000, refused);
+    expect(first.sends.at(-1)?.means).toBe('inoperative');
+    // The load falls: the share is the connector's maximum, nothing to lower (it is only asked to confirm).
+    const gone = drive(first.state, T0 + 66_000, T0 + 90_000, refused, { shareA: 16, freshPlanA: 16 });
+    expect(gone.sends.every((s) => s.direction === 'confirm')).toBe(true);
+    // It rises again: the first lowering is the plan's own profile, not the car's stop or Inoperative.
+    const again = drive(gone.state, T0 + 91_000, T0 + 100_000, refused);
+    expect(again.sends[0]).toMatchObject({ means: 'profile', direction: 'lower' });
+  });
+
+  it('a limit held by an escalation means keeps that means for the next lowering', () => {
+    const reply = (m: LimitMeans): Reply => (m === 'charge-point-max-profile' ? { outcome: 'accepted' } : { outcome: 'refused' });
+    const held = drive(known(16), T0, T0 + 45_000, reply);
+    expect(held.state.inForce).toMatchObject({ known: true, limitA: 8, means: 'charge-point-max-profile' });
+    const lower = drive(held.state, T0 + 46_000, T0 + 47_000, reply, { shareA: 6, freshPlanA: 6 });
+    expect(lower.sends[0]).toMatchObject({ means: 'charge-point-max-profile', direction: 'lower' });
+    expect(lower.state.inForce).toMatchObject({ known: true, limitA: 6 });
+  });
+
   it('a need seen while the charger is not connected has its deadline from the reconnect: the normal means goes first', () => {
     // Gateway restarted: unknown, counted at its maximum, above its share, charger away for 2 minutes.
     const away = drive(initialControl('restarted'), T0, T0 + 120_000, () => ({ outcome: 'accepted' }), { connected: false });
