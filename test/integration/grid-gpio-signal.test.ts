@@ -1,0 +1,124 @@
+// The GPIO control signal (grid/gpio-signal.ts) behind the grid control (grid/grid-control.ts).
+// The kernel's gpio-sim is not available here (no /sys/kernel/config, no kernel modules, no
+// /dev/gpiochip*), so the reader is tested at its own boundary, the libgpiod 1.6 tools:
+// - the real gpioget (Debian package gpiod) on a chip that does not exist: the signal is lost
+//   and, on_signal_lost dim, the site is dimmed to P_min,14a with cause signal-lost;
+// - stand-ins of gpioget/gpiomon (test/helpers/gpiod-standin/) that print exactly what the
+//   real tools print (gpioget: "1 0"; gpiomon -F '%o %e': "<offset> <1|0>", as the installed
+//   gpiomon --help documents) from files per line: two contacts, active low, the FNN two-relay
+//   patterns, a bounce shorter than the debounce ignored, gpiomon exiting (the chip gone) is a
+//   lost signal, dimmed, and the reader starts again by itself once the chip is back.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/load.js';
+import { createContext } from '../../src/daemon.js';
+import { GridControl } from '../../src/grid/grid-control.js';
+import { controlSignalTypes } from '../../src/grid/index.js';
+import { createLogger } from '../../src/log.js';
+import { DimmingStore } from '../../src/store/grid-dimming.js';
+import { hasGpiod } from '../helpers/peers.js';
+import { until } from '../helpers/wait.js';
+
+const STANDIN = join(__dirname, '../helpers/gpiod-standin');
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function startControl(input: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-gpio-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const config = validateConfig(
+    {
+      organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+      data_dir: join(dir, 'data'),
+      chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1 }] }],
+      grid_control: { input: { type: 'gpio', ...input }, ...extra },
+    },
+    'test',
+    {},
+  );
+  const ctx = createContext(config, { logger: createLogger('fatal') });
+  const settings = config.grid_control!;
+  const source = (await controlSignalTypes().forType('gpio')!.load())({ config, input: settings.input, logger: ctx.logger, now: () => Date.now() });
+  const control = new GridControl(ctx, { source, fuseConnectors: () => [], chargePoints: 1 });
+  cleanups.push(async () => {
+    await control.stop();
+    ctx.db.close();
+  });
+  await control.start();
+  return { control, store: new DimmingStore(ctx.db), dir };
+}
+
+describe('the GPIO control signal', () => {
+  it.skipIf(!hasGpiod())('the real gpioget on a chip that is not there: the signal is lost and the site dimmed', { timeout: 20_000 }, async () => {
+    const { control, store } = await startControl({ chip: 'gpiochip99', lines: [17] });
+    await until(() => control.view().signal === 'lost', 'the signal lost');
+    expect(control.view().signal_reason).toMatch(/gpioget gpiochip99 17: gpioget: error reading GPIO values/);
+    expect(control.view()).toMatchObject({ dimmed: true, limit_w: 4200, on_signal_lost: 'dim' });
+    expect(store.between(0, Date.now() + 1, 10)).toMatchObject([{ cause: 'signal-lost', limitW: 4200, contacts: null }]);
+  });
+
+  it('two contacts, active low, FNN patterns: debounced, a bounce ignored, the chip gone and back', { timeout: 30_000 }, async () => {
+    const chips = mkdtempSync(join(tmpdir(), 'mg-gpio-chips-'));
+    cleanups.push(() => rmSync(chips, { recursive: true, force: true }));
+    process.env.GPIO_STANDIN_DIR = chips;
+    const chip = join(chips, 'gpiochip0');
+    const line = (offset: number, v: 0 | 1) => writeFileSync(join(chip, String(offset)), String(v));
+    mkdirSync(chip);
+    // Active low: a closed contact pulls the line to 0. Both open.
+    line(17, 1);
+    line(27, 1);
+    const { control, store } = await startControl(
+      { chip: 'gpiochip0', lines: [17, 27], active: 'low', debounce_ms: 150, gpioget: join(STANDIN, 'gpioget'), gpiomon: join(STANDIN, 'gpiomon') },
+      {
+        patterns: [
+          { contacts: [false, false], limit: 'none' },
+          { contacts: [true, false], limit: 'minimum' },
+          { contacts: [false, true], limit: { power_kw: 0 } },
+        ],
+      },
+    );
+    await until(() => control.view().signal === 'read', 'the lines read');
+    expect(control.view()).toMatchObject({ dimmed: false, contacts: [false, false] });
+
+    // A bounce: closed for less than the debounce, then open again. Nothing happens.
+    line(17, 0);
+    await new Promise((r) => setTimeout(r, 40));
+    line(17, 1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(control.view().dimmed).toBe(false);
+    expect(store.between(0, Date.now() + 1, 10)).toHaveLength(0);
+
+    // Contact 1 closes and holds: dimmed to P_min,14a after the debounce.
+    line(17, 0);
+    await until(() => control.view().dimmed, 'dimmed');
+    expect(control.view()).toMatchObject({ limit_w: 4200, contacts: [true, false] });
+
+    // The other pattern: contact 2 only, 0 kW.
+    line(17, 1);
+    line(27, 0);
+    await until(() => control.view().limit_w === 0, 'the 0 kW pattern');
+    expect(control.view().contacts).toEqual([false, true]);
+
+    // The chip goes away: gpiomon exits, the signal is lost, dimmed to P_min,14a.
+    rmSync(chip, { recursive: true, force: true });
+    await until(() => control.view().signal === 'lost', 'the signal lost');
+    expect(control.view()).toMatchObject({ dimmed: true, limit_w: 4200 });
+    expect(control.view().signal_reason).toMatch(/gpiomon exited|gpioget/);
+
+    // It comes back with both contacts open: read again by itself, not dimmed.
+    mkdirSync(chip);
+    line(17, 1);
+    line(27, 1);
+    await until(() => control.view().signal === 'read' && !control.view().dimmed, 'read again, released', 10_000);
+    const events = store.between(0, Date.now() + 1, 10);
+    expect(events.map((e) => [e.cause, e.limitW, e.endedAtMs !== null])).toEqual([
+      ['signal', 4200, true],
+      ['signal', 0, true],
+      ['signal-lost', 4200, true],
+    ]);
+  });
+});
