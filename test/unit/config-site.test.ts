@@ -33,4 +33,13 @@ describe('site settings', () => {
     expect(validateConfig({ ...BASE, ...WITH_METER, site: { meter: METER, limit_a: 25 }, chargers }, 'test', {}).site.limit_a).toBe(25);
     expect(validateConfig({ ...BASE, site: { limit_a: 25 }, chargers: [{ ...chargers[0], connectors: [{ connector_id: 1 }] }] }, 'test', {}).site.limit_a).toBe(25);
   });
+
+  it('site.capacity (the Belgian capacity tariff): needs the tariff, a site meter on a P1 bus and site.limit_a; defaults margin 0.2 kW and a new peak for a departure', () => {
+    const P1 = { buses: [{ name: 'p1', type: 'p1', port: '/dev/ttyUSB1' }], meters: [{ resource_id: METER, bus: 'p1' }] };
+    expect(validateConfig({ ...BASE, ...P1, site: { meter: METER, limit_a: 25, capacity: { eur_per_kw_month: 3.37 } } }, 'test', {}).site.capacity).toEqual({ eur_per_kw_month: 3.37, margin_kw: 0.2, raise_peak_for_departure: true });
+    expect(problemsOf({ ...P1, site: { meter: METER, limit_a: 25, capacity: {} } }).join('\n')).toMatch(/eur_per_kw_month/);
+    expect(problemsOf({ ...WITH_METER, site: { meter: METER, limit_a: 25, capacity: { eur_per_kw_month: 3.37 } } }).join('\n')).toMatch(/site\.capacity: the site meter .* is on bus rs485 \(rtu\), not a P1 bus/);
+    expect(problemsOf({ site: { limit_a: 25, capacity: { eur_per_kw_month: 3.37 } } })).toContain('site.capacity: needs site.meter, the Belgian P1 meter whose 1-0:1.4.0 and 1-0:1.6.0 it follows');
+    expect(problemsOf({ ...P1, site: { meter: METER, capacity: { eur_per_kw_month: 3.37 } } }).join('\n')).toMatch(/site\.capacity: needs site\.limit_a/);
+  });
 });
