@@ -51,7 +51,12 @@ export interface ReservationEvents {
 export type Later = (effect: () => void) => void;
 
 /** How a handler is registered (ChargerMessageHandlers.connection). */
-export type OnCall = <P>(action: string, handler: (params: P, later: Later) => unknown, opts?: { whileQueued?: (params: P) => unknown; store?: false; durable?: false }) => void;
+/**
+ * `whileQueued`: the answer while the store still refuses the unit after the wait; `store:
+ * false`: no unit; `durable: false`: a unit at synchronous=NORMAL; `refuse`: throws a
+ * CallError to refuse the call before anything is queued (2.0.1: a station not registered).
+ */
+export type OnCall = <P>(action: string, handler: (params: P, later: Later) => unknown, opts?: { whileQueued?: (params: P) => unknown; store?: false; durable?: false; refuse?: () => void }) => void;
 
 /** What every handler of one connection shares (ChargerMessageHandlers.connection). */
 export interface ConnectionTools {
@@ -138,11 +143,18 @@ export class ChargerMessageHandlers {
     // cut costs nothing); the others commit durably, as transactions must (store/ocpp.ts).
     // `later`: what the handler does once its unit committed (events, sends after the answer).
     const waitMs = this.ctx.config.ocpp.storage_wait_s * 1000;
-    const on = <P>(action: string, handler: (params: P, later: Later) => unknown, opts: { whileQueued?: (params: P) => unknown; store?: false; durable?: false } = {}) => {
+    const on = <P>(action: string, handler: (params: P, later: Later) => unknown, opts: { whileQueued?: (params: P) => unknown; store?: false; durable?: false; refuse?: () => void } = {}) => {
       const { whileQueued } = opts;
       const inTransaction = opts.durable === false ? <T>(work: () => T) => store.atomically(work) : <T>(work: () => T) => store.durable(work);
       client.handle(action, async ({ params }) => {
         st.lastMessageAtMs = clock.now();
+        try {
+          opts.refuse?.();
+        } catch (err) {
+          this.messages.inc({ action, outcome: 'error' });
+          log.warn({ action, err: { message: (err as Error).message } }, 'OCPP call answered with CallError');
+          throw err;
+        }
         const done =
           opts.store === false
             ? Promise.resolve().then(() => handler(params as P, (effect) => effect()))

@@ -33,15 +33,11 @@ export interface Connection201 {
  * else; the CSMS refuses what it sends anyway), nothing stored.
  */
 export function registeredOnly(c: Connection201): OnCall {
-  return (action, handler, opts) =>
-    c.tools.on(
-      action,
-      (params, later) => {
-        if (c.registration.status === 'Pending') throw createRPCError('SecurityError', `${action} before the BootNotification was accepted (it was answered Pending): send BootNotification again after its interval`);
-        return handler(params, later);
-      },
-      opts,
-    );
+  // Checked when the call arrives, before its unit is queued (a queued unit would run, and be answered, later).
+  const refuse = () => {
+    if (c.registration.status === 'Pending') throw createRPCError('SecurityError', 'the BootNotification of this station was answered Pending: send BootNotification again after its interval, nothing else before it is accepted');
+  };
+  return (action, handler, opts) => c.tools.on(action, handler, { ...opts, refuse });
 }
 
 /** A 2.0.1 integer the schema leaves unbounded (evseId, connectorId, seqNo): 0 to 2^31-1 as 1.6's bounds (schema-constraints.json). */

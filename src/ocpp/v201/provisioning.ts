@@ -34,6 +34,8 @@ export function registerProvisioning(c: Connection201): void {
   const { on, nowIso, checkClock, closed, log, id, sessions, store } = tools;
   const { clock } = ctx;
   const registered = registeredOnly(c);
+  /** Boots answered Pending (their unit still queued): when it is written later, the station was not told Accepted. */
+  const answeredPending = new WeakSet<object>();
 
   on(
     'BootNotification',
@@ -43,13 +45,18 @@ export function registerProvisioning(c: Connection201): void {
       c.transactions.recordVersion(id, '2.0.1');
       st.bootedAtMs = clock.now();
       later(() => {
+        if (answeredPending.has(p)) {
+          log.info({ vendor: cs.vendorName, model: cs.model }, 'BootNotification answered Pending is written now; the station stays Pending until it boots again');
+          return;
+        }
         registration.status = 'Accepted';
         log.info({ vendor: cs.vendorName, model: cs.model, reason: p.reason, ocpp_version: '2.0.1' }, 'charger booted');
       });
       return { status: 'Accepted', currentTime: nowIso(), interval: ctx.config.ocpp.heartbeat_interval_s };
     },
     {
-      whileQueued: () => {
+      whileQueued: (p) => {
+        answeredPending.add(p);
         registration.status = 'Pending';
         log.warn({ retry_s: PENDING_RETRY_S }, 'BootNotification answered Pending: the store refuses writes; the station boots again after the interval');
         return { status: 'Pending', currentTime: nowIso(), interval: PENDING_RETRY_S, statusInfo: { reasonCode: 'StorageUnavailable', additionalInfo: 'the central system cannot store the boot now; boot again after interval' } };
