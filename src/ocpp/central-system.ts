@@ -354,6 +354,7 @@ export class CentralSystem implements Module {
       clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
       clockProblem: st.clockProblem ?? null,
       ...chargePointView(parts.store, id),
+      ocppVersion: st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id),
       lastSession: parts.outcomes.lastOfCharger(id),
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,

@@ -10,12 +10,12 @@ import type { ChargerView } from '../ops/observability/views.js';
 export function registerChargerMetrics(metrics: Registry, views: () => readonly ChargerView[]): void {
   new Gauge({
     name: 'metergate_ocpp_charger_info',
-    help: 'A charge point as it last booted: vendor, model and firmware from its BootNotification (always 1; absent before its first boot)',
-    labelNames: ['charge_point_id', 'vendor', 'model', 'firmware'] as const,
+    help: 'A charge point as it last booted: vendor, model and firmware from its BootNotification, the OCPP version of its current or last connection (always 1; absent before its first boot)',
+    labelNames: ['charge_point_id', 'vendor', 'model', 'firmware', 'ocpp_version'] as const,
     registers: [metrics],
     collect() {
       this.reset();
-      for (const c of views()) if (c.vendor !== null) this.set({ charge_point_id: c.chargePointId, vendor: c.vendor, model: c.model ?? '', firmware: c.firmwareVersion ?? '' }, 1);
+      for (const c of views()) if (c.vendor !== null) this.set({ charge_point_id: c.chargePointId, vendor: c.vendor, model: c.model ?? '', firmware: c.firmwareVersion ?? '', ocpp_version: c.ocppVersion ?? '' }, 1);
     },
   });
   new Gauge({

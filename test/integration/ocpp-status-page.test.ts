@@ -93,7 +93,7 @@ describe.skipIf(!CHROMIUM)('status page: chargers', () => {
     expect(await row.locator('.firmware').textContent()).toBe('firmware 6.1.0-4151');
     expect(await row.textContent()).toContain(`1: Charging, transaction ${tx.transactionId}`);
     const metrics = await (await fetch(`${http.url}/metrics`)).text();
-    expect(metrics).toContain('metergate_ocpp_charger_info{charge_point_id="CP-DRIVEWAY",vendor="Alfen",model="Eve Single",firmware="6.1.0-4151"} 1');
+    expect(metrics).toContain('metergate_ocpp_charger_info{charge_point_id="CP-DRIVEWAY",vendor="Alfen",model="Eve Single",firmware="6.1.0-4151",ocpp_version="1.6"} 1');
     expect(metrics).toContain('metergate_ocpp_charger_supported_profile{charge_point_id="CP-DRIVEWAY",profile="SmartCharging"} 1');
     expect(metrics).toContain('metergate_ocpp_connector_status{charge_point_id="CP-DRIVEWAY",connector_id="1",status="Charging",error_code="NoError"} 1');
     expect(metrics).toContain(`metergate_ocpp_connector_open_transaction_id{charge_point_id="CP-DRIVEWAY",connector_id="1"} ${tx.transactionId}`);

@@ -201,6 +201,13 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
     const m = await metrics();
     expect(m).toContain(`metergate_ocpp_charger_connected{charge_point_id="${CS}"} 1`);
     expect(m).toContain(`metergate_ocpp_connector_status{charge_point_id="${CS}",connector_id="1",status="Available",error_code="NoError"} 1`);
+    expect(m).toContain(`metergate_ocpp_charger_info{charge_point_id="${CS}",vendor="OCTT",model="ocpp-ws-io",firmware="2.3.2",ocpp_version="2.0.1"} 1`);
+    // The status page's data: the station as a charger, its version, and no 1.6 operation offered.
+    const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<Record<string, unknown>> }>);
+    expect(status.chargers.find((c) => c.charge_point_id === CS)).toMatchObject({ state: 'connected', vendor: 'OCTT', ocpp_version: '2.0.1', connectors: expect.arrayContaining([expect.objectContaining({ connector_id: 1, status: 'Available' })]) });
+    const page = await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text());
+    expect(page).toContain('OCPP 2.0.1');
+    expect(page).toContain('none for OCPP 2.0.1 yet');
     // The 1.6 charger boots on the same port meanwhile.
     expect((await cp16.call<{ status: string }>('BootNotification', { chargePointVendor: 'OCTT', chargePointModel: 'ocpp-ws-io' })).status).toBe('Accepted');
   });

@@ -67,6 +67,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       vendor: c.vendor,
       model: c.model,
       firmware_version: c.firmwareVersion ?? null,
+      ocpp_version: c.ocppVersion ?? null,
       supported_profiles: c.supportedProfiles ?? null,
       connectors: c.connectors.map((k) => {
         const open = c.openTransactions.filter((t) => t.connectorId === k.connectorId).at(-1);

@@ -162,6 +162,8 @@ export interface ChargerView {
   readonly model: string | null;
   /** From its last BootNotification. */
   readonly firmwareVersion?: string | null;
+  /** The OCPP version of its current connection, else of its last one (null: never connected). */
+  readonly ocppVersion?: '1.6' | '2.0.1' | null;
   /** Its SupportedFeatureProfiles as read after boot (ocpp/charger-configuration.ts), or null while unknown. */
   readonly supportedProfiles?: readonly string[] | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;

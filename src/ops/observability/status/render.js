@@ -201,13 +201,14 @@ function gridRows(g, nowMs) {
   ];
 }
 
-/** Vendor and model, firmware and the feature profiles it declared. */
+/** Vendor and model, its OCPP version, firmware and the feature profiles it declared. */
 function modelCell(c) {
   const strategies = (c.plan_strategies || []).map((x) => `${x.connector_id}: ${x.strategy} (${x.reason})`);
   return h(
     'td',
     {},
     [c.vendor, c.model].filter(Boolean).join(' ') || '—',
+    c.ocpp_version ? h('div', { class: 'muted ocpp-version' }, `OCPP ${c.ocpp_version}`) : null,
     c.firmware_version ? h('div', { class: 'muted firmware' }, `firmware ${c.firmware_version}`) : null,
     c.supported_profiles ? h('div', { class: 'muted profiles' }, c.supported_profiles.join(', ') || 'no feature profiles') : null,
     strategies.length > 0 ? h('div', { class: 'muted strategies', title: 'plan strategy in force' }, `plan: ${strategies.join('; ')}`) : null,
@@ -221,6 +222,8 @@ function modelCell(c) {
  */
 function operationsCell(c) {
   if (c.state !== 'connected') return h('td', { class: 'operations muted' }, 'none while not connected');
+  // Every operation is OCPP 1.6's so far: the API would answer 409 (docs/chargers.md "OCPP 2.0.1").
+  if (c.ocpp_version === '2.0.1') return h('td', { class: 'operations muted' }, 'none for OCPP 2.0.1 yet');
   const button = (label, operation, body) => h('button', { type: 'button', 'data-operation': operation, 'data-charger': c.charge_point_id, 'data-body': JSON.stringify(body) }, label);
   return h(
     'td',
