@@ -20,6 +20,7 @@ import { freePort } from '../free-port.js';
 import { TokenStore } from '../store/tokens.js';
 import { storeDemoPrices } from './demo-prices.js';
 import { ChargingScene } from './charging-scene.js';
+import { messageLines } from './message-line.js';
 
 export const DEMO_CONFIG_URL = new URL('../../config/demo.yaml', import.meta.url);
 
@@ -28,8 +29,8 @@ export interface DemoOptions {
   readonly out: NodeJS.WritableStream;
   /** Stop by itself after this long (tests); default: run until SIGINT/SIGTERM. */
   readonly durationMs?: number;
-  /** Print full JSON for measurements (default) or one line per message. */
-  readonly compact?: boolean;
+  /** Print each message in full (pretty-printed JSON) under its line; default one line per message (message-line.ts). */
+  readonly fullJson?: boolean;
   /** How long the top-up car on connector 2 charges before it leaves and its session is priced (default 60 s). */
   readonly topUpMs?: number;
 }
@@ -40,6 +41,7 @@ const TYPE_BY_SUFFIX: Record<string, MessageType> = {
   heartbeats: 'heartbeat',
   boot_notifications: 'boot_notification',
   network_scans: 'network_scan',
+  grid_dimming_events: 'grid_dimming_event',
 };
 
 export async function runDemo(opts: DemoOptions): Promise<void> {
@@ -133,18 +135,18 @@ export async function runDemo(opts: DemoOptions): Promise<void> {
         out(`${topic}: not JSON!`);
         return;
       }
-      const problems = messageProblems(type, json);
-      const verdict = problems.length === 0 ? 'schema-valid' : `SCHEMA PROBLEMS: ${problems.join('; ')}`;
-      const flags = packet.retain ? ', retained' : '';
-      out(`<- ${topic}  [${type}${flags}, ${verdict}]`);
-      if (type === 'measurement' && !opts.compact) out(JSON.stringify(json, null, 2));
-      else out(`   ${JSON.stringify(json)}`);
+      for (const line of messageLines({ topic, type, json, retained: packet.retain, problems: messageProblems(type, json) }, opts.fullJson ?? false)) out(line);
     });
 
     const daemon = new Daemon(ctx);
     await daemon.start();
     stops.push(() => daemon.stop());
     out(`daemon started; first measurements within ${Math.round(config.poll.interval_ms / 1000)} s, heartbeats every ${Math.round(config.mqtt!.heartbeat_interval_ms / 1000)} s`);
+    out(
+      opts.fullJson
+        ? 'each message: its topic and schema verdict, then its JSON as a subscriber receives it'
+        : 'each message on one line: its topic, schema verdict and main fields, readings rounded (--json: each message in full)',
+    );
     out('');
 
     const scene = new ChargingScene({

@@ -1,6 +1,7 @@
 // `metergate demo` on a machine with nothing set up shows the whole product, each part read
 // here through its public door: schema-valid measurements from the embedded broker (the
-// README promises within 30 s), the forecast with its band over HTTP with the price_forecast
+// README promises within 30 s), each printed on one line with its readings, at the intervals
+// the README states, the forecast with its band over HTTP with the price_forecast
 // token the demo printed, the charging plan of the car that arrived with a target (sent to
 // the simulated charger and accepted), the top-up's session priced through GET
 // /api/v1/cdrs with the printed cdrs token, and the status page showing them in a real
@@ -17,10 +18,13 @@ import { expectDocumented } from '../helpers/openapi.js';
 import { chromiumPath } from '../helpers/peers.js';
 
 const CHROMIUM = chromiumPath();
+const MEASUREMENT_LINE = /^<- svc\/resources\/([0-9a-f-]{36})\/measurements {2}\[schema-valid\] {2}sampled (\S+Z): (.+)$/m;
 
 describe('metergate demo', () => {
   let child: ChildProcess;
   let out = '';
+  /** stdout alone (out also has stderr, where an error would be logged as JSON). */
+  let stdout = '';
   let exited: Promise<number | null>;
 
   const waitFor = async (re: RegExp, what: string, timeoutMs = 120_000): Promise<RegExpExecArray> => {
@@ -32,6 +36,16 @@ describe('metergate demo', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
+  /** The demo's one-line measurements: resource, sampling time and each reading (name -> value, unit). */
+  const measurementLines = () =>
+    [...out.matchAll(new RegExp(MEASUREMENT_LINE.source, 'gm'))].map(([, resourceId, sampled, readings]) => ({
+      resourceId: resourceId!,
+      sampled: sampled!,
+      metrics: new Map(readings!.split(', ').map((r) => {
+        const [name, value, unit] = r.split(' ');
+        return [name!, { value: Number(value), unit: unit! }] as const;
+      })),
+    }));
   const printed = async () => {
     const http = (await waitFor(/HTTP {11}(http:\/\/127\.0\.0\.1:\d+)\/status/, 'HTTP address'))[1]!;
     const token = async (type: string) => (await waitFor(new RegExp(`^ {4}${type} +(mg_\\S+)$`, 'm'), `${type} token`))[1]!;
@@ -47,7 +61,7 @@ describe('metergate demo', () => {
   beforeAll(() => {
     // A 20 s top-up instead of the default 60 s: the priced cdr comes sooner, the rest is the same.
     child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo', '--top-up', '20'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), (stdout += d.toString())));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   });
@@ -55,31 +69,49 @@ describe('metergate demo', () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
 
-  it('prints schema-valid measurements from the embedded broker', { timeout: 90_000 }, async () => {
-    await waitFor(/\[measurement, schema-valid\]\n\{\n\s+"message_type": "measurement"/, 'measurement', 60_000);
+  it('prints each schema-valid message from the embedded broker on one line, with its main fields', { timeout: 90_000 }, async () => {
+    await waitFor(MEASUREMENT_LINE, 'measurement', 60_000);
     expect(out).not.toMatch(/SCHEMA PROBLEMS/);
-    // Checked here too, not only by the demo's own label: the printed JSON is a contract measurement.
-    const json = /\[measurement, schema-valid\]\n(\{\n[\s\S]*?\n\})\n/.exec(out);
-    expect(json, out).not.toBeNull();
-    const measurement = JSON.parse(json![1]!) as { data: { metrics: Array<{ name: string; unit: string }> } };
-    expect(messageProblems('measurement', measurement)).toEqual([]);
-    expect(measurement.data.metrics.map((m) => `${m.name}:${m.unit}`)).toEqual(expect.arrayContaining(['total_active_power:W', 'active_energy_import:Wh']));
-    expect(out).toMatch(/boot_notifications {2}\[boot_notification, retained, schema-valid\]|boot_notifications {2}\[boot_notification, schema-valid\]/);
+    const fields = measurementLines().flatMap((l) => [...l.metrics.keys()].map((name) => `${name}:${l.metrics.get(name)!.unit}`));
+    expect(fields).toEqual(expect.arrayContaining(['total_active_power:W', 'active_energy_import:Wh']));
+    expect(out).toMatch(/^<- svc\/resources\/[0-9a-f-]{36}\/boot_notifications {2}\[(retained, )?schema-valid\] {2}booted \S+Z: Eastron SDM630 unit [12] on bus sim/m);
     expect(out).toMatch(/\*\* first measurement on the broker: \d+\.\d s after start/);
+    // One line per message: no JSON printed without --json (a pretty-printed measurement was ~23 lines).
+    expect(stdout).not.toMatch(/^\s*[{}"[\]]/m);
+    for (const line of stdout.split('\n').filter((l) => l.startsWith('<- '))) expect(line, line).toMatch(/^<- \S+ {2}\[(retained, )?schema-valid\] {2}(sampled|published|booted|scanned) \d\d:\d\d:\d\d\.\d+Z/);
   });
 
-  it('publishes measurements a subscriber of its own gets from the embedded broker', { timeout: 90_000 }, async () => {
+  it('says what the README says it shows: a measurement every 5 s per meter and a heartbeat every 15 s', async () => {
+    const [, pollS, heartbeatS] = await waitFor(/daemon started; first measurements within (\d+) s, heartbeats every (\d+) s/, 'intervals');
+    const readme = /one schema-checked `measurement` per meter\s+every (\d+) s and a `heartbeat` every (\d+) s/.exec(readFileSync('README.md', 'utf8'));
+    expect(readme, 'the README\'s demo section names both intervals').not.toBeNull();
+    expect([readme![1], readme![2]]).toEqual([pollS, heartbeatS]);
+    const demo = parse(readFileSync('config/demo.yaml', 'utf8')) as { poll: { interval_ms: number }; mqtt: { heartbeat_interval_ms: number } };
+    expect([demo.poll.interval_ms / 1000, demo.mqtt.heartbeat_interval_ms / 1000]).toEqual([Number(pollS), Number(heartbeatS)]);
+  });
+
+  it('publishes measurements a subscriber of its own gets from the embedded broker, as the line printed for each says', { timeout: 90_000 }, async () => {
     // The broker address and CA the demo printed, the credentials of config/demo.yaml: a cloud consumer's view, not the demo's own printout.
     const [, url, caFile] = await waitFor(/broker {9}(mqtts:\/\/localhost:\d+) \(TLS, CA generated just now: (\S+)\)/, 'broker address');
     const demo = parse(readFileSync('config/demo.yaml', 'utf8')) as { mqtt: { username: string; password: string; topic_prefix?: string } };
     const sub = await mqtt.connectAsync(url!, { ca: readFileSync(caFile!), username: demo.mqtt.username, password: demo.mqtt.password, protocolVersion: 4, reconnectPeriod: 0 });
+    let measurement: any;
     try {
       const got = new Promise<unknown>((resolve) => sub.on('message', (_topic, payload) => resolve(JSON.parse(payload.toString()))));
       await sub.subscribeAsync(`${demo.mqtt.topic_prefix ?? 'svc'}/resources/+/measurements`, { qos: 1 });
-      const measurement = await got;
+      measurement = await got;
       expect(messageProblems('measurement', measurement)).toEqual([]);
     } finally {
       await sub.endAsync(true);
+    }
+    // The demo's line for the same message: each reading with its unit, rounded to at most 0.5 of a unit.
+    const sampled = (measurement.data.sampled_at as string).slice(11);
+    await waitFor(new RegExp(`/resources/${measurement.resource_id}/measurements .* sampled ${sampled.replace(/\./g, '\\.')}:`), 'the line for the subscriber\'s measurement');
+    const line = measurementLines().find((l) => l.resourceId === measurement.resource_id && l.sampled === sampled)!;
+    expect([...line.metrics.keys()]).toEqual(measurement.data.metrics.map((m: any) => m.name));
+    for (const m of measurement.data.metrics) {
+      expect(line.metrics.get(m.name)!.unit).toBe(m.unit);
+      expect(Math.abs(line.metrics.get(m.name)!.value - m.value), `${m.name} ${m.value}`).toBeLessThanOrEqual(0.5);
     }
   });
 
