@@ -94,7 +94,7 @@ const config = validateConfig(
     prices: { regions: ['NL'], source: 'none' },
     forecast: { enabled: false },
     ocpp: { host: '127.0.0.1', port: ocppPort },
-    chargers: Array.from({ length: CHARGERS }, (_, i) => ({ id: `CP-${i}`, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230 }] })),
+    chargers: Array.from({ length: CHARGERS }, (_, i) => ({ id: `CP-${i}`, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, voltage_v: 230, default_target: { departure_local_time: '18:00', energy_wh: 30000 } }] })),
     grid_control: { input: { type: 'modbus', bus: 'io', unit_id: 1, addresses: [0], poll_ms: POLL_MS, debounce_ms: DEBOUNCE_MS }, reaction_deadline_s: 60 },
   },
   'bench',

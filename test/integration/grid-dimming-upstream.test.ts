@@ -69,7 +69,7 @@ describe.skipIf(!(hasPymodbus() && hasMosquitto))('dimming events upstream, and 
         site: { meter: SITE_METER },
         clock: { trust: 'system' },
         mqtt: { url: broker.url, username: 'gateway', password: 'gw-secret', ca_file: broker.caFile, client_id: 'gw-dimming', reconnect_min_ms: 100, reconnect_max_ms: 500 },
-        chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1 }] }],
+        chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1, default_target: { departure_local_time: '18:00', energy_wh: 30000 } }] }],
         grid_control: { input: { type: 'modbus', bus: 'io', unit_id: 1, addresses: [0], poll_ms: 100, debounce_ms: 50 }, on_signal_lost: 'hold-last', reaction_deadline_s: 10 },
       },
       'test',

@@ -69,7 +69,7 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
       dir,
       siteMeter: SITE_METER,
       site: { limit_a: 63, meter_includes_chargers: false, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: 1, max_reading_age_s: 15 },
-      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3 }] })),
+      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1, max_current_a: 16, min_current_a: 6, phases: 3, default_target: { departure_local_time: '18:00', energy_wh: 30000 } }] })),
       extraBuses: [{ name: 'io', type: 'tcp', host: '127.0.0.1', tcp_port: boxPort, timeout_ms: 500, retries: 0 }],
       extraConfig: { grid_control: { input: { type: 'modbus', bus: 'io', unit_id: 1, addresses: [0], poll_ms: 200, debounce_ms: 100 }, reaction_deadline_s: DEADLINE_S } },
     });

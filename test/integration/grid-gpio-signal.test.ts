@@ -34,7 +34,7 @@ async function startControl(input: Record<string, unknown>, extra: Record<string
     {
       organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
       data_dir: join(dir, 'data'),
-      chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1 }] }],
+      chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1, default_target: { departure_local_time: '18:00', energy_wh: 30000 } }] }],
       grid_control: { input: { type: 'gpio', ...input }, ...extra },
     },
     'test',
