@@ -252,6 +252,13 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     expect((await metrics())).toContain(`metergate_ocpp_connector_status{charge_point_id="${CS}",connector_id="1",status="Available",error_code="NoError"} 1`);
   });
 
+  it('routine notifications are acknowledged (SecurityEventNotification, NotifyEvent, FirmwareStatusNotification); one asking the CSMS to act that is not done yet is NotImplemented', { timeout: 30_000 }, async () => {
+    expect(await cs.call('SecurityEventNotification', { type: 'StartupOfTheDevice', timestamp: now(), techInfo: 'cold boot' })).toEqual({});
+    expect(await cs.call('NotifyEvent', { generatedAt: now(), seqNo: 0, eventData: [{ eventId: 1, timestamp: now(), trigger: 'Delta', actualValue: 'Available', eventNotificationType: 'HardWiredNotification', component: { name: 'Connector', evse: { id: 1, connectorId: 1 } }, variable: { name: 'AvailabilityState' } }] })).toEqual({});
+    expect(await cs.call('FirmwareStatusNotification', { status: 'Idle' })).toEqual({});
+    expect(await cs.unchecked('ReservationStatusUpdate', { reservationId: 1, reservationUpdateStatus: 'Expired' })).toEqual({ error: 'NotImplemented' });
+  });
+
   // ── C. Authorization ────────────────────────────────────────────────────────────────────
 
   it('TC_C_02_CSMS Local start transaction - Authorization Invalid/Unknown: a token not configured is Invalid; a configured one Accepted whatever its case; NoAuthorization is Invalid with a list', { timeout: 30_000 }, async () => {
@@ -327,6 +334,21 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     await cs.call('TransactionEvent', { ...base, eventType: 'Ended', timestamp: at(9_000), triggerReason: 'EVDeparted', seqNo: 5, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(at(9_000), 12_000, 'Transaction.End')] });
     const tx = await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken);
     expect(tx.body).toMatchObject({ status: 'completed', start_date_time: at(0), clock_problem: null, meter_start_wh: 1_000, meter_stop_wh: 12_000 });
+  });
+
+  it('a transaction whose Ended the station lost: a new Started on its EVSE closes it at its last register value, flagged as the gateway\'s stop (as 1.6)', { timeout: 30_000 }, async () => {
+    const lost = stationTxId();
+    const next = stationTxId();
+    const t0 = Date.now() - 50_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: lost }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(at(0), 40_000, 'Transaction.Begin')] });
+    const lostId = await openTransactionId(CS, 2);
+    await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: at(10), triggerReason: 'MeterValuePeriodic', seqNo: 1, transactionInfo: { transactionId: lost }, meterValue: [register(at(10), 40_300, 'Sample.Periodic')] });
+    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(30), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: next }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(at(30), 40_400, 'Transaction.Begin')] });
+    const closed = await api('GET', `/api/v1/chargers/${CS}/transactions/${lostId}`, cpoToken);
+    expect(closed.body).toMatchObject({ status: 'completed', stopped_by: 'gateway', stop_inferred_reason: 'new-transaction', meter_stop_wh: 40_300, end_date_time: at(10) });
+    expect(await openTransactionId(CS, 2)).toBeGreaterThan(lostId);
+    await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: at(40), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: next, stoppedReason: 'EVDisconnected' }, meterValue: [register(at(40), 40_500, 'Transaction.End')] });
   });
 
   it('NEG_E a TransactionEvent for a transaction the gateway does not know, without evse: answered, nothing stored; a transactionId over 36 characters is refused by the schema', { timeout: 30_000 }, async () => {

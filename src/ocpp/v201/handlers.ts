@@ -1,5 +1,6 @@
 // The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
-// per functional block: provisioning (B), authorization (C), transactions (E). Each is
+// per functional block: provisioning (B), authorization (C), transactions (E), and the
+// routine notifications a station sends, acknowledged (notifications.ts). Each is
 // handled onto the same store as its 1.6 counterpart, through the same unit of writes
 // (message-handlers.ts ChargerMessageHandlers.connection). An action not listed here is
 // answered NotImplemented by ocpp-rpc (after the 2.0.1 schema check).
@@ -10,6 +11,7 @@ import type { ChargerClient, ChargerState } from '../charger-client.js';
 import type { ChargerMessageHandlers } from '../message-handlers.js';
 import { registerAuthorization } from './authorization.js';
 import type { Connection201 } from './connection.js';
+import { registerNotifications } from './notifications.js';
 import { registerProvisioning } from './provisioning.js';
 import { registerTransactions } from './transactions.js';
 
@@ -27,4 +29,5 @@ export function attach201(
   registerProvisioning(c);
   registerAuthorization(c);
   registerTransactions(c);
+  registerNotifications(c);
 }
