@@ -81,8 +81,16 @@ export const ROUNDING_A = 0.05;
 /** What is float noise in a comparison of currents (A). */
 const NOISE_A = 1e-9;
 
+/**
+ * A limit sent. It starts the raise interval only where the limit in force was known: a send
+ * that puts an unknown limit in force (after a gateway restart, a reconnect, a failed answer)
+ * is not a change of the site's load, so once confirmed the connector may be raised to its
+ * share at once instead of waiting site.raise_interval_s (after a restart every connector is
+ * unknown and counted at its maximum for a moment, which would otherwise hold every car low
+ * for the whole interval).
+ */
 export function attemptSent(s: ConnectorControl, a: { readonly limitA: number; readonly means: LimitMeans; readonly atMs: number }): ConnectorControl {
-  return { ...s, attempt: { limitA: a.limitA, means: a.means, sentAtMs: a.atMs, outcome: 'in-flight', answeredAtMs: null, answer: null }, lastChangeMs: a.atMs };
+  return { ...s, attempt: { limitA: a.limitA, means: a.means, sentAtMs: a.atMs, outcome: 'in-flight', answeredAtMs: null, answer: null }, lastChangeMs: s.inForce.known ? a.atMs : s.lastChangeMs };
 }
 
 /**

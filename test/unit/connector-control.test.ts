@@ -250,4 +250,17 @@ describe('answers (attemptAnswered)', () => {
     expect(attemptAnswered(gone, { sentAtMs: T0 + 11_000, outcome: 'accepted', answer: 'Accepted', atMs: T0 + 14_000, confirmedA: 8 })).toBe(gone);
     expect(gone.inForce).toEqual({ known: false, why: 'disconnected' });
   });
+
+  it('a send from an unknown limit does not start the raise interval: after a restart a connector lowered while unknown is raised to its share as soon as it confirms', () => {
+    // Restarted: unknown, counted at its 16 A maximum; the site leaves it 4 A for a moment (the others counted at theirs).
+    const unknown = initialControl('restarted');
+    const sent = attemptSent(unknown, { limitA: 4, means: 'profile', atMs: 1_000 });
+    expect(sent.lastChangeMs).toBeNull();
+    const confirmed = attemptAnswered(sent, { sentAtMs: 1_000, outcome: 'accepted', answer: 'Accepted', atMs: 1_500, confirmedA: 4 });
+    // The others confirmed too: its share is 10 A again, two seconds later; the raise goes out at once.
+    const d = decideControl({ state: confirmed, shareA: 10, freshPlanA: 10, maxA: 16, connected: true, applicable: () => true, nowMs: 3_000 }, RULE);
+    expect(d.action).toMatchObject({ kind: 'send', direction: 'raise' });
+    // A lowering from a known limit does start it.
+    expect(attemptSent(confirmed, { limitA: 3, means: 'profile', atMs: 4_000 }).lastChangeMs).toBe(4_000);
+  });
 });
