@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { databasePath, openDatabase } from '../store/db.js';
 import { isTokenType, TOKEN_TYPES, TokenStore } from '../store/tokens.js';
 import { DEFAULT_CONFIG_PATH, loadConfigOrExit } from './config.js';
+import { tokenTable } from './token-table.js';
 
 function withStore<T>(configPath: string, fn: (store: TokenStore) => T): T {
   const config = loadConfigOrExit(configPath);
@@ -52,10 +53,7 @@ export function registerTokenCommands(program: Command): void {
         process.stdout.write('no tokens; create one with: metergate token create --type cdrs --name NAME\n');
         return;
       }
-      for (const t of tokens) {
-        const state = t.revokedAtMs === null ? 'active' : `revoked ${new Date(t.revokedAtMs).toISOString()}`;
-        process.stdout.write(`${t.id}  ${t.type.padEnd(14)}  ${new Date(t.createdAtMs).toISOString()}  ${state.padEnd(32)}  ${t.name}\n`);
-      }
+      for (const line of tokenTable(tokens)) process.stdout.write(`${line}\n`);
     });
   token
     .command('revoke')

@@ -167,6 +167,23 @@ describe('metergate CLI', () => {
     expect(list.status).toBe(0);
     expect(JSON.parse(list.stdout)).toEqual([{ id, name: 'charger platform', type: 'cdrs', created_at: expect.any(String), revoked_at: null }]);
     expect(list.stdout + list.stderr).not.toContain(token.slice(-43));
+    // The table a person reads: a header naming the columns, then the token under them (issue 31 point 11).
+    const second = cli('token', 'create', '--type', 'price_forecast', '--name', 'tariff app', '--config', config);
+    expect(second.status, second.stderr).toBe(0);
+    const secondId = /^mg_([a-z0-9]{10})_/.exec(second.stdout)![1]!;
+    const table = cli('token', 'list', '--config', config);
+    expect(table.status, table.stderr).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^ID +TYPE +CREATED \(UTC\) +STATE +NAME$/);
+    const at = (header: string) => lines[0]!.indexOf(header);
+    const cells = (line: string) => ({ id: line.slice(0, at('TYPE')).trim(), type: line.slice(at('TYPE'), at('CREATED')).trim(), created: line.slice(at('CREATED'), at('STATE')).trim(), state: line.slice(at('STATE'), at('NAME')).trim(), name: line.slice(at('NAME')) });
+    expect(lines.slice(1).map(cells).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { id, type: 'cdrs', created: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), state: 'active', name: 'charger platform' },
+      { id: secondId, type: 'price_forecast', created: expect.stringMatching(/Z$/), state: 'active', name: 'tariff app' },
+    ]);
+    expect(table.stdout).not.toContain(token.slice(-43));
+    expect(cli('token', 'revoke', secondId, '--config', config).status).toBe(0);
     // Stored hashed: the secret part is nowhere in the database file.
     expect(readFileSync(databasePath(dataDir)).includes(Buffer.from(token.slice(-43)))).toBe(false);
 
