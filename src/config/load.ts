@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ErrorObject } from 'ajv/dist/2020.js';
-import { parseDocument } from 'yaml';
+import { parseYaml } from './yaml-syntax.js';
 import { meterSourceTypes } from '../sources/index.js';
 import type { Config, MeterConfig } from './types.js';
 import { httpExposureProblems } from './http-exposure.js';
@@ -404,10 +404,8 @@ export function loadConfigWithSources(path: string, env: NodeJS.ProcessEnv = pro
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(path, [code === 'ENOENT' ? `${NO_SUCH_FILE} (ENOENT)` : `(file): cannot read (${code ?? String(err)})`, ...envProblems()]);
   }
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(path, [...doc.errors.map((e) => `(yaml) line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`), ...envProblems()]);
-  }
+  const { doc, problems } = parseYaml(text);
+  if (problems.length > 0) throw new ConfigError(path, [...problems, ...envProblems()]);
   return validateConfigWithSources(doc.toJS(), path, env);
 }
 

@@ -3,6 +3,7 @@
 // settings that name them read afterwards, and what the validation must look at.
 import { basename, posix } from 'node:path';
 import { isMap, isScalar, parseDocument, type Document } from 'yaml';
+import { parseYaml } from '../config/yaml-syntax.js';
 
 export const CONFIG_DIR = '/etc/metergate';
 export const BOOT_CONFIG = 'metergate.yaml';
@@ -65,9 +66,8 @@ function fileSettings(doc: Document): FileSetting[] {
  * secrets do not stay on a FAT partition that any laptop reads.
  */
 export function planFirstBoot(text: string, bootFiles: ReadonlySet<string>, onGateway: (path: string) => string | undefined, bootDir: string): FirstBootPlan {
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const syntaxProblems = doc.errors.map((e) => `(yaml) line ${e.linePos?.[0].line ?? '?'}: ${e.message.split('\n')[0]}`);
+  const { doc, problems: syntaxProblems } = parseYaml(text);
+  if (syntaxProblems.length > 0) {
     return { syntaxProblems, fileSettings: [], moves: [], configText: text, forValidation: null, missingFiles: [] };
   }
   const settings = fileSettings(doc);
