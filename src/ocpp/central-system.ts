@@ -492,6 +492,8 @@ export class CentralSystem implements Module {
       this.fuse?.connectionChanged(id, 'disconnected');
       log.info({ code }, 'charger disconnected');
     });
+    // Not silently unprotected: said at every connection while the site has a limit (docs/chargers.md "OCPP 2.0.1").
+    if (version === '2.0.1' && this.ctx.config.site.limit_a !== undefined) log.warn({ site_limit_a: this.ctx.config.site.limit_a }, 'OCPP 2.0.1 station: the fuse controller does not limit it yet; its EVSEs count at their max_current_a in every other connector\'s site share');
     // Its calls' handlers by the subprotocol agreed at the handshake.
     if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st);
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
