@@ -137,6 +137,13 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     console.log(`grid dimming: event started -> every connector confirmed: ${confirmMs} ms (gateway clock)`);
     expect(confirmMs).toBeLessThanOrEqual(DEADLINE_S * 1000);
 
+    // The plan says why its share is what it is.
+    const planRes = await get('/api/v1/chargers/CP-B/connectors/1/plan');
+    const plan = (await planRes.json()) as any;
+    expectDocumented('GET', '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan', planRes, plan);
+    expect(plan.site_share.dimmed).toMatchObject({ limit_w: 10500, fixed_loads_w: 0, chargers_a: DIMMED_A });
+    expect(plan.site_share.share_a).toBe(plan.site_share.dimmed.share_a);
+
     // The status page's first HTML holds the event with each connector.
     const page = await (await fetch(`http://127.0.0.1:${gw.httpPort}/status`)).text();
     expect(page).toContain('Grid operator dimming (§14a)');

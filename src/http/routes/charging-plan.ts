@@ -94,7 +94,15 @@ export function planView(
     ceilings_applied: clamps.map(clampView),
     site: plan.site === undefined ? (target.siteLimitA === null ? null : { limit_a: target.siteLimitA, other_load_a: target.siteOtherLoadA }) : plan.site === null ? null : { limit_a: plan.site.limitA, other_load_a: plan.site.otherLoadA },
     site_meter: plan.site?.meter ? siteMeterView(plan.site.meter) : null,
-    site_share: plan.site?.share ? { connectors: plan.site.share.connectors, headroom_a: plan.site.share.headroomA, share_a: plan.site.share.shareA } : null,
+    site_share: plan.site?.share
+      ? {
+          connectors: plan.site.share.connectors,
+          headroom_a: plan.site.share.headroomA,
+          share_a: plan.site.share.shareA,
+          // The grid operator's dimming in force (§14a), shared by the same rule: why the share is what it is.
+          dimmed: plan.site.dimmed ? { limit_w: plan.site.dimmed.limitW, fixed_loads_w: plan.site.dimmed.fixedLoadsW, chargers_a: plan.site.dimmed.chargersA, share_a: plan.site.dimmed.shareA } : null,
+        }
+      : null,
     observed_max_current_a: plan.observed ? round(plan.observed.maxCurrentA, 2) : null,
     observed_phases: plan.observed ? plan.observed.phases : null,
     allowed_current_a: round(plan.allowedCurrentA, 2),
