@@ -57,6 +57,7 @@ describe('2.0.1 meter values', () => {
       'meterValue',
     );
     expect(registerWh(rows)).toEqual({ wh: 1300, atMs: Date.parse('2025-10-01T11:00:00Z') });
+    expect(registerWh(rows, 'first')).toEqual({ wh: 1000, atMs: Date.parse('2025-10-01T10:00:00Z') });
     expect(registerWh(rows.filter((r) => r.measurand !== 'Energy.Active.Import.Register'))).toBeNull();
   });
 });

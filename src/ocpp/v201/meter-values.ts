@@ -55,13 +55,13 @@ export function sampledValueRows201(meterValues: readonly MeterValue201[], path:
 }
 
 /**
- * The energy register (Wh) the values give at their last instant with one, or null: a
+ * The energy register (Wh) the values give at their last (or first) instant with one, or null: a
  * transaction's edges (2.0.1 has no meterStart/meterStop fields; the Started and Ended
  * events carry the register in their meterValue), read by the rule the session's readings
  * are (register-readings.ts registerAtInstant: the connector total, else the phases summed).
  */
-export function registerWh(rows: readonly SampledValueRow[]): { readonly wh: number; readonly atMs: number } | null {
-  const instants = [...new Set(rows.filter((r) => r.measurand === ENERGY_REGISTER).map((r) => r.sampledAtMs))].sort((a, b) => b - a);
+export function registerWh(rows: readonly SampledValueRow[], which: 'first' | 'last' = 'last'): { readonly wh: number; readonly atMs: number } | null {
+  const instants = [...new Set(rows.filter((r) => r.measurand === ENERGY_REGISTER).map((r) => r.sampledAtMs))].sort((a, b) => (which === 'last' ? b - a : a - b));
   for (const atMs of instants) {
     const kwh = registerAtInstant(rows.filter((r) => r.measurand === ENERGY_REGISTER && r.sampledAtMs === atMs));
     if (kwh !== null) return { wh: Math.round(kwh * 1000), atMs };

@@ -67,7 +67,7 @@ export function registerTransactions(c: Connection201): void {
           return answer;
         }
         const evseId = boundedId(p.evse.id, 'evse.id');
-        const start = p.eventType === 'Started' ? registerWh(rows) : null;
+        const start = p.eventType === 'Started' ? registerWh(rows, 'first') : null;
         const { transaction, repeated, closed: before } = sessions.startTransaction(
           {
             chargePointId: id,
@@ -94,7 +94,7 @@ export function registerTransactions(c: Connection201): void {
       if (!repeatedStart) flagTransactions(transactionId);
 
       if (ref.meterStartPending) {
-        const first = registerWh(rows.filter((r) => r.sampledAtMs === Math.min(...rows.filter((v) => v.measurand === ENERGY_REGISTER).map((v) => v.sampledAtMs))));
+        const first = registerWh(rows, 'first');
         if (first) {
           sessions.meterStartFound(transactionId, first.wh, nowMs);
           transactions.meterStartKnown(transactionId);
