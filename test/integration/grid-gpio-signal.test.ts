@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import { createContext } from '../../src/daemon.js';
 import { GridControl } from '../../src/grid/grid-control.js';
+import { gridCheck } from '../../src/ops/doctor/grid.js';
 import { controlSignalTypes } from '../../src/grid/index.js';
 import { createLogger } from '../../src/log.js';
 import { DimmingStore } from '../../src/store/grid-dimming.js';
@@ -120,5 +121,34 @@ describe('the GPIO control signal', () => {
       ['signal', 0, true],
       ['signal-lost', 4200, true],
     ]);
+  });
+
+  it('doctor reads the input once when no daemon answers: what the contacts mean, or the fix', { timeout: 20_000 }, async () => {
+    const chips = mkdtempSync(join(tmpdir(), 'mg-gpio-chips-'));
+    cleanups.push(() => rmSync(chips, { recursive: true, force: true }));
+    process.env.GPIO_STANDIN_DIR = chips;
+    mkdirSync(join(chips, 'gpiochip0'));
+    writeFileSync(join(chips, 'gpiochip0', '17'), '1');
+    const doctor = async (input: Record<string, unknown>) => {
+      const config = validateConfig(
+        {
+          organization_id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+          data_dir: join(chips, 'data'),
+          http: { enabled: false },
+          chargers: [{ id: 'CP-A', password: 'charger-secret-0123456789', auth: 'accept_all', connectors: [{ connector_id: 1, default_target: { departure_local_time: '18:00', energy_wh: 30000 } }] }],
+          grid_control: { input: { type: 'gpio', ...input } },
+        },
+        'test',
+        {},
+      );
+      return gridCheck.run({ configPath: 'test', config, configProblems: [], now: () => Date.now(), timeoutMs: 3000, serviceUser: 'root', results: [] });
+    };
+    expect(await doctor({ chip: 'gpiochip0', lines: [17], gpioget: join(STANDIN, 'gpioget'), gpiomon: join(STANDIN, 'gpiomon') })).toEqual([
+      { check: 'grid control', status: 'pass', detail: 'gpio gpiochip0 line(s) 17 (active high): contacts closed = dimmed to P_min,14a' },
+    ]);
+    if (hasGpiod()) {
+      const [missing] = await doctor({ chip: 'gpiochip99', lines: [17] });
+      expect(missing).toMatchObject({ status: 'fail', detail: expect.stringMatching(/gpioget gpiochip99 17: .*on_signal_lost dim/), fix: expect.stringMatching(/gpioinfo/) });
+    }
   });
 });

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../../config/load.js';
 import { brokerCheck } from './broker.js';
 import { chargersCheck } from './chargers.js';
 import { fuseCheck } from './fuse.js';
+import { gridCheck } from './grid.js';
 import { clockCheck } from './clock.js';
 import { configCheck } from './config.js';
 import { databaseCheck } from './database.js';
@@ -15,7 +16,7 @@ import { serialCheck } from './serial.js';
 import { errorMessage, fail, skip, type CheckResult, type DoctorCheck, type DoctorEnv } from './types.js';
 
 /** In order: later checks build on earlier ones (the broker test publishes only for answering meters). */
-export const ALL_CHECKS: readonly DoctorCheck[] = [configCheck, filesCheck, serialCheck, metersCheck, brokerCheck, clockCheck, diskCheck, databaseCheck, outboxCheck, pricesCheck, chargersCheck, fuseCheck];
+export const ALL_CHECKS: readonly DoctorCheck[] = [configCheck, filesCheck, serialCheck, metersCheck, brokerCheck, clockCheck, diskCheck, databaseCheck, outboxCheck, pricesCheck, chargersCheck, fuseCheck, gridCheck];
 
 export interface DoctorOptions {
   readonly configPath: string;
