@@ -2,6 +2,7 @@
 // (profiles/) on every Modbus bus of the config.
 import type { MeterConfig } from '../config/types.js';
 import type { SourceRegistry } from '../sources/registry.js';
+import { likelyMeant } from '../config/nearest.js';
 import { builtInProfiles } from './profiles/index.js';
 
 export function registerModbusSource(registry: SourceRegistry): void {
@@ -25,11 +26,16 @@ function meterProblems(meter: Partial<MeterConfig>, i: number, config: { profile
   const userProfiles = isMapping(config.profiles) ? (config.profiles as Record<string, { registers?: unknown }>) : {};
   const profile = userProfiles[meter.profile] ?? builtInProfiles[meter.profile];
   if (!profile) {
-    problems.push(`meters[${i}].profile: unknown profile "${meter.profile}" (built in: ${Object.keys(builtInProfiles).join(', ')}; or define it under profiles)`);
+    const names = [...Object.keys(userProfiles), ...Object.keys(builtInProfiles)];
+    const meant = likelyMeant(meter.profile, names);
+    problems.push(`meters[${i}].profile: unknown profile "${meter.profile}"${meant ? `; did you mean ${meant}?` : ` (built in: ${Object.keys(builtInProfiles).join(', ')}; or define it under profiles)`}`);
   } else if (Array.isArray(profile.registers) && Array.isArray(meter.extra_metrics)) {
     const known = new Set((profile.registers as Array<{ metric: string }>).map((r) => r.metric));
     meter.extra_metrics.forEach((metric, j) => {
-      if (!known.has(metric)) problems.push(`meters[${i}].extra_metrics[${j}]: profile "${meter.profile}" has no metric "${metric}" (has: ${[...known].join(', ')})`);
+      if (known.has(metric)) return;
+      // A typo gets the one name it is likely of; anything else the profile's whole list.
+      const meant = likelyMeant(metric, known);
+      problems.push(`meters[${i}].extra_metrics[${j}]: profile "${meter.profile}" has no metric "${metric}"${meant ? `; did you mean ${meant}?` : ` (has: ${[...known].join(', ')})`}`);
     });
   }
   return problems;

@@ -140,6 +140,23 @@ describe('config validation', () => {
     ]);
   });
 
+  it('an unknown metric or profile that is a typo names the one meant (issue 31 point 11)', () => {
+    const problems = problemsOf({
+      organization_id: ORG,
+      buses: [{ name: 'a', type: 'tcp', host: 'localhost' }],
+      meters: [
+        { resource_id: ORG, bus: 'a', unit_id: 1, profile: 'sdm630', extra_metrics: ['volatge_l1', 'current_l1', 'frequncy', 'totally_unknown'] },
+        { resource_id: '8e7d6c5b-4a39-4281-8f7e-6d5c4b3a2918', bus: 'a', unit_id: 2, profile: 'sdm360' },
+      ],
+    });
+    expect(problems).toEqual([
+      'meters[0].extra_metrics[0]: profile "sdm630" has no metric "volatge_l1"; did you mean voltage_l1?',
+      'meters[0].extra_metrics[2]: profile "sdm630" has no metric "frequncy"; did you mean frequency?',
+      expect.stringMatching(/^meters\[0\]\.extra_metrics\[3\]: profile "sdm630" has no metric "totally_unknown" \(has: .*voltage_l1.*\)$/),
+      'meters[1].profile: unknown profile "sdm360"; did you mean sdm630?',
+    ]);
+  });
+
   it('checks references between settings', () => {
     const problems = problemsOf({
       organization_id: ORG,
