@@ -228,7 +228,7 @@ async function scanP1(opts: ScanCliOptions, where: string, host: string | undefi
   }
   err.write(`found: ${p1Summary(found)}\n`);
   if (!opts.json) {
-    process.stdout.write(p1ConfigSnippet(found, target, randomUUID(), opts.busName));
+    process.stdout.write(p1ConfigSnippet(found, target, randomUUID, opts.busName));
     err.write('paste the snippet above into /etc/metergate/config.yaml, then `metergate config check` and `metergate doctor`\n');
   }
   process.exitCode = 0;

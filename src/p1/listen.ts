@@ -10,6 +10,7 @@ import { MODE_C_START } from './mode-c.js';
 import { ModeCSession } from './mode-c-session.js';
 import { telegramReader } from './reader.js';
 import type { P1Identity, P1Reading } from './measurements.js';
+import { mbusChannels, type MbusChannel } from './mbus.js';
 
 /** What a listen dropped, by reason: the framer's and the parser's. */
 export type TelegramDrops = Partial<Record<DropReason | 'invalid' | 'unknown_layout' | 'no_electricity', number>>;
@@ -18,6 +19,8 @@ export interface HeardTelegram {
   readonly identity: P1Identity;
   readonly reading: P1Reading;
   readonly crcChecked: boolean;
+  /** The M-Bus devices the meter relays (gas, water, heat: 0-n:24.x), each a resource of its own once configured (meters[].channels). */
+  readonly channels: readonly MbusChannel[];
 }
 
 export interface ListenResult {
@@ -99,7 +102,7 @@ export function listenForTelegram(opts: ListenOptions): Promise<ListenResult> {
             continue;
           }
           const outcome = event.outcome;
-          if (outcome.kind === 'ok') finish({ identity: outcome.identity, reading: outcome.reading, crcChecked: event.crcChecked }, null);
+          if (outcome.kind === 'ok') finish({ identity: outcome.identity, reading: outcome.reading, crcChecked: event.crcChecked, channels: mbusChannels(outcome.telegram, Date.now()) }, null);
           else drops[outcome.kind] = (drops[outcome.kind] ?? 0) + 1;
         }
       },
@@ -148,7 +151,7 @@ export function askModeCMeter(opts: { readonly port: string; readonly logger: Lo
           return finish(null, null);
         }
         const outcome = event.outcome;
-        if (outcome.kind === 'ok') return finish({ identity: { ...outcome.identity, layout: 'IEC 62056-21 mode C' }, reading: outcome.reading, crcChecked: true }, null);
+        if (outcome.kind === 'ok') return finish({ identity: { ...outcome.identity, layout: 'IEC 62056-21 mode C' }, reading: outcome.reading, crcChecked: true, channels: mbusChannels(outcome.telegram, Date.now()) }, null);
         drops[outcome.kind] = (drops[outcome.kind] ?? 0) + 1;
         finish(null, null);
       },

@@ -2,6 +2,7 @@
 // buses:/meters: entries to paste.
 import { diagnoseP1 } from './diagnosis.js';
 import type { ListenResult } from './listen.js';
+import type { MbusChannel } from './mbus.js';
 
 export interface P1Target {
   readonly type: 'p1' | 'p1-tcp';
@@ -28,20 +29,44 @@ export function p1LineReport(result: ListenResult, busRef?: string): string {
   return `${result.bytes} bytes${dropped ? `; dropped: ${dropped}` : ''}${why ? `; ${why}` : ''}`;
 }
 
-export function p1ConfigSnippet(result: ListenResult, target: P1Target, resourceId: string, name = 'p1-1'): string {
+/**
+ * The buses:/meters: entries for the meter found. `newResourceId` gives each resource its
+ * placeholder id: the meter, and each M-Bus channel (gas, water, heat), which is a resource
+ * of its own and published only when it is listed under the meter's `channels:` (docs/p1.md).
+ */
+export function p1ConfigSnippet(result: ListenResult, target: P1Target, newResourceId: () => string, name = 'p1-1'): string {
   const t = result.telegram;
   if (!t) return '# no P1 meter found\n';
   const lines = [
     '# Add these to the buses: and meters: sections of /etc/metergate/config.yaml, set the',
-    "# resource_id to the id the operator issued for this meter, then run `metergate config check`.",
+    `# resource_id${t.channels.length > 0 ? ' and the channels\' ids' : ''} to the ids the operator issued, then run \`metergate config check\`.`,
     'buses:',
     `  - name: ${name}`,
     `    type: ${target.type}`,
     ...(target.type === 'p1' ? [`    port: ${target.port}`] : [`    host: ${target.host}`, `    tcp_port: ${target.tcpPort}`]),
     ...(result.modeC ? ['    mode: C'] : result.line === '115200 8N1' ? [] : [`    line: ${result.line}`]),
     'meters:',
-    `  - resource_id: ${resourceId}  # replace with this meter's resource id; ${t.identity.vendor} ${t.identity.model}${t.identity.meterId ? `, meter ${t.identity.meterId}` : ''}`,
+    `  - resource_id: ${newResourceId()}  # replace with this meter's resource id; ${t.identity.vendor} ${t.identity.model}${t.identity.meterId ? `, meter ${t.identity.meterId}` : ''}`,
     `    bus: ${name}`,
+    ...channelLines(t.channels, newResourceId),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `channels:` with one line per M-Bus device that sent a reading; a channel without one (an
+ * empty slot, a device whose clock is unset) commented out with why, to uncomment once it
+ * sends. With no reading at all the whole block is commented: an empty `channels:` is no list.
+ */
+function channelLines(channels: readonly MbusChannel[], newResourceId: () => string): string[] {
+  if (channels.length === 0) return [];
+  const reading = channels.filter((c) => c.reading !== null);
+  const what = (c: MbusChannel) => `${c.medium}${c.deviceType !== null && !c.medium.startsWith('device type') ? ` (device type ${c.deviceType})` : ''}${c.equipmentId ? `, id ${c.equipmentId}` : ''}`;
+  const lines = channels.map((c) =>
+    c.reading !== null
+      ? `      ${c.number}: ${newResourceId()}  # replace with this channel's resource id; ${what(c)}, reads ${c.reading.metrics.map((m) => `${m.name} ${m.value} ${m.unit}`).join(', ')}`
+      : `      # ${c.number}: ${newResourceId()}  # ${what(c)}: ${c.skipped ?? 'no reading'}; uncomment once it sends one`,
+  );
+  const header = '    channels:  # the M-Bus devices this meter relays, each a resource of its own (docs/p1.md)';
+  return reading.length > 0 ? [header, ...lines] : [`    # ${header.slice(4)}`, ...lines.map((l) => l.replace(/^ {6}# /, '    #   '))];
 }

@@ -40,12 +40,18 @@ describe.skipIf(!hasSocat || !hasSharedData)('metergate scan recognises a P1 por
     expect(config.meters[0]).toMatchObject({ bus: 'smart-meter', unit_id: 1, profile: 'dsmr' });
   });
 
-  it('a DSMR 5 meter with --p1: version and meter id from the telegram, CRC checked', { timeout: 120_000 }, async () => {
+  it('a DSMR 5 meter with --p1: version and meter id from the telegram, CRC checked; its M-Bus channel with a reading under channels:', { timeout: 120_000 }, async () => {
     const pair = await p1Meter('v5_two_mbus.txt', '115200 8N1', 1000);
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'scan', '--p1', '--port', pair.a], { cwd: root });
     expect(stderr).toContain('found: DSMR 5.0 smart meter E0044007382246019 (Iskraemeco M550T-1012) at 115200 8N1, CRC checked');
-    const doc = parse(stdout) as { buses: unknown[] };
+    const doc = parse(stdout) as { buses: unknown[]; meters: Array<{ resource_id: string; bus: string; channels: Record<string, string> }> };
     expect(doc.buses).toEqual([{ name: 'p1-1', type: 'p1', port: pair.a }]);
+    // Two channels in the telegram: 2 the gas meter with a reading; 1 without a unit (commented, with why).
+    expect(stdout).toMatch(/^ {6}2: [0-9a-f-]{36} {2}# replace with this channel's resource id; gas \(device type 3\), id G0039001936990619, reads gas_volume 246\.138 m3$/m);
+    expect(stdout).toMatch(/^ {6}# 1: [0-9a-f-]{36} {2}# gas \(device type 3\): unit null .*; uncomment once it sends one$/m);
+    expect(Object.keys(doc.meters[0]!.channels)).toEqual(['2']);
+    const config = validateConfig({ organization_id: ORG, ...doc }, 'snippet', {});
+    expect(config.meters.map((m) => [m.profile, m.unit_id, m.bus])).toEqual([['dsmr', 1, 'p1-1'], ['dsmr-mbus', 2, 'p1-1']]);
   });
 
   it('a silent line with --p1: says what to check and exits 2', { timeout: 120_000 }, async () => {
