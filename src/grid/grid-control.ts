@@ -20,6 +20,8 @@ import type { DimmingPhase } from './dimming-message.js';
 
 /** How often an unconfirmed event looks at the fuse controller's connectors. */
 const CONFIRM_POLL_MS = 250;
+/** … and once every connector was confirmed, while the event lasts. */
+const CONFIRMED_POLL_MS = 1000;
 
 type Cause = DimmingEvent['cause'];
 
@@ -163,7 +165,8 @@ export class GridControl implements Module, GridLimit {
 
   private scheduleConfirm(): void {
     if (this.confirmTimer) clearTimeout(this.confirmTimer);
-    this.confirmTimer = setTimeout(() => this.confirm(), CONFIRM_POLL_MS);
+    // Once confirmed, a slower look suffices (a connector joining or a share changing is recorded within a second).
+    this.confirmTimer = setTimeout(() => this.confirm(), this.event?.confirmedAtMs === null ? CONFIRM_POLL_MS : CONFIRMED_POLL_MS);
     this.confirmTimer.unref();
   }
 
@@ -199,7 +202,8 @@ export class GridControl implements Module, GridLimit {
       this.ctx.logger.info({ event_id: e.id, confirm_ms: confirmedAtMs - e.startedAtMs, connectors }, 'grid control: every connector confirmed within its share of the dimmed limit');
     }
     this.event = { ...e, connectors, confirmedAtMs, late };
-    this.store.progress(e.id, { connectors, confirmedAtMs, late });
+    // Written only when something changed: a dimming may last hours (an SD card counts the writes).
+    if (JSON.stringify([e.connectors, e.confirmedAtMs, e.late]) !== JSON.stringify([connectors, confirmedAtMs, late])) this.store.progress(e.id, { connectors, confirmedAtMs, late });
     if (late && !e.late) this.deps.publish?.(this.event, 'late', nowMs);
     if (confirmedAtMs !== null && e.confirmedAtMs === null) this.deps.publish?.(this.event, 'confirmed', nowMs);
     this.scheduleConfirm();
