@@ -104,7 +104,9 @@ export class GridControl implements Module, GridLimit {
       this.metrics.lost.set(1);
       if (this.pending) clearTimeout(this.pending.timer);
       this.pending = null;
-      if (this.settings.on_signal_lost === 'dim') this.apply(this.minimumW, 'signal-lost', null, r.atMs);
+      // hold-last with nothing read since the start (and no event carried over) has no last state to hold: dimmed, as with dim.
+      const nothingToHold = this.accepted === null && this.event === null;
+      if (this.settings.on_signal_lost === 'dim' || (this.settings.on_signal_lost === 'hold-last' && nothingToHold)) this.apply(this.minimumW, 'signal-lost', null, r.atMs);
       else if (this.settings.on_signal_lost === 'release') this.apply(null, 'signal-lost', null, r.atMs);
       return;
     }

@@ -62,6 +62,12 @@ describe('the GPIO control signal', () => {
     expect(store.between(0, Date.now() + 1, 10)).toMatchObject([{ cause: 'signal-lost', limitW: 4200, contacts: null }]);
   });
 
+  it.skipIf(!hasGpiod())('hold-last with nothing read since the start has no state to hold: dimmed too', { timeout: 20_000 }, async () => {
+    const { control } = await startControl({ chip: 'gpiochip98', lines: [4] }, { on_signal_lost: 'hold-last' });
+    await until(() => control.view().signal === 'lost', 'the signal lost');
+    expect(control.view()).toMatchObject({ dimmed: true, limit_w: 4200, on_signal_lost: 'hold-last' });
+  });
+
   it('two contacts, active low, FNN patterns: debounced, a bounce ignored, the chip gone and back', { timeout: 30_000 }, async () => {
     const chips = mkdtempSync(join(tmpdir(), 'mg-gpio-chips-'));
     cleanups.push(() => rmSync(chips, { recursive: true, force: true }));
