@@ -6,12 +6,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.js';
+import { EX_CONFIG, validateConfig } from '../../src/config/load.js';
 import { createContext } from '../../src/daemon.js';
 import { buildChargingServices } from '../../src/planning/charging-services.js';
 import { HttpServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/log.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
+import { EXIT_INSTANCE_LOCKED } from '../../src/cli/run.js';
+import { UNCAUGHT_EXIT_CODE } from '../../src/ops/process-faults.js';
+import { unitSettings } from '../helpers/unit-file.js';
 
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 
@@ -49,6 +52,26 @@ describe('metergate CLI', () => {
       expect(r.stderr).toContain('/etc/metergate/config.yaml: no config file there');
       expect(r.stderr).toContain('hint: without -c every command reads /etc/metergate/config.yaml: give your config file with -c FILE (--config FILE)');
     }
+  });
+
+  it('run --help lists every exit status the daemon uses, each with its meaning (issue 31 point 11)', () => {
+    const r = cli('run', '--help');
+    expect(r.status, r.stderr).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.startsWith('Exit status: '));
+    expect(line, r.stdout).toBeDefined();
+    const statuses = new Map([...line!.slice('Exit status: '.length).split('; ')].map((entry) => {
+      const m = /^(\d+) (.+?)\.?$/.exec(entry);
+      expect(m, entry).not.toBeNull();
+      return [Number(m![1]), m![2]!] as const;
+    }));
+    // The codes as the code defines them, not copied: a new one or a changed one shows here.
+    expect([...statuses.keys()]).toEqual([0, 1, UNCAUGHT_EXIT_CODE, EXIT_INSTANCE_LOCKED, EX_CONFIG]);
+    expect(statuses.get(EX_CONFIG)).toMatch(/config invalid.*systemd does not restart it/);
+    expect(statuses.get(EXIT_INSTANCE_LOCKED)).toMatch(/another metergate run holds the data directory/);
+    // What the help says systemd does not restart is what the unit keeps it from restarting.
+    const unit = readFileSync('systemd/metergate.service', 'utf8');
+    const prevented = [...statuses].filter(([, meaning]) => meaning.includes('does not restart')).map(([code]) => String(code));
+    expect(unitSettings(unit, 'RestartPreventExitStatus').flatMap((v) => v.split(/\s+/))).toEqual(prevented);
   });
 
   it('in a clone after the build, `npx metergate COMMAND` and `node dist/cli.js COMMAND` run the CLI (as the README says)', () => {
