@@ -395,11 +395,22 @@ ${this.options.extraYaml ?? ''}
       if (Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-    // Let what was taken meanwhile arrive too, then count.
+    // Let what was taken meanwhile arrive too, then count what was taken up to a cut-off a
+    // little before now: a reading taken in the last moment before the count is on its way
+    // (on a loaded machine its publish can take a second or two), not lost. Those up to the
+    // cut-off get the rest of the settle time to arrive.
     await new Promise((r) => setTimeout(r, 2 * this.pollIntervalMs + 1000));
+    const cutoffMs = Date.now() - (this.pollIntervalMs + 2000);
+    const inWindow = (k: string) => !takenBefore.has(k) && (this.takenAtMs.get(k) ?? 0) <= cutoffMs;
+    for (;;) {
+      this.scanTaken();
+      const { keys: arrived } = this.deliveredKeys();
+      if ([...this.taken].filter(inWindow).every((k) => arrived.has(k) || this.heldKeys.has(k)) || Date.now() > Math.max(deadline, cutoffMs + 30_000)) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
     this.scanTaken();
     const { keys } = this.deliveredKeys();
-    const window = [...this.taken].filter((k) => !takenBefore.has(k));
+    const window = [...this.taken].filter(inWindow);
     const seenAtBroker = [...keys].filter((k) => !before.has(k) && !this.taken.has(k));
     const newMessages = this.received().slice(messagesBefore);
     const distinctNew = new Set(newMessages.map((m) => `${m.topic} ${m.sampledAt}`));
@@ -408,7 +419,7 @@ ${this.options.extraYaml ?? ''}
     const delivered = window.filter((k) => keys.has(k)).length + seenAtBroker.length;
     const held = window.filter((k) => !keys.has(k) && this.heldKeys.has(k)).length;
     const inFlight = this.inFlightAtKill.size - inFlightBefore;
-    const slots = 2 * Math.floor((Date.now() - windowStartMs) / this.pollIntervalMs);
+    const slots = 2 * Math.floor((cutoffMs - windowStartMs) / this.pollIntervalMs);
     const missedSlots = Math.max(0, slots - taken - inFlight);
     const notes = [note, inFlight > 0 ? `${inFlight} sample(s) in memory at a kill -9, before their commit` : ''].filter(Boolean);
     return { fault, taken, delivered, lost: taken - delivered - held, held, missedSlots, duplicates: newMessages.length - distinctNew.size, recoverS, note: notes.join('; ') };
