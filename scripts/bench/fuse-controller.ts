@@ -24,9 +24,12 @@
 //
 // The baseline is built from git (git archive 1cb1cd6 into a temporary directory, node_modules
 // linked); in a shallow clone without it the bench says so and prints the current figures.
+// The fake clock reads 2025, before the build date: the clock guard holds the readings in both
+// trees (nothing recorded), so the CPU is the site meter's and the controller's path.
 // The machine is shared: wall latencies carry the others' load (the load average is
 // printed); CPU time is the fairer figure.
 //   npx tsx scripts/bench/fuse-controller.ts [steps=1000] [readings=500]   (needs ../shared/data)
+//   MG_BENCH_LOG=FILE: each child's daemon logs at info level to FILE (a step that missed is named)
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -34,6 +37,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { RPCClient } from 'ocpp-rpc';
+import pino from 'pino';
 import type { MeterSample } from '../../src/domain.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
@@ -73,7 +77,8 @@ interface ChildResult {
 
 if (process.argv[2] === '--child') {
   const result = await measure(resolve(process.argv[3]!), Number(process.argv[4]), Number(process.argv[5]));
-  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+  // To a file: a large line on a pipe is cut short by process.exit. A call that never came (Infinity) is written as null.
+  writeFileSync(process.argv[6]!, JSON.stringify(result));
   process.exit(0);
 } else {
   await main();
@@ -115,14 +120,18 @@ function baselineTree(): { root: string } | { why: string } {
 function child(root: string, steps: number, readings: number): Promise<ChildResult> {
   return new Promise((resolvePromise, reject) => {
     const tsx = join(REPO, 'node_modules/.bin/tsx');
-    const p = spawn(tsx, [fileURLToPath(import.meta.url), '--child', root, String(steps), String(readings)], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+    const out = join(mkdtempSync(join(tmpdir(), 'mg-bench-fuse-out-')), 'result.json');
+    const p = spawn(tsx, [fileURLToPath(import.meta.url), '--child', root, String(steps), String(readings), out], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
     p.on('error', reject);
     p.on('exit', (code) => {
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (code !== 0 || !line) reject(new Error(`child on ${root} exited ${code}: ${out.slice(-2000)}`));
-      else resolvePromise(JSON.parse(line.slice(7)) as ChildResult);
+      try {
+        if (code !== 0) throw new Error(`child on ${root} exited ${code}`);
+        resolvePromise(JSON.parse(readFileSync(out, 'utf8'), (_key, v: unknown) => (v === null ? Infinity : v)) as ChildResult);
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      } finally {
+        rmSync(dirname(out), { recursive: true, force: true });
+      }
     });
   });
 }
@@ -205,7 +214,9 @@ async function measure(root: string, steps: number, readings: number): Promise<C
     'bench',
     {},
   );
-  const ctx = createContext(config, { logger: createLogger('fatal'), clock });
+  // MG_BENCH_LOG=<file>: the daemon's log at info level there (to see why a step missed), else silent.
+  const logFile = process.env.MG_BENCH_LOG;
+  const ctx = createContext(config, { logger: logFile ? createLogger('info', pino.destination({ dest: logFile, sync: true })) : createLogger('fatal'), clock });
   importPriceFile(new PriceStore(ctx.db), csv, 'NL', 0);
   const token = new TokenStore(ctx.db).create({ name: 'bench', type: 'cpo', nowMs }).token;
   const daemon = new Daemon(ctx);
@@ -293,7 +304,11 @@ async function measure(root: string, steps: number, readings: number): Promise<C
     nowMs += STEP_MS;
     arrivals = [];
     emitReading(LOW_A);
-    if (!(await arrived(CHARGERS, 10_000))) missedRaises++;
+    // (The first has nothing to raise: the steady readings ran at this load.)
+    if (!(await arrived(CHARGERS, 10_000)) && s > 0) {
+      missedRaises++;
+      if (logFile) ctx.logger.warn({ step: s, arrived: arrivals.length }, 'bench: down-step not raised in full within 10 s');
+    }
     // Up: every connector above its new share, lowered at once.
     nowMs += STEP_MS;
     arrivals = [];
@@ -303,7 +318,10 @@ async function measure(root: string, steps: number, readings: number): Promise<C
     const all = await arrived(CHARGERS, 10_000);
     const used = process.cpuUsage(cpu);
     loweringCpuUs += used.user + used.system;
-    if (!all) missedSteps++;
+    if (!all) {
+      missedSteps++;
+      if (logFile) ctx.logger.warn({ step: s, arrived: arrivals.length }, 'bench: up-step not lowered in full within 10 s');
+    }
     // A call that did not come within 10 s counts as never (Infinity), not left out.
     const calls = Array.from({ length: CHARGERS }, (_, i) => (arrivals[i] === undefined ? Infinity : arrivals[i]! - t0));
     firstMs.push(calls[0]!);
