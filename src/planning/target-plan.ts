@@ -22,7 +22,7 @@ import { planPeriods } from './periods.js';
 import { planCharging, type Plan, type PlanPeriod } from './plan.js';
 import type { SiteContext } from './site-context.js';
 import { siteOtherLoad, type ConnectorDraw, type SiteLoad } from './site-load.js';
-import { shareWithCounted } from './site-share.js';
+import { limitedShare, siteHeadroomA, type LimitedShare } from './share-limits.js';
 import { capacityLimit, type CapacityLimit } from './capacity-limit.js';
 import { newPeakCost } from './capacity.js';
 import { dimmedChargerCurrentA } from './dimmed-limit.js';
@@ -270,7 +270,7 @@ export class TargetPlanner {
 
   /** The site's headroom under the fuse alone (limit − other load, A). */
   private fuseHeadroomA(site: NonNullable<TargetPlan['site']>): number {
-    return Math.max(0, site.limitA - Math.max(0, site.otherLoadA ?? 0));
+    return siteHeadroomA(site.limitA, site.otherLoadA);
   }
 
   /** The periods to plan over: day-ahead (else forecast) prices, all-in under the market's tariff (all-in-periods.ts). */
@@ -333,17 +333,19 @@ export class TargetPlanner {
     // of them uses (a 1-phase car is then shared less than it could draw: on the safe side).
     // Every charger without a target in force counts at its maximum (no site meter helps here:
     // the rule limits what the controllable devices draw, not the site's connection).
-    let dimmed: NonNullable<TargetPlan['site']>['dimmed'] = null;
+    let dimmedTotal: { readonly limitW: number; readonly fixedLoadsW: number; readonly chargersA: number; readonly leftA: number } | null = null;
     if (dimmedNow) {
       const phases = Math.max(...sharing.map((b) => b.limits.phases));
       const chargersA = dimmedChargerCurrentA(dimmedNow.limitW, dimmedNow.fixedLoadsW, bounded.limits.voltageV, phases);
-      const shareA = shareWithCounted(chargersA - this.untargetedDrawA(bounded, upcoming, nowMs, null), connectors, keyOf(target));
-      dimmed = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, shareA: floor2(shareA) };
+      dimmedTotal = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, leftA: chargersA - this.untargetedDrawA(bounded, upcoming, nowMs, null) };
     }
+    const dimmedOf = (share: LimitedShare): NonNullable<TargetPlan['site']>['dimmed'] =>
+      dimmedTotal === null ? null : { limitW: dimmedTotal.limitW, fixedLoadsW: dimmedTotal.fixedLoadsW, chargersA: dimmedTotal.chargersA, shareA: share.dimmedShareA! };
     if (fuseLimitA === null) {
       // Dimmed without a site limit: the dimmed total is the only limit (no other load to take off it).
+      const share = limitedShare({ siteHeadroomA: null, dimmedA: dimmedTotal!.leftA }, connectors, keyOf(target));
       const limitPhases = Math.max(...sharing.map((b) => b.limits.phases));
-      return { limitA: dimmed!.chargersA, otherLoadA: null, meter: null, share: { connectors: sharing.length, headroomA: dimmed!.chargersA, shareA: dimmed!.shareA }, limitPhases, voltageV: bounded.limits.voltageV, dimmed };
+      return { limitA: dimmedTotal!.chargersA, otherLoadA: null, meter: null, share: { connectors: sharing.length, headroomA: dimmedTotal!.chargersA, shareA: share.shareA }, limitPhases, voltageV: bounded.limits.voltageV, dimmed: dimmedOf(share) };
     }
     const limitA = fuseLimitA;
     const meter = this.site.meter;
@@ -363,24 +365,23 @@ export class TargetPlanner {
       });
       otherLoadA = load.otherLoadA;
     }
-    const fuseHeadroomA = Math.max(0, limitA - Math.max(0, otherLoadA ?? 0));
+    const fuseHeadroomA = siteHeadroomA(limitA, otherLoadA);
     // The capacity cap (site.capacity) where it leaves less than the fuse.
     const capacity = this.capacityOf(sharing, nowMs, capacityRaiseKw);
     const headroomA = capacity ? Math.min(fuseHeadroomA, capacity.headroomA) : fuseHeadroomA;
-    const fuseShareA = shareWithCounted(headroomA - this.untargetedDrawA(bounded, upcoming, nowMs, load), connectors, keyOf(target));
-    // Dimmed (§14a): the lower of the site's share and the dimmed one.
-    const shareA = dimmed === null ? fuseShareA : Math.min(fuseShareA, dimmed.shareA);
-    // Rounded down, as a share given to the charger must not grow by rounding.
+    // Dimmed (§14a): the lower of the site's share and the dimmed one (share-limits.ts), rounded
+    // down, as a share given to the charger must not grow by rounding.
+    const share = limitedShare({ siteHeadroomA: headroomA - this.untargetedDrawA(bounded, upcoming, nowMs, load), dimmedA: dimmedTotal?.leftA ?? null }, connectors, keyOf(target));
     const phases = Math.max(...sharing.map((b) => b.limits.phases));
     return {
       limitA,
       otherLoadA,
       meter: load,
-      share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: floor2(shareA) },
+      share: { connectors: sharing.length, headroomA: floor2(headroomA), shareA: share.shareA },
       limitPhases: phases,
       voltageV: this.site.meter?.settings.voltageV ?? bounded.limits.voltageV,
       ...(capacity ? { capacity } : {}),
-      dimmed,
+      dimmed: dimmedOf(share),
     };
   }
 
