@@ -7,7 +7,7 @@
 // (planning/target-plan.ts, which also puts each share into the cheapest periods); this form
 // is what the simulation test and the benchmark drive with a simulated fleet and clock.
 import { countedA, decideControl, type ControlDecision, type ControlRule, type ConnectorControl, type LimitMeans } from './connector-control.js';
-import { limitedShare, siteHeadroomA } from './share-limits.js';
+import { limitedShares, siteHeadroomA } from './share-limits.js';
 import type { CountedConnector } from './site-share.js';
 
 export interface CycleConnector {
@@ -41,10 +41,11 @@ export interface CycleSite {
 export function fuseCycle(site: CycleSite, connectors: readonly CycleConnector[], nowMs: number, rule: ControlRule): Map<string, CycleResult> {
   const limits = { siteHeadroomA: siteHeadroomA(site.limitA, site.otherLoadA), dimmedA: site.dimmedA ?? null };
   const counted: CountedConnector[] = connectors.map((c) => ({ key: c.key, maxCurrentA: c.maxA, minCurrentA: c.minA, departureMs: c.departureMs, countedA: countedA(c.state, c.maxA, nowMs, rule) }));
+  // Each one's lower share of the site and of the dimmed total, as the planner's (rounded down to a hundredth).
+  const shares = limitedShares(limits, counted);
   const out = new Map<string, CycleResult>();
   connectors.forEach((c, i) => {
-    // The lower of its share of the site and of the dimmed total, as the planner's (rounded down to a hundredth).
-    const { shareA } = limitedShare(limits, counted, c.key);
+    const { shareA } = shares.get(c.key)!;
     const decision = decideControl({ state: c.state, shareA, freshPlanA: shareA, maxA: c.maxA, connected: c.connected, applicable: c.applicable, nowMs }, rule);
     out.set(c.key, { shareA, countedA: counted[i]!.countedA, decision });
   });

@@ -1,8 +1,9 @@
 // A connector's share under the site's headroom and the §14a dimmed total at once
 // (planning/share-limits.ts, which the planner's siteOf and fuse-cycle.ts share), worked by hand.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { minimumPowerW, dimmedChargerCurrentA } from '../../src/planning/dimmed-limit.js';
-import { limitedShare, siteHeadroomA } from '../../src/planning/share-limits.js';
+import { limitedShare, limitedShares, siteHeadroomA, type ShareLimits } from '../../src/planning/share-limits.js';
 import type { CountedConnector } from '../../src/planning/site-share.js';
 
 const H = 3_600_000;
@@ -36,5 +37,28 @@ describe('limitedShare', () => {
   it('a feed-in (negative other load) gives no more than the limit', () => {
     expect(siteHeadroomA(25, -5)).toBe(25);
     expect(siteHeadroomA(25, 30)).toBe(0);
+  });
+});
+
+describe('limitedShares', () => {
+  it('gives every connector exactly what limitedShare gives it (the fuse cycle and the planner agree to the last bit)', () => {
+    const connector = fc.record({
+      maxCurrentA: fc.constantFrom(0, 6, 10, 16, 32),
+      minCurrentA: fc.constantFrom(0, 6, 8),
+      departureH: fc.integer({ min: 1, max: 4 }),
+      countedA: fc.option(fc.double({ min: -2, max: 40, noNaN: true }), { freq: 3 }),
+    });
+    const limits: fc.Arbitrary<ShareLimits> = fc.oneof(
+      fc.record({ siteHeadroomA: fc.double({ min: -5, max: 120, noNaN: true }), dimmedA: fc.option(fc.double({ min: -5, max: 40, noNaN: true })) }),
+      fc.record({ siteHeadroomA: fc.constant(null), dimmedA: fc.double({ min: -5, max: 40, noNaN: true }) }),
+    );
+    fc.assert(
+      fc.property(limits, fc.array(connector, { minLength: 1, maxLength: 10 }), (l, cs) => {
+        const connectors: CountedConnector[] = cs.map((c, i) => ({ key: `c${i}`, maxCurrentA: c.maxCurrentA, minCurrentA: c.minCurrentA, departureMs: c.departureH * H, countedA: c.countedA }));
+        const all = limitedShares(l, connectors);
+        for (const c of connectors) expect(all.get(c.key)).toEqual(limitedShare(l, connectors, c.key));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
