@@ -1,8 +1,9 @@
 // A simulated site for the fuse controller (issue 30 item 6): a fleet of 1–10 simulated
-// chargers, a site limit, an other load that steps, a site meter read every 1 s or 10 s and
+// chargers, a site limit, an other load that steps, a site meter read every 1 s or 10 s, the
+// grid operator's dimming (§14a, issue 34 item 5) that starts and ends at random moments, and
 // a simulated clock that steps 1 s. The same scenario drives two gateways:
 // - AFTER: planning/fuse-cycle.ts (fuseCycle, one cycle per second: the 1 s timer, with the
-//   last reading), acting on each 'send' decision;
+//   last reading and, while dimmed, the dimmed total), acting on each 'send' decision;
 // - BEFORE: a model of today's followers (ocpp/site-follower.ts with the profile dispatcher
 //   under it): on each reading, one lowering or raise per connector whose last stored
 //   answer is Accepted, the asked value taken as in force while its answer is pending,
@@ -10,6 +11,14 @@
 //   escalation, and every connector shared as usual (nothing counted at its maximum). A
 //   refusal falls through to the next profile purpose, as the dispatcher's strategy ladder
 //   does (TxProfile -> TxDefaultProfile -> ChargePointMaxProfile), remembered for the charger.
+//   It knows no dimming (the follower predates it): its over-dimmed figures show the measure
+//   sees a gateway that does not dim.
+//
+// The dimmed total is the daemon's: P_min,14a for the scenario's chargers (each one connector,
+// one controllable device) and its heat pump (dimmed-limit.ts minimumPowerW on para14a.json),
+// less the heat pump's fixed load, as current per phase at 230 V on 3 phases
+// (dimmedChargerCurrentA), shared with the site's headroom as the planner does
+// (share-limits.ts, through fuseCycle). The other load does not count against it.
 //
 // The chargers are the worst case the issue names: one applies nothing it did not accept,
 // works its messages in the order they came (one websocket), may take 0–120 s over each,
@@ -21,7 +30,8 @@
 // force is the current), so over-limit ampere-seconds are the sum of the chargers' real
 // limits plus the other load above the site limit.
 import fc from 'fast-check';
-import { initialControl, inForceA, LIMIT_MEANS, attemptAnswered, attemptSent, forgotten, ROUNDING_A, type ConnectorControl, type ControlRule, type LimitMeans } from '../../src/planning/connector-control.js';
+import { initialControl, inForceA, LIMIT_MEANS, attemptAnswered, attemptSent, forgotten, ROUNDING_A, type ConnectorControl, type ControlHealth, type ControlRule, type LimitMeans } from '../../src/planning/connector-control.js';
+import { dimmedChargerCurrentA, minimumPowerW } from '../../src/planning/dimmed-limit.js';
 import { fuseCycle, type CycleConnector } from '../../src/planning/fuse-cycle.js';
 import { siteGuardDecision } from '../../src/planning/site-guard.js';
 import { shareSiteCurrent } from '../../src/planning/site-share.js';
@@ -37,9 +47,14 @@ export const SIM_RULE: ControlRule = {
   retryMaxMs: 8_000,
   guard: { raiseHysteresisA: 2, raiseIntervalMs: 60_000 },
 };
-/** A scenario runs until this long after its last event (a load step, a disconnect, a reconnect, a restart), 10 minutes at most. */
+/** A scenario runs until this long after its last event (a load step, a disconnect, a reconnect, a restart, a dimming's start or end), 10 minutes at most. */
 export const TAIL_S = 120;
 export const SIM_S = 600;
+/** The chargers' voltage and phases: the dimmed power as current per phase. */
+export const VOLTAGE_V = 230;
+export const PHASES = 3;
+/** grid_control.reaction_deadline_s's default: a dimming every connector confirmed later is late. */
+export const REACTION_DEADLINE_S = 60;
 
 /** How a charger handles one message: its script's entries are taken in turn, over and over, for each kind of call. */
 export interface MessageBehaviour {
@@ -72,6 +87,17 @@ export interface Scenario {
   readonly chargers: readonly SimCharger[];
   readonly disconnects: readonly { readonly charger: number; readonly atS: number; readonly downS: number }[];
   readonly restarts: readonly { readonly atS: number; readonly reconnectAfterS: number }[];
+  /** The grid operator's dimming (§14a): from atS for lastsS seconds; in order, none overlapping. */
+  readonly dimmings: readonly { readonly atS: number; readonly lastsS: number }[];
+  /** A heat pump behind the same energy manager the gateway does not control (grid_control.other_devices), or none. */
+  readonly heatPump: { readonly connectionPowerKw: number; readonly fixedLoadKw: number } | null;
+}
+
+/** The scenario's dimmed total for its chargers (A per phase), as the daemon computes it (grid-control.ts, target-plan.ts siteOf). */
+export function dimmedTotalA(sc: Pick<Scenario, 'chargers' | 'heatPump'>): number {
+  const others = sc.heatPump ? [{ kind: 'heat-pump' as const, connectionPowerKw: sc.heatPump.connectionPowerKw }] : [];
+  const fixedLoadsW = Math.round((sc.heatPump?.fixedLoadKw ?? 0) * 1000);
+  return dimmedChargerCurrentA(minimumPowerW(sc.chargers.length, others), fixedLoadsW, VOLTAGE_V, PHASES);
 }
 
 const delayS = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 2 }) }, { weight: 2, arbitrary: fc.integer({ min: 3, max: 15 }) }, { weight: 1, arbitrary: fc.integer({ min: 16, max: 120 }) });
@@ -111,6 +137,10 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc
     chargers: fc.array(charger, { minLength: 1, maxLength: 10 }),
     disconnects: fc.array(fc.record({ charger: fc.nat(9), atS: eventAtS, downS: fc.integer({ min: 1, max: 120 }) }), { maxLength: 2 }),
     restarts: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.record({ atS: eventAtS, reconnectAfterS: fc.integer({ min: 1, max: 60 }) }), { minLength: 1, maxLength: 2 }) }),
+    // Half the sites dimmed once or twice, for seconds to two minutes (shorter and longer than the raise interval).
+    dimmings: fc.oneof({ weight: 1, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.record({ atS: eventAtS, lastsS: fc.integer({ min: 5, max: 120 }) }), { minLength: 1, maxLength: 2 }) }),
+    // Now and then a heat pump, small (no controllable device, a fixed load all the same) or large (above 11 kW: 0.4 x its power is the first term).
+    heatPump: fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.record({ connectionPowerKw: fc.integer({ min: 3, max: 16 }), fixedFraction: fc.double({ min: 0, max: 1, noNaN: true }) }) }),
   })
   .map((r) => ({
     limitA: r.limitA,
@@ -120,6 +150,8 @@ export const scenarioArbitrary: fc.Arbitrary<Scenario> = fc
     chargers: r.chargers,
     disconnects: r.disconnects.filter((d) => d.charger < r.chargers.length),
     restarts: r.restarts,
+    dimmings: [...r.dimmings].sort((a, b) => a.atS - b.atS).filter((d, i, all) => i === 0 || d.atS > all[i - 1]!.atS + all[i - 1]!.lastsS),
+    heatPump: r.heatPump === null ? null : { connectionPowerKw: r.heatPump.connectionPowerKw, fixedLoadKw: Math.round(r.heatPump.fixedFraction * r.heatPump.connectionPowerKw * 10) / 10 },
   }));
 
 // ---------------------------------------------------------------------------------------
@@ -165,6 +197,7 @@ type SimEvent =
   | { readonly atS: number; readonly kind: 'answer'; readonly msg: Message; readonly answer: Answer }
   | { readonly atS: number; readonly kind: 'disconnect' | 'reconnect'; readonly charger: number }
   | { readonly atS: number; readonly kind: 'restart' }
+  | { readonly atS: number; readonly kind: 'dimming'; readonly dimmed: boolean }
   | { readonly atS: number; readonly kind: 'load'; readonly otherA: number };
 
 /** What a gateway (BEFORE or AFTER) does; the world calls it. */
@@ -178,6 +211,8 @@ interface Gateway {
   disconnected(charger: number, nowS: number): void;
   reconnected(charger: number, nowS: number): void;
   restarted(nowS: number): void;
+  /** The control box's contacts changed: the dimmed total now (A per phase), null when the dimming ended. */
+  dimmed(dimmedA: number | null, nowS: number): void;
   /** The charger ended the car's transaction (StopTransaction). */
   stopped(charger: number, nowS: number): void;
   /** One second of the gateway's clock: `reading` is the site meter's other load when it was read this second. */
@@ -204,6 +239,24 @@ export interface RunResult {
   readonly checkedS: number;
   /** AFTER only: limits confirmed by an escalation means, and connectors that left by a stop or Inoperative. */
   readonly escalated: number;
+  /** Seconds dimmed, and the chargers' real limits above the dimmed total (A·s), as overAs, overBringableAs and overAfterGraceAs (counted where the chargers that cannot be controlled fit in the dimmed total, past the grace from the dimming's start too). */
+  readonly dimmedS: number;
+  readonly overDimmedAs: number;
+  readonly overDimmedBringableAs: number;
+  readonly overDimmedAfterGraceAs: number;
+  /** AFTER only: dimmed seconds after the grace where the dimmed invariant was checked (its precondition held). */
+  readonly dimmedCheckedS: number;
+  /**
+   * AFTER only: each dimming, and when every connector was first within its share (as
+   * grid-control.ts confirms an event), s from its start; null: never while it lasted.
+   * leftUnconfirmed: a connector whose car's transaction ended (a stop or Inoperative of the
+   * ladder) before it was confirmed, which grid-control.ts keeps unconfirmed for good.
+   */
+  readonly dimmings: readonly { readonly lastsS: number; readonly confirmS: number | null; readonly leftUnconfirmed: boolean }[];
+  /** AFTER only: raises sent after a dimming ended (each checked by the raise invariant). */
+  readonly raisesAfterDimming: number;
+  /** What each charger applies at the end of the scenario (A; 0 once stopped). */
+  readonly endAppliedA: readonly number[];
 }
 
 const floor01 = (a: number) => Math.floor(a * 10 + 1e-9) / 10;
@@ -245,6 +298,13 @@ export function simulate(sc: Scenario, which: 'before' | 'after', rule: ControlR
     events.push({ atS: r.atS, kind: 'restart' });
     for (let i = 0; i < n; i++) events.push({ atS: r.atS + r.reconnectAfterS + ((i * 7) % 13), kind: 'reconnect', charger: i });
   }
+  for (const d of sc.dimmings) {
+    events.push({ atS: d.atS, kind: 'dimming', dimmed: true });
+    events.push({ atS: d.atS + d.lastsS, kind: 'dimming', dimmed: false });
+  }
+  const dimmedA = dimmedTotalA(sc);
+  let dimmedNowA: number | null = null;
+  let dimmedSinceS = -Infinity;
 
   // The gateway side of the wire.
   const wire = {
@@ -311,6 +371,10 @@ export function simulate(sc: Scenario, which: 'before' | 'after', rule: ControlR
   let overAs = 0;
   let overAfterGraceAs = 0;
   let overBringableAs = 0;
+  let dimmedS = 0;
+  let overDimmedAs = 0;
+  let overDimmedBringableAs = 0;
+  let overDimmedAfterGraceAs = 0;
 
   const endS = Math.min(SIM_S, Math.max(0, ...events.map((e) => e.atS)) + TAIL_S);
   for (let t = 0; t <= endS; t++) {
@@ -364,6 +428,12 @@ export function simulate(sc: Scenario, which: 'before' | 'after', rule: ControlR
           if (chargers[e.charger]!.stopped) gateway.stopped(e.charger, t);
           lastDisturbanceS = t;
           break;
+        case 'dimming':
+          // The contacts reach the gateway at once (grid.limit-changed checks every connector): its share falls from now.
+          dimmedNowA = e.dimmed ? dimmedA : null;
+          if (e.dimmed) dimmedSinceS = t;
+          gateway.dimmed(dimmedNowA, t);
+          break;
       }
     }
     // Calls the charger did not answer in time.
@@ -380,7 +450,7 @@ export function simulate(sc: Scenario, which: 'before' | 'after', rule: ControlR
     let sumA = 0;
     for (let i = 0; i < n; i++) sumA += appliedA(sc.chargers[i]!, chargers[i]!);
     const overA = Math.max(0, other + sumA - sc.limitA);
-    trace?.(`t=${t} other=${other} reading=${reading} applied=${chargers.map((c, i) => appliedA(sc.chargers[i]!, c)).join('/')} over=${overA} sinceDisturbance=${t - lastDisturbanceS}${after ? ` ${after.describe()}` : ''}`);
+    trace?.(`t=${t} other=${other} reading=${reading}${dimmedNowA === null ? '' : ` dimmed=${dimmedNowA}`} applied=${chargers.map((c, i) => appliedA(sc.chargers[i]!, c)).join('/')} over=${overA} sinceDisturbance=${t - lastDisturbanceS}${after ? ` ${after.describe()}` : ''}`);
     overAs += overA;
     // What no gateway can lower now: chargers that can never be controlled, and those away.
     const uncontrolledA = sc.chargers.reduce((s, c, i) => s + ((staticU[i] || !links[i]!.connected) && !chargers[i]!.stopped ? c.maxA : 0), 0);
@@ -388,9 +458,37 @@ export function simulate(sc: Scenario, which: 'before' | 'after', rule: ControlR
       overBringableAs += overA;
       if (t - lastDisturbanceS > ladderGraceS) overAfterGraceAs += overA;
     }
-    after?.check(t, other, chargers.map((c, i) => appliedA(sc.chargers[i]!, c)), t - lastDisturbanceS > graceS);
+    if (dimmedNowA !== null) {
+      // The chargers' real limits together above the dimmed total, counted as the fuse's: where
+      // what no gateway can lower fits in it, past the grace and the ladder from the dimming's start too.
+      const overDimmedA = Math.max(0, sumA - dimmedNowA);
+      dimmedS++;
+      overDimmedAs += overDimmedA;
+      if (uncontrolledA <= dimmedNowA) {
+        overDimmedBringableAs += overDimmedA;
+        if (t - Math.max(lastDisturbanceS, dimmedSinceS) > ladderGraceS) overDimmedAfterGraceAs += overDimmedA;
+      }
+    }
+    after?.check(t, other, chargers.map((c, i) => appliedA(sc.chargers[i]!, c)), t - lastDisturbanceS > graceS, dimmedNowA);
   }
-  return { overAs, overBringableAs, overAfterGraceAs, violations: after?.violations ?? [], sends: gateway.sends, checkedS: after?.checkedS ?? 0, escalated: after?.escalated ?? 0 };
+  after?.dimmingEnded(endS);
+  return {
+    overAs,
+    overBringableAs,
+    overAfterGraceAs,
+    violations: after?.violations ?? [],
+    sends: gateway.sends,
+    checkedS: after?.checkedS ?? 0,
+    escalated: after?.escalated ?? 0,
+    dimmedS,
+    overDimmedAs,
+    overDimmedBringableAs,
+    overDimmedAfterGraceAs,
+    dimmedCheckedS: after?.dimmedCheckedS ?? 0,
+    dimmings: after?.dimmings ?? [],
+    raisesAfterDimming: after?.raisesAfterDimming ?? 0,
+    endAppliedA: chargers.map((c, i) => appliedA(sc.chargers[i]!, c)),
+  };
 }
 
 interface Wire {
@@ -406,7 +504,13 @@ interface AfterGateway extends Gateway {
   readonly violations: string[];
   checkedS: number;
   escalated: number;
-  check(t: number, otherA: number, appliedA: readonly number[], pastGrace: boolean): void;
+  dimmedCheckedS: number;
+  readonly dimmings: { lastsS: number; confirmS: number | null; leftUnconfirmed: boolean }[];
+  raisesAfterDimming: number;
+  /** `dimmedA`: the dimmed total in force in the world now (null: not dimmed). */
+  check(t: number, otherA: number, appliedA: readonly number[], pastGrace: boolean, dimmedA: number | null): void;
+  /** The scenario ends: a dimming still on is recorded as it stands. */
+  dimmingEnded(nowS: number): void;
   /** Each connector's share, state and last action, for a trace. */
   describe(): string;
 }
@@ -423,6 +527,12 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
   // or fell so that one more connector gets its minimum): its lowering has the deadline from then.
   const shareFellS: number[] = sc.chargers.map(() => -Infinity);
   const lastAction: string[] = sc.chargers.map(() => '');
+  const health: ControlHealth[] = sc.chargers.map(() => 'settled');
+  // The dimmed total the gateway shares (grid control's limit in force), and the dimming event
+  // under way: each connector's first second within its share (grid-control.ts confirm()).
+  let dimmedA: number | null = null;
+  let event: { readonly startS: number; readonly tracked: Map<number, number | null>; confirmedAtS: number | null } | null = null;
+  let dimmingEndedBefore = false;
   const applicable = sc.chargers.map((c) => (m: LimitMeans) => m !== 'inoperative' || c.inoperativeApplies);
   const confirmedBy = (m: Message): number | null => (m.means === 'tx-default-profile' ? null : m.means === 'profile' || m.means === 'charge-point-max-profile' ? m.limitA : 0);
   const answer = (m: Message, a: Answer, nowS: number) => {
@@ -435,6 +545,9 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
     violations: [],
     checkedS: 0,
     escalated: 0,
+    dimmedCheckedS: 0,
+    dimmings: [],
+    raisesAfterDimming: 0,
     answered: answer,
     // Stricter than ocpp-rpc, which drops these: the rule itself must ignore an answer to an attempt no longer in flight.
     stray: answer,
@@ -451,6 +564,18 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
     stopped(i) {
       inFleet[i] = false;
     },
+    dimmed(a, nowS) {
+      if (a !== null && event === null) event = { startS: nowS, tracked: new Map(), confirmedAtS: null };
+      if (a === null) g.dimmingEnded(nowS);
+      dimmedA = a;
+    },
+    dimmingEnded(nowS) {
+      if (event === null) return;
+      const leftUnconfirmed = [...event.tracked].some(([i, at]) => at === null && !inFleet[i]);
+      g.dimmings.push({ lastsS: nowS - event.startS, confirmS: event.confirmedAtS === null ? null : event.confirmedAtS - event.startS, leftUnconfirmed });
+      event = null;
+      dimmingEndedBefore = true;
+    },
     tick(nowS, r) {
       if (r !== null) reading = r;
       const conns: CycleConnector[] = [];
@@ -458,18 +583,20 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
         if (!inFleet[i]) continue;
         conns.push({ key: String(i), maxA: sc.chargers[i]!.maxA, minA: MIN_A, departureMs: departureMs(i), state: states[i]!, connected: wire.connected(i), applicable: applicable[i]! });
       }
-      const out = fuseCycle({ limitA: sc.limitA, otherLoadA: reading }, conns, nowS * 1000, rule);
+      const out = fuseCycle({ limitA: sc.limitA, otherLoadA: reading, dimmedA }, conns, nowS * 1000, rule);
       for (const [key, res] of out) {
         const i = Number(key);
         let state = res.decision.state;
         if (res.shareA < shareA[i]! - 1e-9) shareFellS[i] = nowS;
         shareA[i] = res.shareA;
         counted[i] = res.countedA !== null;
+        health[i] = res.decision.health;
         const action = res.decision.action;
         lastAction[i] = action.kind === 'send' ? `send ${action.direction} ${action.means}` : `hold: ${action.why}`;
         if (action.kind === 'send') {
           const limitA = action.means === 'remote-stop' || action.means === 'inoperative' ? 0 : floor01(res.shareA);
           if (action.direction === 'raise') {
+            if (dimmingEndedBefore && dimmedA === null) g.raisesAfterDimming++;
             const was = inForceA(states[i]!, sc.chargers[i]!.maxA);
             const sinceMs = states[i]!.lastChangeMs === null ? Infinity : nowS * 1000 - states[i]!.lastChangeMs!;
             if (limitA > res.shareA + 1e-9 || limitA < was + rule.guard.raiseHysteresisA - ROUNDING_A - 0.1 || !states[i]!.inForce.known || sinceMs < rule.guard.raiseIntervalMs)
@@ -482,8 +609,20 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
         states[i] = state;
       }
     },
-    describe: () => states.map((s, i) => `[${i}${inFleet[i] ? '' : ' gone'} share ${shareA[i]} ${s.inForce.known ? `${s.inForce.limitA} A by ${s.inForce.means}` : `unknown (${s.inForce.why})`} ${s.attempt ? `${s.attempt.means} ${s.attempt.limitA} A ${s.attempt.outcome}` : '-'} esc ${s.escalation} ${lastAction[i]}]`).join(' '),
-    check(t, otherA, applied, pastGrace) {
+    describe: () => states.map((s, i) => `[${i}${inFleet[i] ? '' : ' gone'} ${health[i]} share ${shareA[i]} ${s.inForce.known ? `${s.inForce.limitA} A by ${s.inForce.means}` : `unknown (${s.inForce.why})`} ${s.attempt ? `${s.attempt.means} ${s.attempt.limitA} A ${s.attempt.outcome}` : '-'} esc ${s.escalation} ${lastAction[i]}]`).join(' '),
+    check(t, otherA, applied, pastGrace, dimmedNowA) {
+      // The dimming event: a connector is confirmed the first second it is settled with its
+      // limit in force (what its charger accepted) within its share; the event once all are.
+      if (event !== null) {
+        for (let i = 0; i < n; i++) {
+          if (!inFleet[i]) continue;
+          const s = states[i]!;
+          const within = health[i] === 'settled' && s.inForce.known && inForceA(s, sc.chargers[i]!.maxA) <= shareA[i]! + 0.01;
+          event.tracked.set(i, event.tracked.get(i) ?? (within ? t : null));
+        }
+        const at = [...event.tracked.values()];
+        if (event.confirmedAtS === null && at.every((a) => a !== null)) event.confirmedAtS = Math.max(event.startS, ...(at as number[]));
+      }
       // Always: a charger never holds more than the gateway counts it at (its confirmed limit, its maximum when unknown) or has in flight.
       for (let i = 0; i < n; i++) {
         if (!inFleet[i]) continue;
@@ -492,16 +631,25 @@ function afterGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: rea
         if (applied[i]! > believedA + 1e-9 && g.violations.length < 20) g.violations.push(`t=${t}s connector ${i}: applies ${applied[i]} A, the gateway counts ${believedA} A (${JSON.stringify(s)})`);
       }
       // After the grace, and longer than the deadline (from an unanswered call's timeout) since any
-      // connector's share fell: where the others can absorb every connector counted at its maximum,
-      // the site is within its limit, and every connector not counted so holds no more than its share.
+      // connector's share fell (a dimming's start is such a fall): where the others can absorb
+      // every connector counted at its maximum, the site is within its limit; while dimmed, where
+      // the dimmed total can absorb them, the chargers together are within it; and where every
+      // limit in force can be met, every connector not counted so holds no more than its share.
       const windowS = CALL_TIMEOUT_S + rule.lowerDeadlineMs / 1000 + 2;
       if (!pastGrace || shareFellS.some((s, i) => inFleet[i] && t - s <= windowS)) return;
       let countedMaxA = 0;
       for (let i = 0; i < n; i++) if (inFleet[i] && counted[i]) countedMaxA += sc.chargers[i]!.maxA;
-      if (otherA + countedMaxA > sc.limitA) return;
-      g.checkedS++;
+      const siteMet = otherA + countedMaxA <= sc.limitA;
+      const dimmedMet = dimmedNowA !== null && countedMaxA <= dimmedNowA;
       const sumA = applied.reduce((a, b) => a + b, 0);
+      if (dimmedMet) {
+        g.dimmedCheckedS++;
+        if (sumA > dimmedNowA + 1e-9 && g.violations.length < 20) g.violations.push(`t=${t}s chargers at ${sumA} A (${applied.join('/')}) over the dimmed total ${dimmedNowA} A`);
+      }
+      if (!siteMet) return;
+      g.checkedS++;
       if (otherA + sumA > sc.limitA + 1e-9 && g.violations.length < 20) g.violations.push(`t=${t}s site at ${otherA + sumA} A (other ${otherA} A, chargers ${applied.join('/')}) over ${sc.limitA} A`);
+      if (dimmedNowA !== null && !dimmedMet) return;
       for (let i = 0; i < n; i++) {
         if (inFleet[i] && !counted[i] && applied[i]! > shareA[i]! + 1e-9 && g.violations.length < 20) g.violations.push(`t=${t}s connector ${i}: applies ${applied[i]} A over its share ${shareA[i]} A`);
       }
@@ -557,6 +705,8 @@ function beforeGateway(sc: Scenario, rule: ControlRule, wire: Wire, initialA: re
     },
     restarted(): void {},
     stopped(): void {},
+    /** Today's follower knows no dimming. */
+    dimmed(): void {},
     tick(nowS: number, r: number | null): void {
       if (r === null) return; // The follower checks on each site-meter reading only (its timer is for a silent meter).
       reading = r;
