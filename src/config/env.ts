@@ -17,6 +17,14 @@ export interface SchemaNode {
 export const ENV_PREFIX = 'METERGATE_';
 
 /**
+ * Variables with the prefix that are not settings: the project's build and test scripts read
+ * them (scripts/debian-root, scripts/package, scripts/on-bundled-node; docs/ci.md). Set in a
+ * shell or by .ci/run, they reach every daemon and CLI started from there, which must not
+ * refuse them as misspelt settings.
+ */
+export const TOOL_VARIABLES: ReadonlySet<string> = new Set(['METERGATE_DEBIAN_ROOTS', 'METERGATE_PACKAGE_CACHE', 'METERGATE_DEB_MAINTAINER']);
+
+/**
  * Settings that give the same thing two ways. The file may hold only one of each pair;
  * a variable for one member replaces the other member from the file, so an installer's
  * METERGATE_MQTT__PASSWORD works next to the shipped `password_file` line.
@@ -117,7 +125,7 @@ export function applyEnvOverrides(raw: Mapping, env: NodeJS.ProcessEnv, schema: 
   const replaced: Array<{ path: string; by: string }> = [];
   const problems: string[] = [];
   for (const name of Object.keys(env).sort()) {
-    if (env[name] === undefined || known.has(name) || !name.toUpperCase().startsWith(ENV_PREFIX)) continue;
+    if (env[name] === undefined || known.has(name) || TOOL_VARIABLES.has(name) || !name.toUpperCase().startsWith(ENV_PREFIX)) continue;
     problems.push(unknownVariable(name, settings, schema));
   }
   for (const { name, path, node } of settings) {

@@ -90,6 +90,10 @@ describe('config validation', () => {
     expect(problemsOf({ organization_id: ORG, mqtt: { ...mqtt, cert_file: '/etc/metergate/client.pem', key_file: '/etc/metergate/client.key' } })).toEqual([]);
   });
 
+  it('leaves the build and test scripts\' own METERGATE_ variables alone (.ci/run exports them before the suites start daemons)', () => {
+    expect(problemsOf({ organization_id: ORG }, { METERGATE_DEBIAN_ROOTS: '/var/cache/x', METERGATE_PACKAGE_CACHE: '/var/cache/y', METERGATE_DEB_MAINTAINER: 'a <b@c>' })).toEqual([]);
+  });
+
   it('refuses a METERGATE_ variable that names no setting, with the nearest one', () => {
     const ok = { organization_id: ORG };
     expect(problemsOf(ok, { METERGATE_MQTT__PASWORD: 'x' })).toEqual(['METERGATE_MQTT__PASWORD: names no setting; did you mean METERGATE_MQTT__PASSWORD?']);
