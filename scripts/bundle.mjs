@@ -9,7 +9,7 @@
 // URL of where it was compiled to, relative to the chunk (which lies in dist/ too).
 // Native modules and what is loaded through createRequire stay in node_modules.
 import { build } from 'esbuild';
-import { readFile, rm, readdir } from 'node:fs/promises';
+import { chmod, readFile, rm, readdir } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 
 const DIST = resolve('dist');
@@ -75,3 +75,8 @@ await build({
   banner: { js: "import{createRequire as __mgCreateRequire}from'node:module';const require=__mgCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
+
+// The package's bin (package.json "bin"): npm makes a dependency's bin executable when it
+// installs it, never the project's own, and `npx metergate` in a clone runs this file directly
+// (a fresh clone's build left it 0644: "metergate: Permission denied").
+await chmod(resolve(DIST, 'cli.js'), 0o755);
