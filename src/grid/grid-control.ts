@@ -190,6 +190,10 @@ export class GridControl implements Module, GridLimit {
       const within = v.health === 'settled' && v.in_force_a !== null && v.share_a !== null && v.in_force_a <= v.share_a + 0.01;
       this.tracked.set(key, { charge_point_id: v.charge_point_id, connector_id: v.connector_id, share_a: v.share_a, in_force_a: v.in_force_a, confirmed_at_ms: before?.confirmed_at_ms ?? (within ? nowMs : null) });
     }
+    // A connector no longer under the fuse controller (its car left, stopped or was stopped by
+    // the escalation ladder) draws nothing: it is within any share from the moment it left.
+    const present = new Set(views.map((v) => `${v.charge_point_id}\u0000${v.connector_id}`));
+    for (const [key, c] of this.tracked) if (!present.has(key) && c.confirmed_at_ms === null) this.tracked.set(key, { ...c, in_force_a: 0, confirmed_at_ms: nowMs });
     const connectors = [...this.tracked.values()];
     const all = connectors.every((c) => c.confirmed_at_ms !== null);
     const confirmedAtMs = e.confirmedAtMs ?? (all ? Math.max(e.startedAtMs, ...connectors.map((c) => c.confirmed_at_ms ?? 0)) : null);
