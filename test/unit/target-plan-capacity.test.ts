@@ -18,24 +18,12 @@ import { ChargingTargetStore, type ChargingTarget } from '../../src/store/chargi
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { chargingTarget } from '../helpers/charging-target.js';
 
 // Five minutes into the quarter-hour 06:15-06:30.
 const NOW = Date.parse('2025-05-11T06:20:00Z');
 const EUR_PER_KW_MONTH = 3.37;
-const target = (departure: string, energyWh: number): ChargingTarget => ({
-  chargePointId: 'CP-A',
-  connectorId: 1,
-  marketArea: 'NL',
-  departureMs: Date.parse(departure),
-  energyWh,
-  maxCurrentA: 16,
-  minCurrentA: 6,
-  phases: 3,
-  voltageV: 230,
-  siteLimitA: null,
-  siteOtherLoadA: null,
-  updatedAtMs: NOW - 60_000,
-});
+const target = (departure: string, energyWh: number): ChargingTarget => chargingTarget('CP-A', departure, NOW, { energyWh });
 
 describe.skipIf(!hasSharedData)(`the planner keeps charging under the month's peak${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
   let dir: string;

@@ -18,22 +18,10 @@ import { ChargingTargetStore, type ChargingTarget } from '../../src/store/chargi
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
+import { chargingTarget } from '../helpers/charging-target.js';
 
 const NOW = Date.parse('2025-05-11T06:20:00Z');
-const target = (chargePointId: string, departure: string): ChargingTarget => ({
-  chargePointId,
-  connectorId: 1,
-  marketArea: 'NL',
-  departureMs: Date.parse(departure),
-  energyWh: 30_000,
-  maxCurrentA: 16,
-  minCurrentA: 6,
-  phases: 3,
-  voltageV: 230,
-  siteLimitA: null,
-  siteOtherLoadA: null,
-  updatedAtMs: NOW - 60_000,
-});
+const target = (chargePointId: string, departure: string): ChargingTarget => chargingTarget(chargePointId, departure, NOW);
 
 describe.skipIf(!hasSharedData)(`every car drawing counts in the site's share${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
   let dir: string;
