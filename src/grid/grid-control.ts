@@ -145,17 +145,20 @@ export class GridControl implements Module, GridLimit {
   private apply(limitW: number | null, cause: Cause, contacts: readonly boolean[] | null, atMs: number): void {
     if (limitW === this.limitW && (this.event !== null) === (limitW !== null)) return;
     if (this.event) {
-      this.store.end(this.event.id, atMs);
-      this.deps.publish?.({ ...this.event, endedAtMs: atMs }, 'ended', atMs);
+      const ended = this.event;
+      this.evidence('dimming end not stored', () => this.store.end(ended.id, atMs));
+      this.evidence('dimming end not published', () => this.deps.publish?.({ ...ended, endedAtMs: atMs }, 'ended', atMs));
     }
     this.event = null;
     this.limitW = limitW;
     this.tracked = new Map();
     if (limitW !== null) {
-      const id = this.store.start({ startedAtMs: atMs, limitW, cause, contacts });
+      // 0: not stored (the store refused): the limit is applied all the same, the evidence is what is lost.
+      const id = this.evidence('dimming event not stored', () => this.store.start({ startedAtMs: atMs, limitW, cause, contacts })) ?? 0;
       this.event = { id, startedAtMs: atMs, endedAtMs: null, limitW, cause, contacts, confirmedAtMs: null, late: false, connectors: [] };
       this.metrics.events.inc({ cause });
-      this.deps.publish?.(this.event, 'started', atMs);
+      const started = this.event;
+      this.evidence('dimming start not published', () => this.deps.publish?.(started, 'started', atMs));
     }
     this.metrics.dimmed.set(limitW === null ? 0 : 1);
     this.metrics.limit.set(limitW ?? 0);
@@ -163,6 +166,20 @@ export class GridControl implements Module, GridLimit {
     this.ctx.events.emit('grid.limit-changed', { limitW, atMs, cause, eventId: this.event?.id ?? null });
     // The fuse controller checked every connector on the event (synchronously): record what it holds now, then follow it.
     if (this.event) this.confirm();
+  }
+
+  /**
+   * The evidence of a dimming (its row, its upstream message) is written beside the limit, never
+   * in its way: a store that refuses writes (locked, full disk) must neither keep the grid
+   * operator's limit from being applied nor throw out of a timer or the signal's poll loop.
+   */
+  private evidence<T>(what: string, write: () => T): T | undefined {
+    try {
+      return write();
+    } catch (err) {
+      this.ctx.logger.error({ err, event_id: this.event?.id ?? null }, `grid control: ${what}`);
+      return undefined;
+    }
   }
 
   private scheduleConfirm(): void {
@@ -209,9 +226,10 @@ export class GridControl implements Module, GridLimit {
     }
     this.event = { ...e, connectors, confirmedAtMs, late };
     // Written only when something changed: a dimming may last hours (an SD card counts the writes).
-    if (JSON.stringify([e.connectors, e.confirmedAtMs, e.late]) !== JSON.stringify([connectors, confirmedAtMs, late])) this.store.progress(e.id, { connectors, confirmedAtMs, late });
-    if (late && !e.late) this.deps.publish?.(this.event, 'late', nowMs);
-    if (confirmedAtMs !== null && e.confirmedAtMs === null) this.deps.publish?.(this.event, 'confirmed', nowMs);
+    if (JSON.stringify([e.connectors, e.confirmedAtMs, e.late]) !== JSON.stringify([connectors, confirmedAtMs, late])) this.evidence('dimming progress not stored', () => this.store.progress(e.id, { connectors, confirmedAtMs, late }));
+    const current = this.event;
+    if (late && !e.late) this.evidence('dimming late not published', () => this.deps.publish?.(current, 'late', nowMs));
+    if (confirmedAtMs !== null && e.confirmedAtMs === null) this.evidence('dimming confirmation not published', () => this.deps.publish?.(current, 'confirmed', nowMs));
     this.scheduleConfirm();
   }
 

@@ -31,10 +31,14 @@ class ModbusSignal implements ControlSignalSource {
 
   async start(listener: (r: SignalReading) => void): Promise<void> {
     await this.bus.open().catch(() => undefined);
+    // The next read is scheduled whatever the listener does: the contacts are never left unread.
     const poll = async () => {
       if (this.stopped) return;
-      listener(await this.read());
-      if (!this.stopped) this.timer = setTimeout(() => void poll(), (this.input.poll_ms ?? 250));
+      try {
+        listener(await this.read());
+      } finally {
+        if (!this.stopped) this.timer = setTimeout(() => void poll(), (this.input.poll_ms ?? 250));
+      }
     };
     await poll();
   }
