@@ -19,18 +19,27 @@ export interface MeterValue {
   }>;
 }
 
-/** OCPP 1.6 defaults: measurand Energy.Active.Import.Register, unit Wh. Signed data is not a number: signedValueRows keeps it. */
-export function sampledValueRows(meterValues: readonly MeterValue[], path: string): SampledValueRow[] {
+/** A sampled value's number and unit, whatever its version's form (null: not a number to keep, e.g. signed data). */
+export type ValueOf<S> = (sv: S, where: string) => { readonly value: number; readonly unit: string | undefined } | null;
+
+/**
+ * The rows of meter values of either version (1.6 here, 2.0.1 in v201/meter-values.ts): the
+ * instant checked, measurand Energy.Active.Import.Register when none is named, the unit the
+ * measurand implies when none is sent (Wh for energy, W for power); `valueOf` reads the value
+ * in its version's form and throws the CallError for one that is not a number.
+ */
+export function meterValueRows<S extends { readonly measurand?: string; readonly phase?: string; readonly location?: string; readonly context?: string }>(
+  meterValues: ReadonlyArray<{ readonly timestamp: string; readonly sampledValue: readonly S[] }>,
+  path: string,
+  valueOf: ValueOf<S>,
+): SampledValueRow[] {
   const rows: SampledValueRow[] = [];
   meterValues.forEach((mv, i) => {
     const sampledAtMs = Date.parse(mv.timestamp);
     if (!Number.isFinite(sampledAtMs)) throw createRPCError('PropertyConstraintViolation', `${path}[${i}].timestamp is not a date-time`);
     mv.sampledValue.forEach((sv, j) => {
-      if (sv.format === 'SignedData') return;
-      const value = Number(sv.value);
-      if (sv.value.trim() === '' || !Number.isFinite(value)) {
-        throw createRPCError('PropertyConstraintViolation', `${path}[${i}].sampledValue[${j}].value "${sv.value.slice(0, 40)}" is not a number`);
-      }
+      const read = valueOf(sv, `${path}[${i}].sampledValue[${j}]`);
+      if (read === null) return;
       const measurand = sv.measurand ?? ENERGY_REGISTER;
       rows.push({
         sampledAtMs,
@@ -38,12 +47,22 @@ export function sampledValueRows(meterValues: readonly MeterValue[], path: strin
         phase: sv.phase ?? '',
         location: sv.location ?? '',
         context: sv.context ?? '',
-        value,
-        unit: sv.unit ?? (measurand.startsWith('Energy') ? 'Wh' : measurand.startsWith('Power') ? 'W' : ''),
+        value: read.value,
+        unit: read.unit ?? (measurand.startsWith('Energy') ? 'Wh' : measurand.startsWith('Power') ? 'W' : ''),
       });
     });
   });
   return rows;
+}
+
+/** OCPP 1.6 defaults: measurand Energy.Active.Import.Register, unit Wh. Signed data is not a number: signedValueRows keeps it. */
+export function sampledValueRows(meterValues: readonly MeterValue[], path: string): SampledValueRow[] {
+  return meterValueRows(meterValues, path, (sv, where) => {
+    if (sv.format === 'SignedData') return null;
+    const value = Number(sv.value);
+    if (sv.value.trim() === '' || !Number.isFinite(value)) throw createRPCError('PropertyConstraintViolation', `${where}.value "${sv.value.slice(0, 40)}" is not a number`);
+    return { value, unit: sv.unit };
+  });
 }
 
 /** A signed value longer than this is kept cut to it (it then fails as not well-formed): a bound per row. */

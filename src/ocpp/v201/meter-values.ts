@@ -8,6 +8,7 @@
 import { createRPCError } from '../rpc.js';
 import type { SampledValueRow } from '../../store/ocpp.js';
 import { ENERGY_REGISTER, registerAtInstant } from '../register-readings.js';
+import { meterValueRows } from '../sampled-values.js';
 
 export interface MeterValue201 {
   readonly timestamp: string;
@@ -21,37 +22,17 @@ export interface MeterValue201 {
   }>;
 }
 
-/** The unit when none is sent: OCPP 2.0.1 says Wh for the (default) energy measurands; power in W as 1.6 does; else none. */
-function defaultUnit(measurand: string): string {
-  return measurand.startsWith('Energy') ? 'Wh' : measurand.startsWith('Power') ? 'W' : '';
-}
-
 /** The rows of the values (measurand default Energy.Active.Import.Register), each value times 10^multiplier in its unit. */
 export function sampledValueRows201(meterValues: readonly MeterValue201[], path: string): SampledValueRow[] {
-  const rows: SampledValueRow[] = [];
-  meterValues.forEach((mv, i) => {
-    const sampledAtMs = Date.parse(mv.timestamp);
-    if (!Number.isFinite(sampledAtMs)) throw createRPCError('PropertyConstraintViolation', `${path}[${i}].timestamp is not a date-time`);
-    mv.sampledValue.forEach((sv, j) => {
-      const multiplier = sv.unitOfMeasure?.multiplier ?? 0;
-      // Exact for the usual multipliers (3: kWh sent as Wh with 10^3): 1.5 * 1000, not 1.5 * 1e3 rounded twice.
-      const value = multiplier >= 0 ? sv.value * 10 ** multiplier : sv.value / 10 ** -multiplier;
-      if (!Number.isFinite(value) || Math.abs(multiplier) > 30) {
-        throw createRPCError('PropertyConstraintViolation', `${path}[${i}].sampledValue[${j}]: value ${String(sv.value).slice(0, 40)} with multiplier ${multiplier} is not a finite number`);
-      }
-      const measurand = sv.measurand ?? ENERGY_REGISTER;
-      rows.push({
-        sampledAtMs,
-        measurand,
-        phase: sv.phase ?? '',
-        location: sv.location ?? '',
-        context: sv.context ?? '',
-        value,
-        unit: sv.unitOfMeasure?.unit ?? defaultUnit(measurand),
-      });
-    });
+  return meterValueRows(meterValues, path, (sv, where) => {
+    const multiplier = sv.unitOfMeasure?.multiplier ?? 0;
+    // Exact for the usual multipliers (3: kWh sent as Wh with 10^3): 1.5 * 1000, not 1.5 * 1e3 rounded twice.
+    const value = multiplier >= 0 ? sv.value * 10 ** multiplier : sv.value / 10 ** -multiplier;
+    if (!Number.isFinite(value) || Math.abs(multiplier) > 30) {
+      throw createRPCError('PropertyConstraintViolation', `${where}: value ${String(sv.value).slice(0, 40)} with multiplier ${multiplier} is not a finite number`);
+    }
+    return { value, unit: sv.unitOfMeasure?.unit };
   });
-  return rows;
 }
 
 /**
