@@ -127,6 +127,7 @@ export class CentralSystem implements Module {
       this.chargers,
       (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null, storedVersion: () => transactions201.versionOf(id) }),
       (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000,
+      transactions201,
     );
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
     // A 2.0.1 station has no 1.6 profiles: to the dispatcher (and so the fuse controller) it is not connected (docs/chargers.md "OCPP 2.0.1").

@@ -23,6 +23,8 @@ import type { ChargerConfig } from '../config/types.js';
 import type { LanedChargerClient } from './call-lanes.js';
 import type { CallLane } from './charger-client.js';
 import { ocpp16Validator } from './validator.js';
+import { operationForm201, type FormContext, type OperationForm201 } from './v201/operation-forms.js';
+import './v201/operations/index.js';
 
 /** The OCPP 1.6 actions an operator may send. */
 export const OPERATOR_ACTIONS = [
@@ -60,8 +62,11 @@ export type OperationOutcome =
   | { readonly kind: 'failed'; readonly message: string }
   /** An operator's call asked for while a fuse-protecting call (`action`) to the charger is in flight: not sent. */
   | { readonly kind: 'fuse-call-in-flight'; readonly action: string }
-  /** The charger speaks OCPP 2.0.1, and this 1.6 operation has no 2.0.1 form in the gateway yet (docs/chargers.md "OCPP 2.0.1"): not sent. */
-  | { readonly kind: 'not-in-protocol'; readonly ocppVersion: '2.0.1' };
+  /**
+   * The charger speaks OCPP 2.0.1, and this operation has no 2.0.1 form in the gateway (docs/chargers.md
+   * "OCPP 2.0.1"), or this request has no 2.0.1 equivalent (`reason`, from its form in v201/operations/): not sent.
+   */
+  | { readonly kind: 'not-in-protocol'; readonly ocppVersion: '2.0.1'; readonly reason?: string };
 
 /** Who asks for a call, and in which lane it goes (call-lanes.ts). */
 export interface OperationOptions {
@@ -116,6 +121,8 @@ export class ChargerOperations implements ChargerOperationsPort {
     /** The charger's current connection, or null while it is not connected; with when it was last heard. */
     private readonly connection: (chargePointId: string) => { client: LanedChargerClient | null; lastMessageAtMs: number | null; storedVersion: () => '1.6' | '2.0.1' | null },
     private readonly timeoutMs: number,
+    /** A 2.0.1 station's transaction ids, for the operations' 2.0.1 forms (v201/operation-forms.ts). */
+    private readonly transactions201: FormContext['transactions'],
   ) {
     this.outcomes = new Counter({
       name: 'metergate_ocpp_operations_total',
@@ -152,7 +159,7 @@ export class ChargerOperations implements ChargerOperationsPort {
     const log = { charge_point_id: chargePointId, action, outcome: outcome.kind };
     if (outcome.kind === 'answered') this.ctx.logger.info({ ...log, status: typeof outcome.answer.status === 'string' ? outcome.answer.status : undefined }, 'operator operation answered');
     else if (outcome.kind === 'call-error') this.ctx.logger.warn({ ...log, code: outcome.code }, 'operator operation answered with a CallError');
-    else if (outcome.kind === 'not-in-protocol') this.ctx.logger.warn(log, 'operator operation not sent: the charger speaks OCPP 2.0.1, and the gateway has no 2.0.1 form of it yet');
+    else if (outcome.kind === 'not-in-protocol') this.ctx.logger.warn({ ...log, reason: outcome.reason }, 'operator operation not sent: the charger speaks OCPP 2.0.1, and this operation has no 2.0.1 form in the gateway');
     else if (outcome.kind === 'fuse-call-in-flight') this.ctx.logger.warn({ ...log, fuse_call: outcome.action }, 'operator operation not sent: a fuse-protecting call to the charger is in flight');
     else this.ctx.logger.warn(log, 'operator operation not answered');
     return outcome;
@@ -166,7 +173,15 @@ export class ChargerOperations implements ChargerOperationsPort {
       return { kind: 'invalid-request', message: (err as Error).message.slice(0, 300) };
     }
     const { client, lastMessageAtMs } = this.connection(chargePointId);
-    if (this.chargers.get(chargePointId)?.ocpp_version === '2.0.1' || client?.protocol === 'ocpp2.0.1') return { kind: 'not-in-protocol', ocppVersion: '2.0.1' };
+    // A 2.0.1 station gets the operation's 2.0.1 form (v201/operations/), its answer read back in the 1.6 shape.
+    let sent: { action: string; request: Record<string, unknown>; form: OperationForm201 | null } = { action, request, form: null };
+    if (this.chargers.get(chargePointId)?.ocpp_version === '2.0.1' || client?.protocol === 'ocpp2.0.1') {
+      const form = operationForm201(action);
+      if (!form) return { kind: 'not-in-protocol', ocppVersion: '2.0.1' };
+      const call = form.toCall(request, { chargePointId, transactions: this.transactions201 });
+      if ('refused' in call) return { kind: 'not-in-protocol', ocppVersion: '2.0.1', reason: call.refused };
+      sent = { ...call, form };
+    }
     if (!client) return { kind: 'not-connected', lastMessageAtMs };
     const lane = opts.lane ?? 'ordinary';
     // An operator's call waits a moment for a fuse-protecting call (most are answered within
@@ -186,8 +201,11 @@ export class ChargerOperations implements ChargerOperationsPort {
         resolve({ kind: 'timeout', timeoutMs });
       }, timeoutMs);
     });
-    const answered = client.call(action, request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
-      (answer): OperationOutcome => ({ kind: 'answered', answer: (answer ?? {}) as Record<string, unknown> }),
+    const answered = client.call(sent.action, sent.request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
+      (answer): OperationOutcome => {
+        const raw = (answer ?? {}) as Record<string, unknown>;
+        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, { chargePointId, transactions: this.transactions201 }) : raw };
+      },
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };
         if (isRpcError(err)) return { kind: 'call-error', code: err.rpcErrorCode, description: String(err.message ?? ''), details: err.details ?? {} };

@@ -141,7 +141,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
       ].join('\n'),
     );
     daemon = await startDaemon(config, { startTimeoutMs: 120_000 });
-    cs = await connectOcttCharger({ endpoint: endpoint(), identity: CS, password: PASSWORD, version: '2.0.1', answers: {} });
+    cs = await connectOcttCharger({ endpoint: endpoint(), identity: CS, password: PASSWORD, version: '2.0.1', answers: { ClearCache: () => ({ status: 'Rejected' }) } });
     cp16 = await connectOcttCharger({
       endpoint: endpoint(),
       identity: CP16,
@@ -398,13 +398,21 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     expect(reset.status).toBe(409);
     expect(reset.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
     // A pinned 2.0.1 station that is not connected: the same answer, not "not connected".
-    const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/clear-cache', cpoToken, {}, '/api/v1/chargers/{charge_point_id}/clear-cache');
+    const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/reset', cpoToken, { type: 'Hard' }, '/api/v1/chargers/{charge_point_id}/reset');
     expect(away.status).toBe(409);
     expect(away.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
     const plan = await api('PUT', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken, { departure_time: new Date(Date.now() + 6 * 3_600_000).toISOString(), energy_wh: 10_000 }, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan');
     expect(plan.status).toBe(409);
     expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
     expect(cs.received.length).toBe(before);
+  });
+
+  it('TC_C_38_CSMS Clear Authorization Data in Authorization Cache - Rejected: the operator\'s clear-cache is sent as the 2.0.1 ClearCache, the station\'s answer returned', { timeout: 30_000 }, async () => {
+    const before = cs.received.length;
+    const cleared = await api('POST', `/api/v1/chargers/${CS}/clear-cache`, cpoToken, {}, '/api/v1/chargers/{charge_point_id}/clear-cache');
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ action: 'ClearCache', answer: { status: 'Rejected' } });
+    expect(cs.received.slice(before).map((c) => c.action)).toEqual(['ClearCache']);
   });
 
   it('the site fuse: an open 2.0.1 transaction counts at its EVSE\'s maximum in a 1.6 connector\'s site share (the 2.0.1 station takes no limit yet)', { timeout: 60_000 }, async () => {

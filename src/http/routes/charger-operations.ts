@@ -20,6 +20,7 @@ import { compareSchedules, type ScheduleLike } from '../../ocpp/composite-schedu
 import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
 import { authorizeIdTag } from '../../ocpp/id-tags.js';
 import type { ChargerReservations } from '../../ocpp/reservations.js';
+import { operationForm201 } from '../../ocpp/v201/operation-forms.js';
 import type { ReservationRecord } from '../../store/ocpp-reservations.js';
 import { ReservationStore } from '../../store/ocpp-reservations.js';
 import type { RouteDeps } from '../deps.js';
@@ -217,7 +218,7 @@ function answered(outcome: OperationOutcome, chargePointId: string, action: stri
       // Not sent: the call protecting the site fuse goes first (docs/chargers.md "Safety first on the wire").
       throw new HttpProblem(409, `a fuse-protecting call to charger ${chargePointId} is in flight (${outcome.action}); ${action} was not sent: try again in a few seconds`, { headers: { 'Retry-After': String(FUSE_CALL_RETRY_AFTER_S) } });
     case 'not-in-protocol':
-      throw new HttpProblem(409, notIn201(chargePointId, action));
+      throw new HttpProblem(409, outcome.reason ? `charger ${chargePointId} speaks OCPP 2.0.1: ${outcome.reason}; nothing was sent` : notIn201(chargePointId, action));
   }
 }
 
@@ -226,14 +227,14 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
   const body = optionalJsonBody(deps.config.http.body_limit_bytes);
 
   /** The charger's id and the running central system, or the problem. */
-  const target = (req: Request) => {
+  const target = (req: Request, action: OperatorAction) => {
     const chargePointId = String(req.params.charge_point_id);
     if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
     if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
     const cs = deps.centralSystem?.();
     if (!cs?.operations || !cs.localLists || !cs.reservations) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
-    // Every operation here is OCPP 1.6's: refused at once for a 2.0.1 charger, connected or not.
-    if (cs.operations.ocppVersion(chargePointId) === '2.0.1') throw new HttpProblem(409, notIn201(chargePointId, `${req.method} ${req.path.split('/').pop() ?? 'this operation'}`));
+    // An operation with no 2.0.1 form (ocpp/v201/operations/) is refused at once for a 2.0.1 charger, connected or not.
+    if (cs.operations.ocppVersion(chargePointId) === '2.0.1' && !operationForm201(action)) throw new HttpProblem(409, notIn201(chargePointId, `${req.method} ${req.path.split('/').pop() ?? 'this operation'}`));
     return { chargePointId, operations: cs.operations, localLists: cs.localLists, reservations: cs.reservations };
   };
   const validated = (schema: string, value: unknown): Body => {
@@ -245,7 +246,7 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
   for (const op of OPERATIONS) {
     const path = `${OPERATIONS_BASE}/${op.path}`;
     router.post(path, auth, ...body, async (req, res) => {
-      const { chargePointId, operations } = target(req);
+      const { chargePointId, operations } = target(req, op.action);
       const c: OperationContext = { deps, chargePointId, notes: [] };
       const request = op.request(validated(op.schema, req.body), c);
       const answer = answered(await operations.call(chargePointId, op.action, request), chargePointId, op.action);
@@ -257,7 +258,7 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
   // The local authorization list from the configured id tags (ocpp/local-list-sync.ts).
   const listPath = `${OPERATIONS_BASE}/send-local-list`;
   router.post(listPath, auth, ...body, async (req, res) => {
-    const { chargePointId, localLists } = target(req);
+    const { chargePointId, localLists } = target(req, 'SendLocalList');
     const b = validated('SendLocalListOperationRequest', req.body);
     const result = await localLists.sync(chargePointId, (b.update_type as LocalListUpdateType | undefined) ?? 'auto');
     if (result.kind === 'no-list') throw new HttpProblem(409, `charger ${chargePointId} accepts every id tag (auth: accept_all): it has no local authorization list to send`);
@@ -295,7 +296,7 @@ export function reservationView(r: ReservationRecord, nowMs: number): Json {
 interface RouteParts {
   readonly auth: RequestHandler;
   readonly body: RequestHandler[];
-  readonly target: (req: Request) => { chargePointId: string; operations: ChargerOperationsPort; reservations: ChargerReservations };
+  readonly target: (req: Request, action: OperatorAction) => { chargePointId: string; operations: ChargerOperationsPort; reservations: ChargerReservations };
   readonly validated: (schema: string, value: unknown) => Body;
 }
 
@@ -311,7 +312,7 @@ interface RouteParts {
 function registerReservationRoutes(router: Router, deps: RouteDeps, p: RouteParts): void {
   const reservePath = `${OPERATIONS_BASE}/reserve-now`;
   router.post(reservePath, p.auth, ...p.body, async (req, res) => {
-    const { chargePointId, operations, reservations } = p.target(req);
+    const { chargePointId, operations, reservations } = p.target(req, 'ReserveNow');
     const b = p.validated('ReserveNowOperationRequest', req.body);
     const nowMs = deps.clock.now();
     const expiryAtMs = Date.parse(String(b.expiry_date));
@@ -339,7 +340,7 @@ function registerReservationRoutes(router: Router, deps: RouteDeps, p: RoutePart
 
   const cancelPath = `${OPERATIONS_BASE}/cancel-reservation`;
   router.post(cancelPath, p.auth, ...p.body, async (req, res) => {
-    const { chargePointId, reservations } = p.target(req);
+    const { chargePointId, reservations } = p.target(req, 'CancelReservation');
     const b = p.validated('CancelReservationOperationRequest', req.body);
     const result = await reservations.cancel(chargePointId, Number(b.reservation_id));
     if (result.kind === 'unknown') throw new HttpProblem(404, `charger ${chargePointId} has no open reservation ${String(b.reservation_id)} (GET …/reservations lists those in force)`);

@@ -1,0 +1,3 @@
+// Every operator operation's OCPP 2.0.1 form, one file each (operation-forms.ts); importing
+// this file registers them all. Add a line for a new form.
+import './clear-cache.js';
