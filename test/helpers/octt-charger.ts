@@ -72,6 +72,8 @@ export interface OcttCharger {
   unchecked(action: string, params: unknown): Promise<{ result: unknown } | { error: string }>;
   /** The gateway's calls of `action`, waiting until there are at least `count`. */
   calls(action: string, count?: number): Promise<CallFromGateway[]>;
+  /** Answers the gateway's calls of `action` from now on (replacing an earlier answer), recorded in `received` as the `answers` given at connect are. */
+  answer(action: string, answer: (params: Record<string, unknown>) => Record<string, unknown>): void;
   close(): Promise<void>;
 }
 
@@ -139,12 +141,12 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
   });
   client.on('badMessage', ({ message }) => violations.push(`not a JSON OCPP-J frame: ${message}`));
 
-  for (const [action, answer] of Object.entries(opts.answers)) {
+  const answer = (action: string, fn: (params: Record<string, unknown>) => Record<string, unknown>) =>
     client.handle(action, ({ params }) => {
       received.push({ action, params: params as Record<string, unknown> });
-      return answer(params as Record<string, unknown>);
+      return fn(params as Record<string, unknown>);
     });
-  }
+  for (const [action, fn] of Object.entries(opts.answers)) answer(action, fn);
   await client.connect();
 
   return {
@@ -172,6 +174,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
       await until(() => received.filter((c) => c.action === action).length >= count, `${count} ${action} call(s) from the gateway`, 60_000);
       return received.filter((c) => c.action === action);
     },
+    answer,
     async close() {
       await client.close({ force: true }).catch(() => undefined);
     },
