@@ -3,6 +3,7 @@
 // 2025; its clock runs from 2025-05-11 06:20Z at real speed (the poller's timers are real).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
 import { expect } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import type { AppContext } from '../../src/context.js';
@@ -10,6 +11,7 @@ import { createContext, Daemon } from '../../src/daemon.js';
 import { freePort } from '../../src/free-port.js';
 import { createLogger } from '../../src/log.js';
 import { TokenStore } from '../../src/store/tokens.js';
+import type { SentProfile } from './ocpp-charger.js';
 import { loadNl2025Prices } from './real-prices.js';
 import { startSim, type SimProcess } from './sim-process.js';
 import { removeDir, startPtyPair, type PtyPair } from './socat.js';
@@ -105,4 +107,49 @@ export async function startSiteGateway(opts: {
     throw err;
   }
   return { dir: opts.dir, httpPort, ocppPort, cpoToken, sim, now, stop };
+}
+
+/** A call the gateway sent a site charger, as it came, with when (Date.now()). */
+export interface SiteChargerCall {
+  readonly action: string;
+  readonly params: any;
+  readonly atMs: number;
+}
+
+/** A strict ocpp-rpc 1.6 charger connected to a site gateway and booted (an Alfen Eve Single). */
+export interface SiteCharger {
+  readonly client: RPCClient;
+  /** Every call the gateway sent it, in order. */
+  readonly received: SiteChargerCall[];
+  /** Its SetChargingProfile requests, in order. */
+  profiles(): SentProfile[];
+  /** The transaction its last StartTransaction opened (set by the test). */
+  transactionId: number;
+}
+
+type Answer = (params: any) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/**
+ * Connects and boots a charger on the gateway's OCPP port. It takes every profile and clear
+ * (Accepted) and says it has no ChargingScheduleAllowedChargingRateUnit, unless `answers`
+ * answers an action otherwise; every call the gateway sends it is recorded first.
+ */
+export async function connectSiteCharger(gw: Pick<SiteGateway, 'ocppPort'>, id: string, password: string, answers: Record<string, Answer> = {}): Promise<SiteCharger> {
+  const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+  const received: SiteChargerCall[] = [];
+  const all: Record<string, Answer> = {
+    SetChargingProfile: () => ({ status: 'Accepted' }),
+    ClearChargingProfile: () => ({ status: 'Accepted' }),
+    GetConfiguration: () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }),
+    ...answers,
+  };
+  for (const [action, answer] of Object.entries(all)) {
+    client.handle(action, async ({ params }: { params?: unknown }) => {
+      received.push({ action, params, atMs: Date.now() });
+      return answer(params);
+    });
+  }
+  await client.connect();
+  await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+  return { client, received, profiles: () => received.filter((r) => r.action === 'SetChargingProfile').map((r) => r.params as SentProfile), transactionId: 0 };
 }

@@ -11,7 +11,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RPCClient } from 'ocpp-rpc';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MeterSample } from '../../src/domain.js';
@@ -20,10 +19,9 @@ import { validateConfig } from '../../src/config/load.js';
 import { fuseCheck } from '../../src/ops/doctor/fuse.js';
 import { chromiumPath } from '../helpers/peers.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
+import { connectSiteCharger, startSiteGateway, type SiteCharger, type SiteChargerCall, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const CHROMIUM = chromiumPath();
 const PASSWORD = 'charger-secret-0123456789';
 const SITE_METER = '9a0c2f4e-6b1d-4c3e-8f5a-2d7e9b1c3a50';
@@ -34,16 +32,7 @@ const RAISE_INTERVAL_S = 5;
 const IDS = ['CP-MUTE', 'CP-OK'] as const;
 const DEPARTURE = '2025-05-11T18:00:00Z';
 
-interface Received {
-  readonly action: string;
-  readonly params: any;
-  readonly atMs: number;
-}
-
-interface Charger {
-  client: RPCClient;
-  received: Received[];
-  transactionId: number;
+interface Charger extends SiteCharger {
   /** While true, SetChargingProfile is never answered (the call times out on the gateway). */
   mute: boolean;
   /** While true, RemoteStopTransaction and ChangeAvailability are Rejected. */
@@ -75,33 +64,19 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
       beforeStart: (ctx) => ctx.events.on('sample.taken', (s) => void samples.push(s)),
     });
     for (const id of IDS) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: Charger = { client, received: [], transactionId: 0, mute: false, refuseStops: false };
-      const record = (action: string, params: unknown) => charger.received.push({ action, params, atMs: Date.now() });
-      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-        record('SetChargingProfile', params);
+      let charger: Charger | undefined;
+      const c = await connectSiteCharger(gw, id, PASSWORD, {
         // A busy firmware: the call stays unanswered (ocpp-rpc on the gateway times it out).
-        if (charger.mute) return new Promise(() => undefined);
-        return { status: 'Accepted' };
+        SetChargingProfile: () => (charger!.mute ? new Promise(() => undefined) : { status: 'Accepted' }),
+        RemoteStopTransaction: () => {
+          if (charger!.refuseStops) return { status: 'Rejected' };
+          // It still takes a stop, and stops (what a charger does after Accepted).
+          setTimeout(() => void charger!.client.call('StopTransaction', { transactionId: charger!.transactionId, meterStop: 1000, timestamp: new Date(gw.now()).toISOString(), reason: 'Remote' }).catch(() => undefined), 200);
+          return { status: 'Accepted' };
+        },
+        ChangeAvailability: () => ({ status: charger!.refuseStops ? 'Rejected' : 'Accepted' }),
       });
-      client.handle('RemoteStopTransaction', async ({ params }: { params?: unknown }) => {
-        record('RemoteStopTransaction', params);
-        if (charger.refuseStops) return { status: 'Rejected' };
-        // It still takes a stop, and stops (what a charger does after Accepted).
-        setTimeout(() => void client.call('StopTransaction', { transactionId: charger.transactionId, meterStop: 1000, timestamp: new Date(gw.now()).toISOString(), reason: 'Remote' }).catch(() => undefined), 200);
-        return { status: 'Accepted' };
-      });
-      client.handle('ChangeAvailability', async ({ params }: { params?: unknown }) => {
-        record('ChangeAvailability', params);
-        return { status: charger.refuseStops ? 'Rejected' : 'Accepted' };
-      });
-      client.handle('ClearChargingProfile', async ({ params }: { params?: unknown }) => {
-        record('ClearChargingProfile', params);
-        return { status: 'Accepted' };
-      });
-      client.handle('GetConfiguration', async () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }));
-      await client.connect();
-      await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
+      charger = Object.assign(c, { mute: false, refuseStops: false });
       chargers.set(id, charger);
     }
   }, 120_000);
@@ -148,7 +123,7 @@ describe.skipIf(!hasSharedData)(`a charger that stops answering a lowering canno
     const highA = highestPhaseA(ofSite().slice(seen).find((s) => highestPhaseA(s) > 11)!);
 
     // Within the deadline: CP-OK is lowered so that it fits beside CP-MUTE at CP-MUTE's maximum (16 A), as far as it can (to 0).
-    const absorbs = (r: Received) => r.action === 'SetChargingProfile' && maxLimit(r.params) <= Math.max(0, LIMIT_A - highA - 16) + 0.5;
+    const absorbs = (r: SiteChargerCall) => r.action === 'SetChargingProfile' && maxLimit(r.params) <= Math.max(0, LIMIT_A - highA - 16) + 0.5;
     await until(() => ok.received.slice(okBefore).some(absorbs), 'CP-OK lowered to absorb CP-MUTE at its maximum', 60_000);
     const absorbedAtMs = ok.received.slice(okBefore).find(absorbs)!.atMs;
     expect(absorbedAtMs - highAtMs).toBeLessThan(DEADLINE_S * 1000);

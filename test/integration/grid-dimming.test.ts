@@ -15,7 +15,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/free-port.js';
 import type { SentProfile } from '../helpers/ocpp-charger.js';
@@ -23,10 +22,9 @@ import { expectDocumented } from '../helpers/openapi.js';
 import { hasPymodbus } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
+import { connectSiteCharger, startSiteGateway, type SiteCharger, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const PASSWORD = 'charger-secret-0123456789';
 const SITE_METER = '0c9a7e51-2f3b-4d6a-8e1c-5b7d9f2a4c60';
 const IDS = ['CP-A', 'CP-B', 'CP-C'] as const;
@@ -36,11 +34,6 @@ const DIMMED_A = 15.21;
 const RAISE_INTERVAL_S = 5;
 const DEADLINE_S = 30;
 
-interface Charger {
-  client: RPCClient;
-  profiles: Array<{ profile: SentProfile; atMs: number }>;
-}
-
 const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
 const runsHere = hasSharedData && hasPymodbus();
 
@@ -48,7 +41,7 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
   let gw: SiteGateway;
   let box: ChildProcessWithoutNullStreams;
   const boxLines: string[] = [];
-  const chargers = new Map<string, Charger>();
+  const chargers = new Map<string, SiteCharger>();
 
   const setContact = async (bits: string) => {
     const before = boxLines.length;
@@ -57,7 +50,9 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     return Date.now();
   };
   const get = async (path: string) => fetch(`http://127.0.0.1:${gw.httpPort}${path}`, { headers: { authorization: `Token ${gw.cpoToken}` } });
-  const lastTx = (id: string) => [...chargers.get(id)!.profiles].reverse().find((p) => p.profile.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+  /** The SetChargingProfile requests a charger received, with when. */
+  const profilesOf = (id: string) => chargers.get(id)!.received.filter((r) => r.action === 'SetChargingProfile').map((r) => ({ profile: r.params as SentProfile, atMs: r.atMs }));
+  const lastTx = (id: string) => [...profilesOf(id)].reverse().find((p) => p.profile.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
 
   beforeAll(async () => {
     const boxPort = await freePort();
@@ -73,19 +68,7 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
       extraBuses: [{ name: 'io', type: 'tcp', host: '127.0.0.1', tcp_port: boxPort, timeout_ms: 500, retries: 0 }],
       extraConfig: { grid_control: { input: { type: 'modbus', bus: 'io', unit_id: 1, addresses: [0], poll_ms: 200, debounce_ms: 100 }, reaction_deadline_s: DEADLINE_S } },
     });
-    for (const id of IDS) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: Charger = { client, profiles: [] };
-      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-        charger.profiles.push({ profile: params as SentProfile, atMs: Date.now() });
-        return { status: 'Accepted' };
-      });
-      client.handle('ClearChargingProfile', async () => ({ status: 'Accepted' }));
-      client.handle('GetConfiguration', async () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }));
-      await client.connect();
-      await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
-      chargers.set(id, charger);
-    }
+    for (const id of IDS) chargers.set(id, await connectSiteCharger(gw, id, PASSWORD));
   }, 120_000);
 
   afterAll(async () => {
@@ -108,12 +91,12 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     }
     // Undimmed, each charges at its maximum (the 63 A site leaves every one its 16 A).
     await until(() => IDS.every((id) => lastTx(id) !== undefined && maxLimit(lastTx(id)!.profile) >= 15), 'every charger at its maximum', 60_000);
-    const before = new Map(IDS.map((id) => [id, chargers.get(id)!.profiles.length]));
+    const before = new Map(IDS.map((id) => [id, profilesOf(id).length]));
 
     // Dim: the relay closes.
     const dimmedAtMs = await setContact('1');
-    await until(() => IDS.every((id) => chargers.get(id)!.profiles.length > before.get(id)!), 'a lowering on every charger', DEADLINE_S * 1000);
-    const lowered = new Map(IDS.map((id) => [id, chargers.get(id)!.profiles[before.get(id)!]!]));
+    await until(() => IDS.every((id) => profilesOf(id).length > before.get(id)!), 'a lowering on every charger', DEADLINE_S * 1000);
+    const lowered = new Map(IDS.map((id) => [id, profilesOf(id)[before.get(id)!]!]));
     const wireMs = IDS.map((id) => lowered.get(id)!.atMs - dimmedAtMs).sort((a, b) => a - b);
     console.log(`grid dimming: contact closed -> lowering on the wire: ${wireMs.join(', ')} ms (3 chargers)`);
     const limits = Object.fromEntries(IDS.map((id) => [id, maxLimit(lastTx(id)!.profile)]));
@@ -177,13 +160,13 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
     expect((await fetch(`http://127.0.0.1:${gw.httpPort}/api/v1/grid/dimming_events`)).status).toBe(401);
 
     // The control box stops answering: the signal is lost and the chargers are dimmed again (on_signal_lost: dim).
-    const beforeLost = new Map(IDS.map((id) => [id, chargers.get(id)!.profiles.length]));
+    const beforeLost = new Map(IDS.map((id) => [id, profilesOf(id).length]));
     box.kill('SIGKILL');
     await until(async () => {
       const s = (await (await get('/status.json')).json()) as any;
       return s.grid_control.signal === 'lost' && s.grid_control.dimmed && s.grid_control.event?.cause === 'signal-lost';
     }, 'dimmed on the lost signal', 30_000);
-    await until(() => (['CP-B', 'CP-C'] as const).every((id) => chargers.get(id)!.profiles.length > beforeLost.get(id)! && maxLimit(lastTx(id)!.profile) < 8), 'lowered again', 30_000);
+    await until(() => (['CP-B', 'CP-C'] as const).every((id) => profilesOf(id).length > beforeLost.get(id)! && maxLimit(lastTx(id)!.profile) < 8), 'lowered again', 30_000);
     const health = await (await fetch(`http://127.0.0.1:${gw.httpPort}/healthz`)).json();
     expect(JSON.stringify(health)).toContain('control box contacts cannot be read');
   });

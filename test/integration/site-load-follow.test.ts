@@ -11,7 +11,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RPCClient } from 'ocpp-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MeterSample } from '../../src/domain.js';
 import type { Events } from '../../src/events.js';
@@ -19,10 +18,9 @@ import type { SentProfile } from '../helpers/ocpp-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import type { SimProcess } from '../helpers/sim-process.js';
-import { startSiteGateway, type SiteGateway } from '../helpers/site-gateway.js';
+import { connectSiteCharger, startSiteGateway, type SiteCharger, type SiteGateway } from '../helpers/site-gateway.js';
 import { until } from '../helpers/wait.js';
 
-type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const PASSWORD = 'charger-secret-0123456789';
 const PLAN_PATH = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
 const SITE_METER = '6f1c2a9e-3b7d-4e58-a1c4-9d2e7b5f0c31';
@@ -33,12 +31,6 @@ const MAX_AGE_S = 15;
 const IDS = ['CP-EARLY', 'CP-LATE'] as const;
 const DEPARTURE = { 'CP-EARLY': '2025-05-11T16:00:00Z', 'CP-LATE': '2025-05-11T18:00:00Z' } as const;
 
-interface Charger {
-  client: RPCClient;
-  profiles: SentProfile[];
-  transactionId: number;
-}
-
 const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
 
 describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the site limit${hasSharedData ? '' : ` (${SKIP_REASON})`}`, () => {
@@ -47,7 +39,7 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
   let loadFile: string;
   let httpPort: number;
   let cpoToken: string;
-  const chargers = new Map<string, Charger>();
+  const chargers = new Map<string, SiteCharger>();
   const samples: MeterSample[] = [];
   /** plan.updated (reason site-load) with the number of site meter samples seen when it was told. */
   const siteUpdates: Array<{ e: Events['plan.updated']; samplesSeen: number; atMs: number }> = [];
@@ -77,19 +69,7 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
       },
     });
     ({ sim, httpPort, cpoToken, now } = gw);
-    for (const id of IDS) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${gw.ocppPort}`, identity: id, password: PASSWORD, protocols: ['ocpp1.6'], strictMode: true, reconnect: false } as ClientOptions);
-      const charger: Charger = { client, profiles: [], transactionId: 0 };
-      client.handle('SetChargingProfile', async ({ params }: { params?: unknown }) => {
-        charger.profiles.push(params as SentProfile);
-        return { status: 'Accepted' };
-      });
-      client.handle('ClearChargingProfile', async () => ({ status: 'Accepted' }));
-      client.handle('GetConfiguration', async () => ({ unknownKey: ['ChargingScheduleAllowedChargingRateUnit'] }));
-      await client.connect();
-      await client.call('BootNotification', { chargePointVendor: 'Alfen', chargePointModel: 'Eve Single' });
-      chargers.set(id, charger);
-    }
+    for (const id of IDS) chargers.set(id, await connectSiteCharger(gw, id, PASSWORD));
   }, 120_000);
 
   afterAll(async () => {
@@ -108,12 +88,12 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
     return { status: res.status, body: json };
   }
 
-  const lastTx = (id: string) => [...chargers.get(id)!.profiles].reverse().find((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+  const lastTx = (id: string) => [...chargers.get(id)!.profiles()].reverse().find((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
   /** Both chargers hold a TxProfile that the gateway stored as accepted, and it is the newest each received. */
   const settled = async () => {
     for (const id of IDS) {
       const tx = lastTx(id);
-      if (!tx || chargers.get(id)!.profiles.at(-1) !== tx) return false;
+      if (!tx || chargers.get(id)!.profiles().at(-1) !== tx) return false;
       const stored = (await api('GET', id)).body.charger_profile;
       // startSchedule is the plan's time to the second.
       if (stored?.status !== 'Accepted' || Math.floor(Date.parse(stored.planned_at) / 1000) * 1000 !== Date.parse(tx.csChargingProfiles.chargingSchedule.startSchedule)) return false;
@@ -170,11 +150,11 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
     expect(got.site_share.connectors).toBe(2);
     expect(got.site_meter.other_load_a).toBeGreaterThan(8);
     // The load stays high (wobbling as a real meter's does): no more profiles for ten readings.
-    const sent = IDS.map((id) => chargers.get(id)!.profiles.length);
+    const sent = IDS.map((id) => chargers.get(id)!.profiles().length);
     const seen = ofSite().length;
     await until(() => ofSite().length >= seen + 10, 'ten more readings', 60_000);
     expect(siteUpdates.length).toBe(before + 2);
-    expect(IDS.map((id) => chargers.get(id)!.profiles.length)).toEqual(sent);
+    expect(IDS.map((id) => chargers.get(id)!.profiles().length)).toEqual(sent);
   });
 
   it('the load falls: raised again once, not before site.raise_interval_s', { timeout: 120_000 }, async () => {
