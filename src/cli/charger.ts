@@ -211,10 +211,12 @@ export function registerChargerCommands(program: Command): void {
     .option('--parent-id-tag <tag>', 'its parent id tag')
     .option('--expiry <date-time>', 'when the reservation ends (ISO 8601, e.g. 2026-11-27T18:00:00Z)')
     .option('--minutes <n>', 'the reservation ends this many minutes from now', intArg('--minutes', 1))
-    .action((cp: string, o: Opts<{ connector: number; idTag: string; parentIdTag?: string; expiry?: string; minutes?: number }>) => {
+    .option('--connector-type <type>', 'OCPP 2.0.1 stations only: an EVSE with a connector of this type (e.g. cType2, cCCS2)')
+    .action((cp: string, o: Opts<{ connector: number; idTag: string; parentIdTag?: string; expiry?: string; minutes?: number; connectorType?: string }>) => {
       if ((o.expiry === undefined) === (o.minutes === undefined)) usage('give one of --expiry and --minutes');
       const expiry = o.expiry ?? new Date(Date.now() + o.minutes! * 60_000).toISOString();
-      return run('reserve-now', cp, { connector_id: o.connector, id_tag: o.idTag, ...(o.parentIdTag === undefined ? {} : { parent_id_tag: o.parentIdTag }), expiry_date: expiry }, o);
+      const optional = { ...(o.parentIdTag === undefined ? {} : { parent_id_tag: o.parentIdTag }), ...(o.connectorType === undefined ? {} : { connector_type: o.connectorType }) };
+      return run('reserve-now', cp, { connector_id: o.connector, id_tag: o.idTag, ...optional, expiry_date: expiry }, o);
     });
   op('cancel-reservation', 'CancelReservation of one of the charger\'s reservations')
     .requiredOption('--reservation <id>', 'the reservation id (see: metergate charger reservations)', intArg('--reservation', 1))

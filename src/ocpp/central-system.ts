@@ -479,12 +479,10 @@ export class CentralSystem implements Module {
     this.fuse?.connectionChanged(id, 'not-confirmed');
     const version = client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6';
     writes.run(`OCPP version of ${id}`, () => transactions201.recordVersion(id, version)).catch((err: unknown) => log.warn({ err }, 'OCPP version of the connection not stored'));
-    if (version === '1.6') {
-      dispatcher.connected(client);
-      // A charger that booted before and only reconnects (after a gateway restart, many do not
-      // boot again) gets the id tags configured now as well.
-      if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
-    }
+    if (version === '1.6') dispatcher.connected(client);
+    // A charger that booted before and only reconnects (after a gateway restart, many do not
+    // boot again) gets the id tags configured now as well, whichever its version.
+    if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
       if (st.client !== client) return;
@@ -496,7 +494,7 @@ export class CentralSystem implements Module {
     // Not silently unprotected: said at every connection while the site has a limit (docs/chargers.md "OCPP 2.0.1").
     if (version === '2.0.1' && this.ctx.config.site.limit_a !== undefined) log.warn({ site_limit_a: this.ctx.config.site.limit_a }, 'OCPP 2.0.1 station: the fuse controller does not limit it yet; its EVSEs count at their max_current_a in every other connector\'s site share');
     // Its calls' handlers by the subprotocol agreed at the handshake.
-    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st);
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, () => this.syncLocalList(id, 'boot'));
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {

@@ -80,6 +80,8 @@ export interface OperationOptions {
   readonly lane?: CallLane;
   /** How long to wait for the answer (default ocpp.operation_timeout_s): the gateway's safety calls are bounded as its other limit calls are. */
   readonly timeoutMs?: number;
+  /** Fields only a 2.0.1 station's form uses (v201/operation-forms.ts FormContext.only201); the caller refuses them for a 1.6 charger. */
+  readonly only201?: Readonly<Record<string, unknown>>;
 }
 
 /** What the HTTP routes use (a port, so that a daemon without chargers has none). */
@@ -178,7 +180,7 @@ export class ChargerOperations implements ChargerOperationsPort {
     if (this.chargers.get(chargePointId)?.ocpp_version === '2.0.1' || client?.protocol === 'ocpp2.0.1') {
       const form = operationForm201(action);
       if (!form) return { kind: 'not-in-protocol', ocppVersion: '2.0.1' };
-      const call = form.toCall(request, { chargePointId, transactions: this.transactions201 });
+      const call = form.toCall(request, { chargePointId, transactions: this.transactions201, only201: opts.only201 });
       if ('refused' in call) return { kind: 'not-in-protocol', ocppVersion: '2.0.1', reason: call.refused };
       sent = { ...call, form };
     }
@@ -204,7 +206,7 @@ export class ChargerOperations implements ChargerOperationsPort {
     const answered = client.call(sent.action, sent.request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
       (answer): OperationOutcome => {
         const raw = (answer ?? {}) as Record<string, unknown>;
-        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, { chargePointId, transactions: this.transactions201 }) : raw };
+        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, { chargePointId, transactions: this.transactions201 }, sent.request) : raw };
       },
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };

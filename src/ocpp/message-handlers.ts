@@ -45,6 +45,8 @@ export interface ReservationEvents {
   /** `previous`: the connector's status before this one (and when the gateway received it), when this one is not older than it. */
   /** `reservedNow`: the charger's connectors whose stored status is Reserved now (asked only when a Reserved ends). */
   connectorStatus(chargePointId: string, connectorId: number, status: string, previous: { status: string; receivedAtMs: number } | null, atMs: number, reservedNow: () => readonly number[]): void;
+  /** OCPP 2.0.1 ReservationStatusUpdate: the station ended a reservation on its own (Expired, Removed). */
+  stationEnded(chargePointId: string, reservationId: number, status: 'Expired' | 'Removed', atMs: number): void;
 }
 
 /** Keeps what a unit does once it committed (an event, a send after the answer). */

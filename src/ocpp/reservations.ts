@@ -36,6 +36,8 @@ export interface ReservationRequest {
   readonly idTag: string;
   readonly parentIdTag: string | null;
   readonly expiryAtMs: number;
+  /** OCPP 2.0.1 only (ReserveNow connectorType): the caller refuses it for a 1.6 charger. Sent, not kept. */
+  readonly connectorType?: string;
 }
 
 export interface ReserveNowResult {
@@ -114,7 +116,7 @@ export class ChargerReservations {
       ...(r.parentIdTag === null ? {} : { parentIdTag: r.parentIdTag }),
       reservationId,
     };
-    const outcome = await this.ops.call(chargePointId, 'ReserveNow', request);
+    const outcome = await this.ops.call(chargePointId, 'ReserveNow', request, r.connectorType === undefined ? {} : { only201: { connectorType: r.connectorType } });
     const atMs = this.nowMs();
     const answerStatus = outcome.kind === 'answered' ? String(outcome.answer.status) : null;
     const endReason = endOfReserveNow(outcome);
@@ -235,6 +237,26 @@ export class ChargerReservations {
         this.logger.info({ charge_point_id: chargePointId, reservation_id: r.reservationId, reserved_connector_id: r.connectorId, connector_id: connectorId, status, reason }, 'reservation ended by its connector\'s status');
       }
     }
+  }
+
+  /**
+   * OCPP 2.0.1 ReservationStatusUpdate (inside the handler's unit): the station ended one of
+   * its reservations on its own. Expired: it lapsed ('expired', at its expiry, or now when the
+   * station's clock was ahead of ours); Removed: the station dropped it (its EVSE turned
+   * Faulted or Unavailable, TC_H_20, or it was cancelled at the station):
+   * 'released-by-charger', as a 1.6 charger's Reserved -> Available. A 2.0.1 station says so
+   * instead of leaving its connector's status to be read (1.6, connectorStatus). One not open
+   * (ended here already, another charger's, unknown) changes nothing.
+   */
+  stationEnded(chargePointId: string, reservationId: number, status: 'Expired' | 'Removed', atMs: number): void {
+    const r = this.store.get(reservationId);
+    if (!r || r.chargePointId !== chargePointId || r.endedAtMs !== null) {
+      this.logger.info({ charge_point_id: chargePointId, reservation_id: reservationId, status, known: r?.chargePointId === chargePointId, end_reason: r?.chargePointId === chargePointId ? r.endReason : undefined }, 'ReservationStatusUpdate for a reservation not open here; nothing changed');
+      return;
+    }
+    const reason = status === 'Expired' ? 'expired' : 'released-by-charger';
+    const endedAtMs = status === 'Expired' ? Math.min(r.expiryAtMs, atMs) : atMs;
+    if (this.store.end(reservationId, reason, endedAtMs)) this.logger.info({ charge_point_id: chargePointId, reservation_id: reservationId, status, reason }, 'reservation ended by the station');
   }
 
   /** Ends the reservations whose expiryDate has passed (the charger dropped them too). */

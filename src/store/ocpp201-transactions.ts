@@ -18,7 +18,7 @@ export class Ocpp201TransactionStore {
       get: db.prepare<[string, string], { transaction_id: number; evse_id: number; last_seq_no: number; meter_start_pending: number }>(
         'SELECT transaction_id, evse_id, last_seq_no, meter_start_pending FROM ocpp201_transactions WHERE charge_point_id = ? AND charger_transaction_id = ?',
       ),
-      byId: db.prepare<[number], { charger_transaction_id: string }>('SELECT charger_transaction_id FROM ocpp201_transactions WHERE transaction_id = ?'),
+      byId: db.prepare<[number], { charger_transaction_id: string; charge_point_id: string }>('SELECT charger_transaction_id, charge_point_id FROM ocpp201_transactions WHERE transaction_id = ?'),
       insert: db.prepare('INSERT INTO ocpp201_transactions (charge_point_id, charger_transaction_id, transaction_id, evse_id, last_seq_no, meter_start_pending) VALUES (?, ?, ?, ?, ?, ?)'),
       meterStartKnown: db.prepare('UPDATE ocpp201_transactions SET meter_start_pending = 0 WHERE transaction_id = ?'),
       seqNo: db.prepare('UPDATE ocpp201_transactions SET last_seq_no = max(last_seq_no, ?) WHERE transaction_id = ?'),
@@ -38,6 +38,12 @@ export class Ocpp201TransactionStore {
   /** The station's own id of a transaction (null: a 1.6 transaction, or none). */
   chargerTransactionId(transactionId: number): string | null {
     return this.stmts.byId.get(transactionId)?.charger_transaction_id ?? null;
+  }
+
+  /** The station and its own id of a transaction of ours (null: a 1.6 transaction, or none). */
+  chargerTransaction(transactionId: number): { readonly chargePointId: string; readonly chargerTransactionId: string } | null {
+    const r = this.stmts.byId.get(transactionId);
+    return r ? { chargePointId: r.charge_point_id, chargerTransactionId: r.charger_transaction_id } : null;
   }
 
   insert(chargePointId: string, chargerTransactionId: string, transactionId: number, evseId: number, seqNo: number, meterStartPending: boolean): void {

@@ -141,11 +141,14 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
   });
   client.on('badMessage', ({ message }) => violations.push(`not a JSON OCPP-J frame: ${message}`));
 
-  const answer = (action: string, fn: (params: Record<string, unknown>) => Record<string, unknown>) =>
+  const answer = (action: string, fn: (params: Record<string, unknown>) => Record<string, unknown>) => {
+    // ocpp-ws-io refuses a second handler for an action: the earlier answer goes first.
+    client.removeHandler(action);
     client.handle(action, ({ params }) => {
       received.push({ action, params: params as Record<string, unknown> });
       return fn(params as Record<string, unknown>);
     });
+  };
   for (const [action, fn] of Object.entries(opts.answers)) answer(action, fn);
   await client.connect();
 

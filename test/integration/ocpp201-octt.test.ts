@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { freePort } from '../../src/free-port.js';
 import { storePrices } from '../../src/prices/price-merge.js';
 import { requireMarket } from '../../src/prices/markets.js';
@@ -256,7 +257,7 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     expect(await cs.call('SecurityEventNotification', { type: 'StartupOfTheDevice', timestamp: now(), techInfo: 'cold boot' })).toEqual({});
     expect(await cs.call('NotifyEvent', { generatedAt: now(), seqNo: 0, eventData: [{ eventId: 1, timestamp: now(), trigger: 'Delta', actualValue: 'Available', eventNotificationType: 'HardWiredNotification', component: { name: 'Connector', evse: { id: 1, connectorId: 1 } }, variable: { name: 'AvailabilityState' } }] })).toEqual({});
     expect(await cs.call('FirmwareStatusNotification', { status: 'Idle' })).toEqual({});
-    expect(await cs.unchecked('ReservationStatusUpdate', { reservationId: 1, reservationUpdateStatus: 'Expired' })).toEqual({ error: 'NotImplemented' });
+    expect(await cs.unchecked('NotifyCustomerInformation', { data: 'none', seqNo: 0, generatedAt: now(), requestId: 1 })).toEqual({ error: 'NotImplemented' });
   });
 
   // ── C. Authorization ────────────────────────────────────────────────────────────────────
@@ -430,6 +431,208 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 90_100, 'Transaction.End')] });
     expect((await plan()).body.site_share).toMatchObject({ share_a: 16 });
     await api('DELETE', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken);
+  });
+
+  // ── C/D/F/H: the operator's operations in their 2.0.1 form (v201/operations/) ─────────────
+
+  describe('C/D/F/H authorization, local lists, remote control, reservations', () => {
+    const TOKEN = { idToken: VALID, type: 'ISO14443' };
+    /** The list version the station accepted after its boot (TC_D_01); the SIGHUPs' updates count up from it. */
+    let v = 0;
+    const op = (path: string, body: unknown, chargePointId = CS) => api('POST', `/api/v1/chargers/${chargePointId}/${path}`, cpoToken, body, `/api/v1/chargers/{charge_point_id}/${path}`);
+    /** The calls of `action` the station got after `before` (an index into cs.received), waiting for `count` of them. */
+    const callsAfter = async (before: number, action: string, count = 1) => {
+      await until(() => cs.received.slice(before).filter((c) => c.action === action).length >= count, `${count} ${action} call(s) to the station`, 30_000);
+      return cs.received.slice(before).filter((c) => c.action === action).map((c) => c.params);
+    };
+    const reservation = (id: number) => {
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        return db.prepare('SELECT end_reason AS endReason, transaction_id AS transactionId FROM ocpp_reservations WHERE reservation_id = ?').get(id) as { endReason: string | null; transactionId: number | null };
+      } finally {
+        db.close();
+      }
+    };
+    const inForce = async () => ((await api('GET', `/api/v1/chargers/${CS}/reservations`, cpoToken)).body as { reservations: Array<{ reservation_id: number }> }).reservations.map((r) => r.reservation_id);
+    /** The station's id tags in the config file, taken by SIGHUP (the gateway sends the difference). */
+    const configureIdTags = (tags: readonly string[]) => {
+      const path = join(dir, 'metergate.yaml');
+      const text = readFileSync(path, 'utf8').replace(new RegExp(`(- id: ${CS}\\n(?:    .*\\n)*?)    auth: .*\\n`), `$1    auth: { id_tags: [${tags.join(', ')}] }\n`);
+      writeFileSync(path, text);
+      daemon.process.kill('SIGHUP');
+    };
+
+    // D. Local authorization list ───────────────────────────────────────────────────────────
+
+    it('TC_D_01_CSMS Send Local Authorization List - Full: after an accepted boot the configured id tags go as a Full list of idTokens (versionNumber > 0, idTokenInfo Accepted)', { timeout: 30_000 }, async () => {
+      cs.answer('SendLocalList', () => ({ status: 'Accepted' }));
+      cs.answer('GetLocalListVersion', () => ({ versionNumber: 1 }));
+      cs.answer('ClearCache', () => ({ status: 'Accepted' }));
+      const before = cs.received.length;
+      expect((await cs.call<{ status: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT' } })).status).toBe('Accepted');
+      const [sent] = await callsAfter(before, 'SendLocalList');
+      expect(sent).toEqual({ versionNumber: expect.any(Number), updateType: 'Full', localAuthorizationList: [{ idToken: TOKEN, idTokenInfo: { status: 'Accepted' } }] });
+      v = sent!.versionNumber as number;
+      expect(v).toBeGreaterThan(0);
+      // The version it accepted is kept (written through the queue: waited for).
+      await until(async () => (await op('get-local-list-version', {})).body.list_version_held === sent!.versionNumber, 'the accepted list version kept', 10_000);
+    });
+
+    it('TC_D_08_CSMS Get Local List Version - Success, TC_D_09_CSMS - No list available: versionNumber read back as 1.6\'s listVersion, beside the version the gateway holds', { timeout: 30_000 }, async () => {
+      const got = await op('get-local-list-version', {});
+      expect(got.status).toBe(200);
+      expect(got.body).toMatchObject({ action: 'GetLocalListVersion', request: {}, answer: { listVersion: 1, versionNumber: 1 }, list_version_held: v });
+      cs.answer('GetLocalListVersion', () => ({ versionNumber: 0 }));
+      expect((await op('get-local-list-version', {})).body).toMatchObject({ answer: { listVersion: 0, versionNumber: 0 }, list_version_held: v });
+    });
+
+    it('TC_D_02_CSMS Differential Update, TC_D_03_CSMS Differential Remove (answered VersionMismatch: the Full list follows), TC_D_04_CSMS Full with empty list: the config\'s id tags after SIGHUP', { timeout: 60_000 }, async () => {
+      let before = cs.received.length;
+      configureIdTags([VALID, 'OCTT-NEW-02']);
+      const [added] = await callsAfter(before, 'SendLocalList');
+      expect(added).toEqual({ versionNumber: v + 1, updateType: 'Differential', localAuthorizationList: [{ idToken: { idToken: 'OCTT-NEW-02', type: 'ISO14443' }, idTokenInfo: { status: 'Accepted' } }] });
+      // Removed: an entry without idTokenInfo (D01.FR.17); this station has lost step and says VersionMismatch, so the Full list goes.
+      cs.answer('SendLocalList', (p) => ({ status: p.updateType === 'Differential' ? 'VersionMismatch' : 'Accepted' }));
+      before = cs.received.length;
+      configureIdTags([VALID]);
+      const [removed, full] = await callsAfter(before, 'SendLocalList', 2);
+      expect(removed).toEqual({ versionNumber: v + 2, updateType: 'Differential', localAuthorizationList: [{ idToken: { idToken: 'OCTT-NEW-02', type: 'ISO14443' } }] });
+      expect(full).toEqual({ versionNumber: v + 2, updateType: 'Full', localAuthorizationList: [{ idToken: TOKEN, idTokenInfo: { status: 'Accepted' } }] });
+      // A tag was removed: the station's cache may still hold it, so ClearCache follows the list (as for 1.6).
+      await callsAfter(before, 'ClearCache');
+      cs.answer('SendLocalList', () => ({ status: 'Accepted' }));
+      // No id tags at all: the operator's Full list leaves localAuthorizationList out (2.0.1 allows no empty array).
+      before = cs.received.length;
+      configureIdTags([]);
+      await callsAfter(before, 'SendLocalList');
+      const empty = await op('send-local-list', { update_type: 'Full' });
+      expect(empty.status).toBe(200);
+      expect(empty.body).toMatchObject({ action: 'SendLocalList', answer: { status: 'Accepted' }, list_version_held: v + 4 });
+      expect(cs.received.filter((c) => c.action === 'SendLocalList').at(-1)!.params).toEqual({ versionNumber: v + 4, updateType: 'Full' });
+      before = cs.received.length;
+      configureIdTags([VALID]);
+      expect(await callsAfter(before, 'SendLocalList')).toEqual([{ versionNumber: v + 5, updateType: 'Differential', localAuthorizationList: [{ idToken: TOKEN, idTokenInfo: { status: 'Accepted' } }] }]);
+      await until(async () => (await cs.call<{ idTokenInfo: { status: string } }>('Authorize', { idToken: TOKEN })).idTokenInfo.status === 'Accepted', 'the id tag accepted again', 10_000);
+    });
+
+    // F. Remote control ─────────────────────────────────────────────────────────────────────
+
+    it('TC_F_02_CSMS Remote start transaction - Remote start first: RequestStartTransaction with the idToken, the EVSE and a remoteStartId the station sends back; TC_E_21_CSMS the remote stop sends the station\'s own transaction id', { timeout: 60_000 }, async () => {
+      cs.answer('RequestStartTransaction', () => ({ status: 'Accepted' }));
+      cs.answer('RequestStopTransaction', () => ({ status: 'Accepted' }));
+      let before = cs.received.length;
+      const started = await op('remote-start', { id_tag: VALID, connector_id: 2 });
+      expect(started.status).toBe(200);
+      const [sent] = await callsAfter(before, 'RequestStartTransaction');
+      expect(sent).toEqual({ idToken: TOKEN, evseId: 2, remoteStartId: expect.any(Number) });
+      expect(started.body).toMatchObject({ action: 'RemoteStartTransaction', request: { idTag: VALID, connectorId: 2 }, answer: { status: 'Accepted', remoteStartId: sent!.remoteStartId } });
+      const txId = stationTxId();
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'RemoteStart', seqNo: 0, transactionInfo: { transactionId: txId, remoteStartId: sent!.remoteStartId, chargingState: 'EVConnected' }, idToken: TOKEN, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 40_000, 'Transaction.Begin')] });
+      const ours = await openTransactionId(CS, 2);
+      expect(ours).toBeGreaterThan(0);
+      before = cs.received.length;
+      const stopped = await op('remote-stop', { transaction_id: ours });
+      expect(stopped.status).toBe(200);
+      expect(await callsAfter(before, 'RequestStopTransaction')).toEqual([{ transactionId: txId }]);
+      expect(stopped.body).toMatchObject({ action: 'RemoteStopTransaction', request: { transactionId: ours }, answer: { status: 'Accepted', chargerTransactionId: txId } });
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'RemoteStop', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'Remote' }, meterValue: [register(now(), 40_300, 'Transaction.End')] });
+      expect((await api('GET', `/api/v1/chargers/${CS}/transactions/${ours}`, cpoToken)).body).toMatchObject({ status: 'completed', meter_stop_wh: 40_300 });
+    });
+
+    it('TC_F_01_CSMS Remote start transaction - Cable plugin first: the station\'s answer names the transaction it has, read back as ours too; a Rejected start is returned as it came', { timeout: 60_000 }, async () => {
+      const txId = stationTxId();
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 50_000, 'Transaction.Begin')] });
+      const ours = await openTransactionId(CS, 1);
+      cs.answer('RequestStartTransaction', () => ({ status: 'Accepted', transactionId: txId }));
+      const started = await op('remote-start', { id_tag: VALID, connector_id: 1 });
+      expect(started.body.answer).toMatchObject({ status: 'Accepted', chargerTransactionId: txId, transactionId: ours });
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 50_010, 'Transaction.End')] });
+      cs.answer('RequestStartTransaction', () => ({ status: 'Rejected' }));
+      expect((await op('remote-start', { id_tag: VALID })).body.answer).toEqual({ status: 'Rejected', remoteStartId: expect.any(Number) });
+    });
+
+    it('NEG_F what 2.0.1 cannot carry is refused with the reason, nothing sent: a stop of a transaction that is not the station\'s, a start with the plan', { timeout: 30_000 }, async () => {
+      const before = cs.received.length;
+      const unknown = await op('remote-stop', { transaction_id: 2_000_000 });
+      expect(unknown.status).toBe(409);
+      expect(unknown.body.detail).toMatch(/transaction 2000000 is not a transaction of this station/);
+      const plan = await op('remote-start', { id_tag: VALID, connector_id: 1, charging_profile: 'plan' });
+      expect(plan.status).toBe(409);
+      expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1: a remote start with the connector's plan/);
+      expect(cs.received.length).toBe(before);
+    });
+
+    // H. Reservations ───────────────────────────────────────────────────────────────────────
+
+    it('TC_H_01_CSMS Reserve a specific EVSE - Accepted: ReserveNow with the EVSE, no connectorType; the TransactionEvent naming it ends it (transaction)', { timeout: 60_000 }, async () => {
+      cs.answer('ReserveNow', () => ({ status: 'Accepted' }));
+      const before = cs.received.length;
+      const expiry = new Date(Date.now() + 3_600_000).toISOString();
+      const made = await op('reserve-now', { connector_id: 1, id_tag: VALID, expiry_date: expiry });
+      expect(made.status).toBe(200);
+      const id = made.body.reservation.reservation_id as number;
+      expect(await callsAfter(before, 'ReserveNow')).toEqual([{ id, expiryDateTime: new Date(expiry).toISOString(), idToken: TOKEN, evseId: 1 }]);
+      expect(made.body).toMatchObject({ answer: { status: 'Accepted' }, reservation: { state: 'active', connector_id: 1 } });
+      expect(await inForce()).toContain(id);
+      await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Reserved', evseId: 1, connectorId: 1 });
+      const txId = stationTxId();
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, reservationId: id, transactionInfo: { transactionId: txId }, idToken: TOKEN, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 60_000, 'Transaction.Begin')] });
+      const ours = await openTransactionId(CS, 1);
+      expect(reservation(id)).toEqual({ endReason: 'transaction', transactionId: ours });
+      expect(await inForce()).not.toContain(id);
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 60_020, 'Transaction.End')] });
+      await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Available', evseId: 1, connectorId: 1 });
+    });
+
+    it('TC_H_08_CSMS Reserve an unspecified EVSE, TC_H_15_CSMS with a connector type, TC_H_19_CSMS with a GroupId; connector_type for a 1.6 charger is 422', { timeout: 30_000 }, async () => {
+      const before = cs.received.length;
+      const expiry = new Date(Date.now() + 3_600_000).toISOString();
+      const any = await op('reserve-now', { connector_id: 0, id_tag: VALID, expiry_date: expiry });
+      const typed = await op('reserve-now', { connector_id: 0, id_tag: VALID, expiry_date: expiry, connector_type: 'cType2' });
+      const group = await op('reserve-now', { connector_id: 2, id_tag: VALID, parent_id_tag: 'GROUP001', expiry_date: expiry });
+      const sent = await callsAfter(before, 'ReserveNow', 3);
+      const idToken = TOKEN;
+      expect(sent).toEqual([
+        { id: any.body.reservation.reservation_id, expiryDateTime: expiry, idToken },
+        { id: typed.body.reservation.reservation_id, expiryDateTime: expiry, idToken, connectorType: 'cType2' },
+        { id: group.body.reservation.reservation_id, expiryDateTime: expiry, idToken, evseId: 2, groupIdToken: { idToken: 'GROUP001', type: 'Central' } },
+      ]);
+      const sixteen = await op('reserve-now', { connector_id: 1, id_tag: VALID, expiry_date: expiry, connector_type: 'cType2' }, CP16);
+      expect(sixteen.status).toBe(422);
+      expect(sixteen.body.detail).toMatch(/connector_type is OCPP 2\.0\.1's/);
+      // Cleared for the cases after (the station answers the cancels Accepted: TC_H_17 below).
+      cs.answer('CancelReservation', () => ({ status: 'Accepted' }));
+      for (const r of [any, typed, group]) expect((await op('cancel-reservation', { reservation_id: r.body.reservation.reservation_id })).body.reservation.end_reason).toBe('cancelled');
+    });
+
+    it('TC_H_17_CSMS Cancel reservation of an EVSE - Success; TC_H_07_CSMS Reservation Ended / not used and TC_H_20_CSMS cancelled when Faulted: ReservationStatusUpdate Expired / Removed ends it', { timeout: 30_000 }, async () => {
+      const reserve = async (connectorId: number) => (await op('reserve-now', { connector_id: connectorId, id_tag: VALID, expiry_date: new Date(Date.now() + 3_600_000).toISOString() })).body.reservation.reservation_id as number;
+      const cancelledId = await reserve(1);
+      const before = cs.received.length;
+      const cancelled = await op('cancel-reservation', { reservation_id: cancelledId });
+      expect(await callsAfter(before, 'CancelReservation')).toEqual([{ reservationId: cancelledId }]);
+      expect(cancelled.body).toMatchObject({ answer: { status: 'Accepted' }, reservation: { state: 'ended', end_reason: 'cancelled' } });
+      const expired = await reserve(1);
+      expect(await cs.call('ReservationStatusUpdate', { reservationId: expired, reservationUpdateStatus: 'Expired' })).toEqual({});
+      expect(reservation(expired).endReason).toBe('expired');
+      const faulted = await reserve(2);
+      await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Faulted', evseId: 2, connectorId: 1 });
+      expect(await cs.call('ReservationStatusUpdate', { reservationId: faulted, reservationUpdateStatus: 'Removed' })).toEqual({});
+      expect(reservation(faulted).endReason).toBe('released-by-charger');
+      await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Available', evseId: 2, connectorId: 1 });
+      expect(await inForce()).toEqual([]);
+    });
+
+    it('NEG_H a ReservationStatusUpdate for a reservation not open here changes nothing; a refused ReserveNow ends at once (refused)', { timeout: 30_000 }, async () => {
+      expect(await cs.call('ReservationStatusUpdate', { reservationId: 1_999_999, reservationUpdateStatus: 'Removed' })).toEqual({});
+      cs.answer('ReserveNow', () => ({ status: 'Occupied' }));
+      const refused = await op('reserve-now', { connector_id: 1, id_tag: VALID, expiry_date: new Date(Date.now() + 3_600_000).toISOString() });
+      expect(refused.body).toMatchObject({ answer: { status: 'Occupied' }, reservation: { state: 'ended', end_reason: 'refused' } });
+      // Ended by its cancel before: a later Expired from the station does not re-end it.
+      const id = refused.body.reservation.reservation_id as number;
+      expect(await cs.call('ReservationStatusUpdate', { reservationId: id, reservationUpdateStatus: 'Expired' })).toEqual({});
+      expect(reservation(id).endReason).toBe('refused');
+    });
   });
 
   it('every frame the gateway sent the 2.0.1 station (and the 1.6 charger) passes the official schemas', async () => {

@@ -21,6 +21,7 @@ import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
 import { authorizeIdTag } from '../../ocpp/id-tags.js';
 import type { ChargerReservations } from '../../ocpp/reservations.js';
 import { operationForm201 } from '../../ocpp/v201/operation-forms.js';
+import { PLAN_START_REFUSED_201 } from '../../ocpp/v201/operations/request-start-transaction.js';
 import type { ReservationRecord } from '../../store/ocpp-reservations.js';
 import { ReservationStore } from '../../store/ocpp-reservations.js';
 import type { RouteDeps } from '../deps.js';
@@ -67,6 +68,8 @@ const optional = (name: string, value: unknown): Json => (value === undefined ? 
 /** A TxProfile of the connector's current plan, for RemoteStartTransaction (OCPP 1.6 5.11: purpose TxProfile, no transactionId). */
 function planProfile(c: OperationContext, connectorId: number | undefined): Json {
   const { deps, chargePointId } = c;
+  // Before the 1.6 profile is built (a 2.0.1 EVSE never has a target: PUT …/plan is refused for it).
+  if (deps.centralSystem?.()?.operations?.ocppVersion(chargePointId) === '2.0.1') throw new HttpProblem(409, `charger ${chargePointId} speaks OCPP 2.0.1: ${PLAN_START_REFUSED_201}; nothing was sent`);
   if (connectorId === undefined) throw new HttpProblem(422, 'a charging profile from the plan needs the connector', { errors: [{ path: 'connector_id', message: 'is required with charging_profile "plan"' }] });
   refuseRefusedProfiles(c, connectorId);
   const target = deps.charging.stores.targets.get(chargePointId, connectorId);
@@ -314,6 +317,10 @@ function registerReservationRoutes(router: Router, deps: RouteDeps, p: RoutePart
   router.post(reservePath, p.auth, ...p.body, async (req, res) => {
     const { chargePointId, operations, reservations } = p.target(req, 'ReserveNow');
     const b = p.validated('ReserveNowOperationRequest', req.body);
+    const connectorType = b.connector_type === undefined ? undefined : String(b.connector_type);
+    if (connectorType !== undefined && operations.ocppVersion(chargePointId) !== '2.0.1') {
+      throw new HttpProblem(422, `connector_type is OCPP 2.0.1's (ReserveNow connectorType): charger ${chargePointId} speaks 1.6${operations.ocppVersion(chargePointId) === null ? ' or has not connected yet' : ''}, whose ReserveNow names a connector only; nothing was sent`, { errors: [{ path: 'connector_type', message: 'for OCPP 2.0.1 stations only' }] });
+    }
     const nowMs = deps.clock.now();
     const expiryAtMs = Date.parse(String(b.expiry_date));
     if (!(expiryAtMs > nowMs)) throw new HttpProblem(422, 'the reservation must end in the future', { errors: [{ path: 'expiry_date', message: `must be after now (${formatUtc(nowMs)})` }] });
@@ -331,7 +338,7 @@ function registerReservationRoutes(router: Router, deps: RouteDeps, p: RoutePart
     if (features !== null && !features.some((f) => f.toLowerCase() === 'reservation')) {
       throw new HttpProblem(409, `charger ${chargePointId} does not declare the Reservation profile (SupportedFeatureProfiles: ${features.join(',') || 'none'}); nothing was sent`);
     }
-    const result = await reservations.reserve(chargePointId, { connectorId, idTag, parentIdTag, expiryAtMs });
+    const result = await reservations.reserve(chargePointId, { connectorId, idTag, parentIdTag, expiryAtMs, ...(connectorType === undefined ? {} : { connectorType }) });
     if (!result) throw new HttpProblem(503, 'the store refuses writes (disk full, I/O error): no reservation id can be kept; nothing was sent', { headers: { 'Retry-After': '10' } });
     const answer = answered(result.outcome, chargePointId, 'ReserveNow');
     res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: 'ReserveNow', request: result.request, answer, reservation: reservationView(result.reservation, deps.clock.now()) });

@@ -6,7 +6,7 @@ import type { ChargerConfig } from '../../config/types.js';
 import type { AppContext } from '../../context.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { ChargerState } from '../charger-client.js';
-import type { ConnectionTools, OnCall } from '../message-handlers.js';
+import type { ConnectionTools, OnCall, ReservationEvents } from '../message-handlers.js';
 import { createRPCError } from '../rpc.js';
 
 /**
@@ -25,6 +25,10 @@ export interface Connection201 {
   readonly st: ChargerState;
   readonly transactions: Ocpp201TransactionStore;
   readonly registration: Registration;
+  /** The reservations the gateway made (reservations.ts): ended by the station's messages. */
+  readonly reservations: ReservationEvents;
+  /** Once a BootNotification was answered Accepted and written: what follows a boot (the local authorization list, central-system.ts). */
+  readonly booted: () => void;
 }
 
 /**

@@ -5,9 +5,9 @@
 // NotifyMonitoringReport (answers to requests the gateway does not send yet). Answered `{}`
 // and logged, not stored yet (docs/chargers.md "OCPP 2.0.1": the device model and the
 // security log are later blocks). Answering NotImplemented instead makes some stations retry
-// or raise a fault for routine messages. Notifications that ask the CSMS to act on them
-// (ReservationStatusUpdate, NotifyChargingLimit, NotifyEVChargingNeeds, ...) are not here:
-// they stay NotImplemented until their block is done.
+// or raise a fault for routine messages. Notifications that ask the CSMS to act on them are
+// not here: in their block's file (ReservationStatusUpdate: reservations.ts), or
+// NotImplemented until their block is done (NotifyChargingLimit, NotifyEVChargingNeeds, ...).
 import { registeredOnly, type Connection201 } from './connection.js';
 
 interface SecurityEvent {

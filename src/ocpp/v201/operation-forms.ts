@@ -11,7 +11,12 @@ import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.j
 /** What a form may look up: the station and its transactions' ids (integer, ours <-> string, the station's). */
 export interface FormContext {
   readonly chargePointId: string;
-  readonly transactions: Pick<Ocpp201TransactionStore, 'chargerTransactionId'>;
+  readonly transactions: Pick<Ocpp201TransactionStore, 'chargerTransactionId' | 'chargerTransaction' | 'get'>;
+  /**
+   * Fields of the operator's request that only 2.0.1 has a place for (ReserveNow's
+   * connectorType): the 1.6 request is checked against the 1.6 schema, which has none.
+   */
+  readonly only201?: Readonly<Record<string, unknown>>;
 }
 
 /** The 2.0.1 call to send, or why this request has no 2.0.1 equivalent. */
@@ -19,8 +24,11 @@ export type FormCall = { readonly action: string; readonly request: Record<strin
 
 export interface OperationForm201 {
   toCall(request16: Record<string, unknown>, ctx: FormContext): FormCall;
-  /** The station's (schema-checked) answer in the 1.6 answer's shape, keeping the 2.0.1 fields a client may want beside it. */
-  toAnswer(answer201: Record<string, unknown>, ctx: FormContext): Record<string, unknown>;
+  /**
+   * The station's (schema-checked) answer in the 1.6 answer's shape, keeping the 2.0.1 fields a
+   * client may want beside it; `sent` is the 2.0.1 request that was sent (an id the form chose).
+   */
+  toAnswer(answer201: Record<string, unknown>, ctx: FormContext, sent: Readonly<Record<string, unknown>>): Record<string, unknown>;
 }
 
 const forms = new Map<OperatorAction, OperationForm201>();

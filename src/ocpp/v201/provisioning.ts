@@ -51,6 +51,7 @@ export function registerProvisioning(c: Connection201): void {
         }
         registration.status = 'Accepted';
         log.info({ vendor: cs.vendorName, model: cs.model, reason: p.reason, ocpp_version: '2.0.1' }, 'charger booted');
+        c.booted();
       });
       return { status: 'Accepted', currentTime: nowIso(), interval: ctx.config.ocpp.heartbeat_interval_s };
     },

@@ -90,6 +90,10 @@ export function registerTransactions(c: Connection201): void {
         transactions.seenSeqNo(ref.transactionId, seqNo);
       }
       const transactionId = ref.transactionId;
+      // The event naming a reservation (the first one authorized by its idToken, E03.FR.04: not always the Started) ends it, as a 1.6 StartTransaction does.
+      if (p.reservationId !== undefined && !repeatedStart) {
+        c.reservations.transactionStarted(id, { connectorId: ref.evseId, idTag: p.idToken?.idToken ?? '', reservationId: boundedId(p.reservationId, 'reservationId'), transactionId }, nowMs);
+      }
       if (!p.offline) checkClock(eventAtMs, `TransactionEvent ${p.eventType}`, transactionId);
       if (!repeatedStart) flagTransactions(transactionId);
 

@@ -1,0 +1,44 @@
+// RemoteStartTransaction as OCPP 2.0.1 RequestStartTransaction (F01/F02): the id tag as an
+// idToken of the configured type (authorization.ts), the connector as the EVSE (evseId; left
+// out: the station chooses), and a remoteStartId of the gateway's that the station sends back
+// in the TransactionEvent its start causes (F02.FR.01). The answer keeps 1.6's status, with
+// the remoteStartId beside it and, when the station had a transaction already (a cable plugged
+// first, TC_F_01), its own id (chargerTransactionId) and ours (transactionId) once stored.
+//
+// A start with the connector's plan as its profile (charging_profile "plan") is refused for
+// 2.0.1 (409 with the reason): its 1.6 csChargingProfiles has no 2.0.1 form in the gateway yet.
+import { configuredIdToken } from '../authorization.js';
+import { registerOperationForm201 } from '../operation-forms.js';
+
+/** 2.0.1 remoteStartId is an integer: seconds since 2020 at start, counted up per request, so ids grow across restarts too. */
+const EPOCH_2020_MS = Date.UTC(2020, 0, 1);
+let lastRemoteStartId = Math.floor((Date.now() - EPOCH_2020_MS) / 1000);
+
+export function nextRemoteStartId(): number {
+  lastRemoteStartId = lastRemoteStartId >= 2_147_483_647 ? 1 : lastRemoteStartId + 1;
+  return lastRemoteStartId;
+}
+
+/** Why a start with the plan is refused for a 2.0.1 station (the HTTP route says it before it builds the 1.6 profile). */
+export const PLAN_START_REFUSED_201 = 'a remote start with the connector\'s plan as its charging profile is done for OCPP 1.6 chargers only so far (the 2.0.1 ChargingProfileType is not sent yet); start it without charging_profile';
+
+registerOperationForm201('RemoteStartTransaction', {
+  toCall: (request) => {
+    if (request.chargingProfile !== undefined) return { refused: PLAN_START_REFUSED_201 };
+    return {
+      action: 'RequestStartTransaction',
+      request: { idToken: configuredIdToken(String(request.idTag)), remoteStartId: nextRemoteStartId(), ...(request.connectorId === undefined ? {} : { evseId: request.connectorId }) },
+    };
+  },
+  toAnswer: (answer, ctx, sent) => {
+    const chargerTransactionId = typeof answer.transactionId === 'string' ? answer.transactionId : undefined;
+    const ours = chargerTransactionId === undefined ? null : ctx.transactions.get(ctx.chargePointId, chargerTransactionId);
+    return {
+      status: answer.status,
+      ...(answer.statusInfo === undefined ? {} : { statusInfo: answer.statusInfo }),
+      remoteStartId: sent.remoteStartId,
+      ...(chargerTransactionId === undefined ? {} : { chargerTransactionId }),
+      ...(ours ? { transactionId: ours.transactionId } : {}),
+    };
+  },
+});
