@@ -462,6 +462,19 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       daemon.process.kill('SIGHUP');
     };
 
+    // C. Authorization ──────────────────────────────────────────────────────────────────────
+
+    it('TC_C_06_CSMS / TC_C_07_CSMS Authorization Blocked / Expired: a token the gateway does not accept is Invalid (the cases allow it); TC_C_08_CSMS / TC_C_20_CSMS through the station\'s cache: the idToken of an Updated event is checked (Accepted / Invalid)', { timeout: 30_000 }, async () => {
+      for (const idToken of ['OCTT-BLOCKED-01', 'OCTT-EXPIRED-01']) expect(await cs.call('Authorize', { idToken: { idToken, type: 'Central' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+      for (const [idToken, status] of [[VALID, 'Accepted'], ['OCTT-INVALID-01', 'Invalid']] as const) {
+        const txId = stationTxId();
+        // EVConnectedPreSession (TxStartPoint ParkingBayOccupancy): started without a token, then authorized from the cache.
+        expect(await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 70_000, 'Transaction.Begin')] })).toEqual({});
+        expect(await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: now(), triggerReason: 'Authorized', seqNo: 1, transactionInfo: { transactionId: txId }, idToken: { idToken, type: 'ISO14443' } })).toEqual({ idTokenInfo: { status } });
+        await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: status === 'Accepted' ? 'EVDisconnected' : 'DeAuthorized' }, meterValue: [register(now(), 70_000, 'Transaction.End')] });
+      }
+    });
+
     // D. Local authorization list ───────────────────────────────────────────────────────────
 
     it('TC_D_01_CSMS Send Local Authorization List - Full: after an accepted boot the configured id tags go as a Full list of idTokens (versionNumber > 0, idTokenInfo Accepted)', { timeout: 30_000 }, async () => {
