@@ -10,7 +10,7 @@ export interface DaemonProcess {
   output(): string;
   /** SIGKILL: no shutdown code runs (a crash or power cut, as far as the process knows). */
   kill9(): Promise<void>;
-  /** SIGTERM and wait for the exit code. */
+  /** SIGTERM and wait for the exit code (and the end of its output). */
   stop(): Promise<number | null>;
 }
 
@@ -31,7 +31,9 @@ export async function startDaemon(configPath: string, opts: DaemonOptions = {}):
   };
   proc.stdout?.on('data', onData);
   proc.stderr?.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': after 'exit' the last lines (say "metergate stopped") may still be in
+  // the pipes, unread; 'close' comes once stdout and stderr have ended too.
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   const until = Date.now() + (opts.startTimeoutMs ?? 90_000);
   while (!output.includes('metergate started')) {
     if (proc.exitCode !== null) throw new Error(`daemon exited ${proc.exitCode}: ${output}`);

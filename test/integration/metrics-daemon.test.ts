@@ -66,16 +66,18 @@ describe.skipIf(!hasMosquitto || !hasSocat)('/metrics of a running daemon', () =
 
   it('outbox depth and age grow while the broker is away and drain after', { timeout: 180_000 }, async () => {
     await rig.broker.pause();
+    // Read while the broker is away: after resume() the daemon may reconnect and drain before a scrape.
+    let publishedBefore = Number.NaN;
     try {
       await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 1) === 0, 'the daemon to notice the broker is gone');
       await until(async () => {
         const t = await scrape();
         return (seriesValue(t, 'metergate_outbox_depth') ?? 0) >= 2 && (seriesValue(t, 'metergate_outbox_oldest_age_seconds') ?? 0) > 0;
       }, 'a backlog with an age');
+      publishedBefore = seriesValue(await scrape(), 'metergate_uplink_published_total')!;
     } finally {
       await rig.broker.resume();
     }
-    const publishedBefore = seriesValue(await scrape(), 'metergate_uplink_published_total')!;
     await until(async () => (seriesValue(await scrape(), 'metergate_broker_state', { state: 'connected' }) ?? 0) === 1, 'the reconnect');
     await until(async () => {
       const t = await scrape();

@@ -18,6 +18,7 @@ import { freePort } from '../../src/free-port.js';
 import { MALFORMED_WARNINGS, MAX_BAD_MESSAGES } from '../../src/ocpp/transport.js';
 import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { until } from '../helpers/wait.js';
 
 const PASSWORD = 'frames-password-0123456789';
 const basic = (id: string) => `Basic ${Buffer.from(`${id}:${PASSWORD}`).toString('base64')}`;
@@ -110,8 +111,11 @@ describe('OCPP frames the library answers itself: bounded like every other frame
     const warningsBefore = daemon.output().split('\n').filter((l) => l.includes('malformed OCPP frame')).length;
     let sent = 0;
     for (; sent < 300 && !closed; sent++) {
+      const answered = answers.length;
       ws.send(`this is not OCPP-J ${sent}`);
-      await new Promise((r) => setTimeout(r, 5));
+      // One at a time, its CallError (or the close) before the next: how many frames it takes
+      // then depends on the gateway's count, not on how fast a loaded daemon reads.
+      await until(() => answers.length > answered || closed, `the answer to non-OCPP-J frame ${sent} or the close`);
     }
     const how = await Promise.race([closedWith, new Promise<'open'>((r) => setTimeout(() => r('open'), 15_000))]);
     ws.terminate();

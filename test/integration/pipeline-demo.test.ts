@@ -63,7 +63,8 @@ describe('metergate demo', () => {
     child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo', '--top-up', '20'], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), (stdout += d.toString())));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close': the output read to its end (the stopping line comes just before the exit).
+    exited = new Promise((resolve) => child.once('close', (code) => resolve(code)));
   });
   afterAll(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

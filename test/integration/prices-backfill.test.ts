@@ -74,7 +74,8 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
     children.push(child);
     let err = '';
     child.stderr!.on('data', (d) => (err += String(d)));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // 'close': stderr read to its end (the summary line is written just before the exit).
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     return { child, stderr: () => err, exited };
   }
 
@@ -129,7 +130,7 @@ describe.skipIf(!hasSharedData)(`price backfill and sync${hasSharedData ? '' : `
     children.push(child);
     let out = '';
     child.stdout!.on('data', (d) => (out += String(d)));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c))); // the output read to its end
     expect(code, out).toBe(0);
     // Redrawn in place: carriage return + erase line, then the bar.
     expect(out).toMatch(/\r\x1b\[2Kbackfill DE-LU from 2026-08-01 \[[#-]{30}\] \d+\/\d+ \d+%/);

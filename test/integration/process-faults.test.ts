@@ -67,7 +67,8 @@ describe('errors that escape every handler in metergate run', () => {
   it('an uncaught exception is logged with its stack, the daemon stops cleanly and exits 70', { timeout: 90_000 }, async () => {
     const { daemon, trigger } = await daemonWith(dir, 'exception');
     daemons.push(daemon);
-    const exited = new Promise<number | null>((resolve) => daemon.process.once('exit', (code) => resolve(code)));
+    // 'close': its output read to the end (after 'exit' the last lines can still be in the pipe).
+    const exited = new Promise<number | null>((resolve) => daemon.process.once('close', (code) => resolve(code)));
     writeFileSync(trigger, '');
     expect(await exited).toBe(70);
     const lines = daemon.output().split('\n');

@@ -22,7 +22,8 @@ function runToExit(configPath: string): Promise<{ code: number | null; stdout: s
   child.stderr.on('data', (c: Buffer) => (stderr += c));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   return new Promise((resolveExit) =>
-    child.once('exit', (code) => {
+    // 'close', not 'exit': stdout and stderr read to their end.
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolveExit({ code, stdout, stderr });
     }),

@@ -105,6 +105,8 @@ describe.skipIf(!mountable || !hasMosquitto)('data directory on a full disk', ()
     // The meter goes silent, so what was taken is final; then count.
     await rig.meters[0].sim.kill();
     await until(async () => (sample(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
+    // The last readings taken may still wait in the write queue: counted as stored once committed.
+    await until(async () => sample(await scrape(), 'metergate_store_pending_writes') === 0, 'the write queue empty', 30_000);
     const m = await scrape();
     // Both counted when a poll ends (polls_total counts at its start: one may be in flight).
     const taken = (sample(m, 'metergate_meter_poll_duration_seconds_count') ?? 0) - (sample(m, 'metergate_meter_poll_failures_total') ?? 0);

@@ -78,6 +78,8 @@ describe.skipIf(!hasMosquitto)('database locked by another process for 30 s', ()
     // The meter goes silent, so what was taken is final; then count.
     await rig.meters[0].sim.kill();
     await until(async () => (seriesValue(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
+    // The last readings taken may still wait in the write queue: counted as stored once committed.
+    await until(async () => seriesValue(await scrape(), 'metergate_store_pending_writes') === 0, 'the write queue empty', 30_000);
     const m = await scrape();
     // Both counted when a poll ends (polls_total counts at its start: one may be in flight).
     const taken = (seriesValue(m, 'metergate_meter_poll_duration_seconds_count') ?? 0) - (seriesValue(m, 'metergate_meter_poll_failures_total') ?? 0);

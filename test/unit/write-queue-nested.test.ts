@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { StoreWriteDropped, StoreWriteQueue } from '../../src/store/write-queue.js';
+import { until } from '../helpers/wait.js';
 
 type Settled<T> = { kind: 'resolved'; value: T } | { kind: 'rejected'; err: unknown } | { kind: 'pending' };
 
@@ -27,13 +28,6 @@ function track<T>(p: Promise<T>): { readonly state: Settled<T> } {
   return box;
 }
 
-async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('store write queue: a nested write refused at the bound (real SQLite file)', () => {
   const cleanups: Array<() => void> = [];
@@ -75,7 +69,7 @@ describe('store write queue: a nested write refused at the bound (real SQLite fi
         return 'outer done';
       }),
     );
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => outer.state.kind !== 'pending', 'the outer unit to settle');
     // The outer unit ran and committed its row: its caller is told so.
     expect(rows()).toEqual(['outer']);
     expect(outer.state).toEqual({ kind: 'resolved', value: 'outer done' });
@@ -107,8 +101,7 @@ describe('store write queue: a nested write refused at the bound (real SQLite fi
       }),
     );
     const second = track(writes.run('second', () => Number(insert.run('second').lastInsertRowid)));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(writes.view().pendingWrites).toBe(2);
+    await until(() => writes.view().pendingWrites === 2, 'both writes waiting behind the lock');
     expect(first.state.kind).toBe('pending');
     other.exec('COMMIT');
     await until(() => first.state.kind !== 'pending', '"first" to be written at the retry');
