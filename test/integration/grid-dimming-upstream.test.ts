@@ -45,7 +45,7 @@ describe.skipIf(!(hasPymodbus() && hasMosquitto))('dimming events upstream, and 
   const setContact = async (bits: string) => {
     const before = boxLines.length;
     box.stdin.write(`${bits}\n`);
-    await until(() => boxLines.slice(before).includes(`set ${bits}`), `the control box set ${bits}`, 5000);
+    await until(() => boxLines.slice(before).includes(`set ${bits}`), `the control box set ${bits}`);
   };
 
   beforeAll(async () => {

@@ -46,7 +46,7 @@ describe.skipIf(!runsHere)(`§14a dimming through a Modbus control box, shared o
   const setContact = async (bits: string) => {
     const before = boxLines.length;
     box.stdin.write(`${bits}\n`);
-    await until(() => boxLines.slice(before).includes(`set ${bits}`), `the control box set ${bits}`, 5000);
+    await until(() => boxLines.slice(before).includes(`set ${bits}`), `the control box set ${bits}`);
     return Date.now();
   };
   const get = async (path: string) => fetch(`http://127.0.0.1:${gw.httpPort}${path}`, { headers: { authorization: `Token ${gw.cpoToken}` } });

@@ -63,16 +63,19 @@ describe('Modbus faults: the line', () => {
       }
       return towardsGateway ? Buffer.concat([randomBytes(3), chunk.subarray(0, Math.max(1, chunk.length - 4))]) : chunk;
     });
-    const until = Date.now() + 2500;
+    const garbled = async () => (await h.metric('metergate_modbus_requests_total', { outcome: 'frame_error' })) + (await h.metric('metergate_modbus_requests_total', { outcome: 'timeout' }));
+    // At least 2.5 s, and on until the noise has hit a request (a starved poller may not
+    // have sent one in the 2.5 s); bounded, so a poller that never notices fails here.
+    const minimumUntil = Date.now() + 2500;
+    const bound = Date.now() + 60_000;
     let bursts = 0;
-    while (Date.now() < until) {
+    while (Date.now() < minimumUntil || ((await garbled()) === 0 && Date.now() < bound)) {
       await line.inject(randomBytes(1 + (bursts % 40)), bursts % 2 === 0);
       bursts++;
       await new Promise((r) => setTimeout(r, 15));
     }
     line.mangle(null);
-    const garbled = (await h.metric('metergate_modbus_requests_total', { outcome: 'frame_error' })) + (await h.metric('metergate_modbus_requests_total', { outcome: 'timeout' }));
-    expect(garbled).toBeGreaterThan(0);
+    expect(await garbled()).toBeGreaterThan(0);
     const after = h.samples.length;
     await h.waitFor(() => h.samples.length >= after + 4 && h.samplesOf(METER_A).length >= 3 && h.samplesOf(METER_B).length >= 3, 'samples after the noise', 15_000);
     await h.waitFor(() => h.poller.statuses().every((s) => s.state === 'online'), 'both meters online');

@@ -52,13 +52,13 @@ describe('call lanes on one charger connection', () => {
 
   it('passes a safety call ahead of ordinary calls waiting behind a slow one; drops an ordinary call aborted while it waits', { timeout: 30_000 }, async () => {
     const slow = transfer('hold-ordinary');
-    await until(() => received.length === 1, 'the slow ordinary call at the charger', 5_000);
+    await until(() => received.length === 1, 'the slow ordinary call at the charger');
     const giveUp = new AbortController();
     const abandoned = transfer('abandoned', { signal: giveUp.signal });
     const second = transfer('second-ordinary');
     // Two more ordinary calls wait in the lane; a safety call goes out at once beside the slow one.
     const safety = transfer('hold-safety', { lane: 'safety' });
-    await until(() => received.some((r) => r.data === 'hold-safety'), 'the safety call at the charger', 5_000);
+    await until(() => received.some((r) => r.data === 'hold-safety'), 'the safety call at the charger');
     expect(lanes.safetyCallPending()).toBe('DataTransfer');
     // The next safety call waits for the previous safety call only.
     const safetyNext = transfer('safety-next', { lane: 'safety' });

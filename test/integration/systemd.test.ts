@@ -6,6 +6,7 @@ import { SystemdNotifier } from '../../src/ops/systemd/systemd-notify.js';
 import { SystemdWatchdog } from '../../src/ops/systemd/watchdog.js';
 import { hasPython3, hasSystemdNotify, startNotifySocket } from '../helpers/notify-socket.js';
 import { systemdAnalyzeFound } from '../helpers/peers.js';
+import { until } from '../helpers/wait.js';
 import { PACKAGE_NODE, verifyUnit } from '../helpers/unit-file.js';
 
 const UNIT = 'systemd/metergate.service';
@@ -56,7 +57,10 @@ describe.skipIf(!hasSystemdNotify || !hasPython3)('sd_notify through systemd-not
       expect(await sock.waitFor('READY=1')).toContain('STATUS=running');
       await sock.waitFor('WATCHDOG=1');
       await sock.waitFor('STOPPING=1');
-      // Each message was followed by systemd-notify's barrier, which the manager closed.
+      // Each message was followed by systemd-notify's barrier, which the manager closed. The
+      // receiver records a barrier after closing it (what lets systemd-notify return): the
+      // last one may reach us after STOPPING=1, so it is waited for.
+      await until(() => sock.messages.filter((m) => m === 'BARRIER=1').length >= 3, 'the third barrier recorded');
       expect(sock.messages.filter((m) => m === 'BARRIER=1').length).toBe(3);
     } finally {
       await sock.close();
