@@ -88,6 +88,8 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
     const onePeriod = await plan('CP-ONE-PERIOD');
     expect(onePeriod.charging_strategy).toMatchObject({ strategy: 'tx-default-profile-by-period', charger_refused: [] });
     expect(onePeriod.charging_strategy.reason).toContain('the charger takes 1 (ChargingScheduleMaxPeriods)');
+    // The strategy is stored before its profile reaches the charger: the profile waited for.
+    await until(() => cp['CP-ONE-PERIOD']!.profiles.length >= 1, 'CP-ONE-PERIOD\'s profile', 20_000);
     expect(cp['CP-ONE-PERIOD']!.profiles.map((p) => p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length)).toEqual([1]);
     // No SmartCharging declared: no profile at all.
     expect(cp['CP-NO-SC']!.profiles).toEqual([]);
@@ -202,8 +204,10 @@ describe.skipIf(!hasSharedData)(`chargers that say no follow their plan by what 
     expect(charger.profiles.length).toBeGreaterThanOrEqual(1);
     const n0 = charger.profiles.length;
     await startTransaction(id);
-    await until(() => charger.profiles.length === n0 + 1, 'the period in force for the transaction', 20_000);
-    const forTx = charger.profiles[n0]!;
+    // A boundary the clock passed before may still bring a TxDefaultProfile period: the transaction's is the TxProfile.
+    const txProfileSince = (from: number) => charger.profiles.slice(from).find((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+    await until(() => txProfileSince(n0) !== undefined, 'the period in force for the transaction', 20_000);
+    const forTx = txProfileSince(n0)!;
     const whole = (await plan(id)).planned.periods as PeriodView[];
     const firstCharging = whole[0]!;
     // The plan's own limit at an instant: its period's current (tenths), 0 between periods.
