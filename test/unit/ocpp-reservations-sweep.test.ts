@@ -1,6 +1,7 @@
 // The reservations' expiry sweep (ocpp/reservations.ts sweepExpired) on a real SQLite store:
 // what it ends and how (end_reason 'expired', at the expiry), and that a store it cannot
-// read is logged and the sweep tried again, not a rejected timer promise.
+// read is logged and the sweep tried again, not a rejected timer promise. Beside it, the
+// other end the charger decides on its own: a 2.0.1 station's ReservationStatusUpdate.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,27 @@ describe('reservation expiry sweep (real SQLite)', () => {
     expect(store.get(other)).toMatchObject({ endReason: 'expired', endedAtMs: T0 + 5_000 });
     expect(store.get(long)).toMatchObject({ endReason: null, endedAtMs: null });
     expect(store.allOpen().map((r) => r.reservationId)).toEqual([long]);
+  });
+
+  it('OCPP 2.0.1 ReservationStatusUpdate: Expired ends at the expiry (or now, the station\'s clock ahead), Removed now as released-by-charger; another charger\'s or an ended one is left as it is', () => {
+    const { store, reservations, clock } = setup();
+    const make = (chargePointId: string, expiryAtMs: number) => store.create({ chargePointId, connectorId: 0, idTag: 'TAG-A', parentIdTag: null, expiryAtMs, requestedAtMs: T0 });
+    const lapsed = make('CS-1', T0 + 3_000);
+    const early = make('CS-1', T0 + 60_000);
+    const removed = make('CS-1', T0 + 60_000);
+    const others = make('CS-2', T0 + 60_000);
+    clock.nowMs = T0 + 10_000;
+    reservations.stationEnded('CS-1', lapsed, 'Expired', clock.nowMs);
+    reservations.stationEnded('CS-1', early, 'Expired', clock.nowMs);
+    reservations.stationEnded('CS-1', removed, 'Removed', clock.nowMs);
+    reservations.stationEnded('CS-1', others, 'Removed', clock.nowMs);
+    expect(store.get(lapsed)).toMatchObject({ endReason: 'expired', endedAtMs: T0 + 3_000 });
+    expect(store.get(early)).toMatchObject({ endReason: 'expired', endedAtMs: T0 + 10_000 });
+    expect(store.get(removed)).toMatchObject({ endReason: 'released-by-charger', endedAtMs: T0 + 10_000 });
+    expect(store.get(others)).toMatchObject({ endReason: null });
+    clock.nowMs = T0 + 20_000;
+    reservations.stationEnded('CS-1', removed, 'Expired', clock.nowMs);
+    expect(store.get(removed)).toMatchObject({ endReason: 'released-by-charger', endedAtMs: T0 + 10_000 });
   });
 
   it('logs a store it cannot read and resolves: the next sweep tries again', async () => {
