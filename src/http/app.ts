@@ -12,6 +12,7 @@ import { createPriceAccess } from './price-access.js';
 import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerChargerOperationRoutes } from './routes/charger-operations.js';
 import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
+import { registerChargerSecurityEventRoutes } from './routes/charger-security-events.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerGridDimmingRoutes } from './routes/grid-dimming.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -30,6 +31,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerMarketPriceForecastRoutes,
   registerChargingPlanRoutes,
   registerChargerTransactionRoutes,
+  registerChargerSecurityEventRoutes,
   registerChargerOperationRoutes,
   registerGridDimmingRoutes,
   registerMetricsRoutes,

@@ -40,6 +40,7 @@ import { OcppTransport } from './transport.js';
 import { attach201 } from './v201/handlers.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
+import { SecurityEventLog } from './security-events.js';
 
 interface Parts {
   readonly store: OcppStore;
@@ -53,6 +54,7 @@ interface Parts {
   readonly clearCacheOwed: ClearCacheOwedStore;
   readonly signedMeter: SignedMeterMonitor;
   readonly transactions201: Ocpp201TransactionStore;
+  readonly securityEvents: SecurityEventLog;
 }
 
 export class CentralSystem implements Module {
@@ -117,6 +119,8 @@ export class CentralSystem implements Module {
     const signedMeter = new SignedMeterMonitor(metrics, store, sessions.signed, () => [...chargers.values()], logger);
     this.offTransactionStopped = this.ctx.events.on('charger.transaction-stopped', (e) => signedMeter.transactionStopped(e.transactionId));
     registerOutcomeMetrics(metrics, db);
+    // The security events the stations report: stored, counted, the last one shown (security-events.ts).
+    const securityEvents = new SecurityEventLog(db, metrics, [...this.chargers.keys()]);
     for (const id of this.chargers.keys()) this.state.set(id, { connected: false, client: null, connectedSinceMs: null, lastMessageAtMs: null, clockAheadMs: null });
     const { writes } = this.charging;
     // The operator's calls (HTTP API, CLI): every outcome typed, none hangs (charger-operations.ts).
@@ -160,7 +164,7 @@ export class CentralSystem implements Module {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201 };
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201, securityEvents };
     // Tags removed from the file while the daemon was stopped: the list a charger holds has
     // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
     for (const [id, charger] of this.chargers) {
@@ -358,6 +362,7 @@ export class CentralSystem implements Module {
       ocppVersion: st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id),
       lastSession: parts.outcomes.lastOfCharger(id),
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
+      lastSecurityEvent: lastSecurityEventView(parts.securityEvents, id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       chargingStrategies: this.charging.stores.strategies
         .all()
@@ -494,11 +499,17 @@ export class CentralSystem implements Module {
     // Not silently unprotected: said at every connection while the site has a limit (docs/chargers.md "OCPP 2.0.1").
     if (version === '2.0.1' && this.ctx.config.site.limit_a !== undefined) log.warn({ site_limit_a: this.ctx.config.site.limit_a }, 'OCPP 2.0.1 station: the fuse controller does not limit it yet; its EVSEs count at their max_current_a in every other connector\'s site share');
     // Its calls' handlers by the subprotocol agreed at the handshake.
-    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, () => this.syncLocalList(id, 'boot'));
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, () => this.syncLocalList(id, 'boot'), this.parts!.securityEvents);
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {
       if (!isCall && !outbound) this.parts?.operations.answerFailedSchema(error);
     });
   }
+}
+
+/** The charger's last reported security event and how many are kept, for the status page (null before any). */
+function lastSecurityEventView(log: SecurityEventLog, chargePointId: string): ChargerView['lastSecurityEvent'] {
+  const e = log.last(chargePointId);
+  return e ? { type: e.type, occurredAtMs: e.occurredAtMs, receivedAtMs: e.receivedAtMs, techInfo: e.techInfo, kept: log.store.count(chargePointId) } : null;
 }

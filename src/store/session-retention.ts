@@ -45,6 +45,8 @@ export class SessionRetentionStore {
       // Signed values stay as long as their transaction (billing disputes), then go with it.
       transactionSigned: db.prepare<[number]>('DELETE FROM ocpp_signed_values WHERE transaction_id = ?'),
       transaction: db.prepare<[number]>('DELETE FROM ocpp_transactions WHERE transaction_id = ?'),
+      // Security events go as the sessions of their time do (index ocpp_security_events_received).
+      securityEvents: db.prepare<[number, number]>('DELETE FROM ocpp_security_events WHERE rowid IN (SELECT rowid FROM ocpp_security_events WHERE received_at_ms < ? LIMIT ?)'),
     };
   }
 
@@ -106,5 +108,10 @@ export class SessionRetentionStore {
       }
       return ended.length;
     })();
+  }
+
+  /** Security events stored before the sessions' retention (store/security-events.ts); rows deleted. */
+  purgeSecurityEvents(c: RetentionCutoffs, limit: number): number {
+    return this.stmts.securityEvents.run(c.endedBeforeMs, limit).changes;
   }
 }

@@ -113,12 +113,12 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  function charger(identity: string, opts: { password?: string | Buffer | null; tls?: boolean; cert?: { cert: string; key: string }; localAddress?: string } = {}): RPCClient {
+  function charger(identity: string, opts: { password?: string | Buffer | null; tls?: boolean; cert?: { cert: string; key: string }; localAddress?: string; protocol?: 'ocpp1.6' | 'ocpp2.0.1' } = {}): RPCClient {
     const client = new RPCClient({
       endpoint: opts.tls ? `wss://localhost:${ports.ocppTls}` : `ws://127.0.0.1:${ports.ocpp}`,
       identity,
       ...(opts.password === null ? {} : { password: opts.password ?? PASSWORD }),
-      protocols: ['ocpp1.6'],
+      protocols: [opts.protocol ?? 'ocpp1.6'],
       strictMode: true,
       reconnect: false,
       wsOpts: { ...(opts.tls ? { ca, ...(opts.cert ?? {}) } : {}), ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) },
@@ -158,6 +158,18 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
     // A profile 2 charger still connects without a certificate on the same listener.
     expect(await connects(charger('CP-P2', { tls: true }))).toBe(true);
     expect(logLines.some((l) => l.includes('security profile 3 needs a client certificate') && l.includes('CN CP-ELSEWHERE'))).toBe(true);
+  });
+
+  it('TC_A_08_CSMS TLS - Client-side certificate - Invalid certificate, over OCPP 2.0.1: the same profile 3 check as for 1.6, then the station boots', async () => {
+    // The handshake is the transport's, whatever the subprotocol: a stranger CA's certificate is refused, the named CA's taken.
+    expect(await connects(charger('CP-P3', { tls: true, password: null, cert: certs.otherCa, protocol: 'ocpp2.0.1' }))).toBe(401);
+    expect(await connects(charger('CP-P3', { tls: true, password: PASSWORD, protocol: 'ocpp2.0.1' }))).toBe(401);
+    const station = charger('CP-P3', { tls: true, password: null, cert: certs.good, protocol: 'ocpp2.0.1' });
+    await station.connect();
+    expect(station.protocol).toBe('ocpp2.0.1');
+    const boot = (await station.call('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'M', vendorName: 'V' } })) as { status: string };
+    expect(boot.status).toBe('Accepted');
+    await station.close();
   });
 
   it('a hex AuthorizationKey is accepted as typed and as the 20 bytes it stands for', async () => {

@@ -14,6 +14,7 @@ import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { SessionRetention } from '../../src/ops/retention/session-retention.js';
 import { databasePath, openDatabase } from '../../src/store/db.js';
 import type { SampledValueRow } from '../../src/store/ocpp.js';
+import { MAX_SECURITY_EVENTS_PER_CHARGER, SecurityEventStore } from '../../src/store/security-events.js';
 import { MAX_SIGNED_PER_TRANSACTION, type SignedValueRow } from '../../src/store/signed-values.js';
 import type { AppContext } from '../../src/context.js';
 import { marketByCode, nativeResolutionS } from '../../src/prices/markets.js';
@@ -66,6 +67,10 @@ describe('retention of sessions and charger data', () => {
     const sessions = charger.sessions;
     sessions.upsert({ cpoTransactionId: 'OPERATOR-OLD', marketArea: 'NL', status: 'completed', startMs: NOW - 41 * DAY, endMs: NOW - 40 * DAY, resourceId: null, readings: [{ timestampMs: NOW - 41 * DAY, energyKwh: 0 }, { timestampMs: NOW - 40 * DAY, energyKwh: 5 }] }, NOW - 40 * DAY);
     sessions.upsert({ cpoTransactionId: 'OPERATOR-RECENT', marketArea: 'NL', status: 'completed', startMs: NOW - 11 * DAY, endMs: NOW - 10 * DAY, resourceId: null, readings: [{ timestampMs: NOW - 11 * DAY, energyKwh: 0 }, { timestampMs: NOW - 10 * DAY, energyKwh: 5 }] }, NOW - 10 * DAY);
+    // Security events a station reported: one from before the retention, one recent; the store keeps at most its bound per charger.
+    const events = new SecurityEventStore(db);
+    events.insert({ chargePointId: 'CP', ocppVersion: '2.0.1', type: 'TamperDetectionActivated', occurredAtMs: NOW - 40 * DAY, receivedAtMs: NOW - 40 * DAY, techInfo: 'lid opened' });
+    events.insert({ chargePointId: 'CP', ocppVersion: '2.0.1', type: 'StartupOfTheDevice', occurredAtMs: NOW - DAY, receivedAtMs: NOW - DAY, techInfo: null });
     const settledReadings = sessions.get(`ocpp:CP:${settled}`, true)!.readings;
     expect(settledReadings).toHaveLength(61);
     const values = (tx: number) => count('SELECT count(*) FROM ocpp_meter_values WHERE transaction_id = ?', tx);
@@ -73,12 +78,12 @@ describe('retention of sessions and charger data', () => {
 
     // An untrusted clock purges nothing.
     untrust();
-    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0, securityEvents: 0 });
     trust();
     const purged = await retention.purge();
     // Readings of the old and the settled session between quarter-hour boundaries (56 of 61 each),
     // raw values of both; the old transaction, its session and the old operator session.
-    expect(purged).toEqual({ thinnedReadings: 112, settledValues: 236, looseValues: 1, sessions: 2, transactions: 1 });
+    expect(purged).toEqual({ thinnedReadings: 112, settledValues: 236, looseValues: 1, sessions: 2, transactions: 1, securityEvents: 1 });
     // The old transaction and its session are gone, with every row that hung on them.
     expect(count('SELECT count(*) FROM ocpp_transactions WHERE transaction_id = ?', old)).toBe(0);
     expect(count('SELECT count(*) FROM sessions WHERE cpo_transaction_id IN (?, ?)', `ocpp:CP:${old}`, 'OPERATOR-OLD')).toBe(0);
@@ -94,8 +99,26 @@ describe('retention of sessions and charger data', () => {
     expect(count('SELECT count(*) FROM ocpp_meter_values WHERE transaction_id IS NULL')).toBe(1);
     expect(sessions.get('OPERATOR-RECENT')).toBeDefined();
     expect(sessions.get(`ocpp:CP:${open}`)).toBeDefined();
+    expect(events.list('CP', 10).map((e) => e.type)).toEqual(['StartupOfTheDevice']);
     // A second run finds nothing more.
-    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 });
+    expect(await retention.purge()).toEqual({ thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0, securityEvents: 0 });
+    db.close();
+  });
+
+  it('keeps at most MAX_SECURITY_EVENTS_PER_CHARGER security events per charger, the newest, whatever another charger reports', () => {
+    const { db } = setup();
+    const events = new SecurityEventStore(db);
+    events.insert({ chargePointId: 'CP-QUIET', ocppVersion: '1.6', type: 'StartupOfTheDevice', occurredAtMs: NOW, receivedAtMs: NOW, techInfo: null });
+    let dropped = 0;
+    for (let i = 0; i < MAX_SECURITY_EVENTS_PER_CHARGER + 5; i++) dropped += events.insert({ chargePointId: 'CP', ocppVersion: '2.0.1', type: `Event${i}`, occurredAtMs: NOW + i, receivedAtMs: NOW + i, techInfo: null }).dropped;
+    expect(dropped).toBe(5);
+    expect(events.count('CP')).toBe(MAX_SECURITY_EVENTS_PER_CHARGER);
+    expect(events.last('CP')!.type).toBe(`Event${MAX_SECURITY_EVENTS_PER_CHARGER + 4}`);
+    expect(events.list('CP', 2000).at(-1)!.type).toBe('Event5');
+    // Paging newest first: the next page starts below the last id seen.
+    const [first, second] = [events.list('CP', 3), events.list('CP', 3, events.list('CP', 3)[2].id)];
+    expect([...first, ...second].map((e) => e.type)).toEqual(events.list('CP', 6).map((e) => e.type));
+    expect(events.count('CP-QUIET')).toBe(1);
     db.close();
   });
 

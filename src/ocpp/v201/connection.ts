@@ -6,6 +6,7 @@ import type { ChargerConfig } from '../../config/types.js';
 import type { AppContext } from '../../context.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { ChargerState } from '../charger-client.js';
+import type { SecurityEventLog } from '../security-events.js';
 import type { ConnectionTools, OnCall, ReservationEvents } from '../message-handlers.js';
 import { createRPCError } from '../rpc.js';
 
@@ -29,6 +30,7 @@ export interface Connection201 {
   readonly reservations: ReservationEvents;
   /** Once a BootNotification was answered Accepted and written: what follows a boot (the local authorization list, central-system.ts). */
   readonly booted: () => void;
+  readonly securityEvents: SecurityEventLog;
 }
 
 /**

@@ -1,5 +1,6 @@
 // The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
-// per functional block: provisioning (B), authorization (C), transactions (E), reservations (H), and the
+// per functional block: provisioning (B), authorization (C), transactions (E), reservations (H),
+// security (A: security events, SignCertificate refused), data transfer (P), and the
 // routine notifications a station sends, acknowledged (notifications.ts). Each is
 // handled onto the same store as its 1.6 counterpart, through the same unit of writes
 // (message-handlers.ts ChargerMessageHandlers.connection). An action not listed here is
@@ -9,7 +10,10 @@ import type { AppContext } from '../../context.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { ChargerClient, ChargerState } from '../charger-client.js';
 import type { ChargerMessageHandlers, ReservationEvents } from '../message-handlers.js';
+import type { SecurityEventLog } from '../security-events.js';
 import { registerAuthorization } from './authorization.js';
+import { registerDataTransfer } from './data-transfer.js';
+import { registerSecurity } from './security.js';
 import type { Connection201 } from './connection.js';
 import { registerNotifications } from './notifications.js';
 import { registerProvisioning } from './provisioning.js';
@@ -25,13 +29,16 @@ export function attach201(
   st: ChargerState,
   reservations: ReservationEvents,
   booted: () => void,
+  securityEvents: SecurityEventLog,
 ): void {
   const tools = base.connection(client, st);
   // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
-  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
+  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
   registerProvisioning(c);
   registerAuthorization(c);
   registerTransactions(c);
   registerNotifications(c);
   registerReservations(c);
+  registerSecurity(c);
+  registerDataTransfer(c);
 }

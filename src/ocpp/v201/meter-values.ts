@@ -8,7 +8,8 @@
 import { createRPCError } from '../rpc.js';
 import type { SampledValueRow } from '../../store/ocpp.js';
 import { ENERGY_REGISTER, registerAtInstant } from '../register-readings.js';
-import { meterValueRows } from '../sampled-values.js';
+import { MAX_SIGNED_VALUE_CHARS, meterValueRows } from '../sampled-values.js';
+import type { SignedValueRow } from '../../store/signed-values.js';
 
 export interface MeterValue201 {
   readonly timestamp: string;
@@ -19,7 +20,54 @@ export interface MeterValue201 {
     readonly phase?: string;
     readonly location?: string;
     readonly unitOfMeasure?: { readonly unit?: string; readonly multiplier?: number };
+    readonly signedMeterValue?: SignedMeterValue201;
   }>;
+}
+
+/** OCPP 2.0.1 SignedMeterValueType: the signed document (base64), how it was signed and encoded, and the station's view of the key. */
+export interface SignedMeterValue201 {
+  readonly signedMeterData: string;
+  readonly signingMethod: string;
+  readonly encodingMethod: string;
+  readonly publicKey: string;
+}
+
+/** A base64 text (strictly: the alphabet, padded to whole quads). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The signed document as the store keeps it for 1.6 (the text the meter signed): 2.0.1 says
+ * signedMeterData is base64, so an OCMF (or Alfen) text sent base64 is decoded; one sent as
+ * plain text (some stations do) is kept as sent, and so is a binary format (SML: the 1.6
+ * form sends it as base64 or hex too, signed-meter/formats.ts reads it so).
+ */
+export function signedDocumentText(signedMeterData: string): string {
+  const sent = signedMeterData.trim();
+  if (!sent.startsWith('OCMF|') && BASE64.test(sent)) {
+    const decoded = Buffer.from(sent, 'base64').toString('utf8');
+    if (decoded.startsWith('OCMF|') || decoded.startsWith('AP;')) return decoded;
+  }
+  return signedMeterData;
+}
+
+/**
+ * The signed values (2.0.1: a sampled value's signedMeterValue, beside its number) as the
+ * rows 1.6's SignedData values are kept in (store/signed-values.ts), so the cdr carries and
+ * verifies them by the same code (signed-meter/). The station's publicKey is not used: the
+ * key a value is verified with is the one configured from the meter's label (docs/chargers.md
+ * "Signed meter values"); a station could send any key with a forged document.
+ */
+export function signedValueRows201(meterValues: readonly MeterValue201[]): SignedValueRow[] {
+  const rows: SignedValueRow[] = [];
+  for (const mv of meterValues) {
+    const sampledAtMs = Date.parse(mv.timestamp);
+    if (!Number.isFinite(sampledAtMs)) continue;
+    for (const sv of mv.sampledValue) {
+      if (!sv.signedMeterValue) continue;
+      rows.push({ sampledAtMs, context: sv.context ?? '', measurand: sv.measurand ?? ENERGY_REGISTER, value: signedDocumentText(sv.signedMeterValue.signedMeterData).slice(0, MAX_SIGNED_VALUE_CHARS) });
+    }
+  }
+  return rows;
 }
 
 /** The rows of the values (measurand default Energy.Active.Import.Register), each value times 10^multiplier in its unit. */

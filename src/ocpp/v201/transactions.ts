@@ -25,7 +25,7 @@ import { chargerSessionId } from '../charger-session-id.js';
 import { ENERGY_REGISTER, registerAtInstant } from '../register-readings.js';
 import { authorizeIdToken, type IdToken201 } from './authorization.js';
 import { boundedId, registeredOnly, type Connection201 } from './connection.js';
-import { registerWh, sampledValueRows201, type MeterValue201 } from './meter-values.js';
+import { registerWh, sampledValueRows201, signedValueRows201, type MeterValue201 } from './meter-values.js';
 
 /** OCPP 2.0.1 IdentifierStringType of transactionId: at most 36 characters (the schema says so). */
 interface TransactionEvent201 {
@@ -54,6 +54,8 @@ export function registerTransactions(c: Connection201): void {
       if (!Number.isFinite(eventAtMs)) throw createRPCError('PropertyConstraintViolation', 'timestamp is not a date-time', { path: 'timestamp' });
       const seqNo = boundedId(p.seqNo, 'seqNo');
       const rows = sampledValueRows201(p.meterValue ?? [], 'meterValue');
+      // Signed values (OCMF, ...) kept with the transaction as 1.6's are, for its cdr (signed-meter/).
+      const signed = signedValueRows201(p.meterValue ?? []);
       const chargerTxId = p.transactionInfo.transactionId;
       const idTokenStatus = p.idToken ? authorizeIdToken(c.auth(), p.idToken) : null;
       const answer = idTokenStatus === null ? {} : { idTokenInfo: { status: idTokenStatus } };
@@ -112,14 +114,15 @@ export function registerTransactions(c: Connection201): void {
           { chargePointId: id, transactionId, meterStopWh: end?.wh ?? lastRegisterWh(c, transactionId, tx.meterStartWh), stoppedAtMs: eventAtMs, reason: p.transactionInfo.stoppedReason ?? null, idTag: p.idToken?.idToken ?? null },
           rows,
           nowMs,
+          signed,
         );
         log.info({ transaction_id: transactionId, charger_transaction_id: chargerTxId, repeated: outcome === 'repeated', offline: p.offline === true, stopped_reason: p.transactionInfo.stoppedReason, session: chargerSessionId(id, transactionId) }, 'transaction stopped');
         if (outcome === 'stopped') {
           const stopped = store.transaction(transactionId)!;
           later(() => ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: stopped.connectorId, transactionId, stoppedAtMs: stopped.stoppedAtMs! }));
         }
-      } else if (rows.length > 0) {
-        sessions.addMeterValues(id, ref.evseId, transactionId, rows, nowMs);
+      } else if (rows.length > 0 || signed.length > 0) {
+        sessions.addMeterValues(id, ref.evseId, transactionId, rows, nowMs, signed);
       }
       return answer;
     },
@@ -130,7 +133,7 @@ export function registerTransactions(c: Connection201): void {
     (p: { evseId: number; meterValue: MeterValue201[] }) => {
       // 2.0.1 sends a transaction's values in its TransactionEvents; these belong to none (kept a day, as 1.6's).
       const evseId = boundedId(p.evseId, 'evseId');
-      sessions.addMeterValues(id, evseId, null, sampledValueRows201(p.meterValue, 'meterValue'), clock.now());
+      sessions.addMeterValues(id, evseId, null, sampledValueRows201(p.meterValue, 'meterValue'), clock.now(), signedValueRows201(p.meterValue));
       return {};
     },
     { whileQueued: () => ({}) },

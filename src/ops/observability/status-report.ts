@@ -106,6 +106,9 @@ export function buildStatusReport(deps: StatusReportDeps) {
           }
         : null,
       last_signed_meter: c.lastSignedMeter ? { transaction_id: c.lastSignedMeter.transactionId, outcome: c.lastSignedMeter.outcome, reason: c.lastSignedMeter.reason } : null,
+      last_security_event: c.lastSecurityEvent
+        ? { type: c.lastSecurityEvent.type, occurred_at: iso(c.lastSecurityEvent.occurredAtMs), received_at: iso(c.lastSecurityEvent.receivedAtMs), tech_info: c.lastSecurityEvent.techInfo, kept: c.lastSecurityEvent.kept }
+        : null,
     })),
     // The fuse controller's connectors (docs/planning.md "The fuse controller"): health, limit in force, last attempt, escalation.
     fuse: probes.fuse?.() ?? [],

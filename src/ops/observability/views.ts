@@ -180,6 +180,8 @@ export interface ChargerView {
   } | null;
   /** The signed meter values of its most recently stopped session, verified (signed-meter/), or null when it carried none. */
   readonly lastSignedMeter?: { readonly transactionId: number; readonly outcome: string; readonly reason: string } | null;
+  /** The last security event the station reported (ocpp/security-events.ts) and how many are kept, or null before any. */
+  readonly lastSecurityEvent?: { readonly type: string; readonly occurredAtMs: number; readonly receivedAtMs: number; readonly techInfo: string | null; readonly kept: number } | null;
   /** How each planned connector's plan reaches it (ocpp/charging-strategy.ts, docs/chargers.md "Chargers that say no"): the strategy in force and why. */
   readonly chargingStrategies?: ReadonlyArray<{ readonly connectorId: number; readonly strategy: string; readonly reason: string; readonly chosenAtMs: number }>;
   /** Per configured connector with a target or a sent profile (ocpp/plan-view.ts): the target, and the schedule last sent with the charger's answer. */

@@ -10,7 +10,7 @@
 //   prices where they are there, the same price to the cent's hundredth.
 // - Completed sessions (charger and operator) with their readings, and stopped charger
 //   transactions with their outcome and plan, go store.sessions_retention_days after they
-//   ended (and last changed).
+//   ended (and last changed); so do the security events the stations reported.
 // Error policy: a failed step is logged and the purge tried again at the next run.
 import type { AppContext } from '../../context.js';
 import type { Module } from '../../lifecycle.js';
@@ -47,6 +47,8 @@ export interface PurgeCounts {
   looseValues: number;
   sessions: number;
   transactions: number;
+  /** Security events the stations reported (store/security-events.ts), kept as long as sessions. */
+  securityEvents: number;
 }
 
 export class SessionRetention implements Module {
@@ -122,7 +124,7 @@ export class SessionRetention implements Module {
   }
 
   private async purgeInSteps(): Promise<PurgeCounts> {
-    const counts: PurgeCounts = { thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0 };
+    const counts: PurgeCounts = { thinnedReadings: 0, settledValues: 0, looseValues: 0, sessions: 0, transactions: 0, securityEvents: 0 };
     const now = this.clockGate.trustedNow();
     if (now === null) return counts;
     const cutoffs = retentionCutoffs(this.ctx.config, now);
@@ -138,6 +140,7 @@ export class SessionRetention implements Module {
         ['looseValues', (l) => one(store.purgeLooseValues(cutoffs, l))],
         ['sessions', (l) => one(store.purgeEndedSessions(cutoffs, Math.ceil(l / 100)))],
         ['transactions', (l) => one(store.purgeEndedTransactions(cutoffs, Math.ceil(l / 100)))],
+        ['securityEvents', (l) => one(store.purgeSecurityEvents(cutoffs, l))],
       ];
       for (const [kind, step] of kinds) {
         while (!this.stopped) {

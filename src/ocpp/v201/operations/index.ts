@@ -7,3 +7,4 @@ import './request-start-transaction.js';
 import './request-stop-transaction.js';
 import './reserve-now.js';
 import './cancel-reservation.js';
+import './data-transfer.js';

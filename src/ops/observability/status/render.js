@@ -244,7 +244,14 @@ function lastSessionCell(c) {
     { class: 'last-session' },
     lastSession(c.last_session),
     signed ? h('div', { class: signed.outcome === 'verified' ? 'signed-meter' : 'signed-meter warn', 'data-outcome': signed.outcome, title: signed.reason }, `signed meter values of transaction ${signed.transaction_id}: ${signed.outcome}${signed.outcome === 'verified' ? '' : ` (${signed.reason})`}`) : null,
+    securityEvent(c.last_security_event),
   );
+}
+
+/** The last security event the station reported (all of them: GET /api/v1/chargers/{id}/security_events). */
+function securityEvent(e) {
+  if (!e) return null;
+  return h('div', { class: 'security-event warn', 'data-type': e.type, title: e.tech_info || '' }, `security event ${e.type} at ${e.occurred_at}${e.tech_info ? ` (${e.tech_info})` : ''}; ${e.kept} kept`);
 }
 
 /** The charger's last completed session: energy, what it cost, and against charging immediately. */
