@@ -23,6 +23,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { Verifier } from '@road-labs/ocmf';
+import { Crypto } from '@road-labs/ocmf-crypto-noble';
 import { freePort } from '../../src/free-port.js';
 import { storePrices } from '../../src/prices/price-merge.js';
 import { requireMarket } from '../../src/prices/markets.js';
@@ -34,6 +38,8 @@ import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
+import { meterKey, payload, signOcmf } from '../helpers/ocmf.js';
+import { seriesValue } from '../helpers/prom-text.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
@@ -46,6 +52,8 @@ const HEARTBEAT_S = 120;
 const SITE_LIMIT_A = 24;
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
+/** A/P block: the calibrated meter of the station's EVSE 2, its key configured as from its label (signed values in 2.0.1 form). */
+const EVSE2_METER = meterKey('ECDSA-secp256r1-SHA256');
 
 /** A session as both versions send it: start, register readings (Wh) at their instants, stop. */
 interface RecordedSession {
@@ -135,6 +143,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
         `site: { limit_a: ${SITE_LIMIT_A} }`,
         'chargers:',
         ...charger(CS, 'auto'),
+        `    meter_public_keys: { "2": "${EVSE2_METER.publicKeyHex}" }`,
         ...charger(CP16, 'auto'),
         ...charger('CP-PINNED-16', '1.6'),
         ...charger('CS-PINNED-201', '2.0.1'),
@@ -645,6 +654,175 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       const id = refused.body.reservation.reservation_id as number;
       expect(await cs.call('ReservationStatusUpdate', { reservationId: id, reservationUpdateStatus: 'Expired' })).toEqual({});
       expect(reservation(id).endReason).toBe('refused');
+    });
+  });
+
+  // ── A. Security, P. Data transfer, signed meter values in 2.0.1 form ────────────────────
+  // OCTT ids as named in the public transcription AviranAbady/tzi-OCTT (2.0.1/A, 2.0.1/P; read
+  // 2026-11-29). TC_A_08_CSMS (profile 3 client certificates over 2.0.1) is in ocpp-security.test.ts,
+  // which has the TLS listener and the chargers' CA; TC_A_11/14/19_CSMS need the CSMS to sign
+  // certificates, which the gateway declines (SignCertificate below).
+
+  describe('A/P security, data transfer, signed values', () => {
+    /** The HTTP status of a bare websocket upgrade for the station (no client library: a header the library always sends can be left out). */
+    const upgradeStatus = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: ocppPort, path: `/ocpp/${CS}`, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'ocpp2.0.1', ...headers } });
+        req.on('upgrade', (res, socket) => {
+          socket.destroy();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const basic = (password: string) => `Basic ${Buffer.from(`${CS}:${password}`).toString('base64')}`;
+
+    it('TC_A_01_CSMS Basic Authentication - Valid username/password combination, and TC_A_03_CSMS - Invalid password: a 2.0.1 upgrade without credentials or with a wrong password is refused 401; the right one upgrades', { timeout: 30_000 }, async () => {
+      expect(await upgradeStatus({})).toBe(401);
+      expect(await upgradeStatus({ authorization: basic('Wr0ng-but-16-chars-long') })).toBe(401);
+      // The station's own connection (its boot and StatusNotifications: TC_B_01_CSMS above) is not replaced by the refused ones.
+      expect(await cs.call('Heartbeat', {})).toHaveProperty('currentTime');
+      expect(await metrics()).toContain(`metergate_ocpp_charger_connected{charge_point_id="${CS}"} 1`);
+    });
+
+    it('A04 Security event notification: each event stored and listed newest first (GET .../security_events, paged), counted on /metrics, the last on the status page', { timeout: 30_000 }, async () => {
+      const counted = async () => seriesValue(await metrics(), 'metergate_ocpp_security_events_total', { charge_point_id: CS }) ?? 0;
+      const before = await counted();
+      const tamperAt = new Date(Date.now() - 30_000).toISOString();
+      expect(await cs.call('SecurityEventNotification', { type: 'InvalidCsmsCertificate', timestamp: new Date(Date.now() - 60_000).toISOString() })).toEqual({});
+      expect(await cs.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: tamperAt, techInfo: 'enclosure opened' })).toEqual({});
+      const path = '/api/v1/chargers/{charge_point_id}/security_events';
+      const listed = await api('GET', `/api/v1/chargers/${CS}/security_events`, cpoToken, undefined, path);
+      expect(listed.status).toBe(200);
+      expect(listed.body.security_events.slice(0, 2)).toEqual([
+        { id: expect.any(Number), type: 'TamperDetectionActivated', occurred_at: tamperAt, received_at: expect.any(String), tech_info: 'enclosure opened', ocpp_version: '2.0.1' },
+        expect.objectContaining({ type: 'InvalidCsmsCertificate', tech_info: null }),
+      ]);
+      // One a page: the next page is the older event.
+      const first = await api('GET', `/api/v1/chargers/${CS}/security_events?limit=1`, cpoToken, undefined, path);
+      expect(first.body.security_events.map((e: { type: string }) => e.type)).toEqual(['TamperDetectionActivated']);
+      const second = await api('GET', first.body.next, cpoToken, undefined, path);
+      expect(second.body.security_events.map((e: { type: string }) => e.type)).toEqual(['InvalidCsmsCertificate']);
+      expect((await api('GET', `/api/v1/chargers/${CS}/security_events?limit=0`, cpoToken, undefined, path)).status).toBe(422);
+      expect((await api('GET', '/api/v1/chargers/CS-NOWHERE/security_events', cpoToken, undefined, path)).status).toBe(404);
+      expect((await api('GET', `/api/v1/chargers/${CS}/security_events`, cdrsToken, undefined, path)).status).toBe(403);
+      await until(async () => (await counted()) === before + 2, 'two more security events counted on /metrics', 10_000);
+      const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<Record<string, unknown>> }>);
+      expect(status.chargers.find((c) => c.charge_point_id === CS)?.last_security_event).toMatchObject({ type: 'TamperDetectionActivated', occurred_at: tamperAt, tech_info: 'enclosure opened' });
+      expect(await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text())).toContain('security event TamperDetectionActivated');
+    });
+
+    it('A02/A03 SignCertificate (the request TC_A_11_CSMS/TC_A_14_CSMS start with): a real CSR is answered Rejected with the reason, no CertificateSigned follows', { timeout: 30_000 }, async () => {
+      const keyFile = join(dir, 'station.key');
+      const csr = execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${CS}/O=OCTT`, '-keyout', keyFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(csr).toContain('BEGIN CERTIFICATE REQUEST');
+      const before = cs.received.length;
+      const answer = await cs.call<{ status: string; statusInfo: { reasonCode: string; additionalInfo: string } }>('SignCertificate', { csr, certificateType: 'ChargingStationCertificate' });
+      expect(answer).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'NotSupported' } });
+      expect(answer.statusInfo.additionalInfo).toMatch(/operator's CA/);
+      expect(cs.received.slice(before).map((c) => c.action)).not.toContain('CertificateSigned');
+    });
+
+    it('TC_P_02_CSMS Data Transfer to the CSMS - Rejected / Unknown VendorId / Unknown MessageId: answered by the 1.6 rule; the gateway\'s own Ping with any JSON data is Accepted', { timeout: 30_000 }, async () => {
+      expect(await cs.call('DataTransfer', { vendorId: 'tzi.app', messageId: 'TestMessage', data: { any: ['json', 1] } })).toEqual({ status: 'UnknownVendorId' });
+      expect(await cs.call('DataTransfer', { vendorId: 'metergate', messageId: 'TestMessage' })).toEqual({ status: 'UnknownMessageId' });
+      expect(await cs.call('DataTransfer', { vendorId: 'metergate', messageId: 'Ping', data: { seq: 1 } })).toEqual({ status: 'Accepted', data: 'Pong' });
+    });
+
+    it('P01 Data Transfer to the Charging Station: the operator\'s data-transfer reaches the station as the 2.0.1 DataTransfer, its answer (any JSON data) returned', { timeout: 30_000 }, async () => {
+      cs.answer('DataTransfer', (p) => (p.vendorId === 'com.example.display' ? { status: 'Accepted', data: { shown: p.data, lines: 2 } } : { status: 'UnknownVendorId', statusInfo: { reasonCode: 'UnknownVendor' } }));
+      const before = cs.received.length;
+      const path = '/api/v1/chargers/{charge_point_id}/data-transfer';
+      const sent = await api('POST', `/api/v1/chargers/${CS}/data-transfer`, cpoToken, { vendor_id: 'com.example.display', message_id: 'ShowText', data: 'Cheapest at 03:00' }, path);
+      expect(sent.status).toBe(200);
+      expect(sent.body).toMatchObject({ action: 'DataTransfer', answer: { status: 'Accepted', data: { shown: 'Cheapest at 03:00', lines: 2 } } });
+      const unknown = await api('POST', `/api/v1/chargers/${CS}/data-transfer`, cpoToken, { vendor_id: 'org.other' }, path);
+      expect(unknown.body.answer).toEqual({ status: 'UnknownVendorId', statusInfo: { reasonCode: 'UnknownVendor' } });
+      expect(cs.received.slice(before)).toEqual([
+        { action: 'DataTransfer', params: { vendorId: 'com.example.display', messageId: 'ShowText', data: 'Cheapest at 03:00' } },
+        { action: 'DataTransfer', params: { vendorId: 'org.other' } },
+      ]);
+    });
+
+    it('TC_P_03_CSMS CustomData - Receive custom data: a StatusNotification and TransactionEvents with customData (message and transactionInfo level) are answered and stored as without', { timeout: 30_000 }, async () => {
+      const customData = { vendorId: 'tzi.app', note: 'custom' };
+      expect(await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Occupied', evseId: 1, connectorId: 1, customData })).toEqual({});
+      const txId = stationTxId();
+      const t0 = Date.now() - 30_000;
+      const at = (sec: number) => new Date(t0 + sec * 1000).toISOString();
+      expect(await cs.call('TransactionEvent', { customData, eventType: 'Started', timestamp: at(0), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, customData }, evse: { id: 1, connectorId: 1 }, meterValue: [register(at(0), 70_000, 'Transaction.Begin')] })).toEqual({});
+      const transactionId = await openTransactionId(CS, 1);
+      expect(transactionId).toBeGreaterThan(0);
+      await cs.call('TransactionEvent', { customData, eventType: 'Ended', timestamp: at(20), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected', customData }, meterValue: [register(at(20), 70_120, 'Transaction.End')] });
+      expect((await api('GET', `/api/v1/chargers/${CS}/transactions/${transactionId}`, cpoToken)).body).toMatchObject({ status: 'completed', meter_start_wh: 70_000, meter_stop_wh: 70_120 });
+      expect(await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Available', evseId: 1, connectorId: 1 })).toEqual({});
+    });
+
+    it('signed meter values in 2.0.1 form (SampledValueType.signedMeterValue, OCMF signed in the test): kept, verified and carried in the cdr as 1.6\'s; a tampered end is signature_invalid', { timeout: 60_000 }, async () => {
+      const noble = new Crypto();
+      const roadLabs = new Verifier(noble);
+      const outcomes = async () => {
+        const m = await metrics();
+        return { verified: seriesValue(m, 'metergate_signed_meter_sessions_total', { outcome: 'verified' }) ?? 0, invalid: seriesValue(m, 'metergate_signed_meter_sessions_total', { outcome: 'signature_invalid' }) ?? 0 };
+      };
+      const before = await outcomes();
+      let pagination = 500;
+      /** One session on EVSE 2 as a calibration-law station sends it; its cdr id. `tamper` changes the signed end document after signing. */
+      const session = async (startWh: number, stopWh: number, tamper?: (doc: string) => string) => {
+        const txId = stationTxId();
+        const t0 = Date.now() - 90_000;
+        const at = (sec: number) => new Date(t0 + sec * 1000).toISOString();
+        const doc = (sec: number, tx: 'B' | 'C' | 'E', wh: number) => signOcmf(payload('MTR-201', pagination++, [{ atMs: t0 + sec * 1000, tx, wh }]), EVSE2_METER);
+        const signed = (sec: number, wh: number, context: string, tx: 'B' | 'C' | 'E', encode: (d: string) => string = (d) => Buffer.from(d, 'utf8').toString('base64')) => ({
+          timestamp: at(sec),
+          sampledValue: [{
+            value: wh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' },
+            signedMeterValue: { signedMeterData: encode(doc(sec, tx, wh)), signingMethod: EVSE2_METER.method, encodingMethod: 'OCMF', publicKey: Buffer.from(EVSE2_METER.publicKeyHex, 'hex').toString('base64') },
+          }],
+        });
+        await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [signed(0, startWh, 'Transaction.Begin', 'B')] });
+        const transactionId = await openTransactionId(CS, 2);
+        // A periodic one sent as plain text (some stations do, though 2.0.1 says base64): kept as sent.
+        await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: at(30), triggerReason: 'MeterValuePeriodic', seqNo: 1, transactionInfo: { transactionId: txId }, meterValue: [signed(30, Math.round((startWh + stopWh) / 2), 'Sample.Periodic', 'C', (d) => d)] });
+        await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: at(60), triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [signed(60, stopWh, 'Transaction.End', 'E', (d) => Buffer.from((tamper ?? ((x: string) => x))(d), 'utf8').toString('base64'))] });
+        return `ocpp:${CS}:${transactionId}`;
+      };
+
+      const good = await session(120_000, 127_400);
+      const cdr = await api('GET', `/api/v1/cdrs/${good}?include=signed_data`, cdrsToken, undefined, '/api/v1/cdrs/{cpo_transaction_id}');
+      expect(cdr.status).toBe(200);
+      expect(cdr.body.signed_data_verification).toMatchObject({ outcome: 'verified', format: 'OCMF', meter_serial: 'MTR-201', signed_start_wh: 120_000, signed_stop_wh: 127_400 });
+      const sd = cdr.body.signed_data as { encoding_method: string; public_key: string; signed_values: Array<{ nature: string; signed_data: string }> };
+      expect(sd.encoding_method).toBe('OCMF');
+      expect(Buffer.from(sd.public_key, 'base64').toString('hex').toUpperCase()).toBe(EVSE2_METER.publicKeyHex);
+      expect(sd.signed_values.map((v) => v.nature)).toEqual(['Start', 'Intermediate', 'End']);
+      // The independent verifier re-checks each document the cdr carries (the OCMF text, decoded from 2.0.1's base64).
+      const key = await noble.decodeEcPublicKey(Buffer.from(sd.public_key, 'base64'), 'spki-der');
+      for (const v of sd.signed_values) {
+        const text = Buffer.from(v.signed_data, 'base64').toString('utf8');
+        expect(text.startsWith('OCMF|')).toBe(true);
+        expect((await roadLabs.parseAndVerify(text, key)).verified).toBe(true);
+      }
+
+      // One byte of the signed end changed after signing (its register 131 -> 132 kWh): the signature no longer holds.
+      const tampered = await session(130_000, 131_000, (d) => d.replace('"RV":131', '"RV":132'));
+      const bad = await api('GET', `/api/v1/cdrs/${tampered}?include=signed_data`, cdrsToken, undefined, '/api/v1/cdrs/{cpo_transaction_id}');
+      expect(bad.body.signed_data_verification.outcome).toBe('signature_invalid');
+      const endDoc = Buffer.from(bad.body.signed_data.signed_values.at(-1).signed_data, 'base64').toString('utf8');
+      expect(endDoc).toContain('"RV":132');
+      expect((await roadLabs.parseAndVerify(endDoc, key)).verified).toBe(false);
+      await until(async () => {
+        const after = await outcomes();
+        return after.verified === before.verified + 1 && after.invalid === before.invalid + 1;
+      }, 'the two sessions\' outcomes counted on /metrics', 10_000);
+    });
+
+    it('every frame the gateway sent in this block passes the official 2.0.1 schemas', () => {
+      expect(cs.violations).toEqual([]);
     });
   });
 

@@ -15,7 +15,7 @@ import type { ReportedSecurityEvent } from '../security-events.js';
 /** Why SignCertificate is Rejected (2.0.1 StatusInfoType: reasonCode up to 20, additionalInfo up to 512 characters). */
 export const SIGN_CERTIFICATE_REFUSAL = {
   reasonCode: 'NotSupported',
-  additionalInfo: 'metergate signs no certificates: install a client certificate from the operator\'s CA (security profile 3, docs/chargers.md "Security profiles"); keep the one installed',
+  additionalInfo: 'metergate signs no certificates: install a client certificate from the operator\'s CA (security profile 3, docs/chargers.md "Who may connect, and how"); keep the one installed',
 } as const;
 
 export function registerSecurity(c: Connection201): void {
@@ -32,7 +32,7 @@ export function registerSecurity(c: Connection201): void {
   on(
     'SignCertificate',
     (p: { csr: string; certificateType?: string }) => {
-      log.warn({ certificate_type: p.certificateType ?? 'ChargingStationCertificate', csr_chars: p.csr.length }, 'SignCertificate answered Rejected: the gateway signs no certificates (docs/chargers.md "Security profiles")');
+      log.warn({ certificate_type: p.certificateType ?? 'ChargingStationCertificate', csr_chars: p.csr.length }, 'SignCertificate answered Rejected: the gateway signs no certificates (docs/chargers.md "Who may connect, and how")');
       return { status: 'Rejected', statusInfo: SIGN_CERTIFICATE_REFUSAL };
     },
     { store: false },
