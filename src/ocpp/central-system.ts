@@ -38,6 +38,7 @@ import { ChargerReservations } from './reservations.js';
 import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcomes.js';
 import { OcppTransport } from './transport.js';
 import { attach201 } from './v201/handlers.js';
+import { actionsWith201Form } from './v201/operation-forms.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 import { SecurityEventLog } from './security-events.js';
@@ -351,7 +352,12 @@ export class CentralSystem implements Module {
   private chargerViews(): ChargerView[] {
     const parts = this.parts;
     if (!parts) return [];
-    return [...this.state.entries()].map(([id, st]) => ({
+    return [...this.state.entries()].map(([id, st]) => this.chargerView(parts, id, st));
+  }
+
+  private chargerView(parts: NonNullable<typeof this.parts>, id: string, st: ChargerState): ChargerView {
+    const ocppVersion = st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id);
+    return {
       chargePointId: id,
       connected: st.connected,
       connectedSinceMs: st.connected ? st.connectedSinceMs : null,
@@ -359,7 +365,9 @@ export class CentralSystem implements Module {
       clockAheadS: st.clockAheadMs === null ? null : Math.round(st.clockAheadMs / 1000),
       clockProblem: st.clockProblem ?? null,
       ...chargePointView(parts.store, id),
-      ocppVersion: st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id),
+      ocppVersion,
+      // A 2.0.1 station takes the operations that have a 2.0.1 form (the status page offers only those).
+      operations: ocppVersion === '2.0.1' ? actionsWith201Form() : null,
       lastSession: parts.outcomes.lastOfCharger(id),
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       lastSecurityEvent: lastSecurityEventView(parts.securityEvents, id),
@@ -372,7 +380,7 @@ export class CentralSystem implements Module {
         .map((k) => connectorPlanView(k.connector_id, this.charging.stores.targets.get(id, k.connector_id), this.charging.stores.profiles.get(id, k.connector_id)))
         .filter((v) => v !== null),
       reservations: parts.reservations.active(id).map((r) => ({ reservationId: r.reservationId, connectorId: r.connectorId, expiryAtMs: r.expiryAtMs, confirmed: r.answerStatus === 'Accepted' })),
-    }));
+    };
   }
 
   /**

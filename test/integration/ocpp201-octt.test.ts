@@ -552,6 +552,13 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'RemoteStart', seqNo: 0, transactionInfo: { transactionId: txId, remoteStartId: sent!.remoteStartId, chargingState: 'EVConnected' }, idToken: TOKEN, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 40_000, 'Transaction.Begin')] });
       const ours = await openTransactionId(CS, 2);
       expect(ours).toBeGreaterThan(0);
+      // The status page offers the station the operations it takes: its Stop button, no Soft reset (no 2.0.1 form of Reset here).
+      const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<{ charge_point_id: string; operations: string[] | null }> }>);
+      expect(status.chargers.find((c) => c.charge_point_id === CS)!.operations).toEqual(expect.arrayContaining(['RemoteStopTransaction', 'CancelReservation', 'SendLocalList']));
+      expect(status.chargers.find((c) => c.charge_point_id === CP16)!.operations).toBeNull();
+      const page = await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text());
+      expect(page).toContain(`data-operation="remote-stop" data-charger="${CS}" data-body="{&quot;transaction_id&quot;:${ours}}"`);
+      expect(page).toContain(`data-operation="reset" data-charger="${CP16}"`);
       before = cs.received.length;
       const stopped = await op('remote-stop', { transaction_id: ours });
       expect(stopped.status).toBe(200);

@@ -68,6 +68,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       model: c.model,
       firmware_version: c.firmwareVersion ?? null,
       ocpp_version: c.ocppVersion ?? null,
+      operations: c.operations ?? null,
       supported_profiles: c.supportedProfiles ?? null,
       connectors: c.connectors.map((k) => {
         const open = c.openTransactions.filter((t) => t.connectorId === k.connectorId).at(-1);

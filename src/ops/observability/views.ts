@@ -164,6 +164,8 @@ export interface ChargerView {
   readonly firmwareVersion?: string | null;
   /** The OCPP version of its current connection, else of its last one (null: never connected). */
   readonly ocppVersion?: '1.6' | '2.0.1' | null;
+  /** The operator actions it takes (OCPP 1.6 names: a 2.0.1 station's have a 2.0.1 form, ocpp/v201/operations/); null or left out: every one. */
+  readonly operations?: readonly string[] | null;
   /** Its SupportedFeatureProfiles as read after boot (ocpp/charger-configuration.ts), or null while unknown. */
   readonly supportedProfiles?: readonly string[] | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;

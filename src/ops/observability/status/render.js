@@ -222,18 +222,18 @@ function modelCell(c) {
  */
 function operationsCell(c) {
   if (c.state !== 'connected') return h('td', { class: 'operations muted' }, 'none while not connected');
-  // Every operation is OCPP 1.6's so far: the API would answer 409 (docs/chargers.md "OCPP 2.0.1").
-  if (c.ocpp_version === '2.0.1') return h('td', { class: 'operations muted' }, 'none for OCPP 2.0.1 yet');
-  const button = (label, operation, body) => h('button', { type: 'button', 'data-operation': operation, 'data-charger': c.charge_point_id, 'data-body': JSON.stringify(body) }, label);
-  return h(
-    'td',
-    { class: 'operations' },
-    button('Soft reset', 'reset', { type: 'Soft' }),
-    c.connectors
+  // A 2.0.1 station takes only the operations with a 2.0.1 form (`operations`, OCPP 1.6 names): any other the API would answer 409 (docs/chargers.md "OCPP 2.0.1").
+  const takes = (action) => !c.operations || c.operations.includes(action);
+  const button = (label, operation, action, body) => (takes(action) ? h('button', { type: 'button', 'data-operation': operation, 'data-charger': c.charge_point_id, 'data-body': JSON.stringify(body) }, label) : null);
+  const buttons = [
+    button('Soft reset', 'reset', 'Reset', { type: 'Soft' }),
+    ...c.connectors
       .filter((x) => x.connector_id > 0)
-      .flatMap((k) => [button(`Unlock ${k.connector_id}`, 'unlock-connector', { connector_id: k.connector_id }), k.open_transaction ? button(`Stop ${k.open_transaction.transaction_id}`, 'remote-stop', { transaction_id: k.open_transaction.transaction_id }) : null]),
-    (c.reservations || []).map((r) => button(`Cancel reservation ${r.reservation_id}`, 'cancel-reservation', { reservation_id: r.reservation_id })),
-  );
+      .flatMap((k) => [button(`Unlock ${k.connector_id}`, 'unlock-connector', 'UnlockConnector', { connector_id: k.connector_id }), k.open_transaction ? button(`Stop ${k.open_transaction.transaction_id}`, 'remote-stop', 'RemoteStopTransaction', { transaction_id: k.open_transaction.transaction_id }) : null]),
+    ...(c.reservations || []).map((r) => button(`Cancel reservation ${r.reservation_id}`, 'cancel-reservation', 'CancelReservation', { reservation_id: r.reservation_id })),
+  ].filter(Boolean);
+  if (buttons.length === 0) return h('td', { class: 'operations muted' }, c.ocpp_version === '2.0.1' ? 'none for OCPP 2.0.1 yet' : 'none');
+  return h('td', { class: 'operations' }, ...buttons);
 }
 
 /** The last session, and what its signed meter values came to (verified, or why not: never billed silently). */
