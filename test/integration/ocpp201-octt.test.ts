@@ -464,9 +464,9 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     };
     const inForce = async () => ((await api('GET', `/api/v1/chargers/${CS}/reservations`, cpoToken)).body as { reservations: Array<{ reservation_id: number }> }).reservations.map((r) => r.reservation_id);
     /** The station's id tags in the config file, taken by SIGHUP (the gateway sends the difference). */
-    const configureIdTags = (tags: readonly string[]) => {
+    const configureIdTags = (tags: readonly string[], chargePointId = CS) => {
       const path = join(dir, 'metergate.yaml');
-      const text = readFileSync(path, 'utf8').replace(new RegExp(`(- id: ${CS}\\n(?:    .*\\n)*?)    auth: .*\\n`), `$1    auth: { id_tags: [${tags.join(', ')}] }\n`);
+      const text = readFileSync(path, 'utf8').replace(new RegExp(`(- id: ${chargePointId}\\n(?:    .*\\n)*?)    auth: .*\\n`), `$1    auth: { id_tags: [${tags.join(', ')}] }\n`);
       writeFileSync(path, text);
       daemon.process.kill('SIGHUP');
     };
@@ -535,6 +535,28 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       configureIdTags([VALID]);
       expect(await callsAfter(before, 'SendLocalList')).toEqual([{ versionNumber: v + 5, updateType: 'Differential', localAuthorizationList: [{ idToken: TOKEN, idTokenInfo: { status: 'Accepted' } }] }]);
       await until(async () => (await cs.call<{ idTokenInfo: { status: string } }>('Authorize', { idToken: TOKEN })).idTokenInfo.status === 'Accepted', 'the id tag accepted again', 10_000);
+    });
+
+    it('D01 after a reconnect without a boot: tags changed while the station was away go as a Differential when it connects again', { timeout: 30_000 }, async () => {
+      const pinned = 'CS-PINNED-201';
+      const connect = () => connectOcttCharger({ endpoint: endpoint(), identity: pinned, password: PASSWORD, version: '2.0.1', answers: { SendLocalList: () => ({ status: 'Accepted' }) } });
+      let station = await connect();
+      try {
+        expect((await station.call<{ status: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT' } })).status).toBe('Accepted');
+        const [full] = await station.calls('SendLocalList');
+        expect(full!.params).toMatchObject({ updateType: 'Full', localAuthorizationList: [{ idToken: TOKEN, idTokenInfo: { status: 'Accepted' } }] });
+        await station.close();
+        await until(async () => (await metrics()).includes(`metergate_ocpp_charger_connected{charge_point_id="${pinned}"} 0`), 'the station gone', 10_000);
+        configureIdTags([VALID, 'OCTT-AWAY-01'], pinned);
+        // Taken while it is away (SIGHUP is logged), sent when it is back: no boot needed.
+        await until(() => daemon.output().includes(`"charge_point_id":"${pinned}","id_tags":2`), 'the SIGHUP taken', 10_000);
+        station = await connect();
+        const [diff] = await station.calls('SendLocalList');
+        expect(diff!.params).toEqual({ versionNumber: (full!.params.versionNumber as number) + 1, updateType: 'Differential', localAuthorizationList: [{ idToken: { idToken: 'OCTT-AWAY-01', type: 'ISO14443' }, idTokenInfo: { status: 'Accepted' } }] });
+        expect(station.violations).toEqual([]);
+      } finally {
+        await station.close();
+      }
     });
 
     // F. Remote control ─────────────────────────────────────────────────────────────────────
