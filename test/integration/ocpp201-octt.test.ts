@@ -762,19 +762,29 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       expect(await cs.call('DataTransfer', { vendorId: 'metergate', messageId: 'Ping', data: { seq: 1 } })).toEqual({ status: 'Accepted', data: 'Pong' });
     });
 
-    it('P01 Data Transfer to the Charging Station: the operator\'s data-transfer reaches the station as the 2.0.1 DataTransfer, its answer (any JSON data) returned', { timeout: 30_000 }, async () => {
+    it('P01 Data Transfer to the Charging Station: the operator\'s data-transfer reaches the station as the 2.0.1 DataTransfer, its answer (any JSON data) returned; object data for a 2.0.1 station only', { timeout: 30_000 }, async () => {
       cs.answer('DataTransfer', (p) => (p.vendorId === 'com.example.display' ? { status: 'Accepted', data: { shown: p.data, lines: 2 } } : { status: 'UnknownVendorId', statusInfo: { reasonCode: 'UnknownVendor' } }));
       const before = cs.received.length;
       const path = '/api/v1/chargers/{charge_point_id}/data-transfer';
       const sent = await api('POST', `/api/v1/chargers/${CS}/data-transfer`, cpoToken, { vendor_id: 'com.example.display', message_id: 'ShowText', data: 'Cheapest at 03:00' }, path);
       expect(sent.status).toBe(200);
       expect(sent.body).toMatchObject({ action: 'DataTransfer', answer: { status: 'Accepted', data: { shown: 'Cheapest at 03:00', lines: 2 } } });
+      // 2.0.1's data may be any JSON: an object goes to the station as it is.
+      const structured = await api('POST', `/api/v1/chargers/${CS}/data-transfer`, cpoToken, { vendor_id: 'com.example.display', message_id: 'ShowText', data: { text: 'Cheap now', until: '03:00' } }, path);
+      expect(structured.body.answer).toEqual({ status: 'Accepted', data: { shown: { text: 'Cheap now', until: '03:00' }, lines: 2 } });
       const unknown = await api('POST', `/api/v1/chargers/${CS}/data-transfer`, cpoToken, { vendor_id: 'org.other' }, path);
       expect(unknown.body.answer).toEqual({ status: 'UnknownVendorId', statusInfo: { reasonCode: 'UnknownVendor' } });
       expect(cs.received.slice(before)).toEqual([
         { action: 'DataTransfer', params: { vendorId: 'com.example.display', messageId: 'ShowText', data: 'Cheapest at 03:00' } },
+        { action: 'DataTransfer', params: { vendorId: 'com.example.display', messageId: 'ShowText', data: { text: 'Cheap now', until: '03:00' } } },
         { action: 'DataTransfer', params: { vendorId: 'org.other' } },
       ]);
+      // The 1.6 charger's DataTransfer takes a string only: an object for it is 422, nothing sent.
+      const sent16 = cp16.received.length;
+      const refused = await api('POST', `/api/v1/chargers/${CP16}/data-transfer`, cpoToken, { vendor_id: 'com.example.display', data: { text: 'x' } }, path);
+      expect(refused.status).toBe(422);
+      expect(refused.body.errors).toEqual([{ path: 'data', message: 'for OCPP 2.0.1 stations only' }]);
+      expect(cp16.received.length).toBe(sent16);
     });
 
     it('TC_P_03_CSMS CustomData - Receive custom data: a StatusNotification and TransactionEvents with customData (message and transactionInfo level) are answered and stored as without', { timeout: 30_000 }, async () => {

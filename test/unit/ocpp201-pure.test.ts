@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { chooseSubprotocol, offersOurs } from '../../src/ocpp/handshake-guard.js';
 import { authorizeIdToken } from '../../src/ocpp/v201/authorization.js';
-import { registerWh, sampledValueRows201 } from '../../src/ocpp/v201/meter-values.js';
+import { registerWh, sampledValueRows201, signedDocumentText, signedValueRows201 } from '../../src/ocpp/v201/meter-values.js';
 
 describe('chooseSubprotocol', () => {
   it('auto takes the charger\'s first choice of the two; a pin takes its version when offered, else a refusal', () => {
@@ -59,6 +59,32 @@ describe('2.0.1 meter values', () => {
     expect(registerWh(rows)).toEqual({ wh: 1300, atMs: Date.parse('2025-10-01T11:00:00Z') });
     expect(registerWh(rows, 'first')).toEqual({ wh: 1000, atMs: Date.parse('2025-10-01T10:00:00Z') });
     expect(registerWh(rows.filter((r) => r.measurand !== 'Energy.Active.Import.Register'))).toBeNull();
+  });
+});
+
+describe('2.0.1 signed meter values', () => {
+  const ocmf = 'OCMF|{"FV":"1.0","RD":[{"TM":"2026-11-29T08:00:00,000+0000 S","TX":"B","RV":1.5,"RI":"1-b:1.8.0","RU":"kWh"}]}|{"SA":"ECDSA-secp256r1-SHA256","SD":"3045"}';
+  const b64 = (t: string) => Buffer.from(t, 'utf8').toString('base64');
+
+  it('decodes an OCMF or Alfen document sent base64 (as 2.0.1 says), keeps a plain one and binary formats as sent', () => {
+    expect(signedDocumentText(b64(ocmf))).toBe(ocmf);
+    expect(signedDocumentText(ocmf)).toBe(ocmf);
+    expect(signedDocumentText(b64('AP;0;3;ALCV3ABBBISHMA2RYNBMAGCD;'))).toBe('AP;0;3;ALCV3ABBBISHMA2RYNBMAGCD;');
+    // SML (EDL40) is binary: its base64 stays, as the 1.6 form sends it and formats.ts reads it.
+    const sml = Buffer.from([0x1b, 0x1b, 0x1b, 0x1b, 0x01, 0x01, 0x01, 0x01, 0x76, 0x05]).toString('base64');
+    expect(signedDocumentText(sml)).toBe(sml);
+    // Base64 of something else, and text that is not base64: kept as sent (reported as an unknown format).
+    expect(signedDocumentText(b64('hello'))).toBe(b64('hello'));
+    expect(signedDocumentText('not base64!')).toBe('not base64!');
+  });
+
+  it('one row per signedMeterValue with its context and measurand, beside the number; none without', () => {
+    const signedMeterValue = { signedMeterData: b64(ocmf), signingMethod: 'ECDSA-secp256r1-SHA256', encodingMethod: 'OCMF', publicKey: 'MFkw' };
+    const rows = signedValueRows201([
+      { timestamp: '2026-11-29T08:00:00Z', sampledValue: [{ value: 1500, context: 'Transaction.Begin', signedMeterValue }, { value: 230, measurand: 'Voltage' }] },
+      { timestamp: '2026-11-29T08:05:00Z', sampledValue: [{ value: 1600 }] },
+    ]);
+    expect(rows).toEqual([{ sampledAtMs: Date.parse('2026-11-29T08:00:00Z'), context: 'Transaction.Begin', measurand: 'Energy.Active.Import.Register', value: ocmf }]);
   });
 });
 

@@ -57,6 +57,11 @@ interface Operation {
   readonly schema: string;
   /** The OCPP request from the validated body. */
   readonly request: (body: Body, c: OperationContext) => Json;
+  /**
+   * Fields of the body only OCPP 2.0.1 has a place for (its form reads them: FormContext.only201),
+   * with the reason a 1.6 charger cannot take them; undefined when the body has none.
+   */
+  readonly only201?: (body: Body) => { readonly fields: Json; readonly path: string; readonly why16: string } | undefined;
   /** What the answer carries besides the request and the charger's answer. */
   readonly extra?: (request: Json, answer: Json, c: OperationContext) => Json;
   /** What the gateway does once the charger answered; its fields join the response. */
@@ -167,7 +172,14 @@ const OPERATIONS: readonly Operation[] = [
       return { plans_sent_again: (answer as { status?: unknown }).status === 'Accepted' };
     },
   },
-  { path: 'data-transfer', action: 'DataTransfer', schema: 'DataTransferRequest', request: (b) => ({ vendorId: b.vendor_id, ...optional('messageId', b.message_id), ...optional('data', b.data) }) },
+  {
+    path: 'data-transfer',
+    action: 'DataTransfer',
+    schema: 'DataTransferRequest',
+    // 1.6's data is a string; 2.0.1's any JSON: other data goes to a 2.0.1 station's form only.
+    request: (b) => ({ vendorId: b.vendor_id, ...optional('messageId', b.message_id), ...(typeof b.data === 'string' ? { data: b.data } : {}) }),
+    only201: (b) => (b.data === undefined || typeof b.data === 'string' ? undefined : { fields: { data: b.data }, path: 'data', why16: 'OCPP 1.6 DataTransfer data is a string (2.0.1 takes any JSON)' }),
+  },
   {
     path: 'get-local-list-version',
     action: 'GetLocalListVersion',
@@ -251,8 +263,13 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
     router.post(path, auth, ...body, async (req, res) => {
       const { chargePointId, operations } = target(req, op.action);
       const c: OperationContext = { deps, chargePointId, notes: [] };
-      const request = op.request(validated(op.schema, req.body), c);
-      const answer = answered(await operations.call(chargePointId, op.action, request), chargePointId, op.action);
+      const b = validated(op.schema, req.body);
+      const request = op.request(b, c);
+      const only201 = op.only201?.(b);
+      if (only201 && operations.ocppVersion(chargePointId) !== '2.0.1') {
+        throw new HttpProblem(422, `${only201.why16}: charger ${chargePointId} speaks 1.6${operations.ocppVersion(chargePointId) === null ? ' or has not connected yet' : ''}; nothing was sent`, { errors: [{ path: only201.path, message: 'for OCPP 2.0.1 stations only' }] });
+      }
+      const answer = answered(await operations.call(chargePointId, op.action, request, only201 ? { only201: only201.fields } : {}), chargePointId, op.action);
       res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, action: op.action, request, answer, ...(c.notes.length > 0 ? { note: c.notes.join('; ') } : {}), ...op.extra?.(request, answer, c), ...op.after?.(answer, c) });
     });
     router.all(path, methodNotAllowed(['POST']));
