@@ -151,10 +151,9 @@ function gridControlProblems(config: Config): string[] {
   if (!config.chargers.some((c) => (c.connectors?.length ?? 0) > 0)) problems.push('grid_control: needs chargers with their connectors listed (chargers[].connectors): those are what it dims');
   // Every car must be dimmable: the fuse controller controls the connectors that hold a plan,
   // so each connector needs a default target (a car without a client's target then gets one),
-  // and a charger must speak OCPP 1.6 (a 2.0.1 station is counted, never limited).
+  // whichever OCPP version its charger speaks (a 2.0.1 station's EVSEs are controlled as 1.6 connectors).
   for (const [c, i] of config.chargers.map((c, i) => [c, i] as const)) {
     if ((c.connectors?.length ?? 0) === 0) problems.push(`chargers[${i}].connectors: charger ${c.id} lists no connectors: with grid_control every charger must be dimmable; list each connector with its limits and a default_target`);
-    if (c.ocpp_version === '2.0.1') problems.push(`chargers[${i}].ocpp_version: charger ${c.id} is an OCPP 2.0.1 station, which the gateway counts but does not limit: with grid_control it could not be dimmed; use 1.6`);
     for (const [k, j] of (c.connectors ?? []).map((k, j) => [k, j] as const)) {
       if (!k.default_target) problems.push(`chargers[${i}].connectors[${j}].default_target: with grid_control every car must get a plan (only a connector with a plan is lowered when dimmed); set a default target (departure_local_time, energy_wh) for connector ${k.connector_id} of ${c.id}`);
     }

@@ -22,7 +22,7 @@ import { ClearCacheOwedStore } from '../store/ocpp-clear-cache-owed.js';
 import { LocalListStore } from '../store/ocpp-local-lists.js';
 import { ReservationStore } from '../store/ocpp-reservations.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
-import { withCallLanes } from './call-lanes.js';
+import { withCallLanes, type LanedChargerClient } from './call-lanes.js';
 import type { ChargerClient, ChargerState } from './charger-client.js';
 import { chargePointView } from './charge-point-view.js';
 import { storedCapabilities } from './charger-configuration.js';
@@ -39,6 +39,7 @@ import { registerOutcomeMetrics, SessionOutcomeRecorder } from './session-outcom
 import { OcppTransport } from './transport.js';
 import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
+import { limitClient201 } from './v201/limit-client.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 import { SecurityEventLog } from './security-events.js';
@@ -75,6 +76,8 @@ export class CentralSystem implements Module {
   /** ClearCaches on their way (a boot and a reconnect close together send one). */
   private readonly clearCacheSending = new Set<string>();
   private offTransactionStopped?: () => void;
+  /** Each 2.0.1 connection's translated client for the limit calls (limitClient). */
+  private readonly limitClients201 = new WeakMap<LanedChargerClient, LanedChargerClient>();
   private readonly onSighup = (): void => {
     this.reloadIdTags();
   };
@@ -135,8 +138,8 @@ export class CentralSystem implements Module {
       transactions201,
     );
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
-    // A 2.0.1 station has no 1.6 profiles: to the dispatcher (and so the fuse controller) it is not connected (docs/chargers.md "OCPP 2.0.1").
-    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.client16(id), operations);
+    // A 2.0.1 station's connection takes the dispatcher's 1.6-shaped limit calls in their 2.0.1 form (v201/limit-client.ts).
+    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.limitClient(id), operations);
     const listStore = new LocalListStore(db);
     const localLists = new LocalListSync(operations, listStore, writes, () => this.ctx.clock.now(), logger);
     // After a BootNotification's answer: the plans (dispatcher), then the local authorization
@@ -197,10 +200,20 @@ export class CentralSystem implements Module {
     return parts.dispatcher;
   }
 
-  /** The charger's connection while it speaks OCPP 1.6 (what the profile dispatcher may send its 1.6 calls to). */
-  private client16(chargePointId: string) {
+  /**
+   * The charger's connection as the profile dispatcher sends its limit calls on it: a 1.6
+   * charger's as it is, a 2.0.1 station's through its translation (v201/limit-client.ts),
+   * one per connection (the dispatcher tells a current connection from an old one by identity).
+   */
+  private limitClient(chargePointId: string): LanedChargerClient | null {
     const client = this.state.get(chargePointId)?.client ?? null;
-    return client?.protocol === 'ocpp1.6' ? client : null;
+    if (!client || client.protocol === 'ocpp1.6') return client;
+    let translated = this.limitClients201.get(client);
+    if (!translated) {
+      translated = limitClient201(client, this.parts!.transactions201);
+      this.limitClients201.set(client, translated);
+    }
+    return translated;
   }
 
   /** Whether the charger is connected now. */
@@ -492,9 +505,10 @@ export class CentralSystem implements Module {
     this.fuse?.connectionChanged(id, 'not-confirmed');
     const version = client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6';
     writes.run(`OCPP version of ${id}`, () => transactions201.recordVersion(id, version)).catch((err: unknown) => log.warn({ err }, 'OCPP version of the connection not stored'));
-    if (version === '1.6') dispatcher.connected(client);
-    // A charger that booted before and only reconnects (after a gateway restart, many do not
-    // boot again) gets the id tags configured now as well, whichever its version.
+    // A charger that booted before and only reconnects (after a gateway restart, many do not boot
+    // again) gets its plans now (a 2.0.1 station's through its translated client), and the id tags configured now as well, whichever its version.
+    const limits = this.limitClient(id)!;
+    dispatcher.connected(limits);
     if (this.parts!.store.chargePointView(id).vendor !== null) this.syncLocalList(id, 'reconnect');
     if (previous) void previous.close({ code: 1001, reason: 'replaced by a new connection', force: true }).catch(() => undefined);
     client.on('close', ({ code }: { code: number }) => {
@@ -504,10 +518,12 @@ export class CentralSystem implements Module {
       this.fuse?.connectionChanged(id, 'disconnected');
       log.info({ code }, 'charger disconnected');
     });
-    // Not silently unprotected: said at every connection while the site has a limit (docs/chargers.md "OCPP 2.0.1").
-    if (version === '2.0.1' && this.ctx.config.site.limit_a !== undefined) log.warn({ site_limit_a: this.ctx.config.site.limit_a }, 'OCPP 2.0.1 station: the fuse controller does not limit it yet; its EVSEs count at their max_current_a in every other connector\'s site share');
-    // Its calls' handlers by the subprotocol agreed at the handshake.
-    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, () => this.syncLocalList(id, 'boot'), this.parts!.securityEvents);
+    // Its calls' handlers by the subprotocol agreed at the handshake; after a 2.0.1 boot or transaction start its plans, as for 1.6 (profile-dispatcher.ts).
+    const booted201 = () => {
+      dispatcher.booted(limits);
+      this.syncLocalList(id, 'boot');
+    };
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId));
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {

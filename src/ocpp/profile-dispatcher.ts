@@ -5,6 +5,8 @@
 // charger boots or reconnects, and when a transaction starts; by the strategy the charger's
 // declarations and refusals leave (charging-strategy.ts, docs/chargers.md "Chargers that
 // say no"), and again at each period boundary for the strategies that send a plan piece by piece.
+// Both versions: a 2.0.1 station's connection comes translated (v201/limit-client.ts), so its
+// EVSEs get the same ladder, the same stored answers and the same escalations as 1.6 connectors.
 //
 // Error policy: an outbound exchange never throws out of here. A charger that does not
 // answer has that stored as the answer ('error'); every answer is written through the
@@ -201,6 +203,9 @@ export class ProfileDispatcher implements LimitSender {
   }
 
   private readConfiguration(client: ChargerClient): Promise<void> {
+    // A 2.0.1 station has no GetConfiguration: its schedules go in A with the whole plan first,
+    // as for a 1.6 charger that never declared otherwise (charging-strategy.ts); its refusals still move it down the ladder.
+    if (client.protocol === 'ocpp2.0.1') return Promise.resolve();
     return readChargerCapabilities(client, this.charging.stores.configuration, this.writes, () => this.ctx.clock.now(), this.ctx.logger);
   }
 

@@ -72,8 +72,11 @@ export interface OcttCharger {
   unchecked(action: string, params: unknown): Promise<{ result: unknown } | { error: string }>;
   /** The gateway's calls of `action`, waiting until there are at least `count`. */
   calls(action: string, count?: number): Promise<CallFromGateway[]>;
-  /** Answers the gateway's calls of `action` from now on (replacing an earlier answer), recorded in `received` as the `answers` given at connect are. */
-  answer(action: string, answer: (params: Record<string, unknown>) => Record<string, unknown>): void;
+  /**
+   * Answers the gateway's calls of `action` from now on (replacing an earlier answer), recorded in `received` as the `answers` given at connect are.
+   * A promise that never settles leaves the call unanswered while the connection stays up (a busy firmware).
+   */
+  answer(action: string, answer: (params: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>): void;
   close(): Promise<void>;
 }
 
@@ -141,7 +144,7 @@ export async function connectOcttCharger(opts: OcttChargerOptions): Promise<Octt
   });
   client.on('badMessage', ({ message }) => violations.push(`not a JSON OCPP-J frame: ${message}`));
 
-  const answer = (action: string, fn: (params: Record<string, unknown>) => Record<string, unknown>) => {
+  const answer = (action: string, fn: (params: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>) => {
     // ocpp-ws-io refuses a second handler for an action: the earlier answer goes first.
     client.removeHandler(action);
     client.handle(action, ({ params }) => {

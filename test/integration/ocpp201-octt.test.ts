@@ -50,6 +50,8 @@ const CP16 = 'CP-16';
 const VALID = 'OCTT-VALID-01';
 const HEARTBEAT_S = 120;
 const SITE_LIMIT_A = 24;
+const DEADLINE_S = 5;
+const STEP_S = 1;
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 /** A/P block: the calibrated meter of the station's EVSE 2, its key configured as from its label (signed values in 2.0.1 form). */
@@ -140,7 +142,8 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
         ...centralSystemConfigHead({ dataDir, httpPort, ocppPort, ocppSettings: `heartbeat_interval_s: ${HEARTBEAT_S}, storage_wait_s: 1` }),
         // The recorded sessions are from 2025: kept past the default 400 days.
         'store: { sessions_retention_days: 3650 }',
-        `site: { limit_a: ${SITE_LIMIT_A} }`,
+        // A short fuse deadline: the K block's unanswered lowering escalates within seconds.
+        `site: { limit_a: ${SITE_LIMIT_A}, lower_deadline_s: ${DEADLINE_S}, escalation_step_s: ${STEP_S} }`,
         'chargers:',
         ...charger(CS, 'auto'),
         `    meter_public_keys: { "2": "${EVSE2_METER.publicKeyHex}" }`,
@@ -402,7 +405,7 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
 
   // ── What 2.0.1 has no form of yet: said, never a silent no-op ────────────────────────────
 
-  it('an operator operation or a charging plan for a 2.0.1 station: 409 with the reason, nothing sent', { timeout: 30_000 }, async () => {
+  it('an operator operation with no 2.0.1 form for a 2.0.1 station: 409 with the reason, nothing sent', { timeout: 30_000 }, async () => {
     const before = cs.received.length;
     const reset = await api('POST', `/api/v1/chargers/${CS}/reset`, cpoToken, { type: 'Soft' }, '/api/v1/chargers/{charge_point_id}/reset');
     expect(reset.status).toBe(409);
@@ -411,9 +414,6 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/reset', cpoToken, { type: 'Hard' }, '/api/v1/chargers/{charge_point_id}/reset');
     expect(away.status).toBe(409);
     expect(away.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
-    const plan = await api('PUT', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken, { departure_time: new Date(Date.now() + 6 * 3_600_000).toISOString(), energy_wh: 10_000 }, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan');
-    expect(plan.status).toBe(409);
-    expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
     expect(cs.received.length).toBe(before);
   });
 
@@ -426,20 +426,138 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     expect(cs.received.slice(before).map((c) => c.action)).toEqual(['ClearCache']);
   });
 
-  it('the site fuse: an open 2.0.1 transaction counts at its EVSE\'s maximum in a 1.6 connector\'s site share (the 2.0.1 station takes no limit yet)', { timeout: 60_000 }, async () => {
-    const plan = () => api('PUT', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken, { departure_time: new Date(Date.now() + 8 * 3_600_000).toISOString(), energy_wh: 5_000 }, '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan');
-    const alone = await plan();
-    expect([200, 201]).toContain(alone.status);
-    expect(alone.body.site_share).toMatchObject({ headroom_a: SITE_LIMIT_A, share_a: 16 });
-    const txId = stationTxId();
-    await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 90_000, 'Transaction.Begin')] });
-    // EVSE 1 of the station may draw its 16 A at any moment: 24 - 16 = 8 A left for the 1.6 connector.
-    const shared = await plan();
-    expect(shared.status).toBe(200);
-    expect(shared.body.site_share).toMatchObject({ headroom_a: SITE_LIMIT_A, share_a: SITE_LIMIT_A - 16 });
-    await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 90_100, 'Transaction.End')] });
-    expect((await plan()).body.site_share).toMatchObject({ share_a: 16 });
-    await api('DELETE', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken);
+  // ── K. Smart charging ───────────────────────────────────────────────────────────────────
+  // The plans and the site fuse over 2.0.1 as over 1.6: the dispatcher's 1.6-shaped limit
+  // calls reach the station in their 2.0.1 form (src/ocpp/v201/limit-client.ts), and the
+  // fuse controller treats each EVSE as a connector (ids as in tzi-OCTT 2.0.1/K, read 2026-11-29).
+  describe('K smart charging', () => {
+    /** accept: SetChargingProfile Accepted; mute: never answered while the connection stays up (a busy firmware). */
+    let mode: 'accept' | 'mute' = 'accept';
+    let clearStatus: 'Accepted' | 'Unknown' = 'Accepted';
+    /** The station's transaction on EVSE 2 (its id and next seqNo): what RequestStopTransaction ends. */
+    let ev2: { txId: string; seqNo: number } | null = null;
+    const departure = () => new Date(Date.now() + 8 * 3_600_000).toISOString();
+    const PLAN = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
+    type Profile201 = { id: number; stackLevel: number; chargingProfilePurpose: string; chargingProfileKind: string; validFrom?: string; validTo?: string; transactionId?: string; chargingSchedule: Array<{ id: number; startSchedule?: string; duration?: number; chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> }> };
+    const sets = (from: number) => cs.received.slice(from).filter((c) => c.action === 'SetChargingProfile').map((c) => c.params as { evseId: number; chargingProfile: Profile201 });
+    const maxLimit = (p: Profile201) => Math.max(...p.chargingSchedule[0]!.chargingSchedulePeriod.map((x) => x.limit));
+    const endEv2 = () => {
+      const open = ev2!;
+      return cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'RemoteStop', seqNo: open.seqNo++, transactionInfo: { transactionId: open.txId, stoppedReason: 'Remote' }, meterValue: [register(now(), 120_500, 'Transaction.End')] });
+    };
+
+    beforeAll(() => {
+      cs.answer('SetChargingProfile', () => (mode === 'mute' ? new Promise<Record<string, unknown>>(() => undefined) : { status: 'Accepted' }));
+      cs.answer('ClearChargingProfile', () => ({ status: clearStatus }));
+      cs.answer('ChangeAvailability', () => ({ status: 'Accepted' }));
+      // It takes the stop, and stops (what a station does after Accepted).
+      cs.answer('RequestStopTransaction', () => {
+        setTimeout(() => void endEv2().catch(() => undefined), 200);
+        return { status: 'Accepted' };
+      });
+      cs.answer('GetCompositeSchedule', (p) => ({ status: 'Accepted', schedule: { evseId: p.evseId, duration: p.duration, scheduleStart: now(), chargingRateUnit: p.chargingRateUnit ?? 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 10 }] } }));
+    });
+
+    it('TC_K_01_CSMS Set Charging Profile - TxDefaultProfile - Specific EVSE, and TC_K_02_CSMS (no TxProfile without a transaction): a plan for an EVSE with no transaction goes as its TxDefaultProfile', { timeout: 30_000 }, async () => {
+      const before = cs.received.length;
+      const put = await api('PUT', `/api/v1/chargers/${CS}/connectors/2/plan`, cpoToken, { departure_time: departure(), energy_wh: 10_000 }, PLAN);
+      expect(put.status).toBe(201);
+      await until(() => sets(before).length >= 1, 'the plan sent to the station');
+      const [set] = sets(before);
+      expect(set!.evseId).toBe(2);
+      const p = set!.chargingProfile;
+      expect(p).toMatchObject({ id: 21, stackLevel: 0, chargingProfilePurpose: 'TxDefaultProfile', chargingProfileKind: 'Absolute' });
+      expect(p.transactionId).toBeUndefined();
+      expect(Date.parse(p.validTo!)).toBeGreaterThan(Date.parse(p.validFrom!));
+      expect(p.chargingSchedule).toHaveLength(1);
+      expect(p.chargingSchedule[0]).toMatchObject({ chargingRateUnit: 'A', startSchedule: p.validFrom, chargingSchedulePeriod: expect.arrayContaining([expect.objectContaining({ startPeriod: 0 })]) });
+      expect(p.chargingSchedule[0]!.chargingSchedulePeriod[0]!.startPeriod).toBe(0);
+      expect(p.chargingSchedule[0]!.duration).toBeGreaterThan(0);
+      expect(maxLimit(p)).toBeLessThanOrEqual(16);
+      await until(async () => (await api('GET', `/api/v1/chargers/${CS}/connectors/2/plan`, cpoToken)).body.charger_profile?.status === 'Accepted', 'the station\'s Accepted stored for the plan');
+      expect(sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile')).toEqual([]);
+    });
+
+    it('TC_K_60_CSMS Set Charging Profile - TxProfile with ongoing transaction: a transaction on the planned EVSE gets the plan as a TxProfile with the station\'s transactionId; the site fuse: the 2.0.1 EVSE is limited to its share beside a 1.6 connector (no longer counted at its maximum)', { timeout: 60_000 }, async () => {
+      const before = cs.received.length;
+      ev2 = { txId: stationTxId(), seqNo: 0 };
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: ev2.seqNo++, transactionInfo: { transactionId: ev2.txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 120_000, 'Transaction.Begin')] });
+      await until(() => sets(before).some((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile'), 'the TxProfile for the transaction');
+      const tx = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile')!;
+      expect(tx.evseId).toBe(2);
+      expect(tx.chargingProfile).toMatchObject({ id: 22, transactionId: ev2.txId, chargingProfileKind: 'Absolute' });
+      expect(tx.chargingProfile.chargingSchedule[0]!.startSchedule).toBeDefined();
+      // A 1.6 connector with a plan and a car joins: the two share the site's 24 A as two 1.6 connectors do.
+      const plan16 = await api('PUT', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken, { departure_time: departure(), energy_wh: 5_000 }, PLAN);
+      expect([200, 201]).toContain(plan16.status);
+      const { transactionId: tx16 } = await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId: 2, idTag: VALID, meterStart: 0, timestamp: now() });
+      await until(async () => {
+        const g = (await api('GET', `/api/v1/chargers/${CS}/connectors/2/plan`, cpoToken, undefined, PLAN)).body;
+        const last = sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile').at(-1)!;
+        return g.site_share?.connectors === 2 && g.charger_profile?.status === 'Accepted' && maxLimit(last.chargingProfile) <= g.site_share.share_a + 0.05;
+      }, 'the 2.0.1 EVSE on its share of the site', 30_000);
+      const g16 = (await api('GET', `/api/v1/chargers/${CP16}/connectors/2/plan`, cpoToken, undefined, PLAN)).body;
+      const g201 = (await api('GET', `/api/v1/chargers/${CS}/connectors/2/plan`, cpoToken, undefined, PLAN)).body;
+      expect(g201.site_share.share_a + g16.site_share.share_a).toBeLessThanOrEqual(SITE_LIMIT_A);
+      expect(g201.site_share.share_a).toBeLessThan(16);
+      // The 1.6 car leaves; its plan ends with its transaction.
+      await cp16.call('StopTransaction', { transactionId: tx16, meterStop: 100, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
+    });
+
+    it('the site fuse over 2.0.1: a station that stays connected but never answers a lowering is sent it again and escalated (TxDefaultProfile, TC_K_03_CSMS ChargingStationMaxProfile on EVSE 0, RequestStopTransaction) until it confirms; each escalation counted; its profiles cleared by id (TC_K_05_CSMS)', { timeout: 90_000 }, async () => {
+      mode = 'mute';
+      const before = cs.received.length;
+      // Two cars without a target on the 1.6 charger: each counts at its maximum (16 A), 32 A on 24: the planned EVSE's share falls to 0.
+      const started = [];
+      for (const connectorId of [1, 2]) started.push((await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId, idTag: VALID, meterStart: 0, timestamp: now() })).transactionId);
+      await until(() => cs.received.slice(before).some((c) => c.action === 'RequestStopTransaction'), 'the escalation reaching RequestStopTransaction', 60_000);
+      const ladder = cs.received.slice(before).map((c) => (c.action === 'SetChargingProfile' ? (c.params as { chargingProfile: Profile201 }).chargingProfile.chargingProfilePurpose : c.action));
+      const first = (what: string) => ladder.indexOf(what);
+      // The lowering went out and, unanswered (each waits half the deadline), was sent again (after a 1 s back-off) before the deadline passed.
+      expect(ladder.slice(0, first('TxDefaultProfile')).filter((a) => a === 'TxProfile').length).toBeGreaterThanOrEqual(2);
+      expect(first('TxDefaultProfile')).toBeGreaterThan(first('TxProfile'));
+      expect(first('ChargingStationMaxProfile')).toBeGreaterThan(first('TxDefaultProfile'));
+      expect(first('RequestStopTransaction')).toBeGreaterThan(first('ChargingStationMaxProfile'));
+      // Each lowering for the station's transaction; the last one before the ladder to 0 A (both cars: nothing left).
+      const lowerings = sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile');
+      for (const l of lowerings) expect(l.chargingProfile.transactionId).toBe(ev2!.txId);
+      expect(lowerings.some((l) => maxLimit(l.chargingProfile) === 0)).toBe(true);
+      const max = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'ChargingStationMaxProfile')!;
+      expect(max.evseId).toBe(0);
+      expect(max.chargingProfile).toMatchObject({ stackLevel: 1, chargingProfileKind: 'Absolute' });
+      expect(maxLimit(max.chargingProfile)).toBe(0);
+      expect(cs.received.slice(before).find((c) => c.action === 'RequestStopTransaction')!.params).toEqual({ transactionId: ev2!.txId });
+      const m = await metrics();
+      for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
+      expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
+      expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="remote-stop",outcome="accepted"\} [1-9]/);
+      // It took the stop and stopped: its transaction is over, and the profiles the gateway set for it are cleared by id, no criteria.
+      await until(async () => (await openTransactionId(CS, 2)) === 0, 'the station\'s Ended after the stop');
+      const clears = () => cs.received.slice(before).filter((c) => c.action === 'ClearChargingProfile').map((c) => JSON.stringify(c.params));
+      await until(() => clears().includes('{"chargingProfileId":22}') && clears().includes('{"chargingProfileId":21}'), 'the clears of the ended plan (its TxProfile and TxDefaultProfile ids)', 30_000);
+      mode = 'accept';
+      for (const transactionId of started) await cp16.call('StopTransaction', { transactionId, meterStop: 10, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
+    });
+
+    it('TC_K_06_CSMS / TC_K_08_CSMS Clear Charging Profile - with stackLevel/purpose, none held: the operator\'s clear goes as 2.0.1 chargingProfileCriteria; the station\'s Unknown returned', { timeout: 30_000 }, async () => {
+      clearStatus = 'Unknown';
+      const before = cs.received.length;
+      const cleared = await api('POST', `/api/v1/chargers/${CS}/clear-charging-profile`, cpoToken, { connector_id: 1, charging_profile_purpose: 'TxDefaultProfile', stack_level: 0 }, '/api/v1/chargers/{charge_point_id}/clear-charging-profile');
+      expect(cleared.status).toBe(200);
+      expect(cleared.body).toMatchObject({ action: 'ClearChargingProfile', answer: { status: 'Unknown' }, plans_sent_again: false });
+      expect(cs.received.slice(before).filter((c) => c.action === 'ClearChargingProfile' && 'chargingProfileCriteria' in c.params)).toEqual([{ action: 'ClearChargingProfile', params: { chargingProfileCriteria: { evseId: 1, chargingProfilePurpose: 'TxDefaultProfile', stackLevel: 0 } } }]);
+      clearStatus = 'Accepted';
+    });
+
+    it('TC_K_43_CSMS / TC_K_44_CSMS Get Composite Schedule - specific EVSE, Charging Station: the operator\'s request as 2.0.1 evseId; the schedule read back in the 1.6 shape', { timeout: 30_000 }, async () => {
+      for (const evseId of [1, 0]) {
+        const before = cs.received.length;
+        const got = await api('POST', `/api/v1/chargers/${CS}/get-composite-schedule`, cpoToken, { connector_id: evseId, duration_s: 300, charging_rate_unit: 'A' }, '/api/v1/chargers/{charge_point_id}/get-composite-schedule');
+        expect(got.status).toBe(200);
+        expect(cs.received.slice(before).filter((c) => c.action === 'GetCompositeSchedule')).toEqual([{ action: 'GetCompositeSchedule', params: { evseId, duration: 300, chargingRateUnit: 'A' } }]);
+        expect(got.body.answer).toMatchObject({ status: 'Accepted', connectorId: evseId, chargingSchedule: { duration: 300, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 10 }] } });
+      }
+    });
   });
 
   // ── C/D/F/H: the operator's operations in their 2.0.1 form (v201/operations/) ─────────────

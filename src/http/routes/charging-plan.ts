@@ -255,10 +255,6 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
   router.put(CHARGING_PLAN_PATH, auth, ...jsonBody(deps.config.http.body_limit_bytes), (req, res) => {
     const { chargePointId, connectorId } = connectorOf(req.params);
     const ceiling = configuredConnector(chargePointId, connectorId);
-    // No 1.6 profile reaches a 2.0.1 station: a target stored for it would plan a car that is never limited (docs/chargers.md "OCPP 2.0.1").
-    if (deps.centralSystem?.()?.operations?.ocppVersion(chargePointId) === '2.0.1') {
-      throw new HttpProblem(409, `charger ${chargePointId} speaks OCPP 2.0.1, and charging plans are done for OCPP 1.6 chargers only so far (docs/chargers.md "OCPP 2.0.1"): nothing was stored; its connectors count at their maximum in every other connector's site share`);
-    }
     if (!validate(req.body)) throw new HttpProblem(422, 'the request body does not match the ChargingTargetRequest schema', { errors: fieldErrors(validate) });
     const input = req.body as TargetRequest;
     const nowMs = deps.clock.now();

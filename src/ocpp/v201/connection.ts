@@ -28,8 +28,10 @@ export interface Connection201 {
   readonly registration: Registration;
   /** The reservations the gateway made (reservations.ts): ended by the station's messages. */
   readonly reservations: ReservationEvents;
-  /** Once a BootNotification was answered Accepted and written: what follows a boot (the local authorization list, central-system.ts). */
+  /** Once a BootNotification was answered Accepted and written: what follows a boot (its plans, the local authorization list, central-system.ts). */
   readonly booted: () => void;
+  /** Once a transaction's first event was answered and written: the plan of its EVSE as a TxProfile (profile-dispatcher.ts through v201/limit-client.ts), as after a 1.6 StartTransaction. */
+  readonly transactionStarted: (evseId: number) => void;
   readonly securityEvents: SecurityEventLog;
 }
 

@@ -30,10 +30,11 @@ export function attach201(
   reservations: ReservationEvents,
   booted: () => void,
   securityEvents: SecurityEventLog,
+  transactionStarted: (evseId: number) => void,
 ): void {
   const tools = base.connection(client, st);
   // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
-  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
+  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, transactionStarted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
   registerProvisioning(c);
   registerAuthorization(c);
   registerTransactions(c);

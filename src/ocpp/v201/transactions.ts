@@ -17,9 +17,10 @@
 //   stored by their own timestamps, a repeated start or stop is recognised. seqNo is kept.
 // - offline: true (queued while the station was offline) is stored the same; its stamps are
 //   old on purpose, so they are not taken as the station's clock being behind.
-// - No plan is made for a 2.0.1 transaction yet (no charger.transaction-started: no default
-//   target, no profile): its EVSE counts at its configured maximum in every other
-//   connector's site share (planning/target-plan.ts untargetedDrawA), docs/chargers.md.
+// - A transaction that starts (its first event, not Ended, its token not Invalid) is
+//   charger.transaction-started as a 1.6 StartTransaction is: the EVSE's default target, the
+//   fuse controller's sharing, and after the answer the plan as a TxProfile for it
+//   (profile-dispatcher.ts through limit-client.ts, the station's transactionId in it).
 import { createRPCError } from '../rpc.js';
 import { chargerSessionId } from '../charger-session-id.js';
 import { ENERGY_REGISTER, registerAtInstant } from '../register-readings.js';
@@ -87,6 +88,13 @@ export function registerTransactions(c: Connection201): void {
         if (!transactions.chargerTransactionId(transaction.transactionId)) transactions.insert(id, chargerTxId, transaction.transactionId, evseId, seqNo, start === null);
         ref = transactions.get(id, chargerTxId) ?? { transactionId: transaction.transactionId, evseId, lastSeqNo: seqNo, meterStartPending: start === null };
         closed(before, 'transaction closed by the gateway: a new transaction started on its EVSE, and the station never sent its TransactionEvent Ended', later);
+        // After the answer (as 1.6 after StartTransaction's): planned, shared and limited as any car.
+        if (!repeated && p.eventType !== 'Ended' && idTokenStatus !== 'Invalid') {
+          later(() => {
+            ctx.events.emit('charger.transaction-started', { chargePointId: id, connectorId: evseId, transactionId: transaction.transactionId, startedAtMs: transaction.startedAtMs });
+            c.transactionStarted(evseId);
+          });
+        }
         log.info({ transaction_id: transaction.transactionId, charger_transaction_id: chargerTxId, evse_id: evseId, event_type: p.eventType, offline: p.offline === true, id_token_status: idTokenStatus, session: chargerSessionId(id, transaction.transactionId) }, 'transaction started');
       } else {
         transactions.seenSeqNo(ref.transactionId, seqNo);

@@ -1,7 +1,7 @@
 // doctor: whether site.limit_a holds as a ceiling (docs/planning.md "The fuse controller"):
-// a config that accepts chargers the site cannot count, chargers speaking OCPP 2.0.1 (counted
-// at their maximum, never limited: docs/chargers.md "OCPP 2.0.1"), and connectors the running
-// daemon's fuse controller cannot bring within their share (from its own /status.json).
+// a config that accepts chargers the site cannot count, and connectors the running daemon's
+// fuse controller cannot bring within their share (from its own /status.json), whichever
+// OCPP version their charger speaks (a 2.0.1 station's EVSEs are controlled as 1.6 connectors).
 import { uncountedChargers } from '../../config/load.js';
 import { fetchDaemonStatus } from './meters.js';
 import { fail, pass, warn, type CheckResult, type DoctorCheck } from './types.js';
@@ -25,19 +25,7 @@ export const fuseCheck: DoctorCheck = {
     // What the config check refuses unless told: warned here for as long as it is told.
     const uncounted = uncountedChargers({ ...config, site: { ...config.site, uncounted_chargers: 'refuse' } });
     for (const problem of uncounted) results.push(warn('fuse config', `site.uncounted_chargers is allow: ${problem.replace(/\. List each.*$/, '')}`, "list each connector under chargers[].connectors with its max_current_a, or set a site meter that measures the chargers, then remove site.uncounted_chargers"));
-    const status = (await fetchDaemonStatus(config, env.timeoutMs)) as { fuse?: DaemonFuseConnector[]; chargers?: Array<{ charge_point_id: string; ocpp_version?: string | null }> } | null;
-    // Pinned in the config, or its current or last connection (the running daemon's view).
-    const speaks201 = new Set(config.chargers.filter((c) => c.ocpp_version === '2.0.1').map((c) => c.id));
-    for (const c of status?.chargers ?? []) if (c.ocpp_version === '2.0.1') speaks201.add(c.charge_point_id);
-    for (const id of speaks201) {
-      results.push(
-        warn(
-          `fuse ${id}`,
-          'speaks OCPP 2.0.1: the fuse controller does not limit it yet; its EVSEs count at their max_current_a in every other connector\'s share of site.limit_a',
-          "keep its connectors' max_current_a true to the charger, or pin ocpp_version: '1.6' if it offers 1.6 (docs/chargers.md#ocpp-201)",
-        ),
-      );
-    }
+    const status = (await fetchDaemonStatus(config, env.timeoutMs)) as { fuse?: DaemonFuseConnector[] } | null;
     if (!status || !Array.isArray(status.fuse)) return results;
     const fix = (c: DaemonFuseConnector) =>
       c.inoperative_by_fuse
@@ -48,7 +36,7 @@ export const fuseCheck: DoctorCheck = {
       if (c.health === 'uncontrollable' || c.inoperative_by_fuse) results.push(fail(name, c.inoperative_by_fuse ? 'set Inoperative by the fuse controller' : `cannot be brought within its share of site.limit_a: ${c.why}`, fix(c)));
       else if (c.health === 'escalating') results.push(warn(name, `lowering not confirmed, escalated${c.last_escalation ? ` to ${c.last_escalation.means} at ${c.last_escalation.at}` : ''}: ${c.why}`, fix(c)));
     }
-    if (results.length === speaks201.size && uncounted.length === 0) results.push(pass('fuse', `${status.fuse.length} connector(s) under the fuse controller, each within its share of site.limit_a ${config.site.limit_a} A or on its way`));
+    if (results.length === 0) results.push(pass('fuse', `${status.fuse.length} connector(s) under the fuse controller, each within its share of site.limit_a ${config.site.limit_a} A or on its way`));
     return results;
   },
 };

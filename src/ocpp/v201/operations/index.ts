@@ -8,3 +8,5 @@ import './request-stop-transaction.js';
 import './reserve-now.js';
 import './cancel-reservation.js';
 import './data-transfer.js';
+import './clear-charging-profile.js';
+import './get-composite-schedule.js';
