@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { messageProblems } from '../../src/uplink/validate.js';
 import { cloudUser, GATEWAY_USER, startMeterRig, type MeterRig } from '../helpers/meter-rig.js';
 import { hasMosquitto } from '../helpers/mosquitto.js';
+import { until } from '../helpers/wait.js';
 
 const MINE = '2d4f6a8c-0e1b-4d3f-9a5c-7e9b1d3f5a7c';
 const OUTAGE_MS = 30_000;
@@ -49,9 +50,18 @@ describe.skipIf(!hasMosquitto)('broker outage of 30 s', () => {
     const upAt = Date.now();
 
     // What the gateway stored while the broker was away (read-only look at its database).
-    const db = new Database(join(dataDir, 'metergate.db'), { readonly: true, fileMustExist: true });
-    const stored = (db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ? AND sampled_at_ms > ? AND sampled_at_ms < ? ORDER BY sampled_at_ms').pluck().all(MINE, downAt, upAt) as number[]);
-    db.close();
+    const readDb = <T>(query: (db: Database.Database) => T): T => {
+      const db = new Database(join(dataDir, 'metergate.db'), { readonly: true, fileMustExist: true });
+      try {
+        return query(db);
+      } finally {
+        db.close();
+      }
+    };
+    // A reading is stamped with its first answer and stored after its last: one sampled just
+    // before upAt may not be stored yet. Once one sampled after upAt is, every earlier one is.
+    await until(() => readDb((db) => (db.prepare('SELECT max(sampled_at_ms) FROM readings WHERE resource_id = ?').pluck().get(MINE) as number | null) ?? 0) >= upAt, 'a reading sampled after the outage stored');
+    const stored = readDb((db) => db.prepare('SELECT sampled_at_ms FROM readings WHERE resource_id = ? AND sampled_at_ms > ? AND sampled_at_ms < ? ORDER BY sampled_at_ms').pluck().all(MINE, downAt, upAt) as number[]);
     expect(stored.length, daemon.output()).toBeGreaterThanOrEqual(20); // ~1 a second
 
     await sub.waitFor(
