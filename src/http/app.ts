@@ -13,6 +13,7 @@ import { registerCdrsRoutes } from './routes/cdrs.js';
 import { registerChargerOperationRoutes } from './routes/charger-operations.js';
 import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
 import { registerChargerSecurityEventRoutes } from './routes/charger-security-events.js';
+import { registerDeviceModelRoutes } from './routes/device-model.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerGridDimmingRoutes } from './routes/grid-dimming.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -33,6 +34,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerChargerTransactionRoutes,
   registerChargerSecurityEventRoutes,
   registerChargerOperationRoutes,
+  registerDeviceModelRoutes,
   registerGridDimmingRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { ChargerOperationsPort } from '../ocpp/charger-operations.js';
 import type { LocalListSync } from '../ocpp/local-list-sync.js';
 import type { ChargerReservations } from '../ocpp/reservations.js';
+import type { DeviceModels } from '../ocpp/v201/device-model.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { SessionStore } from '../store/sessions.js';
 import type { TokenStore } from '../store/tokens.js';
@@ -22,6 +23,8 @@ export interface CentralSystemAccess {
   readonly operations: ChargerOperationsPort | null;
   readonly localLists: LocalListSync | null;
   readonly reservations: ChargerReservations | null;
+  /** The 2.0.1 stations' device model reports (GetBaseReport); absent in a central system without them. */
+  readonly deviceModels?: Pick<DeviceModels, 'ask'> | null;
   /** Sends a charger's plans again after an operator cleared its profiles. */
   reapplyPlans(chargePointId: string): void;
 }

@@ -41,6 +41,8 @@ import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
 import { limitClient201 } from './v201/limit-client.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
+import { DeviceModelStore } from '../store/ocpp201-device-model.js';
+import { DeviceModels } from './v201/device-model.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 import { SecurityEventLog } from './security-events.js';
 
@@ -57,6 +59,7 @@ interface Parts {
   readonly signedMeter: SignedMeterMonitor;
   readonly transactions201: Ocpp201TransactionStore;
   readonly securityEvents: SecurityEventLog;
+  readonly deviceModels: DeviceModels;
 }
 
 export class CentralSystem implements Module {
@@ -129,6 +132,7 @@ export class CentralSystem implements Module {
     const { writes } = this.charging;
     // The operator's calls (HTTP API, CLI): every outcome typed, none hangs (charger-operations.ts).
     const transactions201 = new Ocpp201TransactionStore(db);
+    const deviceModelStore = new DeviceModelStore(db);
     const operations = new ChargerOperations(
       this.ctx,
       metrics,
@@ -136,7 +140,13 @@ export class CentralSystem implements Module {
       (id) => ({ client: this.state.get(id)?.client ?? null, lastMessageAtMs: this.state.get(id)?.lastMessageAtMs ?? null, storedVersion: () => transactions201.versionOf(id) }),
       (config.ocpp.operation_timeout_s ?? DEFAULT_OPERATION_TIMEOUT_S) * 1000,
       transactions201,
+      deviceModelStore,
     );
+    // A 2.0.1 station's device model: asked for after its accepted boot, stored from its NotifyReport parts.
+    const deviceModels = new DeviceModels(deviceModelStore, writes, () => operations, () => this.ctx.clock.now(), logger);
+    writes
+      .run('device models of stations no longer listed', () => deviceModelStore.forgetAllBut([...this.chargers.keys()]))
+      .catch((err: unknown) => logger.error({ err }, 'device models of removed stations not forgotten'));
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
     // A 2.0.1 station's connection takes the dispatcher's 1.6-shaped limit calls in their 2.0.1 form (v201/limit-client.ts).
     const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.limitClient(id), operations);
@@ -168,7 +178,7 @@ export class CentralSystem implements Module {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201, securityEvents };
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201, securityEvents, deviceModels };
     // Tags removed from the file while the daemon was stopped: the list a charger holds has
     // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
     for (const [id, charger] of this.chargers) {
@@ -229,6 +239,11 @@ export class CentralSystem implements Module {
   /** The local authorization lists the chargers hold, once started. */
   get localLists(): LocalListSync | null {
     return this.parts?.localLists ?? null;
+  }
+
+  /** The 2.0.1 stations' device models, once started. */
+  get deviceModels(): DeviceModels | null {
+    return this.parts?.deviceModels ?? null;
   }
 
   /** The reservations the gateway made, once started. */
@@ -385,6 +400,7 @@ export class CentralSystem implements Module {
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       lastSecurityEvent: lastSecurityEventView(parts.securityEvents, id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
+      deviceModel: this.deviceModelView(id, st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id)),
       chargingStrategies: this.charging.stores.strategies
         .all()
         .filter((s) => s.chargePointId === id)
@@ -393,6 +409,17 @@ export class CentralSystem implements Module {
         .map((k) => connectorPlanView(k.connector_id, this.charging.stores.targets.get(id, k.connector_id), this.charging.stores.profiles.get(id, k.connector_id)))
         .filter((v) => v !== null),
       reservations: parts.reservations.active(id).map((r) => ({ reservationId: r.reservationId, connectorId: r.connectorId, expiryAtMs: r.expiryAtMs, confirmed: r.answerStatus === 'Accepted' })),
+    };
+  }
+
+  /** A 2.0.1 station's device model for the status page: rows stored and its newest report. */
+  private deviceModelView(chargePointId: string, version: '1.6' | '2.0.1' | null): ChargerView['deviceModel'] {
+    const store = this.parts?.deviceModels.store;
+    if (!store || version !== '2.0.1') return null;
+    const last = store.reports(chargePointId)[0];
+    return {
+      rows: store.rowCount(chargePointId),
+      lastReport: last ? { reportBase: last.reportBase, status: last.status, complete: last.completedAtMs !== null, atMs: last.completedAtMs ?? last.lastPartAtMs ?? last.requestedAtMs } : null,
     };
   }
 
@@ -493,7 +520,7 @@ export class CentralSystem implements Module {
     const client = withCallLanes(connection);
     const id = client.identity;
     const st = this.state.get(id)!;
-    const { handlers, dispatcher, writes, transactions201 } = this.parts!;
+    const { handlers, dispatcher, writes, transactions201, deviceModels } = this.parts!;
     const log = logger.child({ charge_point_id: id, ocpp_version: client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6' });
     // A charger that reconnects before its old socket timed out: the old one is stale.
     const previous = st.client;
@@ -518,12 +545,13 @@ export class CentralSystem implements Module {
       this.fuse?.connectionChanged(id, 'disconnected');
       log.info({ code }, 'charger disconnected');
     });
-    // Its calls' handlers by the subprotocol agreed at the handshake; after a 2.0.1 boot or transaction start its plans, as for 1.6 (profile-dispatcher.ts).
+    // Its calls' handlers by the subprotocol agreed at the handshake; after a 2.0.1 boot its plans, as for 1.6 (profile-dispatcher.ts), its local list and its device model report (v201/device-model.ts), after a transaction start its plan.
     const booted201 = () => {
       dispatcher.booted(limits);
       this.syncLocalList(id, 'boot');
+      deviceModels.afterAccepted(id, 'boot');
     };
-    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId));
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId), deviceModels);
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {

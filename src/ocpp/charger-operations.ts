@@ -125,6 +125,8 @@ export class ChargerOperations implements ChargerOperationsPort {
     private readonly timeoutMs: number,
     /** A 2.0.1 station's transaction ids, for the operations' 2.0.1 forms (v201/operation-forms.ts). */
     private readonly transactions201: FormContext['transactions'],
+    /** A 2.0.1 station's device model as last reported (v201/device-model.ts), for the forms that read it. */
+    private readonly deviceModel?: FormContext['deviceModel'],
   ) {
     this.outcomes = new Counter({
       name: 'metergate_ocpp_operations_total',
@@ -156,7 +158,27 @@ export class ChargerOperations implements ChargerOperationsPort {
   }
 
   async call(chargePointId: string, action: OperatorAction, request: Record<string, unknown>, opts: OperationOptions = {}): Promise<OperationOutcome> {
-    const outcome = await this.exchange(chargePointId, action, request, opts);
+    return this.counted(chargePointId, action, await this.exchange(chargePointId, action, request, opts));
+  }
+
+  /**
+   * A 2.0.1 call of the gateway's own with no 1.6 operation behind it (GetBaseReport,
+   * v201/device-model.ts): the same lanes, waits, timeout and typed outcomes as call(); a
+   * charger connected with 1.6 is 'not-in-protocol'. Checked by the 2.0.1 schema on the way out (ocpp-rpc strict mode).
+   */
+  async call201(chargePointId: string, action: string, request: Record<string, unknown>, opts: OperationOptions = {}): Promise<OperationOutcome> {
+    if (!this.chargers.has(chargePointId)) return this.counted(chargePointId, action, { kind: 'unknown-charger' });
+    const { client, lastMessageAtMs } = this.connection(chargePointId);
+    if (client && client.protocol !== 'ocpp2.0.1') return this.counted(chargePointId, action, { kind: 'not-in-protocol', ocppVersion: '2.0.1', reason: `${action} is an OCPP 2.0.1 call and the charger is connected with OCPP 1.6` });
+    if (!client) return this.counted(chargePointId, action, { kind: 'not-connected', lastMessageAtMs });
+    return this.counted(chargePointId, action, await this.send(chargePointId, client, { action, request, form: null }, opts));
+  }
+
+  private formContext(chargePointId: string): FormContext {
+    return { chargePointId, transactions: this.transactions201, ...(this.deviceModel ? { deviceModel: this.deviceModel } : {}) };
+  }
+
+  private counted(chargePointId: string, action: string, outcome: OperationOutcome): OperationOutcome {
     if (outcome.kind !== 'unknown-charger') this.outcomes.inc({ action, outcome: outcome.kind });
     const log = { charge_point_id: chargePointId, action, outcome: outcome.kind };
     if (outcome.kind === 'answered') this.ctx.logger.info({ ...log, status: typeof outcome.answer.status === 'string' ? outcome.answer.status : undefined }, 'operator operation answered');
@@ -180,11 +202,15 @@ export class ChargerOperations implements ChargerOperationsPort {
     if (this.chargers.get(chargePointId)?.ocpp_version === '2.0.1' || client?.protocol === 'ocpp2.0.1') {
       const form = operationForm201(action);
       if (!form) return { kind: 'not-in-protocol', ocppVersion: '2.0.1' };
-      const call = form.toCall(request, { chargePointId, transactions: this.transactions201, only201: opts.only201 });
+      const call = form.toCall(request, { ...this.formContext(chargePointId), only201: opts.only201 });
       if ('refused' in call) return { kind: 'not-in-protocol', ocppVersion: '2.0.1', reason: call.refused };
       sent = { ...call, form };
     }
     if (!client) return { kind: 'not-connected', lastMessageAtMs };
+    return this.send(chargePointId, client, sent, opts);
+  }
+
+  private async send(chargePointId: string, client: LanedChargerClient, sent: { action: string; request: Record<string, unknown>; form: OperationForm201 | null }, opts: OperationOptions): Promise<OperationOutcome> {
     const lane = opts.lane ?? 'ordinary';
     // An operator's call waits a moment for a fuse-protecting call (most are answered within
     // it: a plan's profile, the clears after a target is deleted); one still in flight then is
@@ -206,7 +232,7 @@ export class ChargerOperations implements ChargerOperationsPort {
     const answered = client.call(sent.action, sent.request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
       (answer): OperationOutcome => {
         const raw = (answer ?? {}) as Record<string, unknown>;
-        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, { chargePointId, transactions: this.transactions201 }, sent.request) : raw };
+        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, this.formContext(chargePointId), sent.request) : raw };
       },
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };

@@ -220,7 +220,7 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
     expect(status.chargers.find((c) => c.charge_point_id === CS)).toMatchObject({ state: 'connected', vendor: 'OCTT', ocpp_version: '2.0.1', connectors: expect.arrayContaining([expect.objectContaining({ connector_id: 1, status: 'Available' })]) });
     const page = await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text());
     expect(page).toContain('OCPP 2.0.1');
-    expect(page).toContain('none for OCPP 2.0.1 yet');
+    expect(page).toContain(`data-operation="reset" data-charger="${CS}"`);
     // The 1.6 charger boots on the same port meanwhile.
     expect((await cp16.call<{ status: string }>('BootNotification', { chargePointVendor: 'OCTT', chargePointModel: 'ocpp-ws-io' })).status).toBe('Accepted');
   });
@@ -270,6 +270,209 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
     expect(await cs.call('NotifyEvent', { generatedAt: now(), seqNo: 0, eventData: [{ eventId: 1, timestamp: now(), trigger: 'Delta', actualValue: 'Available', eventNotificationType: 'HardWiredNotification', component: { name: 'Connector', evse: { id: 1, connectorId: 1 } }, variable: { name: 'AvailabilityState' } }] })).toEqual({});
     expect(await cs.call('FirmwareStatusNotification', { status: 'Idle' })).toEqual({});
     expect(await cs.unchecked('NotifyCustomerInformation', { data: 'none', seqNo: 0, generatedAt: now(), requestId: 1 })).toEqual({ error: 'NotImplemented' });
+  });
+
+  // ── B. Provisioning: the device model, variables, reset (and the operator's F/G operations) ──
+
+  describe('B provisioning', () => {
+    type Data = Record<string, unknown>;
+    const cv = (component: string, variable: string, value: string, mutability: string, extra: { evse?: number; instance?: string } = {}) => ({
+      component: { name: component, ...(extra.evse ? { evse: { id: extra.evse } } : {}) },
+      variable: { name: variable, ...(extra.instance ? { instance: extra.instance } : {}) },
+      variableAttribute: [{ type: 'Actual', value, mutability }],
+      variableCharacteristics: { dataType: 'integer', supportsMonitoring: false },
+    });
+    const part = (requestId: number, seqNo: number, tbc: boolean, reportData: unknown[]) => ({ requestId, generatedAt: now(), seqNo, tbc, reportData });
+    const deviceModel = async (id = CS) => api('GET', `/api/v1/chargers/${id}/device-model`, cpoToken, undefined, '/api/v1/chargers/{charge_point_id}/device-model');
+    const variable = (body: { variables: Array<{ component: { name: string }; variable: { name: string; instance?: string }; attributes: Data[] }> }, component: string, name: string) =>
+      body.variables.find((v) => v.component.name === component && v.variable.name === name);
+    const op = (path: string, body: unknown, id = CS) => api('POST', `/api/v1/chargers/${id}/${path}`, cpoToken, body, `/api/v1/chargers/{charge_point_id}/${path}`);
+    const sent = (action: string, from: number) => cs.received.slice(from).filter((c) => c.action === action).map((c) => c.params);
+    const reports = () => cs.received.filter((c) => c.action === 'GetBaseReport').length;
+
+    it('TC_B_02_CSMS then TC_B_13_CSMS Get Base Report - FullInventory: a station answered Pending is not asked; its next, Accepted boot is, and the NotifyReport parts (seqNo, tbc) become its device model, shown over HTTP and on the status page', { timeout: 60_000 }, async () => {
+      cs.answer('GetBaseReport', () => ({ status: 'Accepted' }));
+      const asked = reports();
+      // The store refuses writes (another process holds its write lock): the boot is answered Pending.
+      const script = `import Database from 'better-sqlite3';
+const db = new Database(${JSON.stringify(dbPath)});
+db.exec('BEGIN IMMEDIATE');
+console.log('locked');
+process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('released'); process.exit(0); });`;
+      const holder = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const lines = createInterface({ input: holder.stdout! });
+      const seen = (word: string) => new Promise<void>((resolve) => lines.on('line', (l) => l === word && resolve()));
+      const released = seen('released');
+      await seen('locked');
+      try {
+        expect((await cs.call<{ status: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT' } })).status).toBe('Pending');
+      } finally {
+        holder.stdin!.write('release\n');
+        await released;
+      }
+      expect((await cs.call<{ status: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT' } })).status).toBe('Accepted');
+      const [ask] = (await cs.calls('GetBaseReport', asked + 1)).slice(asked);
+      expect(ask!.params).toEqual({ requestId: expect.any(Number), reportBase: 'FullInventory' });
+      const requestId = ask!.params.requestId as number;
+      expect(requestId).toBeGreaterThanOrEqual(0);
+      expect(await cs.call('NotifyReport', part(requestId, 0, true, [
+        cv('OCPPCommCtrlr', 'HeartbeatInterval', '120', 'ReadWrite'),
+        cv('DeviceDataCtrlr', 'ItemsPerMessage', '4', 'ReadOnly', { instance: 'GetVariables' }),
+        cv('EVSE', 'AvailabilityState', 'Available', 'ReadOnly', { evse: 1 }),
+      ]))).toEqual({});
+      const first = await deviceModel();
+      expect(first.status).toBe(200);
+      expect(first.body.reports[0]).toMatchObject({ request_id: requestId, report_base: 'FullInventory', parts: 1, complete: false });
+      const last = part(requestId, 1, false, [cv('AuthCtrlr', 'AuthorizeRemoteStart', 'true', 'ReadWrite'), cv('OCPPCommCtrlr', 'OfflineThreshold', '60', 'ReadWrite'), cv('SmartChargingCtrlr', 'RateUnit', 'A,W', 'ReadOnly')]);
+      expect(await cs.call('NotifyReport', last)).toEqual({});
+      // The last part again (its answer lost): the same model, the part counted once.
+      expect(await cs.call('NotifyReport', last)).toEqual({});
+      await until(async () => (await deviceModel()).body.reports[0]?.status === 'Accepted', 'the GetBaseReport answer stored', 10_000);
+      const model = (await deviceModel()).body;
+      expect(model).toMatchObject({ charge_point_id: CS, ocpp_version: '2.0.1', rows: 6, max_rows: 4000 });
+      expect(model.reports[0]).toMatchObject({ request_id: requestId, report_base: 'FullInventory', status: 'Accepted', parts: 2, complete: true });
+      expect(variable(model, 'OCPPCommCtrlr', 'HeartbeatInterval')).toMatchObject({ attributes: [{ type: 'Actual', value: '120', mutability: 'ReadWrite', persistent: null, constant: null }], characteristics: { dataType: 'integer', supportsMonitoring: false } });
+      expect(variable(model, 'EVSE', 'AvailabilityState')).toMatchObject({ component: { name: 'EVSE', evse: { id: 1 } } });
+      expect(variable(model, 'DeviceDataCtrlr', 'ItemsPerMessage')).toMatchObject({ variable: { name: 'ItemsPerMessage', instance: 'GetVariables' } });
+      const page = await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text());
+      expect(page).toContain('device model: 6 variable attribute(s); last report FullInventory complete');
+      // Asked once: after the Accepted boot, never after the Pending one.
+      expect(reports()).toBe(asked + 1);
+    });
+
+    it('TC_B_12_CSMS Get Base Report - ConfigurationInventory and TC_B_14_CSMS SummaryInventory, asked by the operator: a later report replaces a value; NotSupported is returned and kept; NEG: an unknown base 422, a 1.6 charger 409, a NotifyReport outside the bounds refused', { timeout: 30_000 }, async () => {
+      cs.answer('GetBaseReport', (p) => ({ status: p.reportBase === 'SummaryInventory' ? 'NotSupported' : 'Accepted' }));
+      const from = cs.received.length;
+      const asked = await op('device-model/report', { report_base: 'ConfigurationInventory' });
+      expect(asked.status).toBe(200);
+      expect(asked.body).toMatchObject({ action: 'GetBaseReport', request: { reportBase: 'ConfigurationInventory' }, answer: { status: 'Accepted' } });
+      const requestId = asked.body.answer.requestId as number;
+      expect(sent('GetBaseReport', from)).toEqual([{ requestId, reportBase: 'ConfigurationInventory' }]);
+      expect(await cs.call('NotifyReport', { requestId, generatedAt: now(), seqNo: 0, reportData: [cv('OCPPCommCtrlr', 'HeartbeatInterval', '300', 'ReadWrite')] })).toEqual({});
+      const model = (await deviceModel()).body;
+      expect(model.reports[0]).toMatchObject({ request_id: requestId, report_base: 'ConfigurationInventory', parts: 1, complete: true });
+      expect(variable(model, 'OCPPCommCtrlr', 'HeartbeatInterval')!.attributes).toEqual([{ type: 'Actual', value: '300', mutability: 'ReadWrite', persistent: null, constant: null }]);
+      expect(model.rows).toBe(6);
+      const summary = await op('device-model/report', { report_base: 'SummaryInventory' });
+      expect(summary.body.answer).toMatchObject({ status: 'NotSupported' });
+      await until(async () => (await deviceModel()).body.reports[0]?.status === 'NotSupported', 'the NotSupported answer stored', 10_000);
+      expect((await deviceModel()).body.reports[0]).toMatchObject({ report_base: 'SummaryInventory', complete: false, parts: 0 });
+      expect((await op('device-model/report', { report_base: 'Everything' })).status).toBe(422);
+      expect((await op('device-model/report', {}, CP16)).status).toBe(409);
+      expect((await deviceModel(CP16)).status).toBe(409);
+      expect(await cs.unchecked('NotifyReport', part(requestId, 1, false, [{ ...cv('EVSE', 'Power', '1', 'ReadOnly'), component: { name: 'EVSE', evse: { id: -1 } } }]))).toEqual({ error: 'PropertyConstraintViolation' });
+      expect((await deviceModel()).body.rows).toBe(6);
+    });
+
+    it('TC_B_06_CSMS Get Variables - single value and TC_B_07_CSMS multiple values as the operator\'s get-configuration: 1.6 keys as component/variable, the answer in the 1.6 shape with getVariableResult beside; TC_B_08_CSMS no more than ItemsPerMessage; NEG: no keys, a key with no 2.0.1 variable', { timeout: 30_000 }, async () => {
+      const known: Record<string, string> = { 'OCPPCommCtrlr.HeartbeatInterval': '300', 'OCPPCommCtrlr.OfflineThreshold': '60', 'AuthCtrlr.AuthorizeRemoteStart': 'true', 'DeviceDataCtrlr.ItemsPerMessage': '4' };
+      cs.answer('GetVariables', (p) => ({
+        getVariableResult: (p.getVariableData as Array<{ component: { name: string }; variable: { name: string } }>).map((d) => {
+          const value = known[`${d.component.name}.${d.variable.name}`];
+          return value === undefined ? { attributeStatus: 'UnknownVariable', component: d.component, variable: d.variable } : { attributeStatus: 'Accepted', attributeType: 'Actual', attributeValue: value, component: d.component, variable: d.variable };
+        }),
+      }));
+      let from = cs.received.length;
+      const single = await op('get-configuration', { keys: ['HeartbeatInterval'] });
+      expect(single.status).toBe(200);
+      expect(sent('GetVariables', from)).toEqual([{ getVariableData: [{ component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] }]);
+      expect(single.body.answer).toMatchObject({ configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }], getVariableResult: [{ attributeStatus: 'Accepted', attributeValue: '300' }] });
+      from = cs.received.length;
+      const multiple = await op('get-configuration', { keys: ['OCPPCommCtrlr.OfflineThreshold', 'AuthCtrlr/AuthorizeRemoteStart', 'DeviceDataCtrlr.ItemsPerMessage[GetVariables]', 'VendorCtrlr.Nothing'] });
+      expect(sent('GetVariables', from)[0]!.getVariableData).toEqual([
+        { component: { name: 'OCPPCommCtrlr' }, variable: { name: 'OfflineThreshold' } },
+        { component: { name: 'AuthCtrlr' }, variable: { name: 'AuthorizeRemoteStart' } },
+        { component: { name: 'DeviceDataCtrlr' }, variable: { name: 'ItemsPerMessage', instance: 'GetVariables' } },
+        { component: { name: 'VendorCtrlr' }, variable: { name: 'Nothing' } },
+      ]);
+      // Keys read back by the 1.6 name the gateway maps them from; ReadOnly in the device model is readonly.
+      expect(multiple.body.answer.configurationKey).toEqual([
+        { key: 'OCPPCommCtrlr.OfflineThreshold', readonly: false, value: '60' },
+        { key: 'AuthorizeRemoteTxRequests', readonly: false, value: 'true' },
+        { key: 'GetConfigurationMaxKeys', readonly: true, value: '4' },
+      ]);
+      expect(multiple.body.answer.unknownKey).toEqual(['VendorCtrlr.Nothing']);
+      expect(multiple.body.answer.getVariableResult).toHaveLength(4);
+      from = cs.received.length;
+      const tooMany = await op('get-configuration', { keys: ['HeartbeatInterval', 'OCPPCommCtrlr.OfflineThreshold', 'AuthorizeRemoteTxRequests', 'LocalPreAuthorize', 'ResetRetries'] });
+      expect(tooMany.status).toBe(409);
+      expect(tooMany.body.detail).toMatch(/at most 4 variables per GetVariables/);
+      for (const [keys, reason] of [[undefined, /device model/], [['SupportedFeatureProfiles'], /no feature profiles/], [['NoSuchKey'], /not one the gateway maps/]] as const) {
+        const refused = await op('get-configuration', keys === undefined ? {} : { keys });
+        expect(refused.status).toBe(409);
+        expect(refused.body.detail).toMatch(reason);
+      }
+      expect(sent('GetVariables', from)).toEqual([]);
+    });
+
+    it('TC_B_09_CSMS Set Variables - single value as the operator\'s change-configuration: the 2.0.1 status in 1.6 words (RebootRequired kept, UnknownVariable NotSupported) with setVariableResult beside; NEG: a key with no 2.0.1 variable 409', { timeout: 30_000 }, async () => {
+      cs.answer('SetVariables', (p) => ({
+        setVariableResult: (p.setVariableData as Array<{ component: { name: string }; variable: { name: string } }>).map((d) => ({
+          attributeStatus: d.variable.name === 'OfflineThreshold' ? 'Accepted' : d.variable.name === 'AuthorizeRemoteStart' ? 'RebootRequired' : 'UnknownVariable',
+          component: d.component,
+          variable: d.variable,
+        })),
+      }));
+      const from = cs.received.length;
+      const set = await op('change-configuration', { key: 'OCPPCommCtrlr.OfflineThreshold', value: '123' });
+      expect(set.status).toBe(200);
+      expect(set.body.answer).toMatchObject({ status: 'Accepted', setVariableResult: [{ attributeStatus: 'Accepted' }] });
+      expect((await op('change-configuration', { key: 'AuthorizeRemoteTxRequests', value: 'false' })).body.answer.status).toBe('RebootRequired');
+      expect((await op('change-configuration', { key: 'VendorCtrlr.Nothing', value: 'x' })).body.answer.status).toBe('NotSupported');
+      expect(sent('SetVariables', from)).toEqual([
+        { setVariableData: [{ component: { name: 'OCPPCommCtrlr' }, variable: { name: 'OfflineThreshold' }, attributeValue: '123' }] },
+        { setVariableData: [{ component: { name: 'AuthCtrlr' }, variable: { name: 'AuthorizeRemoteStart' }, attributeValue: 'false' }] },
+        { setVariableData: [{ component: { name: 'VendorCtrlr' }, variable: { name: 'Nothing' }, attributeValue: 'x' }] },
+      ]);
+      const refused = await op('change-configuration', { key: 'NumberOfConnectors', value: '2' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(/EVSEs and connectors/);
+      expect(sent('SetVariables', from)).toHaveLength(3);
+    });
+
+    it('TC_B_20_CSMS Reset Charging Station - Without ongoing transaction - OnIdle, TC_B_21_CSMS With Ongoing Transaction - OnIdle (Scheduled passes back), TC_B_22_CSMS Immediate: Soft is OnIdle, Hard Immediate, no evseId', { timeout: 30_000 }, async () => {
+      let running = false;
+      cs.answer('Reset', (p) => ({ status: running && p.type === 'OnIdle' ? 'Scheduled' : 'Accepted' }));
+      const from = cs.received.length;
+      expect((await op('reset', { type: 'Soft' })).body.answer).toEqual({ status: 'Accepted' });
+      const txId = stationTxId();
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 70_000, 'Transaction.Begin')] });
+      running = true;
+      const scheduled = await op('reset', { type: 'Soft' });
+      expect(scheduled.status).toBe(200);
+      expect(scheduled.body.answer).toEqual({ status: 'Scheduled' });
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'ResetCommand', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'ImmediateReset' }, meterValue: [register(now(), 70_010, 'Transaction.End')] });
+      running = false;
+      expect((await op('reset', { type: 'Hard' })).body.answer).toEqual({ status: 'Accepted' });
+      expect(sent('Reset', from)).toEqual([{ type: 'OnIdle' }, { type: 'OnIdle' }, { type: 'Immediate' }]);
+    });
+
+    it('TC_F_06_CSMS UnlockConnector, TC_F_11/TC_F_20/TC_F_23/TC_F_27_CSMS TriggerMessage, TC_G_03/TC_G_05_CSMS ChangeAvailability as the operator\'s 1.6 operations; NEG: DiagnosticsStatusNotification has no 2.0.1 equivalent (409)', { timeout: 30_000 }, async () => {
+      cs.answer('UnlockConnector', (p) => ({ status: p.evseId === 1 ? 'Unlocked' : 'OngoingAuthorizedTransaction' }));
+      cs.answer('TriggerMessage', (p) => ({ status: p.requestedMessage === 'FirmwareStatusNotification' ? 'NotImplemented' : 'Accepted' }));
+      cs.answer('ChangeAvailability', () => ({ status: 'Accepted' }));
+      const from = cs.received.length;
+      expect((await op('unlock-connector', { connector_id: 1 })).body.answer).toEqual({ status: 'Unlocked', ocpp201: { status: 'Unlocked' } });
+      expect((await op('unlock-connector', { connector_id: 2 })).body.answer).toEqual({ status: 'UnlockFailed', ocpp201: { status: 'OngoingAuthorizedTransaction' } });
+      expect(sent('UnlockConnector', from)).toEqual([{ evseId: 1, connectorId: 1 }, { evseId: 2, connectorId: 1 }]);
+      expect((await op('trigger-message', { requested_message: 'Heartbeat' })).body.answer).toEqual({ status: 'Accepted' });
+      expect((await op('trigger-message', { requested_message: 'MeterValues', connector_id: 1 })).body.answer).toEqual({ status: 'Accepted' });
+      expect((await op('trigger-message', { requested_message: 'StatusNotification', connector_id: 2 })).body.answer).toEqual({ status: 'Accepted' });
+      expect((await op('trigger-message', { requested_message: 'FirmwareStatusNotification' })).body.answer).toEqual({ status: 'NotImplemented' });
+      const diagnostics = await op('trigger-message', { requested_message: 'DiagnosticsStatusNotification' });
+      expect(diagnostics.status).toBe(409);
+      expect(diagnostics.body.detail).toMatch(/no 2\.0\.1 equivalent.*logs/);
+      expect(sent('TriggerMessage', from)).toEqual([
+        { requestedMessage: 'Heartbeat' },
+        { requestedMessage: 'MeterValues', evse: { id: 1 } },
+        { requestedMessage: 'StatusNotification', evse: { id: 2, connectorId: 1 } },
+        { requestedMessage: 'FirmwareStatusNotification' },
+      ]);
+      expect((await op('change-availability', { connector_id: 1, type: 'Inoperative' })).body.answer).toEqual({ status: 'Accepted' });
+      expect((await op('change-availability', { type: 'Inoperative' })).body.answer).toEqual({ status: 'Accepted' });
+      expect((await op('change-availability', { type: 'Operative' })).body.answer).toEqual({ status: 'Accepted' });
+      expect(sent('ChangeAvailability', from)).toEqual([{ operationalStatus: 'Inoperative', evse: { id: 1 } }, { operationalStatus: 'Inoperative' }, { operationalStatus: 'Operative' }]);
+    });
   });
 
   // ── C. Authorization ────────────────────────────────────────────────────────────────────
@@ -405,15 +608,17 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
 
   // ── What 2.0.1 has no form of yet: said, never a silent no-op ────────────────────────────
 
-  it('an operator operation with no 2.0.1 form for a 2.0.1 station: 409 with the reason, nothing sent', { timeout: 30_000 }, async () => {
+  it('an operator request a 2.0.1 form cannot carry: 409 with the reason, nothing sent (every operation has a 2.0.1 form now)', { timeout: 30_000 }, async () => {
     const before = cs.received.length;
-    const reset = await api('POST', `/api/v1/chargers/${CS}/reset`, cpoToken, { type: 'Soft' }, '/api/v1/chargers/{charge_point_id}/reset');
-    expect(reset.status).toBe(409);
-    expect(reset.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
+    const all = await api('POST', `/api/v1/chargers/${CS}/get-configuration`, cpoToken, {}, '/api/v1/chargers/{charge_point_id}/get-configuration');
+    expect(all.status).toBe(409);
+    expect(all.body.detail).toMatch(/speaks OCPP 2\.0\.1: GetConfiguration without keys/);
+    const diagnostics = await api('POST', `/api/v1/chargers/${CS}/trigger-message`, cpoToken, { requested_message: 'DiagnosticsStatusNotification' }, '/api/v1/chargers/{charge_point_id}/trigger-message');
+    expect(diagnostics.status).toBe(409);
     // A pinned 2.0.1 station that is not connected: the same answer, not "not connected".
-    const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/reset', cpoToken, { type: 'Hard' }, '/api/v1/chargers/{charge_point_id}/reset');
+    const away = await api('POST', '/api/v1/chargers/CS-PINNED-201/get-configuration', cpoToken, {}, '/api/v1/chargers/{charge_point_id}/get-configuration');
     expect(away.status).toBe(409);
-    expect(away.body.detail).toMatch(/speaks OCPP 2\.0\.1/);
+    expect(away.body.detail).toMatch(/speaks OCPP 2\.0\.1: GetConfiguration without keys/);
     expect(cs.received.length).toBe(before);
   });
 
@@ -692,7 +897,7 @@ createInterface({ input: process.stdin }).once('line', () => { db.exec('COMMIT')
       await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'RemoteStart', seqNo: 0, transactionInfo: { transactionId: txId, remoteStartId: sent!.remoteStartId, chargingState: 'EVConnected' }, idToken: TOKEN, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 40_000, 'Transaction.Begin')] });
       const ours = await openTransactionId(CS, 2);
       expect(ours).toBeGreaterThan(0);
-      // The status page offers the station the operations it takes: its Stop button, no Soft reset (no 2.0.1 form of Reset here).
+      // The status page offers the station the operations it takes (those with a 2.0.1 form): its Stop button among them.
       const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<{ charge_point_id: string; operations: string[] | null }> }>);
       expect(status.chargers.find((c) => c.charge_point_id === CS)!.operations).toEqual(expect.arrayContaining(['RemoteStopTransaction', 'CancelReservation', 'SendLocalList']));
       expect(status.chargers.find((c) => c.charge_point_id === CP16)!.operations).toBeNull();

@@ -30,7 +30,7 @@ import { HttpProblem, methodNotAllowed, requireJsonBody } from '../errors.js';
 import { formatUtc } from '../timestamps.js';
 import { fieldErrors, schemaValidator } from '../validate.js';
 
-const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
+export const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
 export const OPERATIONS_BASE = '/api/v1/chargers/:charge_point_id';
 /**
  * Retry-After of the 409 while a fuse-protecting call is in flight: such a call is answered
@@ -190,7 +190,7 @@ const OPERATIONS: readonly Operation[] = [
 ];
 
 /** A JSON body when one came; none (no Content-Length, no Transfer-Encoding) is `{}`. */
-function optionalJsonBody(limitBytes: number): RequestHandler[] {
+export function optionalJsonBody(limitBytes: number): RequestHandler[] {
   const parse = express.json({ limit: limitBytes, strict: true, type: ['application/json', 'application/*+json'] });
   const hasBody = (req: Request) => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
   return [
@@ -209,7 +209,7 @@ export function notIn201(chargePointId: string, what: string): string {
 }
 
 /** The outcome as the answer, or the problem that says why there is none. */
-function answered(outcome: OperationOutcome, chargePointId: string, action: string): Json {
+export function answered(outcome: OperationOutcome, chargePointId: string, action: string): Json {
   switch (outcome.kind) {
     case 'answered':
       return outcome.answer;

@@ -1,5 +1,5 @@
 // The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
-// per functional block: provisioning (B), authorization (C), transactions (E), reservations (H),
+// per functional block: provisioning (B, its device model in device-model.ts), authorization (C), transactions (E), reservations (H),
 // security (A: security events, SignCertificate refused), data transfer (P), and the
 // routine notifications a station sends, acknowledged (notifications.ts). Each is
 // handled onto the same store as its 1.6 counterpart, through the same unit of writes
@@ -14,6 +14,7 @@ import type { SecurityEventLog } from '../security-events.js';
 import { registerAuthorization } from './authorization.js';
 import { registerDataTransfer } from './data-transfer.js';
 import { registerSecurity } from './security.js';
+import type { DeviceModels } from './device-model.js';
 import type { Connection201 } from './connection.js';
 import { registerNotifications } from './notifications.js';
 import { registerProvisioning } from './provisioning.js';
@@ -31,11 +32,15 @@ export function attach201(
   booted: () => void,
   securityEvents: SecurityEventLog,
   transactionStarted: (evseId: number) => void,
+  deviceModels: DeviceModels,
 ): void {
   const tools = base.connection(client, st);
   // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
   const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, transactionStarted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
+  // One that reconnects accepted and never reported its device model is asked for it now.
+  if (c.registration.status === 'Accepted') deviceModels.afterAccepted(client.identity, 'reconnect');
   registerProvisioning(c);
+  deviceModels.register(c);
   registerAuthorization(c);
   registerTransactions(c);
   registerNotifications(c);

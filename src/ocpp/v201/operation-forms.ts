@@ -7,8 +7,9 @@
 // (refused, with the reason), is 'not-in-protocol': HTTP 409 naming it, nothing sent.
 import type { OperatorAction } from '../charger-operations.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
+import type { DeviceModelStore } from '../../store/ocpp201-device-model.js';
 
-/** What a form may look up: the station and its transactions' ids (integer, ours <-> string, the station's). */
+/** What a form may look up: the station, its transactions' ids (integer, ours <-> string, the station's), its device model as last reported. */
 export interface FormContext {
   readonly chargePointId: string;
   readonly transactions: Pick<Ocpp201TransactionStore, 'chargerTransactionId' | 'chargerTransaction' | 'get'>;
@@ -17,6 +18,7 @@ export interface FormContext {
    * connectorType): the 1.6 request is checked against the 1.6 schema, which has none.
    */
   readonly only201?: Readonly<Record<string, unknown>>;
+  readonly deviceModel?: Pick<DeviceModelStore, 'actualValue' | 'mutability'>;
 }
 
 /** The 2.0.1 call to send, or why this request has no 2.0.1 equivalent. */

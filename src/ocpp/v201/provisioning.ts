@@ -5,7 +5,8 @@
 // - BootNotification: recorded as a 1.6 boot (vendorName, model, serialNumber,
 //   firmwareVersion). Accepted with the heartbeat interval; Pending while the store refuses
 //   writes past ocpp.storage_wait_s (the boot waits in memory and the station boots again
-//   after `interval`; meanwhile its other calls are refused, connection.ts). The gateway
+//   after `interval`; meanwhile its other calls are refused, connection.ts; it is asked for
+//   its device model report once a later boot is Accepted, device-model.ts). The gateway
 //   never answers Rejected: a station it does not know is refused at the handshake already.
 // - StatusNotification: 2.0.1 reports a connector of an EVSE (evseId, connectorId,
 //   connectorStatus Available/Occupied/Reserved/Unavailable/Faulted). The stored connector is
@@ -51,6 +52,7 @@ export function registerProvisioning(c: Connection201): void {
         }
         registration.status = 'Accepted';
         log.info({ vendor: cs.vendorName, model: cs.model, reason: p.reason, ocpp_version: '2.0.1' }, 'charger booted');
+        // After the answer: the local list (central-system.ts) and its device model report (device-model.ts), as a 1.6 charger's configuration is read after its boot.
         c.booted();
       });
       return { status: 'Accepted', currentTime: nowIso(), interval: ctx.config.ocpp.heartbeat_interval_s };

@@ -70,6 +70,9 @@ export function buildStatusReport(deps: StatusReportDeps) {
       ocpp_version: c.ocppVersion ?? null,
       operations: c.operations ?? null,
       supported_profiles: c.supportedProfiles ?? null,
+      device_model: c.deviceModel
+        ? { rows: c.deviceModel.rows, last_report: c.deviceModel.lastReport ? { report_base: c.deviceModel.lastReport.reportBase, status: c.deviceModel.lastReport.status, complete: c.deviceModel.lastReport.complete, at: iso(c.deviceModel.lastReport.atMs) } : null }
+        : null,
       connectors: c.connectors.map((k) => {
         const open = c.openTransactions.filter((t) => t.connectorId === k.connectorId).at(-1);
         const strategy = c.chargingStrategies?.find((s) => s.connectorId === k.connectorId);

@@ -168,6 +168,8 @@ export interface ChargerView {
   readonly operations?: readonly string[] | null;
   /** Its SupportedFeatureProfiles as read after boot (ocpp/charger-configuration.ts), or null while unknown. */
   readonly supportedProfiles?: readonly string[] | null;
+  /** An OCPP 2.0.1 station's device model (ocpp/v201/device-model.ts): attribute rows stored and its newest report; null for a 1.6 charger. */
+  readonly deviceModel?: { readonly rows: number; readonly lastReport: { readonly reportBase: string | null; readonly status: string | null; readonly complete: boolean; readonly atMs: number | null } | null } | null;
   readonly connectors: ReadonlyArray<{ readonly connectorId: number; readonly status: string; readonly errorCode: string; readonly statusAtMs: number }>;
   readonly openTransactions: ReadonlyArray<{ readonly transactionId: number; readonly connectorId: number; readonly session: string; readonly startedAtMs: number; readonly energyWh: number }>;
   /** What its most recently completed session came to (ocpp/session-outcomes.ts), or null before any. */

@@ -211,8 +211,17 @@ function modelCell(c) {
     c.ocpp_version ? h('div', { class: 'muted ocpp-version' }, `OCPP ${c.ocpp_version}`) : null,
     c.firmware_version ? h('div', { class: 'muted firmware' }, `firmware ${c.firmware_version}`) : null,
     c.supported_profiles ? h('div', { class: 'muted profiles' }, c.supported_profiles.join(', ') || 'no feature profiles') : null,
+    c.device_model ? h('div', { class: 'muted device-model' }, deviceModelLine(c.device_model)) : null,
     strategies.length > 0 ? h('div', { class: 'muted strategies', title: 'plan strategy in force' }, `plan: ${strategies.join('; ')}`) : null,
   );
+}
+
+/** An OCPP 2.0.1 station's device model in a line: how much is stored, and its newest report. */
+function deviceModelLine(d) {
+  const r = d.last_report;
+  if (!r) return `device model: ${d.rows} variable attribute(s), no report asked for yet`;
+  const state = r.complete ? 'complete' : r.status === null || r.status === 'Accepted' ? 'parts missing or still coming' : `answered ${r.status}`;
+  return `device model: ${d.rows} variable attribute(s); last report ${r.report_base ?? 'unasked'} ${state}${r.at ? ` (${r.at})` : ''}`;
 }
 
 /**
