@@ -222,4 +222,9 @@ export function registerChargerCommands(program: Command): void {
     .requiredOption('--reservation <id>', 'the reservation id (see: metergate charger reservations)', intArg('--reservation', 1))
     .action((cp: string, o: Opts<{ reservation: number }>) => run('cancel-reservation', cp, { reservation_id: o.reservation }, o));
   op('reservations', 'The charger\'s reservations in force (read from the gateway, also while the charger is away)').action((cp: string, o: CommonOptions) => run('reservations', cp, null, o));
+  // An OCPP 2.0.1 station's device model (routes/device-model.ts).
+  op('device-model', 'An OCPP 2.0.1 station\'s device model as it reported it, and its reports (read from the gateway, also while the station is away)').action((cp: string, o: CommonOptions) => run('device-model', cp, null, o));
+  op('device-model-report', 'Ask an OCPP 2.0.1 station for a device model report (GetBaseReport); it comes in NotifyReport parts: see device-model')
+    .addOption(new Option('--base <base>', 'the report base').choices(['full', 'configuration', 'summary']).default('full'))
+    .action((cp: string, o: Opts<{ base: string }>) => run('device-model/report', cp, { report_base: { full: 'FullInventory', configuration: 'ConfigurationInventory', summary: 'SummaryInventory' }[o.base] }, o));
 }

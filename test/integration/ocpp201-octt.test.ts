@@ -36,6 +36,7 @@ import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { runCli } from '../helpers/cli-process.js';
 import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { meterKey, payload, signOcmf } from '../helpers/ocmf.js';
@@ -353,8 +354,10 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(model.reports[0]).toMatchObject({ request_id: requestId, report_base: 'ConfigurationInventory', parts: 1, complete: true });
       expect(variable(model, 'OCPPCommCtrlr', 'HeartbeatInterval')!.attributes).toEqual([{ type: 'Actual', value: '300', mutability: 'ReadWrite', persistent: null, constant: null }]);
       expect(model.rows).toBe(6);
-      const summary = await op('device-model/report', { report_base: 'SummaryInventory' });
-      expect(summary.body.answer).toMatchObject({ status: 'NotSupported' });
+      // Asked with the CLI (`metergate charger device-model-report`, through the same API).
+      const summary = await runCli(['charger', 'device-model-report', CS, '--base', 'summary', '--url', `http://127.0.0.1:${httpPort}`], { MG_TOKEN: cpoToken });
+      expect(summary.code, summary.stderr).toBe(0);
+      expect(JSON.parse(summary.stdout)).toMatchObject({ action: 'GetBaseReport', request: { reportBase: 'SummaryInventory' }, answer: { status: 'NotSupported' } });
       await until(async () => (await deviceModel()).body.reports[0]?.status === 'NotSupported', 'the NotSupported answer stored', 10_000);
       expect((await deviceModel()).body.reports[0]).toMatchObject({ report_base: 'SummaryInventory', complete: false, parts: 0 });
       expect((await op('device-model/report', { report_base: 'Everything' })).status).toBe(422);
