@@ -10,6 +10,7 @@ import { ChargingProfileStore } from '../store/charging-profiles.js';
 import { ChargingStrategyStore } from '../store/charging-strategies.js';
 import { ChargingTargetStore } from '../store/charging-targets.js';
 import { DrawValueStore } from '../store/draw-values.js';
+import { EvChargingStore } from '../store/ev-charging.js';
 import { ConnectorDraws } from './connector-draws.js';
 import { ConnectorRegisterStore } from '../store/connector-registers.js';
 import type { Db } from '../store/db.js';
@@ -30,6 +31,8 @@ export interface ChargingStores {
   readonly configuration: OcppConfigurationStore;
   /** What chargers refused and the charging strategy in force per connector. */
   readonly strategies: ChargingStrategyStore;
+  /** What 2.0.1 cars said through ISO 15118: their needs and their schedules. */
+  readonly ev: EvChargingStore;
 }
 
 export function openChargingStores(db: Db): ChargingStores {
@@ -43,5 +46,6 @@ export function openChargingStores(db: Db): ChargingStores {
     forecasts: new ForecastStore(db),
     configuration: new OcppConfigurationStore(db),
     strategies: new ChargingStrategyStore(db),
+    ev: new EvChargingStore(db),
   };
 }

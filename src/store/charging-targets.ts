@@ -3,6 +3,8 @@
 // on its connector stops (migration 131): it is planned no more until a new request.
 import type { Db } from './db.js';
 
+export type TargetSource = 'client' | 'default' | 'ev';
+
 export interface ChargingTarget {
   readonly chargePointId: string;
   readonly connectorId: number;
@@ -18,8 +20,12 @@ export interface ChargingTarget {
   readonly updatedAtMs: number;
   /** When the transaction it was for stopped; null while it is in force. */
   readonly endedAtMs?: number | null;
-  /** A client's (PUT …/plan; the default when absent) or the connector's configured default target (migration 133). */
-  readonly source?: 'client' | 'default';
+  /**
+   * A client's (PUT …/plan; the default when absent), the connector's configured default
+   * target (migration 133), or the car's own needs through ISO 15118 (NotifyEVChargingNeeds,
+   * migration 275).
+   */
+  readonly source?: TargetSource;
 }
 
 interface Row {
@@ -36,7 +42,7 @@ interface Row {
   site_other_load_a: number | null;
   updated_at_ms: number;
   ended_at_ms: number | null;
-  source: 'client' | 'default';
+  source: TargetSource;
 }
 
 const toTarget = (r: Row): ChargingTarget => ({

@@ -18,6 +18,9 @@ import { chargerRefusalsInForce, refusalRetryMs } from '../../ocpp/refusals-in-f
 import type { PlannedSession, ProfileClear, SentChargingProfile } from '../../store/charging-profiles.js';
 import type { StrategyInForce } from '../../store/charging-strategies.js';
 import type { ChargingTarget } from '../../store/charging-targets.js';
+import type { EvChargingNeedsRecord, EvChargingScheduleRecord } from '../../store/ev-charging.js';
+import type { ChargingNeeds201 } from '../../ocpp/v201/needs-target.js';
+import type { EvChargingSchedule201 } from '../../ocpp/v201/ev-schedule-check.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { jsonBody } from '../body.js';
@@ -196,6 +199,49 @@ function clearView(c: ProfileClear): Record<string, unknown> {
   };
 }
 
+/**
+ * What the car on a 2.0.1 EVSE said through ISO 15118 (store/ev-charging.ts): its last
+ * charging needs with the gateway's answer, and the schedule it says it will follow
+ * (periods as instants); null when it said nothing.
+ */
+function evView(needs: EvChargingNeedsRecord | undefined, schedule: EvChargingScheduleRecord | undefined): Record<string, unknown> | null {
+  if (!needs && !schedule) return null;
+  const n = needs ? (needs.request as { maxScheduleTuples?: number; chargingNeeds: ChargingNeeds201 }) : null;
+  const ac = n?.chargingNeeds.acChargingParameters;
+  const dc = n?.chargingNeeds.dcChargingParameters;
+  const s = schedule ? (schedule.schedule as EvChargingSchedule201 & { duration?: number }) : null;
+  return {
+    needs:
+      needs && n
+        ? {
+            received_at: formatUtc(needs.receivedAtMs),
+            status: needs.status,
+            reason_code: needs.reasonCode,
+            additional_info: needs.additionalInfo,
+            outcome: needs.outcome,
+            requested_energy_transfer: n.chargingNeeds.requestedEnergyTransfer,
+            departure_time: n.chargingNeeds.departureTime ?? null,
+            energy_amount_wh: ac?.energyAmount ?? dc?.energyAmount ?? null,
+            ev_min_current_a: ac?.evMinCurrent ?? null,
+            ev_max_current_a: ac?.evMaxCurrent ?? dc?.evMaxCurrent ?? null,
+            ev_max_voltage_v: ac?.evMaxVoltage ?? dc?.evMaxVoltage ?? null,
+            ev_max_power_w: dc?.evMaxPower ?? null,
+            max_schedule_tuples: n.maxScheduleTuples ?? null,
+          }
+        : null,
+    schedule:
+      schedule && s
+        ? {
+            received_at: formatUtc(schedule.receivedAtMs),
+            time_base: formatUtc(schedule.timeBaseMs),
+            charging_rate_unit: s.chargingRateUnit,
+            duration_s: s.duration ?? null,
+            periods: s.chargingSchedulePeriod.map((p) => ({ start: formatUtc(schedule.timeBaseMs + p.startPeriod * 1000), limit: p.limit, number_phases: p.numberPhases ?? null })),
+          }
+        : null,
+  };
+}
+
 /** How many of the connector's planned sessions a GET lists (newest first). */
 const PLANNED_SESSIONS_SHOWN = 10;
 
@@ -219,7 +265,7 @@ function plannedSessionView(chargePointId: string, p: PlannedSession): Record<st
 export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): void {
   const auth = requireToken(deps, { scheme: 'Token', type: 'cpo' });
   const validate = schemaValidator('ChargingTargetRequest');
-  const { targets, profiles, strategies } = deps.charging.stores;
+  const { targets, profiles, strategies, ev } = deps.charging.stores;
   const planner = deps.charging.planner;
   // The configured connectors and site limit: the ceilings of every request (planning/ceilings.ts).
   const ceilings = configuredCeilings(deps.config);
@@ -322,6 +368,8 @@ export function registerChargingPlanRoutes(router: Router, deps: RouteDeps): voi
       charging_strategy: strategyView(strategies.get(chargePointId, connectorId), chargerRefusalsInForce(strategies, chargePointId, nowMs, refusalRetryMs(deps.config))),
       charger_profile_clears: profiles.clears(chargePointId, connectorId).map(clearView),
       planned_sessions: profiles.plannedSessions(chargePointId, connectorId, PLANNED_SESSIONS_SHOWN).map((p) => plannedSessionView(chargePointId, p)),
+      // A 2.0.1 EVSE's car (ISO 15118): what it asked for and what it says it will do.
+      ev: evView(ev.needs(chargePointId, connectorId), ev.schedule(chargePointId, connectorId)),
     });
   });
   // The target is removed and the profiles the gateway set for it are cleared from the

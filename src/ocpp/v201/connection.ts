@@ -4,6 +4,7 @@
 // and clock check), the charger's id tags as in force now, and its registration state.
 import type { ChargerConfig } from '../../config/types.js';
 import type { AppContext } from '../../context.js';
+import type { ChargingServices } from '../../planning/charging-services.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { ChargerState } from '../charger-client.js';
 import type { SecurityEventLog } from '../security-events.js';
@@ -33,6 +34,8 @@ export interface Connection201 {
   /** Once a transaction's first event was answered and written: the plan of its EVSE as a TxProfile (profile-dispatcher.ts through v201/limit-client.ts), as after a 1.6 StartTransaction. */
   readonly transactionStarted: (evseId: number) => void;
   readonly securityEvents: SecurityEventLog;
+  /** The planner and the charging stores (charging-needs.ts: a car's needs become its EVSE's target). */
+  readonly charging: ChargingServices;
 }
 
 /**

@@ -1,12 +1,14 @@
 // The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
 // per functional block: provisioning (B, its device model in device-model.ts), authorization (C), transactions (E), reservations (H),
-// security (A: security events, SignCertificate refused), data transfer (P), and the
+// security (A: security events, SignCertificate refused), data transfer (P), ISO 15118
+// charging needs (K15, charging-needs.ts), and the
 // routine notifications a station sends, acknowledged (notifications.ts). Each is
 // handled onto the same store as its 1.6 counterpart, through the same unit of writes
 // (message-handlers.ts ChargerMessageHandlers.connection). An action not listed here is
 // answered NotImplemented by ocpp-rpc (after the 2.0.1 schema check).
 import type { ChargerConfig } from '../../config/types.js';
 import type { AppContext } from '../../context.js';
+import type { ChargingServices } from '../../planning/charging-services.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { ChargerClient, ChargerState } from '../charger-client.js';
 import type { ChargerMessageHandlers, ReservationEvents } from '../message-handlers.js';
@@ -15,6 +17,7 @@ import { registerAuthorization } from './authorization.js';
 import { registerDataTransfer } from './data-transfer.js';
 import { registerSecurity } from './security.js';
 import type { DeviceModels } from './device-model.js';
+import { registerChargingNeeds } from './charging-needs.js';
 import type { Connection201 } from './connection.js';
 import { registerNotifications } from './notifications.js';
 import { registerProvisioning } from './provisioning.js';
@@ -33,10 +36,11 @@ export function attach201(
   securityEvents: SecurityEventLog,
   transactionStarted: (evseId: number) => void,
   deviceModels: DeviceModels,
+  charging: ChargingServices,
 ): void {
   const tools = base.connection(client, st);
   // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
-  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, transactionStarted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' } };
+  const c: Connection201 = { tools, ctx, auth, st, transactions, reservations, booted, transactionStarted, securityEvents, registration: { status: tools.store.bootedAtMs(client.identity) === null ? 'Unknown' : 'Accepted' }, charging };
   // One that reconnects accepted and never reported its device model is asked for it now.
   if (c.registration.status === 'Accepted') deviceModels.afterAccepted(client.identity, 'reconnect');
   registerProvisioning(c);
@@ -47,4 +51,5 @@ export function attach201(
   registerReservations(c);
   registerSecurity(c);
   registerDataTransfer(c);
+  registerChargingNeeds(c);
 }

@@ -5,8 +5,9 @@
 // `{}` and logged, not stored (NotifyReport is stored: device-model.ts). SecurityEventNotification is stored: security.ts. Answering
 // NotImplemented instead makes some stations retry or raise a fault for routine messages.
 // Notifications that ask the CSMS to act on them are not here: in their block's file
-// (ReservationStatusUpdate: reservations.ts), or NotImplemented until their block is done
-// (NotifyChargingLimit, NotifyEVChargingNeeds, ...).
+// (ReservationStatusUpdate: reservations.ts; NotifyEVChargingNeeds and
+// NotifyEVChargingSchedule: charging-needs.ts), or NotImplemented until their block is done
+// (NotifyChargingLimit, ...).
 import { registeredOnly, type Connection201 } from './connection.js';
 
 export function registerNotifications(c: Connection201): void {

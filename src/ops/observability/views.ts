@@ -191,7 +191,7 @@ export interface ChargerView {
   /** Per configured connector with a target or a sent profile (ocpp/plan-view.ts): the target, and the schedule last sent with the charger's answer. */
   readonly plans?: ReadonlyArray<{
     readonly connectorId: number;
-    readonly target: { readonly departureMs: number; readonly energyWh: number; readonly source: 'client' | 'default'; readonly endedAtMs: number | null } | null;
+    readonly target: { readonly departureMs: number; readonly energyWh: number; readonly source: 'client' | 'default' | 'ev'; readonly endedAtMs: number | null } | null;
     readonly profile: {
       readonly purpose: string;
       readonly status: string;
