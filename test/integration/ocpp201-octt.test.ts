@@ -92,6 +92,8 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
   let cpoToken: string;
   let cdrsToken: string;
   let dbPath: string;
+  /** The recorded NL prices moved by whole weeks to cover now, as stored (the ISO 15118 cases' reference is computed from them). */
+  let pricesNow: ReadonlyArray<{ readonly startMs: number; readonly durationS: number; readonly pricePerMwh: number }> = [];
   const endpoint = () => `ws://127.0.0.1:${ocppPort}`;
   const now = () => new Date().toISOString();
   const api = async (method: string, path: string, token: string, body?: unknown, pathTemplate?: string) => {
@@ -129,7 +131,9 @@ describe.skipIf(!hasSharedData)(`OCTT-style OCPP 2.0.1 central-system suite: met
     // And the same prices moved by whole weeks to cover now, for a plan made today.
     const shiftMs = Math.floor((nowMs - Date.parse('2025-06-01T00:00:00Z')) / WEEK) * WEEK;
     const recent = parsePriceCsv(readFileSync(sharedData('prices/nl-2025-quarterhour-local-utc.csv'), 'utf8'), requireMarket('NL')).periods.filter((p) => p.startMs + shiftMs >= nowMs - DAY && p.startMs + shiftMs < nowMs + 2 * DAY);
-    storePrices(new PriceStore(db), recent.map((p) => ({ ...p, startMs: p.startMs + shiftMs })), { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: nowMs });
+    const moved = recent.map((p) => ({ ...p, startMs: p.startMs + shiftMs }));
+    pricesNow = moved;
+    storePrices(new PriceStore(db), moved, { source: 'csv:nl-2025-quarterhour-local-utc.csv (moved by whole weeks)', fetchedAtMs: nowMs });
     cpoToken = new TokenStore(db).create({ name: 'octt201-cpo', type: 'cpo', nowMs }).token;
     cdrsToken = new TokenStore(db).create({ name: 'octt201-cdrs', type: 'cdrs', nowMs }).token;
     db.close();
@@ -1188,6 +1192,136 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
 
     it('every frame the gateway sent in this block passes the official 2.0.1 schemas', () => {
       expect(cs.violations).toEqual([]);
+    });
+  });
+
+  // ── K. ISO 15118: the car's own needs become its EVSE's plan ─────────────────────────────
+
+  describe('ISO 15118', () => {
+    const PLAN_PATH = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
+    const EVSE = 1;
+    const HOUR = 3_600_000;
+    /** The connector's configured maximum and the EVSE's supply (chargers[].connectors defaults: 3 phases, 230 V). */
+    const CONNECTOR_MAX_A = 16;
+    const PHASES = 3;
+    const VOLTAGE_V = 230;
+    interface PlanPeriodView { start: string; end: string; current_a: number; power_w: number; energy_wh: number; price_per_mwh: number }
+    const planOf = (evse = EVSE) => api('GET', `/api/v1/chargers/${CS}/connectors/${evse}/plan`, cpoToken, undefined, PLAN_PATH);
+    let txId = '';
+    let departure = '';
+    const needs = (ac: Record<string, number> = {}, over: Record<string, unknown> = {}) => ({
+      evseId: EVSE,
+      maxScheduleTuples: 10,
+      chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase', departureTime: departure, acChargingParameters: { energyAmount: 20_000, evMinCurrent: 6, evMaxCurrent: 13, evMaxVoltage: 400, ...ac }, ...over },
+    });
+
+    /**
+     * The cheapest-first reference, computed here from the stored price rows (not by the
+     * planner): each price period cut to [now, departure) takes at most power × its length;
+     * filled cheapest first (ties: the earlier) until the energy is in.
+     */
+    const cheapestFirst = (nowMs: number, departureMs: number, powerW: number, energyWh: number) => {
+      const windows = pricesNow
+        .map((p) => ({ startMs: Math.max(p.startMs, nowMs), endMs: Math.min(p.startMs + p.durationS * 1000, departureMs), pricePerMwh: p.pricePerMwh }))
+        .filter((w) => w.endMs > w.startMs)
+        .sort((a, b) => a.pricePerMwh - b.pricePerMwh || a.startMs - b.startMs);
+      let leftWh = energyWh;
+      const chosen: Array<{ startMs: number; energyWh: number; pricePerMwh: number }> = [];
+      for (const w of windows) {
+        if (leftWh <= 1e-6) break;
+        const wh = Math.min(leftWh, (powerW * (w.endMs - w.startMs)) / HOUR);
+        leftWh -= wh;
+        chosen.push({ startMs: w.startMs, energyWh: wh, pricePerMwh: w.pricePerMwh });
+      }
+      return chosen.sort((a, b) => a.startMs - b.startMs);
+    };
+
+    /** The plan's periods against the reference for its own planned_at, and within the ceilings (the car's, the connector's, the site's share). */
+    const expectCheapestFirst = (body: { planned_at: string; departure_time: string; energy_needed_wh: number; allowed_current_a: number; site_share: { share_a: number; headroom_a: number }; planned: { energy_wh: number; periods: PlanPeriodView[] } }, carMaxA: number) => {
+      expect(body.site_share.headroom_a).toBe(SITE_LIMIT_A);
+      expect(body.allowed_current_a).toBe(Math.min(carMaxA, CONNECTOR_MAX_A, body.site_share.share_a));
+      const powerW = body.allowed_current_a * PHASES * VOLTAGE_V;
+      const reference = cheapestFirst(Date.parse(body.planned_at), Date.parse(body.departure_time), powerW, body.energy_needed_wh);
+      expect(reference.length).toBeGreaterThan(1);
+      expect(body.planned.periods.map((p) => [Date.parse(p.start), p.price_per_mwh])).toEqual(reference.map((r) => [r.startMs, r.pricePerMwh]));
+      body.planned.periods.forEach((p, i) => expect(p.energy_wh, p.start).toBeCloseTo(reference[i]!.energyWh, 0));
+      expect(body.planned.energy_wh).toBeCloseTo(body.energy_needed_wh, 0);
+      for (const p of body.planned.periods) {
+        expect(p.current_a).toBeLessThanOrEqual(Math.min(carMaxA, CONNECTOR_MAX_A, SITE_LIMIT_A));
+        expect(p.power_w).toBeLessThanOrEqual(powerW + 0.1);
+      }
+    };
+
+    it('TC_K_53_CSMS Charging with load leveling based on High Level Communication - Success: the car\'s departure and energy (NotifyEVChargingNeeds) become the EVSE\'s plan on the real recorded prices, equal to the cheapest-first reference, within the car\'s 13 A, the connector\'s 16 A and the site\'s 24 A; NotifyEVChargingSchedule stored and shown', { timeout: 60_000 }, async () => {
+      cs.answer('SetChargingProfile', () => ({ status: 'Accepted' }));
+      cs.answer('ClearChargingProfile', () => ({ status: 'Accepted' }));
+      txId = stationTxId();
+      departure = new Date(Math.floor((Date.now() + 10 * HOUR) / 60_000) * 60_000).toISOString().replace('.000Z', 'Z');
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, idToken: { idToken: VALID, type: 'eMAID' }, evse: { id: EVSE, connectorId: 1 }, meterValue: [register(now(), 200_000, 'Transaction.Begin')] });
+      expect(await cs.call('NotifyEVChargingNeeds', needs())).toEqual({ status: 'Accepted' });
+      const plan = await planOf();
+      expect(plan.status).toBe(200);
+      expect(plan.body).toMatchObject({ source: 'ev', departure_time: departure, energy_needed_wh: 20_000, charger: { max_current_a: 13, min_current_a: 6, phases: PHASES, voltage_v: VOLTAGE_V }, meets_target: true, ended_at: null });
+      expect(plan.body.allowed_current_a).toBe(13);
+      expectCheapestFirst(plan.body, 13);
+      expect(plan.body.ev.needs).toMatchObject({ status: 'Accepted', outcome: 'target', requested_energy_transfer: 'AC_three_phase', departure_time: departure, energy_amount_wh: 20_000, ev_min_current_a: 6, ev_max_current_a: 13, max_schedule_tuples: 10 });
+
+      // What the car says it will do: 0 A now, 13 A from the plan's first period (K15.FR.11: Accepted, within the connector's ceiling).
+      const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+      const timeBaseMs = Math.floor(Date.parse(plan.body.planned_at) / 1000) * 1000;
+      const timeBase = iso(timeBaseMs);
+      const firstS = Math.ceil((Date.parse(plan.body.planned.periods[0].start) - timeBaseMs) / 1000);
+      const schedule = { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: firstS > 1 ? [{ startPeriod: 0, limit: 0 }, { startPeriod: firstS, limit: 13 }] : [{ startPeriod: 0, limit: 13 }] };
+      expect(await cs.call('NotifyEVChargingSchedule', { timeBase, evseId: EVSE, chargingSchedule: schedule })).toEqual({ status: 'Accepted' });
+      const shown = (await planOf()).body.ev.schedule;
+      expect(shown).toMatchObject({ time_base: timeBase, charging_rate_unit: 'A' });
+      expect(shown.periods).toEqual(schedule.chargingSchedulePeriod.map((p) => ({ start: iso(timeBaseMs + p.startPeriod * 1000), limit: p.limit, number_phases: null })));
+      // Above the connector's 16 A: Rejected with the reason, and still recorded as what the car says.
+      const above = await cs.call<{ status: string; statusInfo: { reasonCode: string } }>('NotifyEVChargingSchedule', { timeBase, evseId: EVSE, chargingSchedule: { id: 2, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 32 }] } });
+      expect(above).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'ValueTooHigh' } });
+      expect((await planOf()).body.ev.schedule.periods).toEqual([{ start: timeBase, limit: 32, number_phases: null }]);
+    });
+
+    it('TC_K_57_CSMS Renegotiating a Charging Schedule - Initiated by EV: new needs replace the car\'s target; its 32 A is planned at the connector\'s 16 A, never above', { timeout: 60_000 }, async () => {
+      expect(await cs.call('NotifyEVChargingNeeds', needs({ energyAmount: 15_000, evMaxCurrent: 32 }))).toEqual({ status: 'Accepted' });
+      const plan = await planOf();
+      expect(plan.body).toMatchObject({ source: 'ev', energy_needed_wh: 15_000, charger: { max_current_a: CONNECTOR_MAX_A, min_current_a: 6 }, allowed_current_a: CONNECTOR_MAX_A, meets_target: true });
+      expectCheapestFirst(plan.body, 32);
+    });
+
+    it('a client\'s PUT overrides the car: the typed target is planned as the car\'s was; the car\'s next needs keep it (outcome client-target); DELETE falls back to no target', { timeout: 60_000 }, async () => {
+      const put = (energyWh: number) => api('PUT', `/api/v1/chargers/${CS}/connectors/${EVSE}/plan`, cpoToken, { departure_time: departure, energy_wh: energyWh, charger: { max_current_a: 32, min_current_a: 6, phases: 3 } }, PLAN_PATH);
+      // The same departure, energy and limits typed: planned by the same rule, to the same reference.
+      const typed = await put(15_000);
+      expect(typed.status).toBe(200);
+      expect(typed.body).toMatchObject({ source: 'client', energy_needed_wh: 15_000, charger: { max_current_a: CONNECTOR_MAX_A } });
+      expectCheapestFirst(typed.body, 32);
+      expect((await put(9_000)).body).toMatchObject({ source: 'client', energy_needed_wh: 9_000 });
+      expect(await cs.call('NotifyEVChargingNeeds', needs())).toEqual({ status: 'Accepted' });
+      const kept = (await planOf()).body;
+      expect(kept).toMatchObject({ source: 'client', energy_needed_wh: 9_000 });
+      expect(kept.ev.needs).toMatchObject({ status: 'Accepted', outcome: 'client-target', energy_amount_wh: 20_000 });
+      expect((await api('DELETE', `/api/v1/chargers/${CS}/connectors/${EVSE}/plan`, cpoToken)).status).toBe(204);
+      expect((await planOf()).status).toBe(404);
+      // The car's needs make it the car's again (a renegotiation, or the next session).
+      expect(await cs.call('NotifyEVChargingNeeds', needs())).toEqual({ status: 'Accepted' });
+      expect((await planOf()).body).toMatchObject({ source: 'ev', energy_needed_wh: 20_000 });
+    });
+
+    it('NEG_K needs the gateway cannot plan are Rejected with the reason, nothing stored: requestedEnergyTransfer alone (MissingParam), an EVSE not configured (UnknownEvse), a departure past (ValueOutOfRange); the car\'s target ends with its transaction', { timeout: 60_000 }, async () => {
+      const kept = (b: Record<string, unknown>) => ({ source: b.source, departure_time: b.departure_time, energy_needed_wh: b.energy_needed_wh, charger: b.charger, ended_at: b.ended_at });
+      const before = kept((await planOf()).body);
+      expect(before).toMatchObject({ source: 'ev', ended_at: null });
+      const bare = await cs.call<{ status: string; statusInfo: { reasonCode: string } }>('NotifyEVChargingNeeds', { evseId: 2, maxScheduleTuples: 10, chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' } });
+      expect(bare).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'MissingParam' } });
+      expect((await planOf(2)).status).toBe(404);
+      expect(await cs.call('NotifyEVChargingNeeds', { ...needs(), evseId: 3 })).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'UnknownEvse' } });
+      expect(await cs.call('NotifyEVChargingSchedule', { timeBase: now(), evseId: 3, chargingSchedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } })).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'UnknownEvse' } });
+      expect(await cs.call('NotifyEVChargingNeeds', needs({}, { departureTime: new Date(Date.now() - HOUR).toISOString() }))).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'ValueOutOfRange' } });
+      // The rejected needs did not touch the car's target in force.
+      expect(kept((await planOf()).body)).toEqual(before);
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 200_500, 'Transaction.End')] });
+      await until(async () => (await planOf()).body.ended_at !== null, 'the car\'s target ended with its transaction', 30_000);
     });
   });
 

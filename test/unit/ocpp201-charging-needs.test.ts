@@ -45,7 +45,7 @@ describe('targetFromNeeds', () => {
     expect(made.filledFromDefault).toEqual([]);
     // The plan is a function of the target's values only: the car's is the typed one's.
     const periods = Array.from({ length: 16 }, (_, i) => ({ startMs: Date.parse('2025-10-01T16:00:00Z') + i * HOUR, durationS: 3600, pricePerMwh: [90, 40, 120, 10, 10, 75][i % 6]!, lowerPerMwh: 0, upperPerMwh: 0, forecast: false }));
-    const planOf = (t: typeof typed) => planCharging({ nowMs: NOW, departureMs: t.departureMs, energyWh: t.energyWh, charger: { maxCurrentA: t.maxCurrentA, minCurrentA: t.minCurrentA, phases: t.phases, voltageV: t.voltageV }, site: { limitA: 24 }, periods });
+    const planOf = (t: Pick<typeof typed, 'departureMs' | 'energyWh' | 'maxCurrentA' | 'minCurrentA' | 'phases' | 'voltageV'>) => planCharging({ nowMs: NOW, departureMs: t.departureMs, energyWh: t.energyWh, charger: { maxCurrentA: t.maxCurrentA, minCurrentA: t.minCurrentA, phases: t.phases, voltageV: t.voltageV }, site: { limitA: 24 }, periods });
     expect(planOf(made.target)).toEqual(planOf(typed));
   });
 
