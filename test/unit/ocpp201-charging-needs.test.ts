@@ -1,12 +1,16 @@
 // A car's ISO 15118 charging needs (OCPP 2.0.1 NotifyEVChargingNeeds) as the connector's
 // charging target (src/ocpp/v201/needs-target.ts), and the car's schedule against the
-// connector's ceiling (ev-schedule-check.ts). Pure: hand-worked targets, no daemon.
+// connector's ceiling (ev-schedule-check.ts). Pure: hand-worked targets, no daemon; and the
+// migration that lets a target's source be the car (an in-memory SQLite database).
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../src/config/types.js';
 import { scheduleAboveCeiling } from '../../src/ocpp/v201/ev-schedule-check.js';
 import { targetFromNeeds, type ChargingNeeds201, type NeedsInput } from '../../src/ocpp/v201/needs-target.js';
 import { nextLocalTimeMs } from '../../src/planning/default-target.js';
 import { planCharging } from '../../src/planning/plan.js';
+import { ChargingTargetStore } from '../../src/store/charging-targets.js';
+import { listMigrations, migrate } from '../../src/store/db.js';
 
 const NOW = Date.parse('2025-10-01T16:07:00Z');
 const HOUR = 3_600_000;
@@ -104,5 +108,24 @@ describe('scheduleAboveCeiling', () => {
     expect(scheduleAboveCeiling({ chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }, { startPeriod: 900, limit: 16.1 }] }, CONNECTOR)).toMatch(/900 s asks 16.1 A/);
     expect(scheduleAboveCeiling({ chargingRateUnit: 'W', chargingSchedulePeriod: [{ startPeriod: 0, limit: 11_040 }] }, CONNECTOR)).toBeNull();
     expect(scheduleAboveCeiling({ chargingRateUnit: 'W', chargingSchedulePeriod: [{ startPeriod: 0, limit: 11_040, numberPhases: 1 }] }, CONNECTOR)).toMatch(/above the connector's 3680 W/);
+  });
+});
+
+describe('migration 275 (charging_targets remade for source ev)', () => {
+  it('keeps every stored target as it was; ev is a source from then on, an unknown one still refused', () => {
+    const db = new Database(':memory:');
+    migrate(db, listMigrations().filter((m) => m.version < 275));
+    db.prepare(
+      `INSERT INTO charging_targets (charge_point_id, connector_id, market_area, departure_ms, energy_wh, max_current_a, min_current_a, phases, voltage_v, site_limit_a, site_other_load_a, updated_at_ms, ended_at_ms, source)
+       VALUES ('CP-1', 2, 'NL', 1000, 5000, 16, 6, 3, 230, 25, 3.5, 10, 900, 'default')`,
+    ).run();
+    const before = db.prepare('SELECT * FROM charging_targets').all();
+    migrate(db);
+    expect(db.prepare('SELECT * FROM charging_targets').all()).toEqual(before);
+    const store = new ChargingTargetStore(db);
+    store.put({ chargePointId: 'CS-1', connectorId: 1, marketArea: 'NL', departureMs: 2000, energyWh: 1000, maxCurrentA: 13, minCurrentA: 6, phases: 3, voltageV: 230, siteLimitA: null, siteOtherLoadA: null, updatedAtMs: 20, source: 'ev' });
+    expect(store.get('CS-1', 1)?.source).toBe('ev');
+    expect(() => db.prepare("UPDATE charging_targets SET source = 'car' WHERE connector_id = 1").run()).toThrow(/CHECK/);
+    db.close();
   });
 });
