@@ -85,6 +85,15 @@ export class EvChargingStore {
     return { chargePointId: r.charge_point_id, evseId: r.evse_id, receivedAtMs: r.received_at_ms, request: JSON.parse(r.needs_json) as unknown, status: r.status, reasonCode: r.reason_code, additionalInfo: r.additional_info, outcome: r.outcome };
   }
 
+  /**
+   * The most periods the EVSE's car takes per schedule (NotifyEVChargingNeeds
+   * maxScheduleTuples), for the TxProfile sent to it; null when its car did not say.
+   */
+  maxScheduleTuples(chargePointId: string, evseId: number): number | null {
+    const request = this.needs(chargePointId, evseId)?.request as { maxScheduleTuples?: number } | undefined;
+    return typeof request?.maxScheduleTuples === 'number' ? request.maxScheduleTuples : null;
+  }
+
   putSchedule(r: EvChargingScheduleRecord): void {
     this.stmts.putSchedule.run({ charge_point_id: r.chargePointId, evse_id: r.evseId, received_at_ms: r.receivedAtMs, time_base_ms: r.timeBaseMs, schedule_json: JSON.stringify(r.schedule) });
   }

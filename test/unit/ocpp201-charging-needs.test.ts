@@ -11,6 +11,7 @@ import { nextLocalTimeMs } from '../../src/planning/default-target.js';
 import { planCharging } from '../../src/planning/plan.js';
 import { ChargingTargetStore } from '../../src/store/charging-targets.js';
 import { listMigrations, migrate } from '../../src/store/db.js';
+import { EvChargingStore } from '../../src/store/ev-charging.js';
 
 const NOW = Date.parse('2025-10-01T16:07:00Z');
 const HOUR = 3_600_000;
@@ -126,6 +127,24 @@ describe('migration 275 (charging_targets remade for source ev)', () => {
     store.put({ chargePointId: 'CS-1', connectorId: 1, marketArea: 'NL', departureMs: 2000, energyWh: 1000, maxCurrentA: 13, minCurrentA: 6, phases: 3, voltageV: 230, siteLimitA: null, siteOtherLoadA: null, updatedAtMs: 20, source: 'ev' });
     expect(store.get('CS-1', 1)?.source).toBe('ev');
     expect(() => db.prepare("UPDATE charging_targets SET source = 'car' WHERE connector_id = 1").run()).toThrow(/CHECK/);
+    db.close();
+  });
+});
+
+describe('EvChargingStore', () => {
+  it('keeps the last needs and schedule per EVSE, and the car\'s maxScheduleTuples for the profile sent to it', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const ev = new EvChargingStore(db);
+    expect(ev.maxScheduleTuples('CS-1', 1)).toBeNull();
+    const request = { evseId: 1, maxScheduleTuples: 12, chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' } };
+    ev.putNeeds({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 5, request, status: 'Rejected', reasonCode: 'MissingParam', additionalInfo: 'no departureTime', outcome: 'none' });
+    ev.putNeeds({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 6, request: { ...request, maxScheduleTuples: 24 }, status: 'Accepted', reasonCode: null, additionalInfo: null, outcome: 'target' });
+    expect(ev.needs('CS-1', 1)).toMatchObject({ receivedAtMs: 6, status: 'Accepted', outcome: 'target', reasonCode: null });
+    expect(ev.maxScheduleTuples('CS-1', 1)).toBe(24);
+    expect(ev.needs('CS-1', 2)).toBeUndefined();
+    ev.putSchedule({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 7, timeBaseMs: 1000, schedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } });
+    expect(ev.schedule('CS-1', 1)).toEqual({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 7, timeBaseMs: 1000, schedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } });
     db.close();
   });
 });
