@@ -1252,15 +1252,41 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       }
     };
 
+    /**
+     * The TxProfile the gateway sent the station after `before` (K15: answered with the
+     * price-aware profile): for the car's transaction and EVSE, in A, and in force at each of
+     * the plan's periods at that period's current (the profile is the plan), never above the
+     * car's (or the connector's) maximum, and within the car's maxScheduleTuples.
+     */
+    const expectTxProfileOfPlan = async (before: number, plan: { planned: { periods: PlanPeriodView[] } }, maxA: number) => {
+      await until(() => cs.received.slice(before).some((c) => c.action === 'SetChargingProfile' && (c.params.chargingProfile as { chargingProfilePurpose: string }).chargingProfilePurpose === 'TxProfile'), 'a TxProfile for the car\'s needs', 30_000);
+      const sent = cs.received.slice(before).filter((c) => c.action === 'SetChargingProfile').at(-1)!.params as {
+        evseId: number;
+        chargingProfile: { chargingProfilePurpose: string; transactionId?: string; chargingSchedule: Array<{ startSchedule?: string; chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> }> };
+      };
+      expect(sent.evseId).toBe(EVSE);
+      expect(sent.chargingProfile).toMatchObject({ chargingProfilePurpose: 'TxProfile', transactionId: txId });
+      const [schedule] = sent.chargingProfile.chargingSchedule;
+      expect(schedule!.chargingRateUnit).toBe('A');
+      const periods = schedule!.chargingSchedulePeriod;
+      expect(periods.length).toBeLessThanOrEqual(10);
+      const startMs = Date.parse(schedule!.startSchedule!);
+      const limitAt = (ms: number) => [...periods].reverse().find((p) => startMs + p.startPeriod * 1000 <= ms)?.limit ?? 0;
+      for (const p of periods) expect(p.limit).toBeLessThanOrEqual(maxA);
+      for (const p of plan.planned.periods) expect(limitAt(Date.parse(p.start) + 1000), p.start).toBeCloseTo(p.current_a, 0);
+    };
+
     it('TC_K_53_CSMS Charging with load leveling based on High Level Communication - Success: the car\'s departure and energy (NotifyEVChargingNeeds) become the EVSE\'s plan on the real recorded prices, equal to the cheapest-first reference, within the car\'s 13 A, the connector\'s 16 A and the site\'s 24 A; NotifyEVChargingSchedule stored and shown', { timeout: 60_000 }, async () => {
       cs.answer('SetChargingProfile', () => ({ status: 'Accepted' }));
       cs.answer('ClearChargingProfile', () => ({ status: 'Accepted' }));
       txId = stationTxId();
       departure = new Date(Math.floor((Date.now() + 10 * HOUR) / 60_000) * 60_000).toISOString().replace('.000Z', 'Z');
       await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, idToken: { idToken: VALID, type: 'eMAID' }, evse: { id: EVSE, connectorId: 1 }, meterValue: [register(now(), 200_000, 'Transaction.Begin')] });
+      const before = cs.received.length;
       expect(await cs.call('NotifyEVChargingNeeds', needs())).toEqual({ status: 'Accepted' });
       const plan = await planOf();
       expect(plan.status).toBe(200);
+      await expectTxProfileOfPlan(before, plan.body, 13);
       expect(plan.body).toMatchObject({ source: 'ev', departure_time: departure, energy_needed_wh: 20_000, charger: { max_current_a: 13, min_current_a: 6, phases: PHASES, voltage_v: VOLTAGE_V }, meets_target: true, ended_at: null });
       expect(plan.body.allowed_current_a).toBe(13);
       expectCheapestFirst(plan.body, 13);
@@ -1283,8 +1309,10 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
     });
 
     it('TC_K_57_CSMS Renegotiating a Charging Schedule - Initiated by EV: new needs replace the car\'s target; its 32 A is planned at the connector\'s 16 A, never above', { timeout: 60_000 }, async () => {
+      const before = cs.received.length;
       expect(await cs.call('NotifyEVChargingNeeds', needs({ energyAmount: 15_000, evMaxCurrent: 32 }))).toEqual({ status: 'Accepted' });
       const plan = await planOf();
+      await expectTxProfileOfPlan(before, plan.body, CONNECTOR_MAX_A);
       expect(plan.body).toMatchObject({ source: 'ev', energy_needed_wh: 15_000, charger: { max_current_a: CONNECTOR_MAX_A, min_current_a: 6 }, allowed_current_a: CONNECTOR_MAX_A, meets_target: true });
       expectCheapestFirst(plan.body, 32);
     });
@@ -1312,9 +1340,11 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       const kept = (b: Record<string, unknown>) => ({ source: b.source, departure_time: b.departure_time, energy_needed_wh: b.energy_needed_wh, charger: b.charger, ended_at: b.ended_at });
       const before = kept((await planOf()).body);
       expect(before).toMatchObject({ source: 'ev', ended_at: null });
+      const evse2Before = await planOf(2);
       const bare = await cs.call<{ status: string; statusInfo: { reasonCode: string } }>('NotifyEVChargingNeeds', { evseId: 2, maxScheduleTuples: 10, chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' } });
       expect(bare).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'MissingParam' } });
-      expect((await planOf(2)).status).toBe(404);
+      const evse2 = await planOf(2);
+      expect([evse2.status, evse2.body?.source, evse2.body?.energy_needed_wh]).toEqual([evse2Before.status, evse2Before.body?.source, evse2Before.body?.energy_needed_wh]);
       expect(await cs.call('NotifyEVChargingNeeds', { ...needs(), evseId: 3 })).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'UnknownEvse' } });
       expect(await cs.call('NotifyEVChargingSchedule', { timeBase: now(), evseId: 3, chargingSchedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } })).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'UnknownEvse' } });
       expect(await cs.call('NotifyEVChargingNeeds', needs({}, { departureTime: new Date(Date.now() - HOUR).toISOString() }))).toMatchObject({ status: 'Rejected', statusInfo: { reasonCode: 'ValueOutOfRange' } });
