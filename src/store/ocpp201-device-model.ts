@@ -111,7 +111,8 @@ export class DeviceModelStore {
   constructor(db: Db) {
     const REPORT_COLUMNS = 'request_id, report_base, requested_at_ms, status, parts, final_seq_no, rows_stored, rows_dropped, last_part_at_ms, completed_at_ms';
     this.stmts = {
-      nextRequestId: db.prepare<[string], { next: number }>('SELECT COALESCE(MAX(request_id), 0) + 1 AS next FROM ocpp201_reports WHERE charge_point_id = ?'),
+      // Ours only: a station's own request ids (a report the gateway did not ask for) could be anything up to 2^31-1.
+      nextRequestId: db.prepare<[string], { next: number }>('SELECT COALESCE(MAX(request_id), 0) + 1 AS next FROM ocpp201_reports WHERE charge_point_id = ? AND requested_at_ms IS NOT NULL'),
       requested: db.prepare(
         `INSERT INTO ocpp201_reports (charge_point_id, request_id, report_base, requested_at_ms) VALUES (?, ?, ?, ?)
          ON CONFLICT (charge_point_id, request_id) DO UPDATE SET report_base = excluded.report_base, requested_at_ms = excluded.requested_at_ms`,
@@ -120,6 +121,10 @@ export class DeviceModelStore {
       trim: db.prepare(
         `DELETE FROM ocpp201_reports WHERE charge_point_id = ? AND request_id NOT IN
            (SELECT request_id FROM ocpp201_reports WHERE charge_point_id = ? ORDER BY request_id DESC LIMIT ${MAX_REPORTS_PER_STATION})`,
+      ),
+      trimBut: db.prepare(
+        `DELETE FROM ocpp201_reports WHERE charge_point_id = @chargePointId AND request_id <> @requestId AND request_id NOT IN
+           (SELECT request_id FROM ocpp201_reports WHERE charge_point_id = @chargePointId AND request_id <> @requestId ORDER BY request_id DESC LIMIT ${MAX_REPORTS_PER_STATION - 1})`,
       ),
       report: db.prepare<[string, number], ReportSql>(`SELECT ${REPORT_COLUMNS} FROM ocpp201_reports WHERE charge_point_id = ? AND request_id = ?`),
       reports: db.prepare<[string], ReportSql>(`SELECT ${REPORT_COLUMNS} FROM ocpp201_reports WHERE charge_point_id = ? ORDER BY request_id DESC`),
@@ -178,7 +183,8 @@ export class DeviceModelStore {
    */
   storePart(chargePointId: string, part: { requestId: number; seqNo: number; last: boolean; rows: readonly Omit<DeviceModelRow, 'requestId' | 'reportedAtMs'>[] }, atMs: number): { stored: number; dropped: number; report: ReportRecord } {
     const { requestId, seqNo } = part;
-    this.stmts.ensureReport.run(chargePointId, requestId);
+    // A report the gateway did not ask for is kept too, within the same bound (the newest, and this one).
+    if (this.stmts.ensureReport.run(chargePointId, requestId).changes > 0) this.stmts.trimBut.run({ chargePointId, requestId });
     let count = this.stmts.rowCount.get(chargePointId)!.n;
     let stored = 0;
     let dropped = 0;
