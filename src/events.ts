@@ -46,9 +46,10 @@ export interface Events {
     /**
      * behind-plan, charger-available: the plan follower (ocpp/plan-follower.ts) planned the rest again;
      * car-limit: the plan follower learnt that the car draws less than allowed and planned the rest with it;
-     * site-load: the site's load changed what the connector may draw (ocpp/site-follower.ts).
+     * site-load: the site's load changed what the connector may draw (ocpp/site-follower.ts);
+     * external-limit: a 2.0.1 station reported a limit set by another system (ocpp/v201/smart-charging.ts).
      */
-    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available' | 'car-limit' | 'site-load';
+    readonly reason: 'target-set' | 'prices-updated' | 'behind-plan' | 'charger-available' | 'car-limit' | 'site-load' | 'external-limit';
     readonly plannedAtMs: number;
     readonly plan: Plan;
   };

@@ -40,6 +40,9 @@ import { OcppTransport } from './transport.js';
 import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
 import { limitClient201 } from './v201/limit-client.js';
+import { ExternalChargingLimits } from './v201/external-limits.js';
+import type { SmartCharging201 } from './v201/smart-charging.js';
+import { Ocpp201ChargingLimitStore } from '../store/ocpp201-charging-limits.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
 import { DeviceModelStore } from '../store/ocpp201-device-model.js';
 import { DeviceModels } from './v201/device-model.js';
@@ -60,6 +63,8 @@ interface Parts {
   readonly transactions201: Ocpp201TransactionStore;
   readonly securityEvents: SecurityEventLog;
   readonly deviceModels: DeviceModels;
+  /** What 2.0.1 stations report of the limits on their charging (v201/smart-charging.ts). */
+  readonly smartCharging201: SmartCharging201;
 }
 
 export class CentralSystem implements Module {
@@ -178,7 +183,12 @@ export class CentralSystem implements Module {
       const since = clearCacheOwed.owedSinceMs(id);
       if (since !== null) this.clearCacheOwed.set(id, since);
     }
-    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201, securityEvents, deviceModels };
+    // External limits 2.0.1 stations reported: one more ceiling of their connectors' plans (planning/external-limit.ts).
+    const limitStore = new Ocpp201ChargingLimitStore(db);
+    const externalLimits = new ExternalChargingLimits(limitStore.allExternal());
+    this.charging.planner.useExternalLimits(externalLimits);
+    const smartCharging201: SmartCharging201 = { store: limitStore, limits: externalLimits, limitChanged: (id, evseId) => this.replanConnectors(id, evseId) };
+    this.parts = { store, outcomes, writes, handlers, dispatcher, operations, localLists, reservations, clearCacheOwed, signedMeter, transactions201, securityEvents, deviceModels, smartCharging201 };
     // Tags removed from the file while the daemon was stopped: the list a charger holds has
     // them, so its cache may too (the same rule as a SIGHUP's, against the list it accepted).
     for (const [id, charger] of this.chargers) {
@@ -208,6 +218,23 @@ export class CentralSystem implements Module {
     parts.dispatcher.observe(fuse);
     this.fuse = fuse;
     return parts.dispatcher;
+  }
+
+  /**
+   * The plans of a charger's connectors with a target (one connector, or all: null) made again
+   * now and sent (plan.updated, external-limit): a limit the station reported changed what they may draw.
+   */
+  private replanConnectors(chargePointId: string, connectorId: number | null): void {
+    const nowMs = this.ctx.clock.now();
+    const { planner, stores } = this.charging;
+    for (const target of stores.targets.upcoming(nowMs)) {
+      if (target.chargePointId !== chargePointId || (connectorId !== null && target.connectorId !== connectorId)) continue;
+      try {
+        this.ctx.events.emit('plan.updated', { chargePointId, connectorId: target.connectorId, marketArea: target.marketArea, reason: 'external-limit', plannedAtMs: nowMs, plan: planner.plan(target, nowMs) });
+      } catch (err) {
+        this.ctx.logger.error({ err, charge_point_id: chargePointId, connector_id: target.connectorId }, 'charging plan after an external limit failed');
+      }
+    }
   }
 
   /**
@@ -551,7 +578,7 @@ export class CentralSystem implements Module {
       this.syncLocalList(id, 'boot');
       deviceModels.afterAccepted(id, 'boot');
     };
-    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId), deviceModels, this.charging);
+    if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId), deviceModels, this.charging, this.parts!.smartCharging201);
     else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {

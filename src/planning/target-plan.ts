@@ -26,6 +26,7 @@ import { limitedShare, siteHeadroomA, type LimitedShare } from './share-limits.j
 import { capacityLimit, type CapacityLimit } from './capacity-limit.js';
 import { newPeakCost } from './capacity.js';
 import { dimmedChargerCurrentA } from './dimmed-limit.js';
+import type { ExternalLimits } from './external-limit.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
@@ -152,6 +153,7 @@ export class TargetPlanner {
   private readonly strategies: ChargingStrategyStore;
   private counting: ConnectorCounting | null = null;
   private grid: GridLimit | null = null;
+  private external: ExternalLimits | null = null;
 
   constructor(
     /** The shared charging stores (store/charging-stores.ts), built once by daemon.ts. */
@@ -181,6 +183,11 @@ export class TargetPlanner {
     this.grid = grid;
   }
 
+  /** Limits set on connectors by systems other than the gateway (external-limit.ts; set by the central system). */
+  useExternalLimits(external: ExternalLimits): void {
+    this.external = external;
+  }
+
   /** Energy the connector's open transaction delivered towards the target (0 without one). */
   private deliveredWh(target: ChargingTarget): number {
     return this.progress.delivery(target.chargePointId, target.connectorId, target.updatedAtMs)?.deliveredWh ?? 0;
@@ -200,7 +207,7 @@ export class TargetPlanner {
     const fromMs = nowMs - LOOKBACK_MS;
     const forecast = this.forecastEnabled ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
     const observed = this.observedDraw(target);
-    const limits = this.effectiveLimits(bounded.limits, observed);
+    const limits = this.externallyLimited(target, this.effectiveLimits(bounded.limits, observed), nowMs);
     const deliveredWh = this.deliveredWh(target);
     const periods = this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast);
     const planUnder = (raiseKw: number) => {
@@ -310,6 +317,17 @@ export class TargetPlanner {
     if (!observed) return limits;
     // Never below the minimum current: a charger cannot signal less, so a car that draws less is planned at it.
     return { ...limits, maxCurrentA: Math.max(limits.minCurrentA, Math.min(limits.maxCurrentA, observed.maxCurrentA)), phases: Math.min(limits.phases, observed.phases) };
+  }
+
+  /**
+   * The limits lowered to an external limit in force on the connector (external-limit.ts),
+   * never below its minimum current (a charger cannot signal less; the station holds the car
+   * at its own limit anyway).
+   */
+  private externallyLimited(target: ChargingTarget, limits: ChargerLimits, nowMs: number): ChargerLimits {
+    const externalA = this.external?.externalLimitA(target.chargePointId, target.connectorId, nowMs, limits) ?? null;
+    if (externalA === null || externalA >= limits.maxCurrentA) return limits;
+    return { ...limits, maxCurrentA: Math.max(limits.minCurrentA, externalA) };
   }
 
   /**

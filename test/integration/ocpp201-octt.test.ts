@@ -761,6 +761,25 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       clearStatus = 'Accepted';
     });
 
+    it('TC_K_48_CSMS Set / Update External Charging Limit, TC_K_50_CSMS Reset / release external charging limit: the station\'s EMS limit on an EVSE becomes a ceiling of its plan, sent again within it; released, the plan goes back up; ReportChargingProfiles answered', { timeout: 60_000 }, async () => {
+      const before = cs.received.length;
+      expect((await api('PUT', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken, { departure_time: departure(), energy_wh: 10_000 }, PLAN)).status).toBe(201);
+      const lastOn1 = (from: number) => sets(from).filter((s) => s.evseId === 1).at(-1);
+      await until(() => lastOn1(before) !== undefined, 'the plan of EVSE 1');
+      expect(maxLimit(lastOn1(before)!.chargingProfile)).toBeGreaterThan(8);
+      const limited = cs.received.length;
+      expect(await cs.call('NotifyChargingLimit', { evseId: 1, chargingLimit: { chargingLimitSource: 'EMS', isGridCritical: false }, chargingSchedule: [{ id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 8 }] }] })).toEqual({});
+      await until(() => lastOn1(limited) !== undefined, 'the plan of EVSE 1 made again within the external limit');
+      expect(maxLimit(lastOn1(limited)!.chargingProfile)).toBeLessThanOrEqual(8);
+      const released = cs.received.length;
+      expect(await cs.call('ClearedChargingLimit', { chargingLimitSource: 'EMS', evseId: 1 })).toEqual({});
+      await until(() => lastOn1(released) !== undefined, 'the plan of EVSE 1 made again without it');
+      expect(maxLimit(lastOn1(released)!.chargingProfile)).toBeGreaterThan(8);
+      // K09's report, as a station sends it after a GetChargingProfiles: stored and answered.
+      expect(await cs.call('ReportChargingProfiles', { requestId: 1, chargingLimitSource: 'CSO', evseId: 1, chargingProfile: [lastOn1(released)!.chargingProfile] })).toEqual({});
+      expect((await api('DELETE', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken)).status).toBeLessThan(300);
+    });
+
     it('TC_K_43_CSMS / TC_K_44_CSMS Get Composite Schedule - specific EVSE, Charging Station: the operator\'s request as 2.0.1 evseId; the schedule read back in the 1.6 shape', { timeout: 30_000 }, async () => {
       for (const evseId of [1, 0]) {
         const before = cs.received.length;

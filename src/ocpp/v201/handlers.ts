@@ -1,7 +1,8 @@
 // The calls an OCPP 2.0.1 charging station sends (docs/chargers.md "OCPP 2.0.1"), one file
 // per functional block: provisioning (B, its device model in device-model.ts), authorization (C), transactions (E), reservations (H),
 // security (A: security events, SignCertificate refused), data transfer (P), ISO 15118
-// charging needs (K15, charging-needs.ts), and the
+// charging needs (K15, charging-needs.ts), smart charging (K: external limits, reported
+// profiles, smart-charging.ts; the gateway's profiles go out by limit-client.ts), and the
 // routine notifications a station sends, acknowledged (notifications.ts). Each is
 // handled onto the same store as its 1.6 counterpart, through the same unit of writes
 // (message-handlers.ts ChargerMessageHandlers.connection). An action not listed here is
@@ -22,6 +23,7 @@ import type { Connection201 } from './connection.js';
 import { registerNotifications } from './notifications.js';
 import { registerProvisioning } from './provisioning.js';
 import { registerReservations } from './reservations.js';
+import { registerSmartCharging, type SmartCharging201 } from './smart-charging.js';
 import { registerTransactions } from './transactions.js';
 
 export function attach201(
@@ -37,6 +39,7 @@ export function attach201(
   transactionStarted: (evseId: number) => void,
   deviceModels: DeviceModels,
   charging: ChargingServices,
+  smartCharging: SmartCharging201,
 ): void {
   const tools = base.connection(client, st);
   // A station accepted before (on an earlier connection, or before a gateway restart) does not boot again to reconnect.
@@ -52,4 +55,5 @@ export function attach201(
   registerSecurity(c);
   registerDataTransfer(c);
   registerChargingNeeds(c);
+  registerSmartCharging(c, smartCharging);
 }
