@@ -155,7 +155,8 @@ export function registerChargerCommands(program: Command): void {
     .action((cp: string, o: Opts<{ transaction: number }>) => run('remote-stop', cp, { transaction_id: o.transaction }, o));
   op('reset', 'Reset (soft by default)')
     .addOption(new Option('--type <type>', 'soft or hard').choices(['soft', 'hard']).default('soft'))
-    .action((cp: string, o: Opts<{ type: string }>) => run('reset', cp, { type: o.type === 'hard' ? 'Hard' : 'Soft' }, o));
+    .option('--evse <id>', 'OCPP 2.0.1 stations only: reset this EVSE instead of the whole station', intArg('--evse', 1))
+    .action((cp: string, o: Opts<{ type: string; evse?: number }>) => run('reset', cp, { type: o.type === 'hard' ? 'Hard' : 'Soft', ...(o.evse === undefined ? {} : { evse_id: o.evse }) }, o));
   op('unlock-connector', 'UnlockConnector')
     .requiredOption('--connector <id>', 'connector', intArg('--connector', 1))
     .action((cp: string, o: Opts<{ connector: number }>) => run('unlock-connector', cp, { connector_id: o.connector }, o));

@@ -437,7 +437,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(sent('SetVariables', from)).toHaveLength(3);
     });
 
-    it('TC_B_20_CSMS Reset Charging Station - Without ongoing transaction - OnIdle, TC_B_21_CSMS With Ongoing Transaction - OnIdle (Scheduled passes back), TC_B_22_CSMS Immediate: Soft is OnIdle, Hard Immediate, no evseId', { timeout: 30_000 }, async () => {
+    it('TC_B_20_CSMS Reset Charging Station - Without ongoing transaction - OnIdle, TC_B_21_CSMS With Ongoing Transaction - OnIdle (Scheduled passes back), TC_B_22_CSMS Immediate: Soft is OnIdle, Hard Immediate, no evseId; TC_B_25/TC_B_27_CSMS an EVSE\'s reset with evse_id; NEG: evse_id for a 1.6 charger 422', { timeout: 30_000 }, async () => {
       let running = false;
       cs.answer('Reset', (p) => ({ status: running && p.type === 'OnIdle' ? 'Scheduled' : 'Accepted' }));
       const from = cs.received.length;
@@ -451,7 +451,16 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'ResetCommand', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'ImmediateReset' }, meterValue: [register(now(), 70_010, 'Transaction.End')] });
       running = false;
       expect((await op('reset', { type: 'Hard' })).body.answer).toEqual({ status: 'Accepted' });
-      expect(sent('Reset', from)).toEqual([{ type: 'OnIdle' }, { type: 'OnIdle' }, { type: 'Immediate' }]);
+      // TC_B_25_CSMS Reset EVSE - Without ongoing transaction (OnIdle), TC_B_27_CSMS Immediate: the EVSE named (2.0.1 only).
+      expect((await op('reset', { type: 'Soft', evse_id: 1 })).body).toMatchObject({ request: { type: 'Soft' }, answer: { status: 'Accepted' } });
+      expect((await op('reset', { type: 'Hard', evse_id: 2 })).body.answer).toEqual({ status: 'Accepted' });
+      expect(sent('Reset', from)).toEqual([{ type: 'OnIdle' }, { type: 'OnIdle' }, { type: 'Immediate' }, { type: 'OnIdle', evseId: 1 }, { type: 'Immediate', evseId: 2 }]);
+      // NEG: a 1.6 charger has no EVSE reset: 422, nothing sent.
+      const cp16Before = cp16.received.length;
+      const refused = await op('reset', { type: 'Soft', evse_id: 1 }, CP16);
+      expect(refused.status).toBe(422);
+      expect(refused.body.errors).toEqual([{ path: 'evse_id', message: 'for OCPP 2.0.1 stations only' }]);
+      expect(cp16.received.length).toBe(cp16Before);
     });
 
     it('TC_F_06_CSMS UnlockConnector, TC_F_11/TC_F_20/TC_F_23/TC_F_27_CSMS TriggerMessage, TC_G_03/TC_G_05_CSMS ChangeAvailability as the operator\'s 1.6 operations; NEG: DiagnosticsStatusNotification has no 2.0.1 equivalent (409)', { timeout: 30_000 }, async () => {

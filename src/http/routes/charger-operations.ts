@@ -145,7 +145,14 @@ const OPERATIONS: readonly Operation[] = [
     }),
   },
   { path: 'remote-stop', action: 'RemoteStopTransaction', schema: 'RemoteStopRequest', request: (b) => ({ transactionId: b.transaction_id }) },
-  { path: 'reset', action: 'Reset', schema: 'ResetRequest', request: (b) => ({ type: b.type }) },
+  {
+    path: 'reset',
+    action: 'Reset',
+    schema: 'ResetRequest',
+    request: (b) => ({ type: b.type }),
+    // 1.6 resets the whole charge point; a 2.0.1 station can reset one EVSE (B11/B12).
+    only201: (b) => (b.evse_id === undefined ? undefined : { fields: { evseId: b.evse_id }, path: 'evse_id', why16: 'an OCPP 1.6 Reset resets the whole charge point (only a 2.0.1 station resets one EVSE)' }),
+  },
   { path: 'unlock-connector', action: 'UnlockConnector', schema: 'UnlockConnectorRequest', request: (b) => ({ connectorId: b.connector_id }) },
   { path: 'change-availability', action: 'ChangeAvailability', schema: 'ChangeAvailabilityRequest', request: (b) => ({ connectorId: b.connector_id ?? 0, type: b.type }) },
   { path: 'trigger-message', action: 'TriggerMessage', schema: 'TriggerMessageRequest', request: (b) => ({ requestedMessage: b.requested_message, ...optional('connectorId', b.connector_id) }) },
