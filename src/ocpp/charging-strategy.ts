@@ -45,6 +45,17 @@ export interface ChargerCapabilities {
   readonly maxPeriods: number | null;
 }
 
+/**
+ * An ISO 15118 car takes at most maxScheduleTuples periods per schedule (its
+ * NotifyEVChargingNeeds, v201/charging-needs.ts): while its transaction is open that bounds
+ * the profile as a charger's ChargingScheduleMaxPeriods does (a longer plan goes a few
+ * periods at a time: the by-period strategies above), whichever is lower.
+ */
+export function withCarScheduleTuples(capabilities: ChargerCapabilities, carTuples: number | null): ChargerCapabilities {
+  if (carTuples === null || carTuples < 1) return capabilities;
+  return { ...capabilities, maxPeriods: Math.min(capabilities.maxPeriods ?? Number.POSITIVE_INFINITY, carTuples) };
+}
+
 /** A charger's refusal of a strategy's profile, remembered per charger ('all-profiles': it refused SetChargingProfile outright). */
 export interface Refusal {
   readonly strategy: StrategyName | 'all-profiles';

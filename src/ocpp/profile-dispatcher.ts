@@ -25,7 +25,7 @@ import type { ChargerClient } from './charger-client.js';
 import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
 import { chargingNow, chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
-import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
+import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, withCarScheduleTuples, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { chargerRefusalsInForce, refusalRetryMs } from './refusals-in-force.js';
 import type { LimitObserver, LimitRequest, LimitSender } from './limit-attempts.js';
@@ -49,6 +49,13 @@ const keyOf = (chargePointId: string, connectorId: number) => `${chargePointId}\
 /** The escalation's ChargePointMaxProfile: one per charger (connector 0's id), above the plans' own (stack level 0). */
 const ESCALATION_MAX_PROFILE_ID = chargingProfileIdOf(0, 'ChargePointMaxProfile');
 const ESCALATION_STACK_LEVEL = 1;
+
+/**
+ * How long before its transaction's start (by the station's stamp) a car's ISO 15118 needs
+ * still count as this car's: the needs usually follow the Started event, and the station's
+ * clock may be a little ahead of the gateway's.
+ */
+const CAR_NEEDS_SLACK_MS = 60_000;
 
 export class ProfileDispatcher implements LimitSender {
   private readonly followed = new Map<string, Followed>();
@@ -258,7 +265,7 @@ export class ProfileDispatcher implements LimitSender {
     const id = client.identity;
     const open = this.ocpp.chargePointView(id).openTransactions.filter((t) => t.connectorId === connectorId);
     const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
-    const capabilities = storedCapabilities(configuration, id);
+    const capabilities = withCarScheduleTuples(storedCapabilities(configuration, id), transactionId === null ? null : this.charging.stores.ev.maxScheduleTuples(id, connectorId, open[open.length - 1]!.startedAtMs - CAR_NEEDS_SLACK_MS));
     const soleConnector = (this.chargers.get(id)?.connectors?.length ?? 0) === 1;
     const whole = (strategy: ChargingStrategy | null) =>
       chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit: strategy?.rateUnit ?? chargingRateUnitFor(capabilities.allowedChargingRateUnit), purpose: strategy?.purpose ?? undefined });

@@ -87,11 +87,14 @@ export class EvChargingStore {
 
   /**
    * The most periods the EVSE's car takes per schedule (NotifyEVChargingNeeds
-   * maxScheduleTuples), for the TxProfile sent to it; null when its car did not say.
+   * maxScheduleTuples), for the profiles sent to it: from the needs received since sinceMs
+   * (the car's transaction began), null when none came since or they did not say.
    */
-  maxScheduleTuples(chargePointId: string, evseId: number): number | null {
-    const request = this.needs(chargePointId, evseId)?.request as { maxScheduleTuples?: number } | undefined;
-    return typeof request?.maxScheduleTuples === 'number' ? request.maxScheduleTuples : null;
+  maxScheduleTuples(chargePointId: string, evseId: number, sinceMs: number): number | null {
+    const needs = this.needs(chargePointId, evseId);
+    if (!needs || needs.receivedAtMs < sinceMs) return null;
+    const request = needs.request as { maxScheduleTuples?: number };
+    return typeof request.maxScheduleTuples === 'number' ? request.maxScheduleTuples : null;
   }
 
   putSchedule(r: EvChargingScheduleRecord): void {

@@ -1286,7 +1286,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
      * the plan's periods at that period's current (the profile is the plan), never above the
      * car's (or the connector's) maximum, and within the car's maxScheduleTuples.
      */
-    const expectTxProfileOfPlan = async (before: number, plan: { planned: { periods: PlanPeriodView[] } }, maxA: number) => {
+    const expectTxProfileOfPlan = async (before: number, plan: { planned: { periods: PlanPeriodView[] } }, maxA: number, maxTuples = 10) => {
       await until(() => cs.received.slice(before).some((c) => c.action === 'SetChargingProfile' && (c.params.chargingProfile as { chargingProfilePurpose: string }).chargingProfilePurpose === 'TxProfile'), 'a TxProfile for the car\'s needs', 30_000);
       const sent = cs.received.slice(before).filter((c) => c.action === 'SetChargingProfile').at(-1)!.params as {
         evseId: number;
@@ -1297,11 +1297,16 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       const [schedule] = sent.chargingProfile.chargingSchedule;
       expect(schedule!.chargingRateUnit).toBe('A');
       const periods = schedule!.chargingSchedulePeriod;
-      expect(periods.length).toBeLessThanOrEqual(10);
+      expect(periods.length).toBeLessThanOrEqual(maxTuples);
       const startMs = Date.parse(schedule!.startSchedule!);
       const limitAt = (ms: number) => [...periods].reverse().find((p) => startMs + p.startPeriod * 1000 <= ms)?.limit ?? 0;
       for (const p of periods) expect(p.limit).toBeLessThanOrEqual(maxA);
-      for (const p of plan.planned.periods) expect(limitAt(Date.parse(p.start) + 1000), p.start).toBeCloseTo(p.current_a, 0);
+      // The plan's periods the profile reaches (a plan longer than the car takes goes a few periods at a time).
+      const lastStartMs = startMs + periods.at(-1)!.startPeriod * 1000;
+      const reached = plan.planned.periods.filter((p) => Date.parse(p.start) <= lastStartMs);
+      expect(reached.length).toBeGreaterThan(0);
+      for (const p of reached) expect(limitAt(Date.parse(p.start) + 1000), p.start).toBeCloseTo(p.current_a, 0);
+      return periods.length;
     };
 
     it('TC_K_53_CSMS Charging with load leveling based on High Level Communication - Success: the car\'s departure and energy (NotifyEVChargingNeeds) become the EVSE\'s plan on the real recorded prices, equal to the cheapest-first reference, within the car\'s 13 A, the connector\'s 16 A and the site\'s 24 A; NotifyEVChargingSchedule stored and shown', { timeout: 60_000 }, async () => {
@@ -1336,11 +1341,27 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect((await planOf()).body.ev.schedule.periods).toEqual([{ start: timeBase, limit: 32, number_phases: null }]);
     });
 
-    it('TC_K_57_CSMS Renegotiating a Charging Schedule - Initiated by EV: new needs replace the car\'s target; its 32 A is planned at the connector\'s 16 A, never above', { timeout: 60_000 }, async () => {
+    it('TC_K_57_CSMS Renegotiating a Charging Schedule - Initiated by EV: new needs replace the car\'s target; its 32 A is planned at the connector\'s 16 A, never above; a car that takes 3 periods per schedule gets the plan 3 at a time', { timeout: 60_000 }, async () => {
       const before = cs.received.length;
-      expect(await cs.call('NotifyEVChargingNeeds', needs({ energyAmount: 15_000, evMaxCurrent: 32 }))).toEqual({ status: 'Accepted' });
+      // This car takes 3 periods per schedule: the plan goes to it 3 periods at a time (tx-profile-by-period).
+      expect(await cs.call('NotifyEVChargingNeeds', { ...needs({ energyAmount: 15_000, evMaxCurrent: 32 }), maxScheduleTuples: 3 })).toEqual({ status: 'Accepted' });
       const plan = await planOf();
-      await expectTxProfileOfPlan(before, plan.body, CONNECTOR_MAX_A);
+      await expectTxProfileOfPlan(before, plan.body, CONNECTOR_MAX_A, 3);
+      // The whole plan as one schedule: a period per change of current (0 A between the planned ones and after them).
+      let whole = 0;
+      let limit: string | null = null;
+      let cursorMs = Date.parse(plan.body.planned_at);
+      const step = (a: string) => {
+        if (a !== limit) whole++;
+        limit = a;
+      };
+      for (const p of plan.body.planned.periods as PlanPeriodView[]) {
+        if (Date.parse(p.start) > cursorMs + 1000) step('0.0');
+        step(p.current_a.toFixed(1));
+        cursorMs = Date.parse(p.end);
+      }
+      if (cursorMs < Date.parse(departure) - 1000) step('0.0');
+      expect((await planOf()).body.charging_strategy).toMatchObject({ strategy: whole > 3 ? 'tx-profile-by-period' : 'tx-profile' });
       expect(plan.body).toMatchObject({ source: 'ev', energy_needed_wh: 15_000, charger: { max_current_a: CONNECTOR_MAX_A, min_current_a: 6 }, allowed_current_a: CONNECTOR_MAX_A, meets_target: true });
       expectCheapestFirst(plan.body, 32);
     });

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { ConnectorConfig } from '../../src/config/types.js';
+import { chooseStrategy, withCarScheduleTuples } from '../../src/ocpp/charging-strategy.js';
 import { scheduleAboveCeiling } from '../../src/ocpp/v201/ev-schedule-check.js';
 import { targetFromNeeds, type ChargingNeeds201, type NeedsInput } from '../../src/ocpp/v201/needs-target.js';
 import { nextLocalTimeMs } from '../../src/planning/default-target.js';
@@ -132,19 +133,35 @@ describe('migration 275 (charging_targets remade for source ev)', () => {
 });
 
 describe('EvChargingStore', () => {
-  it('keeps the last needs and schedule per EVSE, and the car\'s maxScheduleTuples for the profile sent to it', () => {
+  it('keeps the last needs and schedule per EVSE, and the car\'s maxScheduleTuples (from needs since its transaction began) for the profile sent to it', () => {
     const db = new Database(':memory:');
     migrate(db);
     const ev = new EvChargingStore(db);
-    expect(ev.maxScheduleTuples('CS-1', 1)).toBeNull();
+    expect(ev.maxScheduleTuples('CS-1', 1, 0)).toBeNull();
     const request = { evseId: 1, maxScheduleTuples: 12, chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' } };
     ev.putNeeds({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 5, request, status: 'Rejected', reasonCode: 'MissingParam', additionalInfo: 'no departureTime', outcome: 'none' });
     ev.putNeeds({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 6, request: { ...request, maxScheduleTuples: 24 }, status: 'Accepted', reasonCode: null, additionalInfo: null, outcome: 'target' });
     expect(ev.needs('CS-1', 1)).toMatchObject({ receivedAtMs: 6, status: 'Accepted', outcome: 'target', reasonCode: null });
-    expect(ev.maxScheduleTuples('CS-1', 1)).toBe(24);
+    expect(ev.maxScheduleTuples('CS-1', 1, 6)).toBe(24);
+    // Needs from before the car's transaction began (another car's) do not count.
+    expect(ev.maxScheduleTuples('CS-1', 1, 7)).toBeNull();
     expect(ev.needs('CS-1', 2)).toBeUndefined();
     ev.putSchedule({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 7, timeBaseMs: 1000, schedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } });
     expect(ev.schedule('CS-1', 1)).toEqual({ chargePointId: 'CS-1', evseId: 1, receivedAtMs: 7, timeBaseMs: 1000, schedule: { id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] } });
     db.close();
+  });
+});
+
+describe('withCarScheduleTuples', () => {
+  const caps = { supportedFeatureProfiles: null, maxStackLevel: null, allowedChargingRateUnit: null, maxPeriods: null };
+  it('the car\'s maxScheduleTuples bounds the periods per profile as ChargingScheduleMaxPeriods does, the lower of the two; no car limit changes nothing', () => {
+    expect(withCarScheduleTuples(caps, 3).maxPeriods).toBe(3);
+    expect(withCarScheduleTuples({ ...caps, maxPeriods: 2 }, 3).maxPeriods).toBe(2);
+    expect(withCarScheduleTuples({ ...caps, maxPeriods: 24 }, 3).maxPeriods).toBe(3);
+    expect(withCarScheduleTuples({ ...caps, maxPeriods: 24 }, null)).toEqual({ ...caps, maxPeriods: 24 });
+    expect(withCarScheduleTuples(caps, 0)).toEqual(caps);
+    // A plan longer than the car takes goes a few periods at a time (the by-period strategy).
+    expect(chooseStrategy({ capabilities: withCarScheduleTuples(caps, 3), refusals: [], transactionOpen: true, planPeriods: 5, soleConnector: false, pausedByRemoteStop: false })).toMatchObject({ name: 'tx-profile-by-period', periodsPerProfile: 3 });
+    expect(chooseStrategy({ capabilities: withCarScheduleTuples(caps, 10), refusals: [], transactionOpen: true, planPeriods: 5, soleConnector: false, pausedByRemoteStop: false })).toMatchObject({ name: 'tx-profile', periodsPerProfile: null });
   });
 });
