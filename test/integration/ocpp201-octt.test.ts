@@ -786,6 +786,21 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(maxLimit(lastOn1(released)!.chargingProfile)).toBeGreaterThan(8);
       // K09's report, as a station sends it after a GetChargingProfiles: stored and answered.
       expect(await cs.call('ReportChargingProfiles', { requestId: 1, chargingLimitSource: 'CSO', evseId: 1, chargingProfile: [lastOn1(released)!.chargingProfile] })).toEqual({});
+    });
+
+    it('TC_K_37_CSMS Remote start transaction with charging profile - Success: remote-start with the connector\'s plan sends RequestStartTransaction with the plan as a TxProfile without transactionId', { timeout: 30_000 }, async () => {
+      cs.answer('RequestStartTransaction', () => ({ status: 'Accepted' }));
+      const before = cs.received.length;
+      const started = await api('POST', `/api/v1/chargers/${CS}/remote-start`, cpoToken, { id_tag: VALID, connector_id: 1, charging_profile: 'plan' }, '/api/v1/chargers/{charge_point_id}/remote-start');
+      expect(started.status).toBe(200);
+      expect(started.body.answer).toMatchObject({ status: 'Accepted', remoteStartId: expect.any(Number) });
+      const [call] = cs.received.slice(before).filter((c) => c.action === 'RequestStartTransaction');
+      const p = (call!.params as { evseId: number; chargingProfile: Profile201 }).chargingProfile;
+      expect((call!.params as { evseId: number }).evseId).toBe(1);
+      expect(p).toMatchObject({ id: 12, stackLevel: 0, chargingProfilePurpose: 'TxProfile', chargingProfileKind: 'Absolute' });
+      expect(p).not.toHaveProperty('transactionId');
+      expect(p.chargingSchedule[0]!.chargingSchedulePeriod[0]!.startPeriod).toBe(0);
+      expect(maxLimit(p)).toBeLessThanOrEqual(16);
       expect((await api('DELETE', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken)).status).toBeLessThan(300);
     });
 
@@ -960,14 +975,14 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect((await op('remote-start', { id_tag: VALID })).body.answer).toEqual({ status: 'Rejected', remoteStartId: expect.any(Number) });
     });
 
-    it('NEG_F what 2.0.1 cannot carry is refused with the reason, nothing sent: a stop of a transaction that is not the station\'s, a start with the plan', { timeout: 30_000 }, async () => {
+    it('NEG_F what cannot be sent is refused with the reason, nothing sent: a stop of a transaction that is not the station\'s, a start with the plan of a connector that has none', { timeout: 30_000 }, async () => {
       const before = cs.received.length;
       const unknown = await op('remote-stop', { transaction_id: 2_000_000 });
       expect(unknown.status).toBe(409);
       expect(unknown.body.detail).toMatch(/transaction 2000000 is not a transaction of this station/);
       const plan = await op('remote-start', { id_tag: VALID, connector_id: 1, charging_profile: 'plan' });
       expect(plan.status).toBe(409);
-      expect(plan.body.detail).toMatch(/speaks OCPP 2\.0\.1: a remote start with the connector's plan/);
+      expect(plan.body.detail).toMatch(/has no charging target in force/);
       expect(cs.received.length).toBe(before);
     });
 

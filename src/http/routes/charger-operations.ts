@@ -21,7 +21,6 @@ import type { LocalListUpdateType } from '../../ocpp/local-auth-list.js';
 import { authorizeIdTag } from '../../ocpp/id-tags.js';
 import type { ChargerReservations } from '../../ocpp/reservations.js';
 import { operationForm201 } from '../../ocpp/v201/operation-forms.js';
-import { PLAN_START_REFUSED_201 } from '../../ocpp/v201/operations/request-start-transaction.js';
 import type { ReservationRecord } from '../../store/ocpp-reservations.js';
 import { ReservationStore } from '../../store/ocpp-reservations.js';
 import type { RouteDeps } from '../deps.js';
@@ -73,8 +72,6 @@ const optional = (name: string, value: unknown): Json => (value === undefined ? 
 /** A TxProfile of the connector's current plan, for RemoteStartTransaction (OCPP 1.6 5.11: purpose TxProfile, no transactionId). */
 function planProfile(c: OperationContext, connectorId: number | undefined): Json {
   const { deps, chargePointId } = c;
-  // Before the 1.6 profile is built (a 2.0.1 EVSE never has a target: PUT …/plan is refused for it).
-  if (deps.centralSystem?.()?.operations?.ocppVersion(chargePointId) === '2.0.1') throw new HttpProblem(409, `charger ${chargePointId} speaks OCPP 2.0.1: ${PLAN_START_REFUSED_201}; nothing was sent`);
   if (connectorId === undefined) throw new HttpProblem(422, 'a charging profile from the plan needs the connector', { errors: [{ path: 'connector_id', message: 'is required with charging_profile "plan"' }] });
   refuseRefusedProfiles(c, connectorId);
   const target = deps.charging.stores.targets.get(chargePointId, connectorId);

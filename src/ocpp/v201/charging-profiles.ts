@@ -42,31 +42,37 @@ export function setChargingProfile201(r: SetChargingProfileRequest, ids: Station
     if (station === null) return { refused: `transaction ${p.transactionId} is not one of this station's OCPP 2.0.1 transactions` };
     transactionId = station;
   }
-  const s = p.chargingSchedule;
   return {
     action: 'SetChargingProfile',
-    request: {
-      // OCPP 2.0.1 K01.FR.38/39: the station's own limit goes on EVSE 0, a transaction's on its EVSE.
-      evseId: purpose === 'ChargingStationMaxProfile' ? 0 : r.connectorId,
-      chargingProfile: {
+    // OCPP 2.0.1 K01.FR.38/39: the station's own limit goes on EVSE 0, a transaction's on its EVSE.
+    request: { evseId: purpose === 'ChargingStationMaxProfile' ? 0 : r.connectorId, chargingProfile: chargingProfile201(p, purpose, transactionId) },
+  };
+}
+
+/**
+ * A 1.6 csChargingProfiles as 2.0.1's ChargingProfileType: chargingProfileId -> id, the
+ * schedule one element of the array (its id the profile's), the transaction the station's id.
+ * Also the profile of a RequestStartTransaction (a TxProfile without transactionId, F01.FR.12).
+ */
+export function chargingProfile201(p: SetChargingProfileRequest['csChargingProfiles'], purpose: Purpose201, transactionId?: string): Record<string, unknown> {
+  const s = p.chargingSchedule;
+  return {
+    id: p.chargingProfileId,
+    stackLevel: p.stackLevel,
+    chargingProfilePurpose: purpose,
+    chargingProfileKind: p.chargingProfileKind,
+    ...(p.validFrom === undefined ? {} : { validFrom: p.validFrom }),
+    ...(p.validTo === undefined ? {} : { validTo: p.validTo }),
+    ...(transactionId === undefined ? {} : { transactionId }),
+    chargingSchedule: [
+      {
         id: p.chargingProfileId,
-        stackLevel: p.stackLevel,
-        chargingProfilePurpose: purpose,
-        chargingProfileKind: p.chargingProfileKind,
-        validFrom: p.validFrom,
-        validTo: p.validTo,
-        ...(transactionId === undefined ? {} : { transactionId }),
-        chargingSchedule: [
-          {
-            id: p.chargingProfileId,
-            startSchedule: s.startSchedule,
-            duration: s.duration,
-            chargingRateUnit: s.chargingRateUnit,
-            chargingSchedulePeriod: s.chargingSchedulePeriod.map((x) => ({ startPeriod: x.startPeriod, limit: x.limit, ...(x.numberPhases === undefined ? {} : { numberPhases: x.numberPhases }) })),
-          },
-        ],
+        ...(s.startSchedule === undefined ? {} : { startSchedule: s.startSchedule }),
+        ...(s.duration === undefined ? {} : { duration: s.duration }),
+        chargingRateUnit: s.chargingRateUnit,
+        chargingSchedulePeriod: s.chargingSchedulePeriod.map((x) => ({ startPeriod: x.startPeriod, limit: x.limit, ...(x.numberPhases === undefined ? {} : { numberPhases: x.numberPhases }) })),
       },
-    },
+    ],
   };
 }
 

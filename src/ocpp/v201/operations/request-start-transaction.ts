@@ -5,9 +5,12 @@
 // the remoteStartId beside it and, when the station had a transaction already (a cable plugged
 // first, TC_F_01), its own id (chargerTransactionId) and ours (transactionId) once stored.
 //
-// A start with the connector's plan as its profile (charging_profile "plan") is refused for
-// 2.0.1 (409 with the reason): its 1.6 csChargingProfiles has no 2.0.1 form in the gateway yet.
+// A start with the connector's plan as its profile (charging_profile "plan", K05/TC_K_37): the
+// 1.6 TxProfile the route builds goes as 2.0.1's chargingProfile (charging-profiles.ts), a
+// TxProfile without transactionId (F01.FR.12: the station binds it to the transaction it starts).
+import type { SetChargingProfileRequest } from '../../charging-profile.js';
 import { configuredIdToken } from '../authorization.js';
+import { chargingProfile201 } from '../charging-profiles.js';
 import { registerOperationForm201 } from '../operation-forms.js';
 
 /** 2.0.1 remoteStartId is an integer: seconds since 2020 at start, counted up per request, so ids grow across restarts too. */
@@ -19,15 +22,17 @@ export function nextRemoteStartId(): number {
   return lastRemoteStartId;
 }
 
-/** Why a start with the plan is refused for a 2.0.1 station (the HTTP route says it before it builds the 1.6 profile). */
-export const PLAN_START_REFUSED_201 = 'a remote start with the connector\'s plan as its charging profile is done for OCPP 1.6 chargers only so far (the 2.0.1 ChargingProfileType is not sent yet); start it without charging_profile';
-
 registerOperationForm201('RemoteStartTransaction', {
   toCall: (request) => {
-    if (request.chargingProfile !== undefined) return { refused: PLAN_START_REFUSED_201 };
+    const profile = request.chargingProfile as SetChargingProfileRequest['csChargingProfiles'] | undefined;
     return {
       action: 'RequestStartTransaction',
-      request: { idToken: configuredIdToken(String(request.idTag)), remoteStartId: nextRemoteStartId(), ...(request.connectorId === undefined ? {} : { evseId: request.connectorId }) },
+      request: {
+        idToken: configuredIdToken(String(request.idTag)),
+        remoteStartId: nextRemoteStartId(),
+        ...(request.connectorId === undefined ? {} : { evseId: request.connectorId }),
+        ...(profile === undefined ? {} : { chargingProfile: chargingProfile201(profile, 'TxProfile') }),
+      },
     };
   },
   toAnswer: (answer, ctx, sent) => {
