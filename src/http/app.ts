@@ -14,6 +14,7 @@ import { registerChargerOperationRoutes } from './routes/charger-operations.js';
 import { registerChargerTransactionRoutes } from './routes/charger-transactions.js';
 import { registerChargerSecurityEventRoutes } from './routes/charger-security-events.js';
 import { registerDeviceModelRoutes } from './routes/device-model.js';
+import { registerStationChargingProfileRoutes } from './routes/station-charging-profiles.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerGridDimmingRoutes } from './routes/grid-dimming.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -35,6 +36,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerChargerSecurityEventRoutes,
   registerChargerOperationRoutes,
   registerDeviceModelRoutes,
+  registerStationChargingProfileRoutes,
   registerGridDimmingRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,

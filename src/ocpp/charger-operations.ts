@@ -95,6 +95,8 @@ export interface ChargerOperationsPort {
    * connection's, else its last connection's (stored), else null (never connected on auto).
    */
   ocppVersion(chargePointId: string): '1.6' | '2.0.1' | null;
+  /** A 2.0.1 call with no 1.6 operation behind it (GetBaseReport, GetChargingProfiles): see ChargerOperations.call201. */
+  call201(chargePointId: string, action: string, request: Record<string, unknown>, opts?: OperationOptions): Promise<OperationOutcome>;
 }
 
 export const DEFAULT_OPERATION_TIMEOUT_S = 30;

@@ -804,6 +804,33 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect((await api('DELETE', `/api/v1/chargers/${CS}/connectors/1/plan`, cpoToken)).status).toBeLessThan(300);
     });
 
+    it('TC_K_29_CSMS / TC_K_31_CSMS Get Charging Profile - EvseId 0, no EvseId: get-charging-profiles sends GetChargingProfiles with the criteria; the station\'s ReportChargingProfiles shown under its requestId; no criterion 422, a 1.6 charger 409', { timeout: 30_000 }, async () => {
+      cs.answer('GetChargingProfiles', () => ({ status: 'Accepted' }));
+      const ASK = '/api/v1/chargers/{charge_point_id}/get-charging-profiles';
+      const before = cs.received.length;
+      const asked = await api('POST', `/api/v1/chargers/${CS}/get-charging-profiles`, cpoToken, { evse_id: 0, charging_profile_purpose: 'ChargePointMaxProfile' }, ASK);
+      expect(asked.status).toBe(200);
+      const requestId = asked.body.request.requestId as number;
+      expect(cs.received.slice(before).filter((c) => c.action === 'GetChargingProfiles')).toEqual([{ action: 'GetChargingProfiles', params: { requestId, evseId: 0, chargingProfile: { chargingProfilePurpose: 'ChargingStationMaxProfile' } } }]);
+      expect(asked.body.answer).toEqual({ status: 'Accepted' });
+      const profile = { id: 3, stackLevel: 1, chargingProfilePurpose: 'ChargingStationMaxProfile', chargingProfileKind: 'Absolute', chargingSchedule: [{ id: 3, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 20 }] }] };
+      expect(await cs.call('ReportChargingProfiles', { requestId, chargingLimitSource: 'CSO', evseId: 0, chargingProfile: [profile] })).toEqual({});
+      const shown = await api('GET', `/api/v1/chargers/${CS}/charging-profiles/${requestId}`, cpoToken, undefined, '/api/v1/chargers/{charge_point_id}/charging-profiles/{request_id}');
+      expect(shown.status).toBe(200);
+      expect(shown.body.reports).toEqual([{ evse_id: 0, charging_limit_source: 'CSO', received_at: expect.any(String), charging_profiles: [profile] }]);
+      // TC_K_31: no EVSE, by limit source.
+      const all = await api('POST', `/api/v1/chargers/${CS}/get-charging-profiles`, cpoToken, { charging_limit_sources: ['CSO'] }, ASK);
+      expect(all.status).toBe(200);
+      expect(cs.received.filter((c) => c.action === 'GetChargingProfiles').at(-1)!.params).toEqual({ requestId: all.body.request.requestId, chargingProfile: { chargingLimitSource: ['CSO'] } });
+      // K09.FR.03: a criterion is needed; a 1.6 charger has no such call. Nothing sent.
+      const sent = cs.received.length;
+      expect((await api('POST', `/api/v1/chargers/${CS}/get-charging-profiles`, cpoToken, { evse_id: 1 }, ASK)).status).toBe(422);
+      const on16 = await api('POST', `/api/v1/chargers/${CP16}/get-charging-profiles`, cpoToken, { stack_level: 0 }, ASK);
+      expect(on16.status).toBe(409);
+      expect(on16.body.detail).toMatch(/speaks OCPP 1\.6/);
+      expect(cs.received.length).toBe(sent);
+    });
+
     it('TC_K_43_CSMS / TC_K_44_CSMS Get Composite Schedule - specific EVSE, Charging Station: the operator\'s request as 2.0.1 evseId; the schedule read back in the 1.6 shape', { timeout: 30_000 }, async () => {
       for (const evseId of [1, 0]) {
         const before = cs.received.length;

@@ -19,6 +19,7 @@ const T0 = Date.parse('2026-11-27T08:00:00Z');
 // The sweep sends nothing to a charger.
 const noCalls: ChargerOperationsPort = {
   call: () => Promise.reject(new Error('the sweep sent an OCPP call')),
+  call201: () => Promise.reject(new Error('the sweep sent an OCPP call')),
   configured: () => true,
   charger: () => undefined,
   ocppVersion: () => '1.6',
