@@ -197,7 +197,7 @@ describe('reservations: ReserveNow / CancelReservation against metergate run', (
   });
 
   it('TC_047_CSMS Reservation of a Connector – Expire: dropped once its expiry passed', { timeout: 90_000 }, async () => {
-    const soon = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-BOB', expiry_date: new Date(Date.now() + 3_000).toISOString() });
+    const soon = await api('reserve-now', { connector_id: 1, id_tag: 'TAG-BOB', expiry_date: new Date(Date.now() + 6_000).toISOString() });
     expect(soon.body.reservation.state).toBe('active');
     await status(1, 'Reserved');
     // Waited on, not slept: gone from the list once its expiry passed (the read filter: the 30 s
