@@ -4,7 +4,7 @@
 // against hand-worked values.
 import { describe, expect, it } from 'vitest';
 import type { SetChargingProfileRequest } from '../../src/ocpp/charging-profile.js';
-import { changeAvailability201, clearChargingProfile201, compositeScheduleAnswer16, limitCall201, setChargingProfile201 } from '../../src/ocpp/v201/charging-profiles.js';
+import { clearChargingProfile201, compositeScheduleAnswer16, limitCall201, setChargingProfile201 } from '../../src/ocpp/v201/charging-profiles.js';
 import { ocpp201Validator } from '../../src/ocpp/validator.js';
 import { lowestLimitA, scheduleLimitA } from '../../src/planning/external-limit.js';
 
@@ -53,11 +53,10 @@ describe('the limit calls in their OCPP 2.0.1 form', () => {
     expect(def.request.chargingProfile).not.toHaveProperty('transactionId');
   });
 
-  it('ClearChargingProfile by id, or by criteria; ChangeAvailability with operationalStatus and the EVSE (none for the whole station)', () => {
+  it('ClearChargingProfile by id, or by criteria; nothing but SetChargingProfile among the gateway\'s own (the others go by the operator forms)', () => {
     expect(valid(clearChargingProfile201({ id: 21 }))).toEqual({ action: 'ClearChargingProfile', request: { chargingProfileId: 21 } });
     expect(valid(clearChargingProfile201({ connectorId: 0, chargingProfilePurpose: 'ChargePointMaxProfile', stackLevel: 1 }))).toEqual({ action: 'ClearChargingProfile', request: { chargingProfileCriteria: { evseId: 0, chargingProfilePurpose: 'ChargingStationMaxProfile', stackLevel: 1 } } });
-    expect(valid(changeAvailability201({ connectorId: 2, type: 'Inoperative' }))).toEqual({ action: 'ChangeAvailability', request: { operationalStatus: 'Inoperative', evse: { id: 2 } } });
-    expect(valid(changeAvailability201({ connectorId: 0, type: 'Operative' }))).toEqual({ action: 'ChangeAvailability', request: { operationalStatus: 'Operative' } });
+    expect(limitCall201('ClearChargingProfile', { id: 21 }, ids)).toHaveProperty('refused');
     expect(limitCall201('GetConfiguration', {}, ids)).toHaveProperty('refused');
   });
 

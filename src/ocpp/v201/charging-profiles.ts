@@ -8,7 +8,6 @@
 //   ChargingStationMaxProfile (evseId 0), the transactionId of a TxProfile the station's own
 //   string id, the schedule one element of the 2.0.1 array (its id the profile's).
 // - ClearChargingProfile: id -> chargingProfileId; the other fields as chargingProfileCriteria.
-// - ChangeAvailability: type -> operationalStatus, connectorId -> evse (0: the whole station).
 // - GetCompositeSchedule: connectorId -> evseId; the answer's schedule back as 1.6's.
 // The answers of SetChargingProfile, ClearChargingProfile, RequestStopTransaction and
 // ChangeAvailability have 1.6's shape already ({ status } with the same values, and an
@@ -97,10 +96,6 @@ export function clearChargingProfile201(r: ClearChargingProfile16): Call201 {
   };
 }
 
-export function changeAvailability201(r: { readonly connectorId: number; readonly type: 'Inoperative' | 'Operative' }): Call201 {
-  return { action: 'ChangeAvailability', request: { operationalStatus: r.type, ...(r.connectorId === 0 ? {} : { evse: { id: r.connectorId } }) } };
-}
-
 export function getCompositeSchedule201(r: { readonly connectorId: number; readonly duration: number; readonly chargingRateUnit?: 'A' | 'W' }): Call201 {
   return { action: 'GetCompositeSchedule', request: { evseId: r.connectorId, duration: r.duration, ...(r.chargingRateUnit === undefined ? {} : { chargingRateUnit: r.chargingRateUnit }) } };
 }
@@ -126,20 +121,12 @@ export function compositeScheduleAnswer16(a: Record<string, unknown>): Record<st
 }
 
 /**
- * The gateway's own limit calls (profile-dispatcher.ts, profile-clears.ts: 1.6-shaped) that no
- * operator form carries (limit-client.ts takes an operation's form first: RemoteStopTransaction
- * goes by operations/request-stop-transaction.ts). An action not listed has no 2.0.1 form here
- * (GetConfiguration: a 2.0.1 station's device model is read otherwise).
+ * The gateway's own limit call that no operator form carries: SetChargingProfile (limit-client.ts
+ * takes an operation's form first: RemoteStopTransaction, ChangeAvailability and
+ * ClearChargingProfile go by their files in operations/). Any other action has no 2.0.1 form
+ * here (GetConfiguration: a 2.0.1 station's device model is read otherwise).
  */
 export function limitCall201(action: string, params: unknown, ids: StationTransactionIds): Call201 {
-  switch (action) {
-    case 'SetChargingProfile':
-      return setChargingProfile201(params as SetChargingProfileRequest, ids);
-    case 'ClearChargingProfile':
-      return clearChargingProfile201(params as ClearChargingProfile16);
-    case 'ChangeAvailability':
-      return changeAvailability201(params as { connectorId: number; type: 'Inoperative' | 'Operative' });
-    default:
-      return { refused: `${action} has no OCPP 2.0.1 form among the gateway's limit calls` };
-  }
+  if (action === 'SetChargingProfile') return setChargingProfile201(params as SetChargingProfileRequest, ids);
+  return { refused: `${action} has no OCPP 2.0.1 form among the gateway's limit calls` };
 }

@@ -3,8 +3,8 @@
 // form, in the same lanes (the safety lane stays the safety lane, call-lanes.ts), and the
 // answers come back in the 1.6 shape. A call that is also an operator operation takes that
 // operation's form (operation-forms.ts: RemoteStopTransaction -> RequestStopTransaction,
-// ClearChargingProfile, ...), so one translation serves both; SetChargingProfile and
-// ChangeAvailability without a form take the gateway's own (charging-profiles.ts). So the
+// ClearChargingProfile, ChangeAvailability), so one translation serves both; SetChargingProfile,
+// which no operator sends, takes the gateway's own (charging-profiles.ts). So the
 // dispatcher's strategy ladder, the fuse controller's escalation ladder and their stored
 // answers are the same code for both versions: Accepted binds as in 1.6, Rejected or a
 // CallError is a refusal, no answer within the limit call's timeout is unanswered.
