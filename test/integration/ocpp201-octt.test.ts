@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RPCNotSupportedError } from 'ocpp-ws-io';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -829,6 +830,34 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(on16.status).toBe(409);
       expect(on16.body.detail).toMatch(/speaks OCPP 1\.6/);
       expect(cs.received.length).toBe(sent);
+    });
+
+    it('TC_K_15_CSMS Set Charging Profile - Not Supported: a station answering CallError NotSupported is remembered as taking no profiles; its plan goes by the next strategy (remote-start-stop), nothing sent again', { timeout: 30_000 }, async () => {
+      const other = await connectOcttCharger({
+        endpoint: endpoint(),
+        identity: 'CS-PINNED-201',
+        password: PASSWORD,
+        version: '2.0.1',
+        answers: {
+          SetChargingProfile: () => {
+            throw new RPCNotSupportedError('no smart charging on this station');
+          },
+        },
+      });
+      try {
+        expect((await other.call<{ status: string }>('BootNotification', { reason: 'PowerUp', chargingStation: { model: 'ocpp-ws-io', vendorName: 'OCTT' } })).status).toBe('Accepted');
+        const put = await api('PUT', '/api/v1/chargers/CS-PINNED-201/connectors/1/plan', cpoToken, { departure_time: departure(), energy_wh: 10_000 }, PLAN);
+        expect(put.status).toBe(201);
+        await until(async () => (await metrics()).includes('metergate_ocpp_charging_strategy{charge_point_id="CS-PINNED-201",connector_id="1",strategy="remote-start-stop"} 1'), 'the plan on the next strategy after the refusal');
+        const sent = other.received.filter((c) => c.action === 'SetChargingProfile');
+        expect(sent).toHaveLength(1);
+        expect(sent[0]!.params).toMatchObject({ evseId: 1, chargingProfile: { chargingProfilePurpose: 'TxDefaultProfile', chargingProfileKind: 'Absolute', chargingSchedule: [expect.objectContaining({ chargingRateUnit: 'A' })] } });
+        await until(async () => (await api('GET', '/api/v1/chargers/CS-PINNED-201/connectors/1/plan', cpoToken)).body.charger_profile?.status === 'NotSupported', 'the refusal stored for the plan');
+        expect(other.violations).toEqual([]);
+        expect((await api('DELETE', '/api/v1/chargers/CS-PINNED-201/connectors/1/plan', cpoToken)).status).toBeLessThan(300);
+      } finally {
+        await other.close();
+      }
     });
 
     it('TC_K_43_CSMS / TC_K_44_CSMS Get Composite Schedule - specific EVSE, Charging Station: the operator\'s request as 2.0.1 evseId; the schedule read back in the 1.6 shape', { timeout: 30_000 }, async () => {
