@@ -8,6 +8,15 @@
 // ClearChargingProfile wait in memory. Afterwards the process is up, every transaction,
 // meter value and profile answer is in the database, and every meter reading taken
 // meanwhile was stored.
+//
+// An OCPP 2.0.1 station in the same daemon (issue 33; ocpp-ws-io, every frame the gateway
+// sends it checked against the official 2.0.1 schemas): a transaction's
+// TransactionEvents Started, Updated and Ended, sent while the store refuses, get an
+// InternalError CallError and are sent again, as a 2.0.1 station does with a
+// transaction-related message the CSMS failed to process (Part 2 E13,
+// MessageAttemptsTransactionEvent), or given up once its attempts are spent (the gateway
+// kept it); StatusNotification and Heartbeat are answered as usual. Afterwards the
+// transaction is stored once, whole: its start, every value, its stop.
 import Database from 'better-sqlite3';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
@@ -25,6 +34,7 @@ import { storePrices } from '../../src/prices/price-merge.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { fillToLastByte } from '../helpers/disk-fill.js';
+import { connectOcttCharger, type OcttCharger } from '../helpers/octt-charger.js';
 import { canMountTmpfs } from '../helpers/peers.js';
 import { seriesValue } from '../helpers/prom-text.js';
 import { hasSharedData, sharedData } from '../helpers/shared-data.js';
@@ -35,6 +45,7 @@ type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const ORG = '3f1c1e9e-8d8a-4c43-9a55-1d2f0a7b6c11';
 const METER = '8a0c2e4b-6d8f-4a1c-9e3b-5d7f9a1c3e5b';
 const CP = 'CP-STORE-1';
+const CS = 'CS-STORE-201';
 const PASSWORD = 'store-fault-key-0123456789';
 const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
@@ -140,6 +151,7 @@ describe.each(cases)('charger exchanges while $name', ({ tmpfs, runs }) => {
   let ocppPort: number;
   let token: string;
   const clients: RPCClient[] = [];
+  const stations: OcttCharger[] = [];
   /** Calls the gateway made to the charger, as the charger answered them. */
   const received: Array<{ method: string; params: Record<string, unknown>; atMs: number }> = [];
   const faultWindows: Array<{ fromMs: number; toMs: number }> = [];
@@ -178,28 +190,25 @@ describe.each(cases)('charger exchanges while $name', ({ tmpfs, runs }) => {
   };
 
   /**
-   * Sends a call during a storage fault as a charger does (OCPP 1.6 section 3.7.1): an
-   * InternalError CallError means "failed to process", so it is sent again. The fault ends
-   * after the first refusal; returns the answer and how many times it was refused.
+   * Sends a call during a storage fault as a charger does (OCPP 1.6 section 3.7.1, 2.0.1
+   * E13): an InternalError CallError means "failed to process", so it is sent again. The
+   * fault ends after the first refusal; returns the answer and how many times it was
+   * refused. `send` gives the answer, or null for an InternalError (another error throws).
    */
-  const duringFault = async (cp: RPCClient, method: string, params: unknown): Promise<{ answer: Record<string, unknown>; refused: number }> => {
+  const whileFaulted = async (send: () => Promise<Record<string, unknown> | null>): Promise<{ answer: Record<string, unknown>; refused: number }> => {
     const fromMs = Date.now();
     await fault.start();
     let refused = 0;
     try {
       for (;;) {
-        try {
-          const answer = (await cp.call(method, params)) as Record<string, unknown>;
-          return { answer, refused };
-        } catch (err) {
-          if ((err as { rpcErrorCode?: string }).rpcErrorCode !== 'InternalError') throw err;
-          refused++;
-          if (refused === 1) {
-            await fault.end();
-            faultWindows.push({ fromMs, toMs: Date.now() });
-          }
-          await new Promise((r) => setTimeout(r, 1000));
+        const answer = await send();
+        if (answer !== null) return { answer, refused };
+        refused++;
+        if (refused === 1) {
+          await fault.end();
+          faultWindows.push({ fromMs, toMs: Date.now() });
         }
+        await new Promise((r) => setTimeout(r, 1000));
       }
     } finally {
       if (refused === 0) {
@@ -208,6 +217,15 @@ describe.each(cases)('charger exchanges while $name', ({ tmpfs, runs }) => {
       }
     }
   };
+  const duringFault = (cp: RPCClient, method: string, params: unknown) =>
+    whileFaulted(async () => {
+      try {
+        return (await cp.call(method, params)) as Record<string, unknown>;
+      } catch (err) {
+        if ((err as { rpcErrorCode?: string }).rpcErrorCode !== 'InternalError') throw err;
+        return null;
+      }
+    });
 
   beforeAll(async () => {
     if (!runs) return;
@@ -253,6 +271,11 @@ chargers:
     password_file: ${join(dir, 'cp-key')}
     auth: accept_all
     connectors: [{ connector_id: 1 }, { connector_id: 2 }]
+  - id: ${CS}
+    password_file: ${join(dir, 'cp-key')}
+    ocpp_version: '2.0.1'
+    auth: accept_all
+    connectors: [{ connector_id: 1 }]
 `,
     );
     daemon = await startDaemon(config);
@@ -260,6 +283,7 @@ chargers:
 
   afterAll(async () => {
     for (const c of clients) await c.close({ force: true }).catch(() => undefined);
+    for (const s of stations) await s.close();
     await fault?.close();
     await daemon?.kill9();
     await sim?.stop();
@@ -332,8 +356,90 @@ chargers:
     expect(seriesValue(await scrape(), 'metergate_ocpp_store_pending_writes')).toBe(0);
   });
 
+  it.runIf(runs)('2.0.1: a station\'s calls sent while the store refuses: TransactionEvents InternalError and sent again (or given up: kept all the same), StatusNotification and Heartbeat answered; the transaction stored once and whole', { timeout: 120_000 }, async () => {
+    const station = await connectOcttCharger({ endpoint: `ws://127.0.0.1:${ocppPort}`, identity: CS, password: PASSWORD, version: '2.0.1', answers: {} });
+    stations.push(station);
+    /**
+     * One fault for a run of the station's calls, one after the other as OCPP-J has it: each
+     * answered, or refused with InternalError. The fault ends after the run; then each refused
+     * one is sent again (E13, TC_E_51_CS's side of it) until answered, unless the station gave
+     * up on it (`giveUp`: its MessageAttemptsTransactionEvent spent). Answers and refusals in order.
+     */
+    const oneFault = async (calls: ReadonlyArray<readonly [string, Record<string, unknown>, { giveUp: true }?]>) => {
+      const fromMs = Date.now();
+      await fault.start();
+      const first: Array<{ result: unknown } | { error: string }> = [];
+      try {
+        for (const [action, params] of calls) first.push(await station.unchecked(action, params));
+      } finally {
+        await fault.end();
+        faultWindows.push({ fromMs, toMs: Date.now() });
+      }
+      const out: Array<{ answer: unknown; refused: number }> = [];
+      for (const [i, [action, params, opts]] of calls.entries()) {
+        let r = first[i]!;
+        let refused = 0;
+        if (opts?.giveUp && 'error' in r) {
+          out.push({ answer: r, refused: 1 });
+          continue;
+        }
+        while ('error' in r) {
+          expect(r.error, `${action} while the store refuses`).toBe('InternalError');
+          refused++;
+          // The station's MessageAttemptIntervalTransactionEvent (the refused unit is retried within a second).
+          await new Promise((done) => setTimeout(done, 500));
+          r = await station.unchecked(action, params);
+        }
+        out.push({ answer: r.result, refused });
+      }
+      return out;
+    };
+    // (A boot the store cannot take is answered Pending: TC_B_02_CSMS in ocpp201-octt.test.ts.)
+    expect(await station.call('BootNotification', { reason: 'PowerUp', chargingStation: { vendorName: 'OCTT', model: 'ocpp-ws-io', firmwareVersion: '2.0.1-store' } })).toMatchObject({ status: 'Accepted' });
+
+    const txId = 'store-fault-201-0000-4000-8000-00001';
+    const t0 = Date.now() - 60_000;
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const register = (s: number, wh: number, context: string) => [{ timestamp: at(s), sampledValue: [{ value: wh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }];
+    const statusAt = new Date().toISOString();
+    const [status, heartbeat, started] = await oneFault([
+      ['StatusNotification', { timestamp: statusAt, connectorStatus: 'Occupied', evseId: 1, connectorId: 1 }],
+      ['Heartbeat', {}],
+      ['TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'Charging' }, idToken: { idToken: '04A1B2C3D4', type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: register(0, 200_000, 'Transaction.Begin') }],
+    ]);
+    // Not sent again by a station: answered after the wait, stored once the store takes writes.
+    expect(status).toEqual({ answer: {}, refused: 0 });
+    expect(heartbeat!.refused).toBe(0);
+    expect(Math.abs(Date.parse((heartbeat!.answer as { currentTime: string }).currentTime) - Date.now())).toBeLessThan(60_000);
+    expect(started!.refused).toBeGreaterThanOrEqual(1);
+    expect(started!.answer).toEqual({ idTokenInfo: { status: 'Accepted' } });
+    await until(() => readDb('SELECT 1 FROM ocpp_connector_status WHERE charge_point_id = ? AND connector_id = 1 AND status = ? AND status_at_ms = ?', CS, 'Occupied', Date.parse(statusAt)).length === 1, 'the 2.0.1 status stored', 30_000);
+
+    // The rest of the transaction in one fault: the Updated refused and given up by the station
+    // (its attempts spent, E13.FR.04: it goes on with the next), the Ended refused and sent again.
+    // The gateway kept the Updated's unit: its value is stored all the same.
+    const [updated, ended] = await oneFault([
+      ['TransactionEvent', { eventType: 'Updated', timestamp: at(20), triggerReason: 'MeterValuePeriodic', seqNo: 1, transactionInfo: { transactionId: txId }, meterValue: register(20, 200_400, 'Sample.Periodic') }, { giveUp: true }],
+      ['TransactionEvent', { eventType: 'Ended', timestamp: at(40), triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: register(40, 201_000, 'Transaction.End') }],
+    ]);
+    expect(updated).toEqual({ answer: { error: 'InternalError' }, refused: 1 });
+    expect(ended!.answer).toEqual({});
+    expect(ended!.refused).toBeGreaterThanOrEqual(1);
+
+    // Once each, whatever was sent twice or given up: one transaction, its start, every value, its stop.
+    const rows = readDb<{ transaction_id: number; last_seq_no: number }>('SELECT transaction_id, last_seq_no FROM ocpp201_transactions WHERE charge_point_id = ? AND charger_transaction_id = ?', CS, txId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.last_seq_no).toBe(2);
+    expect(readDb('SELECT connector_id, id_tag, meter_start_wh, meter_stop_wh, started_at_ms, stopped_at_ms, stop_inferred FROM ocpp_transactions WHERE charge_point_id = ?', CS)).toEqual([
+      { connector_id: 1, id_tag: '04A1B2C3D4', meter_start_wh: 200_000, meter_stop_wh: 201_000, started_at_ms: Date.parse(at(0)), stopped_at_ms: Date.parse(at(40)), stop_inferred: null },
+    ]);
+    expect(readDb<{ value: number }>("SELECT value FROM ocpp_meter_values WHERE transaction_id = ? AND measurand = 'Energy.Active.Import.Register' ORDER BY sampled_at_ms", rows[0]!.transaction_id).map((r) => r.value)).toEqual([200_000, 200_400, 201_000]);
+    expect(readDb('SELECT vendor, firmware_version FROM ocpp_charge_points WHERE charge_point_id = ?', CS)).toEqual([{ vendor: 'OCTT', firmware_version: '2.0.1-store' }]);
+    expect(station.violations).toEqual([]);
+  });
+
   it.runIf(runs)('afterwards: the process is up and every meter reading taken meanwhile was stored', { timeout: 60_000 }, async () => {
-    expect(faultWindows.length).toBeGreaterThanOrEqual(6);
+    expect(faultWindows.length).toBeGreaterThanOrEqual(8);
     expect(daemon.process.exitCode).toBeNull();
     const health = (await (await fetch(`${base}/healthz`)).json()) as { components: Record<string, { status: string }> };
     expect(health.components.chargers?.status).toBe('ok');
