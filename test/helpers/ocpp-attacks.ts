@@ -21,6 +21,8 @@ export interface AttackTarget {
   readonly password: string;
   /** A source address that is not loopback, for the attacks that fail handshakes (the gateway slows that address down). */
   readonly lanAddress: string | null;
+  /** The subprotocol the attacks after the handshake offer (default ocpp1.6; OCPP201_ATTACKS: ocpp2.0.1). */
+  readonly subprotocol?: 'ocpp1.6' | 'ocpp2.0.1';
 }
 
 export interface AttackResult {
@@ -32,6 +34,10 @@ export interface Attack {
   readonly name: string;
   readonly port: 'ocpp' | 'http';
   run(t: AttackTarget): Promise<AttackResult>;
+  /** OCPP201_ATTACKS: the name of the 1.6 attack it runs beside (the same window, at the same time). */
+  readonly beside?: string;
+  /** What the attacker must have seen (the gateway's answers, as `seen` tells them). */
+  readonly mustSee?: RegExp;
 }
 
 /** A non-loopback IPv4 address of this machine, or null. */
@@ -84,7 +90,7 @@ function upgradeLines(path: string, headers: Record<string, string>): string[] {
 /** An authenticated raw websocket of the attacker's charger (no ocpp-rpc on our side: anything can be sent). */
 export function openRawCharger(t: AttackTarget, opts: { maxPayload?: number } = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://${t.host}:${t.ocppPort}/${t.chargerId}`, ['ocpp1.6'], { headers: { authorization: basic(t.chargerId, t.password) }, maxPayload: opts.maxPayload ?? 64 * 1024 * 1024, handshakeTimeout: 15_000 });
+    const ws = new WebSocket(`ws://${t.host}:${t.ocppPort}/${t.chargerId}`, [t.subprotocol ?? 'ocpp1.6'], { headers: { authorization: basic(t.chargerId, t.password) }, maxPayload: opts.maxPayload ?? 64 * 1024 * 1024, handshakeTimeout: 15_000 });
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
     ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade answered ${res.statusCode}`)));
@@ -167,7 +173,7 @@ function slowLoris(t: AttackTarget, port: number, sockets: number, firstLine: st
 /** Sends as fast as it can without ever reading; resolves when the gateway closes it (or the bound), with how much it sent. */
 function neverReads(t: AttackTarget, boundMs: number): Promise<AttackResult> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://${t.host}:${t.ocppPort}/${t.chargerId}`, ['ocpp1.6'], { headers: { authorization: basic(t.chargerId, t.password) } });
+    const ws = new WebSocket(`ws://${t.host}:${t.ocppPort}/${t.chargerId}`, [t.subprotocol ?? 'ocpp1.6'], { headers: { authorization: basic(t.chargerId, t.password) } });
     ws.once('error', () => undefined);
     ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade answered ${res.statusCode}`)));
     ws.once('open', () => {
@@ -476,5 +482,124 @@ export const HTTP_ATTACKS: readonly Attack[] = [
     name: 'HTTP: slow-loris (50 sockets, a header byte a second)',
     port: 'http',
     run: (t) => slowLoris(t, t.httpPort, 50, 'GET /healthz HTTP/1.1', 40_000),
+  },
+];
+
+/**
+ * The same attacks after the handshake on a connection that speaks OCPP 2.0.1 (target with
+ * `subprotocol: 'ocpp2.0.1'` and a charger id of its own), in 2.0.1's shape: each runs beside
+ * the 1.6 attack it names (`beside`), in the same window, so the campaign covers both
+ * versions without more wall time. The handshake attacks (paths, subprotocols, auth
+ * headers, slow-loris, idle sockets) come before a version is agreed and are not repeated.
+ */
+export const OCPP201_ATTACKS: readonly Attack[] = [
+  {
+    name: '2.0.1: oversized frames (2 MiB, 16 MiB BootNotification)',
+    beside: 'oversized frames (2 MiB, 16 MiB)',
+    port: 'ocpp',
+    mustSee: /^no answer; closed 1009 \| no answer; closed 1009$/,
+    async run(t) {
+      const results: string[] = [];
+      for (const size of [2 * 1024 * 1024, 16 * 1024 * 1024]) {
+        const params = { reason: 'PowerUp', chargingStation: { vendorName: 'v', model: 'm', firmwareVersion: 'f'.repeat(size) } };
+        results.push((await sendFrames(t, [call('big', 'BootNotification', params)], 1, 20_000)).seen);
+      }
+      return { seen: results.join(' | ') };
+    },
+  },
+  {
+    name: '2.0.1: invalid JSON frames',
+    beside: 'invalid JSON frames',
+    port: 'ocpp',
+    mustSee: /^CallError:RpcFrameworkError×9$/,
+    async run(t) {
+      const frames: Array<string | Buffer> = ['{', 'null', '[', '[2,"a"', '[2,"a","TransactionEvent",{]', `${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`, randomBytes(300), Buffer.from([0xc3, 0x28]), '\u0000'];
+      return sendFrames(t, frames, frames.length, 5_000);
+    },
+  },
+  {
+    name: '2.0.1: wrong message types (2.1\'s SEND and CALLRESULTERROR) and oversized message ids',
+    beside: 'wrong message type ids',
+    port: 'ocpp',
+    async run(t) {
+      const frames = [
+        JSON.stringify([5, '1', 'NotifyPeriodicEventStream', {}]),
+        JSON.stringify([6, '2', 'GenericError', 'x', {}]),
+        JSON.stringify([7, '3', 'Heartbeat', {}]),
+        JSON.stringify(['2', '4', 'Heartbeat', {}]),
+        JSON.stringify([2, { id: 5 }, 'Heartbeat', {}]),
+        JSON.stringify([3, 'never-asked', {}]),
+        // OCPP-J 2.0.1 §4.1.4: a message id is at most 36 characters.
+        JSON.stringify([2, 'i'.repeat(10_000), 'Heartbeat', {}]),
+        JSON.stringify([2, 'j'.repeat(37), 'Heartbeat', {}]),
+      ];
+      // The answer to a call never made gets no answer; the rest one each.
+      return sendFrames(t, frames, frames.length - 1, 5_000);
+    },
+  },
+  {
+    name: '2.0.1: unknown actions (1.6\'s, 2.1\'s, none)',
+    beside: 'unknown actions',
+    port: 'ocpp',
+    mustSee: /^CallError:NotImplemented×12$/,
+    async run(t) {
+      const actions = ['StartTransaction', 'StopTransaction', 'MeterValues1', 'DiagnosticsStatusNotification', 'NotifyPeriodicEventStream', 'FooBar', '__proto__', 'constructor', '', 'x'.repeat(1_000), 'transactionevent', 'TransactionEvent '];
+      return sendFrames(t, actions.map((a, i) => call(`u${i}`, a, {})), actions.length);
+    },
+  },
+  {
+    name: '2.0.1: schema-violating payloads and oversized ids (transactionId of 37 and 10,000 characters, evse.id 2^40, seqNo -1, a 1,000-character idToken, connectorStatus "Whatever", …)',
+    beside: 'schema-violating payloads (meterStart -5, connectorId -1, 300-char idTag, status "Whatever", …)',
+    port: 'ocpp',
+    // Every one refused (none stored); none answered as if it were valid.
+    mustSee: /^(CallError:\w+×\d+ ?)+$/,
+    async run(t) {
+      const ts = new Date().toISOString();
+      const tx = (over: Record<string, unknown>) => ({ eventType: 'Started', timestamp: ts, triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: 'fuzz-tx' }, evse: { id: 1, connectorId: 1 }, ...over });
+      const register = (value: unknown, unitOfMeasure: Record<string, unknown> = { unit: 'Wh' }) => [{ timestamp: ts, sampledValue: [{ value, measurand: 'Energy.Active.Import.Register', unitOfMeasure }] }];
+      const calls: Array<[string, unknown]> = [
+        ['TransactionEvent', tx({ transactionInfo: { transactionId: 'x'.repeat(37) } })],
+        ['TransactionEvent', tx({ transactionInfo: { transactionId: 'y'.repeat(10_000) } })],
+        ['TransactionEvent', tx({ evse: { id: 2 ** 40 } })],
+        ['TransactionEvent', tx({ evse: { id: -1 } })],
+        ['TransactionEvent', tx({ seqNo: -1 })],
+        ['TransactionEvent', tx({ eventType: 'Paused' })],
+        ['TransactionEvent', tx({ timestamp: 'yesterday' })],
+        ['TransactionEvent', tx({ idToken: { idToken: 'T'.repeat(1_000), type: 'ISO14443' } })],
+        ['TransactionEvent', tx({ meterValue: register('12') })],
+        ['TransactionEvent', tx({ meterValue: register(1e308, { unit: 'Wh', multiplier: 9 }) })],
+        ['TransactionEvent', tx({ meterValue: [] })],
+        ['TransactionEvent', { eventType: 'Updated', timestamp: ts }],
+        ['StatusNotification', { timestamp: ts, connectorStatus: 'Whatever', evseId: 1, connectorId: 1 }],
+        ['StatusNotification', { timestamp: ts, connectorStatus: 'Available', evseId: 2 ** 40, connectorId: 1 }],
+        ['BootNotification', { reason: 'Bored', chargingStation: { vendorName: 'v', model: 'm' } }],
+        ['BootNotification', { reason: 'PowerUp', chargingStation: { vendorName: 'v'.repeat(51), model: 'm' } }],
+        ['BootNotification', null],
+        ['Heartbeat', { extra: 1 }],
+        ['Authorize', { idToken: { idToken: { nested: true }, type: 'ISO14443' } }],
+        ['MeterValues', { evseId: 1, meterValue: 'not a list' }],
+      ];
+      return sendFrames(t, calls.map(([a, p], i) => call(`s${i}`, a, p)), calls.length);
+    },
+  },
+  {
+    name: '2.0.1: 1,000 TransactionEvents in a burst',
+    beside: '1,000 calls in a burst',
+    port: 'ocpp',
+    // Closed once 25 calls wait unanswered (as the 1.6 burst: the socket ends without a close frame, 1006).
+    mustSee: /; closed 100[68]$/,
+    async run(t) {
+      const ts = new Date().toISOString();
+      // Of a transaction the gateway does not know, without evse: answered, nothing stored (what is sent after the bound is not handled).
+      const frames = Array.from({ length: 1_000 }, (_, i) => call(`b${i}`, 'TransactionEvent', { eventType: 'Updated', timestamp: ts, triggerReason: 'MeterValuePeriodic', seqNo: i, transactionInfo: { transactionId: 'flood' } }));
+      return sendFrames(t, frames, 1_000, 60_000);
+    },
+  },
+  {
+    name: '2.0.1: a client that never reads its answers',
+    beside: 'a client that never reads its answers',
+    port: 'ocpp',
+    mustSee: /closed by the gateway$/,
+    run: (t) => neverReads(t, 20_000),
   },
 ];
