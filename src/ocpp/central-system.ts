@@ -40,6 +40,7 @@ import { OcppTransport } from './transport.js';
 import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
 import { limitClient201 } from './v201/limit-client.js';
+import { capabilitiesFromDeviceModel } from './v201/smart-charging-capabilities.js';
 import { ExternalChargingLimits } from './v201/external-limits.js';
 import type { SmartCharging201 } from './v201/smart-charging.js';
 import { Ocpp201ChargingLimitStore } from '../store/ocpp201-charging-limits.js';
@@ -154,7 +155,12 @@ export class CentralSystem implements Module {
       .catch((err: unknown) => logger.error({ err }, 'device models of removed stations not forgotten'));
     // The remote-start-stop strategy's RemoteStop/StartTransaction go through the same call path.
     // A 2.0.1 station's connection takes the dispatcher's 1.6-shaped limit calls in their 2.0.1 form (v201/limit-client.ts).
-    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.limitClient(id), operations);
+    // What a charger takes: a 1.6 charger's GetConfiguration keys, a 2.0.1 station's SmartChargingCtrlr variables (v201/smart-charging-capabilities.ts).
+    const capabilitiesOf = (id: string) =>
+      (this.state.get(id)?.client?.protocol ?? (transactions201.versionOf(id) === '2.0.1' ? 'ocpp2.0.1' : 'ocpp1.6')) === 'ocpp2.0.1'
+        ? capabilitiesFromDeviceModel((component, variable) => deviceModelStore.actualValue(id, component, variable))
+        : storedCapabilities(this.charging.stores.configuration, id);
+    const dispatcher = new ProfileDispatcher(this.ctx, this.charging, store, writes, this.chargers, (id) => this.limitClient(id), operations, capabilitiesOf);
     const listStore = new LocalListStore(db);
     const localLists = new LocalListSync(operations, listStore, writes, () => this.ctx.clock.now(), logger);
     // After a BootNotification's answer: the plans (dispatcher), then the local authorization

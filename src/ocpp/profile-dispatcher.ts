@@ -25,7 +25,7 @@ import type { ChargerClient } from './charger-client.js';
 import type { ChargerOperationsPort } from './charger-operations.js';
 import { FEATURE_PROFILES_KEY, readChargerCapabilities, storedCapabilities } from './charger-configuration.js';
 import { chargingNow, chargingProfileIdOf, chargingProfileRequest, chargingRateUnitFor, profileWindow, type SetChargingProfileRequest } from './charging-profile.js';
-import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, withCarScheduleTuples, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
+import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, withCarScheduleTuples, type ChargerCapabilities, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { chargerRefusalsInForce, refusalRetryMs } from './refusals-in-force.js';
 import type { LimitObserver, LimitRequest, LimitSender } from './limit-attempts.js';
@@ -73,6 +73,8 @@ export class ProfileDispatcher implements LimitSender {
     private readonly clientOf: (chargePointId: string) => ChargerClient | null,
     /** The one call path of charger operations (charger-operations.ts): RemoteStop/StartTransaction of the remote-start-stop strategy. */
     private readonly operations: Pick<ChargerOperationsPort, 'call'>,
+    /** What the charger declared it takes: a 1.6 charger's GetConfiguration keys; a 2.0.1 station's device model (central-system.ts). */
+    private readonly capabilitiesOf: (chargePointId: string) => ChargerCapabilities = (id) => storedCapabilities(charging.stores.configuration, id),
   ) {}
 
   /** The fuse controller hears every call for a connector's limit and its answer from now on. */
@@ -261,11 +263,11 @@ export class ProfileDispatcher implements LimitSender {
    */
   private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget, bySiteFollower = false): Promise<void> {
     const { clock } = this.ctx;
-    const { configuration, strategies } = this.charging.stores;
+    const { strategies } = this.charging.stores;
     const id = client.identity;
     const open = this.ocpp.chargePointView(id).openTransactions.filter((t) => t.connectorId === connectorId);
     const transactionId = open.length > 0 ? open[open.length - 1]!.transactionId : null;
-    const capabilities = withCarScheduleTuples(storedCapabilities(configuration, id), transactionId === null ? null : this.charging.stores.ev.maxScheduleTuples(id, connectorId, open[open.length - 1]!.startedAtMs - CAR_NEEDS_SLACK_MS));
+    const capabilities = withCarScheduleTuples(this.capabilitiesOf(id), transactionId === null ? null : this.charging.stores.ev.maxScheduleTuples(id, connectorId, open[open.length - 1]!.startedAtMs - CAR_NEEDS_SLACK_MS));
     const soleConnector = (this.chargers.get(id)?.connectors?.length ?? 0) === 1;
     const whole = (strategy: ChargingStrategy | null) =>
       chargingProfileRequest(plan, { connectorId, transactionId, plannedAtMs, departureMs: target.departureMs, rateUnit: strategy?.rateUnit ?? chargingRateUnitFor(capabilities.allowedChargingRateUnit), purpose: strategy?.purpose ?? undefined });
@@ -387,7 +389,7 @@ export class ProfileDispatcher implements LimitSender {
     const client = this.clientOf(r.chargePointId);
     if (!client) return;
     const { clock, logger } = this.ctx;
-    const capabilities = storedCapabilities(this.charging.stores.configuration, r.chargePointId);
+    const capabilities = this.capabilitiesOf(r.chargePointId);
     const rateUnit = chargingRateUnitFor(capabilities.allowedChargingRateUnit);
     try {
       if (r.means === 'tx-default-profile') {

@@ -1,10 +1,13 @@
 // Pure rules of 2.0.1 smart charging: the gateway's 1.6-shaped limit calls in their 2.0.1 form
 // (src/ocpp/v201/charging-profiles.ts), each checked against the official 2.0.1 schema by our
 // validator, and an external limit's schedule as a current now (src/planning/external-limit.ts),
-// against hand-worked values.
+// against hand-worked values; and what a station's device model says it takes, as the strategy
+// ladder reads it (src/ocpp/v201/smart-charging-capabilities.ts).
 import { describe, expect, it } from 'vitest';
 import type { SetChargingProfileRequest } from '../../src/ocpp/charging-profile.js';
 import { clearChargingProfile201, compositeScheduleAnswer16, limitCall201, setChargingProfile201 } from '../../src/ocpp/v201/charging-profiles.js';
+import { chooseStrategy } from '../../src/ocpp/charging-strategy.js';
+import { capabilitiesFromDeviceModel } from '../../src/ocpp/v201/smart-charging-capabilities.js';
 import { ocpp201Validator } from '../../src/ocpp/validator.js';
 import { lowestLimitA, scheduleLimitA } from '../../src/planning/external-limit.js';
 
@@ -84,5 +87,20 @@ describe('an external limit now', () => {
     expect(scheduleLimitA({ ...w, chargingSchedulePeriod: [{ startPeriod: 0, limit: 6900, numberPhases: 1 }] }, at, at, connector)).toBeCloseTo(30, 9);
     expect(scheduleLimitA(w, at, at - 1, connector)).toBeNull();
     expect(lowestLimitA([{ schedule: w, receivedAtMs: at }, { schedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 8 }] }, receivedAtMs: at }], at, connector)).toBe(8);
+  });
+});
+
+describe('what a 2.0.1 station takes, from its device model', () => {
+  const model = (values: Record<string, string>) => (component: string, variable: string) => (component === 'SmartChargingCtrlr' ? values[variable] : undefined);
+  it('SmartChargingCtrlr RateUnit, PeriodsPerSchedule, ProfileStackLevel as the 1.6 keys; Enabled false is no smart charging; nothing reported, nothing known', () => {
+    expect(capabilitiesFromDeviceModel(model({ Enabled: 'true', RateUnit: 'A,W', PeriodsPerSchedule: '24', ProfileStackLevel: '8' }))).toEqual({ supportedFeatureProfiles: null, allowedChargingRateUnit: 'A,W', maxPeriods: 24, maxStackLevel: 8 });
+    expect(capabilitiesFromDeviceModel(model({ Enabled: 'False', RateUnit: 'W', PeriodsPerSchedule: 'many' }))).toEqual({ supportedFeatureProfiles: ['Core'], allowedChargingRateUnit: 'W', maxPeriods: null, maxStackLevel: null });
+    expect(capabilitiesFromDeviceModel(model({}))).toEqual({ supportedFeatureProfiles: null, allowedChargingRateUnit: null, maxPeriods: null, maxStackLevel: null });
+  });
+  it('the strategy ladder takes them: W only, a plan longer than PeriodsPerSchedule goes by period; disabled, remote-start-stop', () => {
+    const choose = (values: Record<string, string>, planPeriods: number) => chooseStrategy({ capabilities: capabilitiesFromDeviceModel(model(values)), refusals: [], transactionOpen: true, planPeriods, soleConnector: false });
+    expect(choose({ RateUnit: 'W' }, 4)).toMatchObject({ name: 'tx-profile', rateUnit: 'W' });
+    expect(choose({ PeriodsPerSchedule: '3' }, 10)).toMatchObject({ name: 'tx-profile-by-period', periodsPerProfile: 3 });
+    expect(choose({ Enabled: 'false' }, 4)).toMatchObject({ name: 'remote-start-stop' });
   });
 });
