@@ -658,6 +658,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
     let clearStatus: 'Accepted' | 'Unknown' = 'Accepted';
     /** The station's transaction on EVSE 2 (its id and next seqNo): what RequestStopTransaction ends. */
     let ev2: { txId: string; seqNo: number } | null = null;
+    /** While false, the station holds the Ended its accepted RequestStopTransaction brings (a case looks at the gateway first). */
+    let stopMayEnd = true;
     const departure = () => new Date(Date.now() + 8 * 3_600_000).toISOString();
     const PLAN = '/api/v1/chargers/{charge_point_id}/connectors/{connector_id}/plan';
     type Profile201 = { id: number; stackLevel: number; chargingProfilePurpose: string; chargingProfileKind: string; validFrom?: string; validTo?: string; transactionId?: string; chargingSchedule: Array<{ id: number; startSchedule?: string; duration?: number; chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> }> };
@@ -674,7 +676,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       cs.answer('ChangeAvailability', () => ({ status: 'Accepted' }));
       // It takes the stop, and stops (what a station does after Accepted).
       cs.answer('RequestStopTransaction', () => {
-        setTimeout(() => void endEv2().catch(() => undefined), 200);
+        void until(() => stopMayEnd, 'the case to let the stop end', 60_000).then(() => new Promise((r) => setTimeout(r, 200))).then(endEv2).catch(() => undefined);
         return { status: 'Accepted' };
       });
       cs.answer('GetCompositeSchedule', (p) => ({ status: 'Accepted', schedule: { evseId: p.evseId, duration: p.duration, scheduleStart: now(), chargingRateUnit: p.chargingRateUnit ?? 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 10 }] } }));
@@ -728,6 +730,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
 
     it('the site fuse over 2.0.1: a station that stays connected but never answers a lowering is sent it again and escalated (TxDefaultProfile, TC_K_03_CSMS ChargingStationMaxProfile on EVSE 0, RequestStopTransaction) until it confirms; each escalation counted; its profiles cleared by id (TC_K_05_CSMS)', { timeout: 90_000 }, async () => {
       mode = 'mute';
+      stopMayEnd = false;
       const before = cs.received.length;
       // Two cars without a target on the 1.6 charger: each counts at its maximum (16 A), 32 A on 24: the planned EVSE's share falls to 0.
       const started = [];
@@ -753,6 +756,11 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
       expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
       expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="remote-stop",outcome="accepted"\} [1-9]/);
+      // Shown as a 1.6 connector's: the EVSE under the fuse controller with its last escalation and why, held at 0 by the accepted stop.
+      const fuseOf2 = async () => ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { fuse: Array<Record<string, unknown>> }).fuse.find((f) => f.charge_point_id === CS && f.connector_id === 2);
+      await until(async () => ((await fuseOf2())?.last_escalation as { means?: string } | null | undefined)?.means === 'remote-stop', 'the EVSE on the status page with its escalation', 10_000);
+      expect(await fuseOf2()).toMatchObject({ in_force_a: 0, last_escalation: { means: 'remote-stop', why: expect.any(String) } });
+      stopMayEnd = true;
       // It took the stop and stopped: its transaction is over, and the profiles the gateway set for it are cleared by id, no criteria.
       await until(async () => (await openTransactionId(CS, 2)) === 0, 'the station\'s Ended after the stop');
       const clears = () => cs.received.slice(before).filter((c) => c.action === 'ClearChargingProfile').map((c) => JSON.stringify(c.params));
