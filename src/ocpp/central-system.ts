@@ -41,6 +41,7 @@ import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
 import { limitClient201 } from './v201/limit-client.js';
 import { capabilitiesFromDeviceModel } from './v201/smart-charging-capabilities.js';
+import { lowestLimitA, type ExternalSchedule } from '../planning/external-limit.js';
 import { ExternalChargingLimits } from './v201/external-limits.js';
 import type { SmartCharging201 } from './v201/smart-charging.js';
 import { Ocpp201ChargingLimitStore } from '../store/ocpp201-charging-limits.js';
@@ -432,6 +433,14 @@ export class CentralSystem implements Module {
       lastSession: parts.outcomes.lastOfCharger(id),
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       lastSecurityEvent: lastSecurityEventView(parts.securityEvents, id),
+      externalLimits: parts.smartCharging201.limits.of(id).map((l) => {
+        // In A at the EVSE's configured phases and voltage (the station's first connector for a station-wide limit).
+        const connectors = this.chargers.get(id)?.connectors ?? [];
+        const k = connectors.find((c) => c.connector_id === l.evseId) ?? connectors[0];
+        const nowMs = this.ctx.clock.now();
+        const schedules = (l.schedules ?? []).map((s) => ({ schedule: s as ExternalSchedule, receivedAtMs: l.receivedAtMs }));
+        return { evseId: l.evseId, source: l.source, gridCritical: l.gridCritical, limitANow: lowestLimitA(schedules, nowMs, { phases: k?.phases ?? 3, voltageV: k?.voltage_v ?? 230 }), receivedAtMs: l.receivedAtMs };
+      }),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       deviceModel: this.deviceModelView(id, st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id)),
       chargingStrategies: this.charging.stores.strategies

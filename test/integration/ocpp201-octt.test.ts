@@ -789,9 +789,13 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await cs.call('NotifyChargingLimit', { evseId: 1, chargingLimit: { chargingLimitSource: 'EMS', isGridCritical: false }, chargingSchedule: [{ id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 8 }] }] })).toEqual({});
       await until(() => lastOn1(limited) !== undefined, 'the plan of EVSE 1 made again within the external limit');
       expect(maxLimit(lastOn1(limited)!.chargingProfile)).toBeLessThanOrEqual(8);
+      // The operator sees it on the status page's data.
+      const shown = ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { chargers: Array<Record<string, unknown>> }).chargers.find((c) => c.charge_point_id === CS)!;
+      expect(shown.external_limits).toEqual([{ evse_id: 1, source: 'EMS', grid_critical: false, limit_a_now: 8, received_at: expect.any(String) }]);
       const released = cs.received.length;
       expect(await cs.call('ClearedChargingLimit', { chargingLimitSource: 'EMS', evseId: 1 })).toEqual({});
       await until(() => lastOn1(released) !== undefined, 'the plan of EVSE 1 made again without it');
+      expect(((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { chargers: Array<Record<string, unknown>> }).chargers.find((c) => c.charge_point_id === CS)!.external_limits).toEqual([]);
       expect(maxLimit(lastOn1(released)!.chargingProfile)).toBeGreaterThan(8);
       // K09's report, as a station sends it after a GetChargingProfiles: stored and answered.
       expect(await cs.call('ReportChargingProfiles', { requestId: 1, chargingLimitSource: 'CSO', evseId: 1, chargingProfile: [lastOn1(released)!.chargingProfile] })).toEqual({});

@@ -113,6 +113,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
       last_security_event: c.lastSecurityEvent
         ? { type: c.lastSecurityEvent.type, occurred_at: iso(c.lastSecurityEvent.occurredAtMs), received_at: iso(c.lastSecurityEvent.receivedAtMs), tech_info: c.lastSecurityEvent.techInfo, kept: c.lastSecurityEvent.kept }
         : null,
+      external_limits: (c.externalLimits ?? []).map((l) => ({ evse_id: l.evseId, source: l.source, grid_critical: l.gridCritical, limit_a_now: l.limitANow === null ? null : Math.round(l.limitANow * 10) / 10, received_at: iso(l.receivedAtMs) })),
     })),
     // The fuse controller's connectors (docs/planning.md "The fuse controller"): health, limit in force, last attempt, escalation.
     fuse: probes.fuse?.() ?? [],

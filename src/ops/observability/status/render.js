@@ -254,7 +254,14 @@ function lastSessionCell(c) {
     lastSession(c.last_session),
     signed ? h('div', { class: signed.outcome === 'verified' ? 'signed-meter' : 'signed-meter warn', 'data-outcome': signed.outcome, title: signed.reason }, `signed meter values of transaction ${signed.transaction_id}: ${signed.outcome}${signed.outcome === 'verified' ? '' : ` (${signed.reason})`}`) : null,
     securityEvent(c.last_security_event),
+    ...(c.external_limits || []).map(externalLimit),
   );
+}
+
+/** A limit another system set on the station (its EMS, the grid operator): its plans stay within it. */
+function externalLimit(l) {
+  const where = l.evse_id === 0 ? 'the station' : `EVSE ${l.evse_id}`;
+  return h('div', { class: l.grid_critical ? 'external-limit warn' : 'external-limit', 'data-evse': String(l.evse_id) }, `external limit (${l.source}) on ${where}: ${l.limit_a_now === null ? 'none in force now' : `${fmt(l.limit_a_now, 1)} A now`}, since ${l.received_at}`);
 }
 
 /** The last security event the station reported (all of them: GET /api/v1/chargers/{id}/security_events). */
