@@ -223,6 +223,22 @@ export function registerChargerCommands(program: Command): void {
     .requiredOption('--reservation <id>', 'the reservation id (see: metergate charger reservations)', intArg('--reservation', 1))
     .action((cp: string, o: Opts<{ reservation: number }>) => run('cancel-reservation', cp, { reservation_id: o.reservation }, o));
   op('reservations', 'The charger\'s reservations in force (read from the gateway, also while the charger is away)').action((cp: string, o: CommonOptions) => run('reservations', cp, null, o));
+  // The charging profiles an OCPP 2.0.1 station holds (routes/station-charging-profiles.ts).
+  op('get-charging-profiles', 'OCPP 2.0.1 stations: GetChargingProfiles by --id, or by purpose/stack level/source (at least one), optionally of one --evse; the reports: see charging-profiles')
+    .option('--evse <id>', 'EVSE; 0: the station\'s own', intArg('--evse', 0))
+    .option('--id <id...>', 'chargingProfileIds')
+    .addOption(new Option('--purpose <purpose>', 'charging profile purpose').choices(['ChargePointMaxProfile', 'TxDefaultProfile', 'TxProfile', 'ChargingStationExternalConstraints']))
+    .option('--stack-level <n>', 'stack level', intArg('--stack-level', 0))
+    .option('--source <source...>', 'charging limit sources (EMS, Other, SO, CSO)')
+    .action((cp: string, o: Opts<{ evse?: number; id?: string[]; purpose?: string; stackLevel?: number; source?: string[] }>) => {
+      const ids = o.id?.map((v) => Number(v));
+      if (ids?.some((n) => !Number.isInteger(n) || n < 0)) usage('--id takes whole numbers');
+      if (ids === undefined && o.purpose === undefined && o.stackLevel === undefined && o.source === undefined) usage('give --id, --purpose, --stack-level or --source (OCPP 2.0.1 K09.FR.03)');
+      return run('get-charging-profiles', cp, { ...(o.evse === undefined ? {} : { evse_id: o.evse }), ...(ids === undefined ? {} : { charging_profile_ids: ids }), ...(o.purpose === undefined ? {} : { charging_profile_purpose: o.purpose }), ...(o.stackLevel === undefined ? {} : { stack_level: o.stackLevel }), ...(o.source === undefined ? {} : { charging_limit_sources: o.source }) }, o);
+    });
+  op('charging-profiles', 'OCPP 2.0.1 stations: the profiles a station reported for one get-charging-profiles (its requestId)')
+    .requiredOption('--request <id>', 'the requestId get-charging-profiles printed', intArg('--request', 0))
+    .action((cp: string, o: Opts<{ request: number }>) => run(`charging-profiles/${o.request}`, cp, null, o));
   // An OCPP 2.0.1 station's device model (routes/device-model.ts).
   op('device-model', 'An OCPP 2.0.1 station\'s device model as it reported it, and its reports (read from the gateway, also while the station is away)').action((cp: string, o: CommonOptions) => run('device-model', cp, null, o));
   op('device-model-report', 'Ask an OCPP 2.0.1 station for a device model report (GetBaseReport); it comes in NotifyReport parts: see device-model')
