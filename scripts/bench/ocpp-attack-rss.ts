@@ -4,7 +4,9 @@
 // charger connected; its idle RSS is measured first, then each attack runs on its own and
 // the daemon's peak RSS during it is read from the kernel (VmHWM, reset before each attack
 // through /proc/<pid>/clear_refs), so a peak between two samples is not missed. Prints each
-// attack's peak against the idle RSS of the same run, and the worst, as ratios.
+// attack's peak against the idle RSS of the same run, and the worst, as ratios. The OCPP 2.0.1
+// twins of the attacks after the handshake (OCPP201_ATTACKS, on a connection speaking
+// ocpp2.0.1) run on their own too, after the 1.6 ones, so each peak is one attack's.
 // Run: npx tsx scripts/bench/ocpp-attack-rss.ts [repeatS=10]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
 import { freePort } from '../../src/free-port.js';
-import { HTTP_ATTACKS, lanAddress, OCPP_ATTACKS, type AttackTarget } from '../../test/helpers/ocpp-attacks.js';
+import { HTTP_ATTACKS, lanAddress, OCPP201_ATTACKS, OCPP_ATTACKS, type AttackTarget } from '../../test/helpers/ocpp-attacks.js';
 import { buildDist, repoRoot } from './dist.js';
 
 const repeatS = Number(process.argv[2] ?? 10);
@@ -35,6 +37,7 @@ writeFileSync(
     'chargers:',
     `  - { id: CP-HEALTHY, password: ${PASSWORD}, auth: accept_all }`,
     `  - { id: CP-FUZZ, password: ${PASSWORD}, auth: accept_all }`,
+    `  - { id: CS-FUZZ-201, password: ${PASSWORD}, auth: accept_all, ocpp_version: '2.0.1' }`,
     '',
   ].join('\n'),
 );
@@ -73,10 +76,11 @@ try {
   console.log(`idle: RSS ${idle.rss.toFixed(1)} MB (peak ${idle.peak.toFixed(1)} MB over 10 s)`);
   const target: AttackTarget = { host: '127.0.0.1', ocppPort, httpPort, chargerId: 'CP-FUZZ', password: PASSWORD, lanAddress: lanAddress() };
   const rows: Array<{ name: string; peak: number; after: number; up: boolean }> = [];
-  for (const attack of [...OCPP_ATTACKS, ...HTTP_ATTACKS]) {
+  const target201: AttackTarget = { ...target, chargerId: 'CS-FUZZ-201', subprotocol: 'ocpp2.0.1' };
+  for (const attack of [...OCPP_ATTACKS, ...OCPP201_ATTACKS, ...HTTP_ATTACKS]) {
     resetPeak();
     const from = Date.now();
-    do await attack.run(target);
+    do await attack.run(attack.beside ? target201 : target);
     while (Date.now() - from < repeatS * 1000 && alive());
     const up = alive() && (await healthy.call('Heartbeat', {}).then(() => true, () => false));
     rows.push({ name: attack.name, peak: up ? status('VmHWM') : NaN, after: up ? status('VmRSS') : NaN, up });
