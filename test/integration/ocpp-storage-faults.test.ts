@@ -450,6 +450,8 @@ chargers:
     // The meter goes silent, so what was taken is final; then count.
     await sim.kill();
     await until(async () => (seriesValue(await scrape(), 'metergate_meter_poll_failures_total') ?? 0) >= 2, 'polls failing after the meter died', 30_000);
+    // The last readings taken may still wait in the write queue: counted as stored once committed.
+    await until(async () => seriesValue(await scrape(), 'metergate_store_pending_writes') === 0, 'the write queue empty', 30_000);
     const m = await scrape();
     // Every reading taken was stored: none dropped, none lost (both counted when a poll ends).
     const taken = (seriesValue(m, 'metergate_meter_poll_duration_seconds_count') ?? 0) - (seriesValue(m, 'metergate_meter_poll_failures_total') ?? 0);
