@@ -8,7 +8,6 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
@@ -19,6 +18,7 @@ import { freePort } from '../../src/free-port.js';
 import { createLogger } from '../../src/log.js';
 import { databasePath } from '../../src/store/db.js';
 import { makeCertificates } from '../helpers/mosquitto.js';
+import { upgradeStatus } from '../helpers/ws-upgrade.js';
 
 type ClientOptions = ConstructorParameters<typeof RPCClient>[0];
 const PASSWORD = 'charger-secret-0123456789';
@@ -42,22 +42,6 @@ function lanAddress(): string {
   return found.address;
 }
 
-/** A raw websocket upgrade request; its status code (101 when accepted). */
-function upgrade(port: number, path: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers } });
-    req.on('upgrade', (res, socket) => {
-      socket.destroy();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('response', (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const basic = (id: string, password: string | Buffer) => `Basic ${Buffer.concat([Buffer.from(`${id}:`), Buffer.from(password)]).toString('base64')}`;
 
@@ -180,14 +164,14 @@ describe('OCPP exposure: security profiles, client certificates, subprotocol, th
 
   it('refuses at the handshake an upgrade without ocpp1.6 or ocpp2.0.1, with a path it cannot decode or too long, and stays up', async () => {
     const auth = { authorization: basic('CP-P1', PASSWORD) };
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(101);
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', auth)).toBe(400);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(101);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/CP-P1', auth)).toBe(400);
     // ocpp2.0.1 is spoken too (issue 33); 2.1 is not.
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.0.1' })).toBe(101);
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.1' })).toBe(400);
-    expect(await upgrade(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.5, ocpp2.1' })).toBe(400);
-    expect(await upgrade(ports.ocpp, '/ocpp/%E0%A4%A', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
-    expect(await upgrade(ports.ocpp, `/ocpp/${'x'.repeat(2000)}`, { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.0.1' })).toBe(101);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp2.1' })).toBe(400);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/CP-P1', { ...auth, 'sec-websocket-protocol': 'ocpp1.5, ocpp2.1' })).toBe(400);
+    expect(await upgradeStatus(ports.ocpp, '/ocpp/%E0%A4%A', { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
+    expect(await upgradeStatus(ports.ocpp, `/ocpp/${'x'.repeat(2000)}`, { ...auth, 'sec-websocket-protocol': 'ocpp1.6' })).toBe(400);
     expect(await connects(charger('CP-P1'))).toBe(true);
     const text = await daemon.ctx.metrics.metrics();
     expect(text).toMatch(/^metergate_ocpp_connections_refused_total\{reason="no_subprotocol"\} 3$/m);

@@ -25,7 +25,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
 import { Verifier } from '@road-labs/ocmf';
 import { Crypto } from '@road-labs/ocmf-crypto-noble';
 import { freePort } from '../../src/free-port.js';
@@ -45,6 +44,7 @@ import { seriesValue } from '../helpers/prom-text.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, sharedData, SKIP_REASON } from '../helpers/shared-data.js';
 import { until } from '../helpers/wait.js';
+import { upgradeStatus as upgrade } from '../helpers/ws-upgrade.js';
 
 const PASSWORD = 'octt-station-key-0123456789';
 const CS = 'CS-201';
@@ -1135,20 +1135,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
 
   describe('A/P security, data transfer, signed values', () => {
     /** The HTTP status of a bare websocket upgrade for the station (no client library: a header the library always sends can be left out). */
-    const upgradeStatus = (headers: Record<string, string>) =>
-      new Promise<number>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: ocppPort, path: `/ocpp/${CS}`, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'ocpp2.0.1', ...headers } });
-        req.on('upgrade', (res, socket) => {
-          socket.destroy();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on('response', (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on('error', reject);
-        req.end();
-      });
+    const upgradeStatus = (headers: Record<string, string>) => upgrade(ocppPort, `/ocpp/${CS}`, { 'sec-websocket-protocol': 'ocpp2.0.1', ...headers });
     const basic = (password: string) => `Basic ${Buffer.from(`${CS}:${password}`).toString('base64')}`;
 
     it('TC_A_01_CSMS Basic Authentication - Valid username/password combination, and TC_A_03_CSMS - Invalid password: a 2.0.1 upgrade without credentials or with a wrong password is refused 401; the right one upgrades', { timeout: 30_000 }, async () => {
