@@ -797,6 +797,9 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       await until(() => lastOn1(released) !== undefined, 'the plan of EVSE 1 made again without it');
       expect(((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { chargers: Array<Record<string, unknown>> }).chargers.find((c) => c.charge_point_id === CS)!.external_limits).toEqual([]);
       expect(maxLimit(lastOn1(released)!.chargingProfile)).toBeGreaterThan(8);
+      // An EVSE that is not configured: answered, not kept (the station cannot grow the table without bound).
+      expect(await cs.call('NotifyChargingLimit', { evseId: 77, chargingLimit: { chargingLimitSource: 'SO' }, chargingSchedule: [{ id: 2, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }] }] })).toEqual({});
+      expect(((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { chargers: Array<Record<string, unknown>> }).chargers.find((c) => c.charge_point_id === CS)!.external_limits).toEqual([]);
       // K09's report, as a station sends it after a GetChargingProfiles: stored and answered.
       expect(await cs.call('ReportChargingProfiles', { requestId: 1, chargingLimitSource: 'CSO', evseId: 1, chargingProfile: [lastOn1(released)!.chargingProfile] })).toEqual({});
     });

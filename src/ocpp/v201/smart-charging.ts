@@ -3,7 +3,8 @@
 // - NotifyChargingLimit (K12): a limit set by another system (its EMS, the grid operator, a
 //   local controller: chargingLimitSource EMS/Other/SO/CSO), on an EVSE or (no evseId) the
 //   whole station, with or without a schedule. Stored (migration 270) and taken by the planner
-//   as one more ceiling of the connector's wanted limit (planning/external-limit.ts): the
+//   as one more ceiling of the connector's wanted limit (planning/external-limit.ts; only for
+//   the station or a configured EVSE, one per EVSE and source, so its rows stay bounded): the
 //   connector's plan is made again at once and sent, and the fuse controller shares the site
 //   with it at that limit, not at its configured maximum.
 // - ClearedChargingLimit (K13): the source's limit is gone; the plan is made again.
@@ -33,11 +34,17 @@ export function registerSmartCharging(c: Connection201, sc: SmartCharging201): v
   const { log, id } = c.tools;
   const { clock } = c.ctx;
   const on = registeredOnly(c);
+  const configuredEvse = (evseId: number) => c.ctx.config.chargers.find((k) => k.id === id)?.connectors?.some((k) => k.connector_id === evseId) === true;
 
   on(
     'NotifyChargingLimit',
     (p: NotifyChargingLimit201, later) => {
       const evseId = p.evseId === undefined ? 0 : boundedId(p.evseId, 'evseId');
+      // Kept only for the station or a configured EVSE: a station naming any number of EVSEs cannot grow the table (or the planner's view) without bound.
+      if (evseId !== 0 && !configuredEvse(evseId)) {
+        log.warn({ evse_id: evseId, source: p.chargingLimit.chargingLimitSource }, 'external charging limit on an EVSE that is not configured (chargers[].connectors): answered, not kept');
+        return {};
+      }
       const record: ExternalLimitRecord = { chargePointId: id, evseId, source: p.chargingLimit.chargingLimitSource, gridCritical: p.chargingLimit.isGridCritical ?? null, schedules: p.chargingSchedule ?? null, receivedAtMs: clock.now() };
       sc.store.putExternal(record);
       later(() => {
