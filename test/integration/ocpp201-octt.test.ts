@@ -653,7 +653,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
   // calls reach the station in their 2.0.1 form (src/ocpp/v201/limit-client.ts), and the
   // fuse controller treats each EVSE as a connector (ids as in tzi-OCTT 2.0.1/K, read 2026-11-29).
   describe('K smart charging', () => {
-    /** accept: SetChargingProfile Accepted; mute: never answered while the connection stays up (a busy firmware). */
+    /** accept: SetChargingProfile Accepted; mute: a TxProfile never answered while the connection stays up (a busy firmware), the other profiles Rejected. */
     let mode: 'accept' | 'mute' = 'accept';
     let clearStatus: 'Accepted' | 'Unknown' = 'Accepted';
     /** The station's transaction on EVSE 2 (its id and next seqNo): what RequestStopTransaction ends. */
@@ -671,7 +671,10 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
     };
 
     beforeAll(() => {
-      cs.answer('SetChargingProfile', () => (mode === 'mute' ? new Promise<Record<string, unknown>>(() => undefined) : { status: 'Accepted' }));
+      cs.answer('SetChargingProfile', (p) => {
+        if (mode === 'accept') return { status: 'Accepted' };
+        return (p.chargingProfile as { chargingProfilePurpose: string }).chargingProfilePurpose === 'TxProfile' ? new Promise<Record<string, unknown>>(() => undefined) : { status: 'Rejected' };
+      });
       cs.answer('ClearChargingProfile', () => ({ status: clearStatus }));
       cs.answer('ChangeAvailability', () => ({ status: 'Accepted' }));
       // It takes the stop, and stops (what a station does after Accepted).
@@ -728,7 +731,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       await cp16.call('StopTransaction', { transactionId: tx16, meterStop: 100, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
     });
 
-    it('the site fuse over 2.0.1: a station that stays connected but never answers a lowering is sent it again and escalated (TxDefaultProfile, TC_K_03_CSMS ChargingStationMaxProfile on EVSE 0, RequestStopTransaction) until it confirms; each escalation counted; its profiles cleared by id (TC_K_05_CSMS)', { timeout: 90_000 }, async () => {
+    it('the site fuse over 2.0.1: a station that stays connected but never answers a lowering is sent it again and escalated (TxDefaultProfile, TC_K_03_CSMS ChargingStationMaxProfile on EVSE 0, both Rejected: refused, RequestStopTransaction) until it confirms; each escalation counted; its profiles cleared by id (TC_K_05_CSMS)', { timeout: 90_000 }, async () => {
       mode = 'mute';
       stopMayEnd = false;
       const before = cs.received.length;
@@ -756,6 +759,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
       expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
       expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="remote-stop",outcome="accepted"\} [1-9]/);
+      // Rejected over 2.0.1 is a refusal, as over 1.6.
+      for (const means of ['tx-default-profile', 'charge-point-max-profile']) expect(m).toMatch(new RegExp(`metergate_fuse_attempt_answers_total\\{means="${means}",outcome="refused"\\} [1-9]`));
       // Shown as a 1.6 connector's: the EVSE under the fuse controller with its last escalation and why, held at 0 by the accepted stop.
       const fuseOf2 = async () => ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { fuse: Array<Record<string, unknown>> }).fuse.find((f) => f.charge_point_id === CS && f.connector_id === 2);
       await until(async () => ((await fuseOf2())?.last_escalation as { means?: string } | null | undefined)?.means === 'remote-stop', 'the EVSE on the status page with its escalation', 10_000);
