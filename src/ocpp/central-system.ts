@@ -50,6 +50,7 @@ import { DeviceModelStore } from '../store/ocpp201-device-model.js';
 import { DeviceModels } from './v201/device-model.js';
 import { SignedMeterMonitor } from '../signed-meter/monitor.js';
 import { SecurityEventLog } from './security-events.js';
+import { securityEventSeverity } from './security-event-severity.js';
 
 interface Parts {
   readonly store: OcppStore;
@@ -605,5 +606,5 @@ export class CentralSystem implements Module {
 /** The charger's last reported security event and how many are kept, for the status page (null before any). */
 function lastSecurityEventView(log: SecurityEventLog, chargePointId: string): ChargerView['lastSecurityEvent'] {
   const e = log.last(chargePointId);
-  return e ? { type: e.type, occurredAtMs: e.occurredAtMs, receivedAtMs: e.receivedAtMs, techInfo: e.techInfo, kept: log.store.count(chargePointId) } : null;
+  return e ? { type: e.type, severity: securityEventSeverity(e.ocppVersion, e.type), occurredAtMs: e.occurredAtMs, receivedAtMs: e.receivedAtMs, techInfo: e.techInfo, kept: log.store.count(chargePointId) } : null;
 }

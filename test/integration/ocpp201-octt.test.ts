@@ -1154,9 +1154,9 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await metrics()).toContain(`metergate_ocpp_charger_connected{charge_point_id="${CS}"} 1`);
     });
 
-    it('A04 Security event notification: each event stored and listed newest first (GET .../security_events, paged), counted on /metrics, the last on the status page', { timeout: 30_000 }, async () => {
-      const counted = async () => seriesValue(await metrics(), 'metergate_ocpp_security_events_total', { charge_point_id: CS }) ?? 0;
-      const before = await counted();
+    it('A04 Security event notification: each event stored and listed newest first (GET .../security_events, paged), counted on /metrics by the Appendices\' severity, the last on the status page (a warning only if critical)', { timeout: 30_000 }, async () => {
+      const counted = async (severity: string) => seriesValue(await metrics(), 'metergate_ocpp_security_events_total', { charge_point_id: CS, severity }) ?? 0;
+      const before = await counted('critical');
       const tamperAt = new Date(Date.now() - 30_000).toISOString();
       expect(await cs.call('SecurityEventNotification', { type: 'InvalidCsmsCertificate', timestamp: new Date(Date.now() - 60_000).toISOString() })).toEqual({});
       expect(await cs.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: tamperAt, techInfo: 'enclosure opened' })).toEqual({});
@@ -1164,8 +1164,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       const listed = await api('GET', `/api/v1/chargers/${CS}/security_events`, cpoToken, undefined, path);
       expect(listed.status).toBe(200);
       expect(listed.body.security_events.slice(0, 2)).toEqual([
-        { id: expect.any(Number), type: 'TamperDetectionActivated', occurred_at: tamperAt, received_at: expect.any(String), tech_info: 'enclosure opened', ocpp_version: '2.0.1' },
-        expect.objectContaining({ type: 'InvalidCsmsCertificate', tech_info: null }),
+        { id: expect.any(Number), type: 'TamperDetectionActivated', severity: 'critical', occurred_at: tamperAt, received_at: expect.any(String), tech_info: 'enclosure opened', ocpp_version: '2.0.1' },
+        expect.objectContaining({ type: 'InvalidCsmsCertificate', severity: 'critical', tech_info: null }),
       ]);
       // One a page: the next page is the older event.
       const first = await api('GET', `/api/v1/chargers/${CS}/security_events?limit=1`, cpoToken, undefined, path);
@@ -1175,10 +1175,25 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect((await api('GET', `/api/v1/chargers/${CS}/security_events?limit=0`, cpoToken, undefined, path)).status).toBe(422);
       expect((await api('GET', '/api/v1/chargers/CS-NOWHERE/security_events', cpoToken, undefined, path)).status).toBe(404);
       expect((await api('GET', `/api/v1/chargers/${CS}/security_events`, cdrsToken, undefined, path)).status).toBe(403);
-      await until(async () => (await counted()) === before + 2, 'two more security events counted on /metrics');
-      const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<Record<string, unknown>> }>);
-      expect(status.chargers.find((c) => c.charge_point_id === CS)?.last_security_event).toMatchObject({ type: 'TamperDetectionActivated', occurred_at: tamperAt, tech_info: 'enclosure opened' });
-      expect(await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text())).toContain('security event TamperDetectionActivated');
+      await until(async () => (await counted('critical')) === before + 2, 'two more critical security events counted on /metrics');
+      const lastShown = async () => (await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<{ charge_point_id: string; last_security_event?: { type: string } | null }> }>)).chargers.find((c) => c.charge_point_id === CS)?.last_security_event;
+      expect(await lastShown()).toMatchObject({ type: 'TamperDetectionActivated', severity: 'critical', occurred_at: tamperAt, tech_info: 'enclosure opened' });
+      /** The status page's element for the last security event: its class (warn or not) and text. */
+      const shownOnPage = async (type: string) => new RegExp(`<div class="([^"]*)" data-type="(${type})" data-severity="([^"]*)"[^>]*>([^<]*)<`).exec(await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text()))?.slice(1);
+      expect(await shownOnPage('TamperDetectionActivated')).toEqual(['security-event warn', 'TamperDetectionActivated', 'critical', expect.stringMatching(/^security event TamperDetectionActivated \(critical\) at /)]);
+      // A listed event the Appendices do not mark critical (only meant for the station's own log) is information, not a warning.
+      const routineBefore = await counted('routine');
+      expect(await cs.call('SecurityEventNotification', { type: 'InvalidMessages', timestamp: new Date().toISOString() })).toEqual({});
+      await until(async () => (await counted('routine')) === routineBefore + 1, 'a routine security event counted on /metrics');
+      await until(async () => (await lastShown())?.type === 'InvalidMessages', 'the routine event is the last one on /status.json');
+      expect(await lastShown()).toMatchObject({ severity: 'routine' });
+      expect(await shownOnPage('InvalidMessages')).toEqual(['security-event muted', 'InvalidMessages', 'routine', expect.stringMatching(/^security event InvalidMessages \(routine\) at /)]);
+      // A vendor's own type (the schema allows any 50 characters) is shown as it came, never critical.
+      const unknownBefore = await counted('unknown');
+      expect(await cs.call('SecurityEventNotification', { type: 'AcmeCableLockForced', timestamp: new Date().toISOString(), techInfo: 'lock 2' })).toEqual({});
+      await until(async () => (await counted('unknown')) === unknownBefore + 1, 'a vendor security event counted as unknown on /metrics');
+      await until(async () => (await lastShown())?.type === 'AcmeCableLockForced', 'the vendor event is the last one on /status.json');
+      expect(await shownOnPage('AcmeCableLockForced')).toEqual(['security-event muted', 'AcmeCableLockForced', 'unknown', expect.stringMatching(/^security event AcmeCableLockForced \(not in the specification\) at .* \(lock 2\)/)]);
     });
 
     it('A02/A03 SignCertificate (the request TC_A_11_CSMS/TC_A_14_CSMS start with): a real CSR is answered Rejected with the reason, no CertificateSigned follows', { timeout: 30_000 }, async () => {

@@ -3,6 +3,7 @@
 // The site operator's token (type cpo), as the charger's transactions.
 import type { Router } from 'express';
 import { SecurityEventStore, type SecurityEvent } from '../../store/security-events.js';
+import { securityEventSeverity } from '../../ocpp/security-event-severity.js';
 import type { RouteDeps } from '../deps.js';
 import { requireToken } from '../auth.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
@@ -15,6 +16,7 @@ const MAX_LIMIT = 1_000;
 const view = (e: SecurityEvent) => ({
   id: e.id,
   type: e.type,
+  severity: securityEventSeverity(e.ocppVersion, e.type),
   occurred_at: formatUtc(e.occurredAtMs),
   received_at: formatUtc(e.receivedAtMs),
   tech_info: e.techInfo,

@@ -111,7 +111,7 @@ export function buildStatusReport(deps: StatusReportDeps) {
         : null,
       last_signed_meter: c.lastSignedMeter ? { transaction_id: c.lastSignedMeter.transactionId, outcome: c.lastSignedMeter.outcome, reason: c.lastSignedMeter.reason } : null,
       last_security_event: c.lastSecurityEvent
-        ? { type: c.lastSecurityEvent.type, occurred_at: iso(c.lastSecurityEvent.occurredAtMs), received_at: iso(c.lastSecurityEvent.receivedAtMs), tech_info: c.lastSecurityEvent.techInfo, kept: c.lastSecurityEvent.kept }
+        ? { type: c.lastSecurityEvent.type, severity: c.lastSecurityEvent.severity, occurred_at: iso(c.lastSecurityEvent.occurredAtMs), received_at: iso(c.lastSecurityEvent.receivedAtMs), tech_info: c.lastSecurityEvent.techInfo, kept: c.lastSecurityEvent.kept }
         : null,
       external_limits: (c.externalLimits ?? []).map((l) => ({ evse_id: l.evseId, source: l.source, grid_critical: l.gridCritical, limit_a_now: l.limitANow === null ? null : Math.round(l.limitANow * 10) / 10, received_at: iso(l.receivedAtMs) })),
     })),

@@ -185,7 +185,7 @@ export interface ChargerView {
   /** The signed meter values of its most recently stopped session, verified (signed-meter/), or null when it carried none. */
   readonly lastSignedMeter?: { readonly transactionId: number; readonly outcome: string; readonly reason: string } | null;
   /** The last security event the station reported (ocpp/security-events.ts) and how many are kept, or null before any. */
-  readonly lastSecurityEvent?: { readonly type: string; readonly occurredAtMs: number; readonly receivedAtMs: number; readonly techInfo: string | null; readonly kept: number } | null;
+  readonly lastSecurityEvent?: { readonly type: string; readonly severity: 'critical' | 'routine' | 'unknown'; readonly occurredAtMs: number; readonly receivedAtMs: number; readonly techInfo: string | null; readonly kept: number } | null;
   /** Limits set by other systems that a 2.0.1 station reported (NotifyChargingLimit, ocpp/v201/smart-charging.ts): a ceiling of its connectors' plans. */
   readonly externalLimits?: ReadonlyArray<{ readonly evseId: number; readonly source: string; readonly gridCritical: boolean | null; readonly limitANow: number | null; readonly receivedAtMs: number }>;
   /** How each planned connector's plan reaches it (ocpp/charging-strategy.ts, docs/chargers.md "Chargers that say no"): the strategy in force and why. */

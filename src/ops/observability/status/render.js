@@ -264,10 +264,17 @@ function externalLimit(l) {
   return h('div', { class: l.grid_critical ? 'external-limit warn' : 'external-limit', 'data-evse': String(l.evse_id) }, `external limit (${l.source}) on ${where}: ${l.limit_a_now === null ? 'none in force now' : `${fmt(l.limit_a_now, 1)} A now`}, since ${l.received_at}`);
 }
 
-/** The last security event the station reported (all of them: GET /api/v1/chargers/{id}/security_events). */
+/** What a severity is called on the page (ocpp/security-event-severity.ts). */
+const SECURITY_EVENT_SEVERITY_TEXT = { critical: 'critical', routine: 'routine', unknown: 'not in the specification' };
+
+/**
+ * The last security event the station reported (all of them: GET /api/v1/chargers/{id}/security_events):
+ * a warning only if the specification marks its type critical; a routine or a vendor's own type is information.
+ */
 function securityEvent(e) {
   if (!e) return null;
-  return h('div', { class: 'security-event warn', 'data-type': e.type, title: e.tech_info || '' }, `security event ${e.type} at ${e.occurred_at}${e.tech_info ? ` (${e.tech_info})` : ''}; ${e.kept} kept`);
+  const severity = SECURITY_EVENT_SEVERITY_TEXT[e.severity] ?? e.severity;
+  return h('div', { class: e.severity === 'critical' ? 'security-event warn' : 'security-event muted', 'data-type': e.type, 'data-severity': e.severity, title: e.tech_info || '' }, `security event ${e.type} (${severity}) at ${e.occurred_at}${e.tech_info ? ` (${e.tech_info})` : ''}; ${e.kept} kept`);
 }
 
 /** The charger's last completed session: energy, what it cost, and against charging immediately. */
