@@ -239,6 +239,10 @@ export function registerChargerCommands(program: Command): void {
   op('charging-profiles', 'OCPP 2.0.1 stations: the profiles a station reported for one get-charging-profiles (its requestId)')
     .requiredOption('--request <id>', 'the requestId get-charging-profiles printed', intArg('--request', 0))
     .action((cp: string, o: Opts<{ request: number }>) => run(`charging-profiles/${o.request}`, cp, null, o));
+  // A transaction's state at an OCPP 2.0.1 station (routes/station-transaction-status.ts).
+  op('get-transaction-status', 'OCPP 2.0.1 stations: GetTransactionStatus of one --transaction (still ongoing there, events not yet delivered), or without: whether it holds queued transaction events')
+    .option('--transaction <id>', 'the transaction id (as in GET .../transactions and the cdrs)', intArg('--transaction', 1))
+    .action((cp: string, o: Opts<{ transaction?: number }>) => run('get-transaction-status', cp, o.transaction === undefined ? {} : { transaction_id: o.transaction }, o));
   // An OCPP 2.0.1 station's device model (routes/device-model.ts).
   op('device-model', 'An OCPP 2.0.1 station\'s device model as it reported it, and its reports (read from the gateway, also while the station is away)').action((cp: string, o: CommonOptions) => run('device-model', cp, null, o));
   op('device-model-report', 'Ask an OCPP 2.0.1 station for a device model report (GetBaseReport); it comes in NotifyReport parts: see device-model')

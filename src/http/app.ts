@@ -15,6 +15,7 @@ import { registerChargerTransactionRoutes } from './routes/charger-transactions.
 import { registerChargerSecurityEventRoutes } from './routes/charger-security-events.js';
 import { registerDeviceModelRoutes } from './routes/device-model.js';
 import { registerStationChargingProfileRoutes } from './routes/station-charging-profiles.js';
+import { registerStationTransactionStatusRoutes } from './routes/station-transaction-status.js';
 import { registerChargingPlanRoutes } from './routes/charging-plan.js';
 import { registerGridDimmingRoutes } from './routes/grid-dimming.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -37,6 +38,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerChargerOperationRoutes,
   registerDeviceModelRoutes,
   registerStationChargingProfileRoutes,
+  registerStationTransactionStatusRoutes,
   registerGridDimmingRoutes,
   registerMetricsRoutes,
   registerStatusRoutes,

@@ -54,8 +54,8 @@ export type OperationOutcome =
   | { readonly kind: 'unknown-charger' }
   | { readonly kind: 'not-connected'; readonly lastMessageAtMs: number | null }
   | { readonly kind: 'timeout'; readonly timeoutMs: number }
-  /** The charger answered, but its answer fails the OCPP 1.6 schema (ocpp-rpc strict mode refused it). */
-  | { readonly kind: 'invalid-answer'; readonly message: string }
+  /** The charger answered, but its answer fails the schema of the version it speaks (ocpp-rpc strict mode refused it): the action sent, in that version. */
+  | { readonly kind: 'invalid-answer'; readonly message: string; readonly ocppVersion: '1.6' | '2.0.1'; readonly action: string }
   /** The request fails the OCPP 1.6 schema: not sent. */
   | { readonly kind: 'invalid-request'; readonly message: string }
   /** The exchange broke off (connection closed mid-call). */
@@ -237,7 +237,7 @@ export class ChargerOperations implements ChargerOperationsPort {
         return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, this.formContext(chargePointId), sent.request) : raw };
       },
       (err: unknown): OperationOutcome => {
-        if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300) };
+        if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300), ocppVersion: client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6', action: sent.action };
         if (isRpcError(err)) return { kind: 'call-error', code: err.rpcErrorCode, description: String(err.message ?? ''), details: err.details ?? {} };
         if (err instanceof Error && err.name === 'TimeoutError') return { kind: 'timeout', timeoutMs };
         return { kind: 'failed', message: err instanceof Error ? err.message.slice(0, 300) : String(err) };

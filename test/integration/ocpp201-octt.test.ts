@@ -1496,6 +1496,67 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
     });
   });
 
+  // C09 group tokens and id token types, E14 transaction status, answers outside the 2.0.1
+  // schema (ids as in tzi-OCTT 2.0.1/C and 2.0.1/E, read 2026-11-29).
+  describe('C09 GroupId, id token types, E14 transaction status, 2.0.1 answers', () => {
+    const op = (path: string, body: unknown, chargePointId = CS) => api('POST', `/api/v1/chargers/${chargePointId}/${path}`, cpoToken, body, `/api/v1/chargers/{charge_point_id}/${path}`);
+
+    it('TC_E_30_CSMS / TC_E_29_CSMS Check Transaction status - Transaction with id ongoing, TC_E_34_CSMS / TC_E_33_CSMS - Without transactionId: get-transaction-status sends GetTransactionStatus with the station\'s own transaction id (or none), the answer as it came (also by the CLI); NEG: a transaction not the station\'s 409, a 1.6 charger 409, nothing sent', { timeout: 30_000 }, async () => {
+      const txId = stationTxId();
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'CablePluggedIn', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, evse: { id: 2, connectorId: 1 }, meterValue: [register(now(), 90_000, 'Transaction.Begin')] });
+      await until(async () => (await openTransactionId(CS, 2)) > 0, 'the transaction open on EVSE 2');
+      const transactionId = await openTransactionId(CS, 2);
+      cs.answer('GetTransactionStatus', (p) => (p.transactionId === txId ? { ongoingIndicator: true, messagesInQueue: true } : { messagesInQueue: false }));
+      const before = cs.received.length;
+      const asked = await op('get-transaction-status', { transaction_id: transactionId });
+      expect(asked.status).toBe(200);
+      expect(asked.body).toEqual({ charge_point_id: CS, action: 'GetTransactionStatus', request: { transactionId: txId }, answer: { ongoingIndicator: true, messagesInQueue: true }, transaction_id: transactionId });
+      expect(cs.received.slice(before)).toEqual([{ action: 'GetTransactionStatus', params: { transactionId: txId } }]);
+      // Without a transaction, by the CLI (`metergate charger get-transaction-status`, through the same API).
+      const any = await runCli(['charger', 'get-transaction-status', CS, '--url', `http://127.0.0.1:${httpPort}`], { MG_TOKEN: cpoToken });
+      expect(any.code, any.stderr).toBe(0);
+      expect(JSON.parse(any.stdout)).toEqual({ charge_point_id: CS, action: 'GetTransactionStatus', request: {}, answer: { messagesInQueue: false } });
+      expect(cs.received.slice(before + 1)).toEqual([{ action: 'GetTransactionStatus', params: {} }]);
+      // Nothing sent for what the station could not answer, nor to a 1.6 charger.
+      const sent = cs.received.length;
+      const notOurs = await op('get-transaction-status', { transaction_id: 999_999_999 });
+      expect(notOurs.status).toBe(409);
+      expect(notOurs.body.detail).toMatch(/not a transaction of station CS-201/);
+      const on16 = await op('get-transaction-status', {}, CP16);
+      expect(on16.status).toBe(409);
+      expect(on16.body.detail).toMatch(/speaks OCPP 1\.6, which has no GetTransactionStatus/);
+      expect((await op('get-transaction-status', { transaction_id: 'one' })).status).toBe(422);
+      const on16Cli = await runCli(['charger', 'get-transaction-status', CP16, '--url', `http://127.0.0.1:${httpPort}`], { MG_TOKEN: cpoToken });
+      expect(on16Cli.code).toBe(1);
+      expect(on16Cli.stderr).toMatch(/refused \(409\): charger CP-16 speaks OCPP 1\.6/);
+      expect(cs.received.length).toBe(sent);
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 90_100, 'Transaction.End')] });
+      await until(async () => (await openTransactionId(CS, 2)) === 0, 'the transaction ended');
+    });
+
+    it('NEG an answer outside the 2.0.1 schema: 502 naming OCPP 2.0.1 and the call sent (a form\'s 2.0.1 call), not taken for the station\'s CallError', { timeout: 30_000 }, async () => {
+      cs.answer('ClearCache', () => ({ status: 'Maybe' }));
+      cs.answer('GetVariables', () => ({ getVariableResult: [{ attributeStatus: 'Perhaps', component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] }));
+      // The station's library would refuse to send such an answer: its strict mode off for these two.
+      cs.client.reconfigure({ strictMode: false });
+      let garbled: Awaited<ReturnType<typeof op>>;
+      let garbledForm: Awaited<ReturnType<typeof op>>;
+      try {
+        garbled = await op('clear-cache', {});
+        garbledForm = await op('get-configuration', { keys: ['HeartbeatInterval'] });
+      } finally {
+        cs.client.reconfigure({ strictMode: true });
+      }
+      expect(garbled.status).toBe(502);
+      expect(garbled.body.detail).toContain('answered ClearCache with something that is not an OCPP 2.0.1 ClearCache answer');
+      expect(garbled.body.ocpp_error).toBeUndefined();
+      expect(garbledForm.status).toBe(502);
+      expect(garbledForm.body.detail).toContain('not an OCPP 2.0.1 GetVariables answer');
+      cs.answer('ClearCache', () => ({ status: 'Accepted' }));
+      expect((await op('clear-cache', {})).body.answer).toEqual({ status: 'Accepted' });
+    });
+  });
+
   it('every frame the gateway sent the 2.0.1 station (and the 1.6 charger) passes the official schemas', async () => {
     await until(() => cp16.received.some((c) => c.action === 'GetConfiguration'), 'the 1.6 charger read after its boot', 30_000);
     expect(cs.violations).toEqual([]);

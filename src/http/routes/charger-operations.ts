@@ -8,7 +8,7 @@
 // waits for it), or a fuse-protecting call to it in flight (not sent, Retry-After), or a
 // remote start with the plan for a connector without one; 503 central
 // system not running; 502 the charger's CallError (`ocpp_error` as it came) or an answer
-// outside the OCPP 1.6 schema; 504 no answer
+// outside the schema of the OCPP version it speaks (named); 504 no answer
 // within ocpp.operation_timeout_s; 422 a body or request outside the schema.
 import type { Request, RequestHandler, Router } from 'express';
 import express from 'express';
@@ -222,7 +222,8 @@ export function answered(outcome: OperationOutcome, chargePointId: string, actio
         ocppError: { code: outcome.code, description: outcome.description, details: outcome.details },
       });
     case 'invalid-answer':
-      throw new HttpProblem(502, `charger ${chargePointId} answered ${action} with something that is not an OCPP 1.6 ${action} answer: ${outcome.message.slice(0, 200)}`);
+      // Named in the version the charger speaks, with the call it was sent (a 2.0.1 form's call may be another: GetConfiguration goes as GetVariables).
+      throw new HttpProblem(502, `charger ${chargePointId} answered ${outcome.action} with something that is not an OCPP ${outcome.ocppVersion} ${outcome.action} answer: ${outcome.message.slice(0, 200)}`);
     case 'unknown-charger':
       throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
     case 'not-connected':
