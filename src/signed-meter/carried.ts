@@ -28,6 +28,12 @@ export interface SignedDataVerification {
   readonly meter_serial: string | null;
   readonly signed_start_wh: number | null;
   readonly signed_stop_wh: number | null;
+  /**
+   * The key the station sent with its values (2.0.1 SignedMeterValueType.publicKey) as DER hex
+   * when it reads as an EC key, else as sent; never used to verify (public_key above is the
+   * configured one). Present only when the station sent one.
+   */
+  readonly station_public_key?: string;
 }
 
 const OCPI_PLAIN_MAX = 512;
@@ -54,5 +60,13 @@ export function ocpiSignedData(v: SessionVerification): OcpiSignedData | null {
 }
 
 export function verificationOf(v: SessionVerification): SignedDataVerification {
-  return { outcome: v.outcome, reason: v.reason, format: v.format, meter_serial: v.meterSerial, signed_start_wh: v.signedStartWh, signed_stop_wh: v.signedStopWh };
+  return {
+    outcome: v.outcome,
+    reason: v.reason,
+    format: v.format,
+    meter_serial: v.meterSerial,
+    signed_start_wh: v.signedStartWh,
+    signed_stop_wh: v.signedStopWh,
+    ...(v.stationKey ? { station_public_key: v.stationKey.hex ?? v.stationKey.sent } : {}),
+  };
 }

@@ -3,7 +3,9 @@
 //   unsigned           the charger sent no signed value for the transaction
 //   signature_invalid  a signed value is not well-formed OCMF, its signature does not verify,
 //                      or it is in a format the gateway cannot verify
-//   key_unknown        no (usable) public key is configured for the charger's connector
+//   key_unknown        no (usable) public key is configured for the charger's connector (the
+//                      key the station sent with its values, if any, is named as a hint,
+//                      never used: station-key.ts)
 //   incomplete         no signed begin or end of this transaction (missing, or the one there
 //                      belongs to another transaction: another meter, time or identification)
 //   register_mismatch  the signed readings are out of order, or differ from the register
@@ -15,6 +17,7 @@ import type { SignedFormat } from './formats.js';
 import { signedFormatOf, UNVERIFIED_FORMATS } from './formats.js';
 import { parseOcmf, type OcmfDocument, type OcmfReading } from './ocmf.js';
 import { checkOcmfSignature, readPublicKey } from './ocmf-signature.js';
+import { stationKeyOf, type StationKey } from './station-key.js';
 
 export const SIGNED_OUTCOMES = ['verified', 'signature_invalid', 'key_unknown', 'register_mismatch', 'incomplete', 'unsigned'] as const;
 export type SignedOutcome = (typeof SIGNED_OUTCOMES)[number];
@@ -32,6 +35,15 @@ export interface SignedValue {
   readonly context: string;
   readonly sampledAtMs: number;
   readonly value: string;
+  /** The key the station sent with it (2.0.1 SignedMeterValueType.publicKey), shown as a hint, never used. */
+  readonly stationPublicKey?: string | null;
+}
+
+/** Where the key of the session's meter is configured: named in the hint of a key_unknown outcome. */
+export interface KeyPlace {
+  readonly chargePointId: string;
+  /** 1.6 connector id, 2.0.1 EVSE id: the key of meter_public_keys. */
+  readonly connectorId: number;
 }
 
 export interface TransactionEdges {
@@ -65,6 +77,8 @@ export interface SessionVerification {
   readonly signedStopWh: number | null;
   /** The configured key as a DER SubjectPublicKeyInfo in hex, when it could be read. */
   readonly publicKeyHex: string | null;
+  /** The key the station sent with its values (never used to verify), or null when it sent none. */
+  readonly stationKey: StationKey | null;
   readonly values: readonly CarriedValue[];
 }
 
@@ -88,6 +102,17 @@ function natureOf(context: string, doc: OcmfDocument | null): SignedNature {
   return context === 'Transaction.Begin' ? 'Start' : context === 'Transaction.End' ? 'End' : 'Intermediate';
 }
 
+/**
+ * The hint a key_unknown reason ends with when the station sent a key: what it sent, and the
+ * fix (the configuration that would use it), for the installer to compare with the label.
+ */
+function stationKeyHint(k: StationKey | null, place: KeyPlace | undefined): string {
+  if (!k) return '';
+  const where = place ? `chargers[] id ${place.chargePointId}: meter_public_keys: { "${place.connectorId}": "<key>" } (or meter_public_key for all its connectors)` : 'chargers[].meter_public_keys (or meter_public_key)';
+  if (k.hex === null) return `; the station sent a key with its values that is not a readable EC key (${k.sent.slice(0, 120)}), not used: read the meter's key from its label`;
+  return `; the station sent key ${k.hex} with its values (not trusted, not used): if it matches the meter's label, configure it as ${where.replace('<key>', k.hex)}`;
+}
+
 const wh = (v: number): string => `${Math.round(v * 1000) / 1000} Wh`;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -95,7 +120,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * The outcome for one transaction's signed values (in the order received; repeats of the
  * same text count once), against its edges and the meter key configured for its connector.
  */
-export function verifySession(signed: readonly SignedValue[], tx: TransactionEdges, keyHex: string | null): SessionVerification {
+export function verifySession(signed: readonly SignedValue[], tx: TransactionEdges, keyHex: string | null, place?: KeyPlace): SessionVerification {
   const seen = new Set<string>();
   const parsed: Array<{ value: SignedValue; format: SignedFormat; doc: OcmfDocument | null; problem: string | null }> = [];
   for (const v of signed) {
@@ -128,6 +153,7 @@ export function verifySession(signed: readonly SignedValue[], tx: TransactionEdg
     signedStartWh: beginAt?.r?.valueWh ?? null,
     signedStopWh: endAt?.r?.valueWh ?? null,
     publicKeyHex: key?.ok ? key.spkiHex : null,
+    stationKey: stationKeyOf(signed, docs[0]?.doc.signature.method ?? null),
     values,
   };
   const result = (outcome: SignedOutcome, reason: string): SessionVerification => ({ outcome, reason, ...base });
@@ -138,8 +164,8 @@ export function verifySession(signed: readonly SignedValue[], tx: TransactionEdg
   const broken = parsed.find((p) => p.format === 'OCMF' && p.doc === null);
   if (broken) return result('signature_invalid', `the ${broken.value.context || 'signed'} value is not a well-formed OCMF document: it ${broken.problem}`);
   if (docs.length === 0) return result('signature_invalid', `the ${parsed[0].value.context || 'signed'} value is ${UNVERIFIED_FORMATS[parsed[0].format as Exclude<SignedFormat, 'OCMF'>]}`);
-  if (keyHex === null) return result('key_unknown', `no meter public key is configured for this connector (chargers[].meter_public_key or meter_public_keys); meter ${base.meterSerial ?? '(no serial)'} signed with ${docs[0].doc.signature.method}`);
-  if (!key!.ok) return result('key_unknown', `${key!.problem} (meter ${base.meterSerial ?? '(no serial)'}, ${docs[0].doc.signature.method})`);
+  if (keyHex === null) return result('key_unknown', `no meter public key is configured for this connector (chargers[].meter_public_key or meter_public_keys); meter ${base.meterSerial ?? '(no serial)'} signed with ${docs[0].doc.signature.method}${stationKeyHint(base.stationKey, place)}`);
+  if (!key!.ok) return result('key_unknown', `${key!.problem} (meter ${base.meterSerial ?? '(no serial)'}, ${docs[0].doc.signature.method})${stationKeyHint(base.stationKey, place)}`);
   for (const d of docs) {
     const check = checkOcmfSignature(d.doc, key!.key);
     if (!check.valid) return result('signature_invalid', `the ${d.value.context || 'signed'} document (${d.doc.pagination ? `PG ${d.doc.payload.PG as string}` : 'no pagination'}): ${check.problem}`);

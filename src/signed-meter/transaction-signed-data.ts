@@ -32,7 +32,7 @@ export function transactionSignedData(ocpp: OcppStore, signed: SignedValueStore,
   // Values are only ever added (a repeat adds nothing), so their count says whether they changed.
   const inputs = `${JSON.stringify(edges)}|${key ?? ''}|${values.length}`;
   if (reuse && reuse.transactionId === transactionId && reuse.inputs === inputs) return reuse;
-  return { transactionId, chargePointId: tx.chargePointId, connectorId: tx.connectorId, verification: verifySession(values, edges, key), keyConfigured: key !== null, inputs };
+  return { transactionId, chargePointId: tx.chargePointId, connectorId: tx.connectorId, verification: verifySession(values, edges, key, { chargePointId: tx.chargePointId, connectorId: tx.connectorId }), keyConfigured: key !== null, inputs };
 }
 
 /** Whether the cdr carries signed data: the charger signed, or a key says it should have. */

@@ -11,6 +11,8 @@ export interface SignedValueRow {
   readonly context: string;
   readonly measurand: string;
   readonly value: string;
+  /** The key the station sent with it (2.0.1 SignedMeterValueType.publicKey, as sent), never used to verify; absent or null: none. */
+  readonly stationPublicKey?: string | null;
 }
 
 /** Per transaction; a charger signing every 15 min fills it after ~2 days of one session. */
@@ -23,12 +25,12 @@ export class SignedValueStore {
   constructor(db: Db) {
     this.stmts = {
       insert: db.prepare(
-        `INSERT OR IGNORE INTO ocpp_signed_values (charge_point_id, connector_id, transaction_id, sampled_at_ms, context, measurand, value, received_at_ms, after_cut_off)
-         VALUES (@chargePointId, @connectorId, @transactionId, @sampledAtMs, @context, @measurand, @value, @now, @afterCutOff)`,
+        `INSERT OR IGNORE INTO ocpp_signed_values (charge_point_id, connector_id, transaction_id, sampled_at_ms, context, measurand, value, received_at_ms, after_cut_off, station_public_key)
+         VALUES (@chargePointId, @connectorId, @transactionId, @sampledAtMs, @context, @measurand, @value, @now, @afterCutOff, @stationPublicKey)`,
       ),
       count: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM ocpp_signed_values WHERE transaction_id = ?'),
-      ofTransaction: db.prepare<[number], { context: string; sampled_at_ms: number; value: string }>(
-        'SELECT context, sampled_at_ms, value FROM ocpp_signed_values WHERE transaction_id = ? AND after_cut_off = 0 ORDER BY rowid',
+      ofTransaction: db.prepare<[number], { context: string; sampled_at_ms: number; value: string; station_public_key: string | null }>(
+        'SELECT context, sampled_at_ms, value, station_public_key FROM ocpp_signed_values WHERE transaction_id = ? AND after_cut_off = 0 ORDER BY rowid',
       ),
       lastStopped: db.prepare<[string], { transaction_id: number }>(
         'SELECT transaction_id FROM ocpp_transactions WHERE charge_point_id = ? AND stopped_at_ms IS NOT NULL ORDER BY stop_received_at_ms DESC, transaction_id DESC LIMIT 1',
@@ -48,14 +50,14 @@ export class SignedValueStore {
         dropped++;
         continue;
       }
-      stored += this.stmts.insert.run({ chargePointId, connectorId, transactionId, ...r, now: nowMs, afterCutOff: afterCutOff ? 1 : 0 }).changes;
+      stored += this.stmts.insert.run({ chargePointId, connectorId, transactionId, ...r, stationPublicKey: r.stationPublicKey ?? null, now: nowMs, afterCutOff: afterCutOff ? 1 : 0 }).changes;
     }
     return { stored, dropped };
   }
 
   /** The transaction's values the cdr carries, in the order received. */
   ofTransaction(transactionId: number): SignedValue[] {
-    return this.stmts.ofTransaction.all(transactionId).map((r) => ({ context: r.context, sampledAtMs: r.sampled_at_ms, value: r.value }));
+    return this.stmts.ofTransaction.all(transactionId).map((r) => ({ context: r.context, sampledAtMs: r.sampled_at_ms, value: r.value, stationPublicKey: r.station_public_key }));
   }
 
   /** The charger's most recently stopped transaction (by when its stop was stored), or null. */

@@ -1252,7 +1252,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await cs.call('StatusNotification', { timestamp: now(), connectorStatus: 'Available', evseId: 1, connectorId: 1 })).toEqual({});
     });
 
-    it('signed meter values in 2.0.1 form (SampledValueType.signedMeterValue, OCMF signed in the test): kept, verified and carried in the cdr as 1.6\'s; a tampered end is signature_invalid', { timeout: 60_000 }, async () => {
+    it('signed meter values in 2.0.1 form (SampledValueType.signedMeterValue, OCMF signed in the test): kept, verified and carried in the cdr as 1.6\'s; a tampered end is signature_invalid; with no key configured (EVSE 1) key_unknown naming the key the station sent and the fix', { timeout: 60_000 }, async () => {
       const noble = new Crypto();
       const roadLabs = new Verifier(noble);
       const outcomes = async () => {
@@ -1261,8 +1261,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       };
       const before = await outcomes();
       let pagination = 500;
-      /** One session on EVSE 2 as a calibration-law station sends it; its cdr id. `tamper` changes the signed end document after signing. */
-      const session = async (startWh: number, stopWh: number, tamper?: (doc: string) => string) => {
+      /** One session on EVSE 2 (or `evseId`) as a calibration-law station sends it; its cdr id. `tamper` changes the signed end document after signing. */
+      const session = async (startWh: number, stopWh: number, tamper?: (doc: string) => string, evseId = 2) => {
         const txId = stationTxId();
         const t0 = Date.now() - 90_000;
         const at = (sec: number) => new Date(t0 + sec * 1000).toISOString();
@@ -1274,8 +1274,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
             signedMeterValue: { signedMeterData: encode(doc(sec, tx, wh)), signingMethod: EVSE2_METER.method, encodingMethod: 'OCMF', publicKey: Buffer.from(EVSE2_METER.publicKeyHex, 'hex').toString('base64') },
           }],
         });
-        await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 2, connectorId: 1 }, meterValue: [signed(0, startWh, 'Transaction.Begin', 'B')] });
-        const transactionId = await openTransactionId(CS, 2);
+        await cs.call('TransactionEvent', { eventType: 'Started', timestamp: at(0), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: evseId, connectorId: 1 }, meterValue: [signed(0, startWh, 'Transaction.Begin', 'B')] });
+        const transactionId = await openTransactionId(CS, evseId);
         // A periodic one sent as plain text (some stations do, though 2.0.1 says base64): kept as sent.
         await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: at(30), triggerReason: 'MeterValuePeriodic', seqNo: 1, transactionInfo: { transactionId: txId }, meterValue: [signed(30, Math.round((startWh + stopWh) / 2), 'Sample.Periodic', 'C', (d) => d)] });
         await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: at(60), triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [signed(60, stopWh, 'Transaction.End', 'E', (d) => Buffer.from((tamper ?? ((x: string) => x))(d), 'utf8').toString('base64'))] });
@@ -1309,6 +1309,19 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
         const after = await outcomes();
         return after.verified === before.verified + 1 && after.invalid === before.invalid + 1;
       }, 'the two sessions\' outcomes counted on /metrics');
+
+      // EVSE 1 has no meter key configured: key_unknown, and the key the station sent is kept and named with the fix, never used.
+      const unkeyed = await session(140_000, 141_500, undefined, 1);
+      const hinted = await api('GET', `/api/v1/cdrs/${unkeyed}?include=signed_data`, cdrsToken, undefined, '/api/v1/cdrs/{cpo_transaction_id}');
+      const fix = `configure it as chargers[] id ${CS}: meter_public_keys: { "1": "${EVSE2_METER.publicKeyHex}" }`;
+      expect(hinted.body.signed_data_verification).toMatchObject({ outcome: 'key_unknown', station_public_key: EVSE2_METER.publicKeyHex });
+      expect(hinted.body.signed_data_verification.reason).toContain(`the station sent key ${EVSE2_METER.publicKeyHex} with its values (not trusted, not used): if it matches the meter's label, ${fix}`);
+      expect(hinted.body.signed_data).not.toHaveProperty('public_key');
+      // The operator sees it on the status page too (the charger's last signed session), with the fix.
+      const lastSigned = async () => (await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<{ charge_point_id: string; last_signed_meter?: { outcome: string; reason: string } | null }> }>)).chargers.find((c) => c.charge_point_id === CS)?.last_signed_meter;
+      await until(async () => (await lastSigned())?.outcome === 'key_unknown', 'the key_unknown session is the charger\'s last signed one on /status.json');
+      expect((await lastSigned())?.reason).toContain(fix);
+      expect(await fetch(`http://127.0.0.1:${httpPort}/status`).then((r) => r.text())).toContain(`the station sent key ${EVSE2_METER.publicKeyHex}`);
     });
 
     it('every frame the gateway sent in this block passes the official 2.0.1 schemas', () => {

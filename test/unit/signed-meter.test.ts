@@ -207,6 +207,32 @@ describe('tamper cases, each with its named outcome', () => {
     expect(verifySession(values(b, e), TX, null).outcome).toBe('key_unknown');
   });
 
+  it('the key the station sent (2.0.1 publicKey) is a hint with the fix when none is configured, never used to verify', () => {
+    const withStationKey = (sent: string): SignedValue[] => values(b, e).map((v) => ({ ...v, stationPublicKey: sent }));
+    const place = { chargePointId: 'CS-7', connectorId: 2 };
+    // Each form stations send it in reads as the same DER key: base64 of the DER (2.0.1's), the label's hex, base64 of that hex, PEM.
+    for (const sent of [Buffer.from(key.publicKeyHex, 'hex').toString('base64'), key.publicKeyHex, Buffer.from(key.publicKeyHex).toString('base64'), key.publicKeyPem]) {
+      const v = verifySession(withStationKey(sent), TX, null, place);
+      expect(v.outcome).toBe('key_unknown');
+      expect(v.stationKey?.hex).toBe(key.publicKeyHex);
+      expect(v.reason).toContain(`the station sent key ${key.publicKeyHex} with its values (not trusted, not used): if it matches the meter's label, configure it as chargers[] id CS-7: meter_public_keys: { "2": "${key.publicKeyHex}" }`);
+      expect(verificationOf(v).station_public_key).toBe(key.publicKeyHex);
+      // The cdr's public_key stays the configured one: none.
+      expect(ocpiSignedData(v)?.public_key).toBeUndefined();
+    }
+    // Not a key: named as sent, no configuration offered.
+    const junk = verifySession(withStationKey('bm90IGEga2V5'), TX, null, place);
+    expect(junk.stationKey).toEqual({ sent: 'bm90IGEga2V5', hex: null });
+    expect(junk.reason).toContain('the station sent a key with its values that is not a readable EC key (bm90IGEga2V5), not used');
+    // A station that forged its end and sends the forger's key: the configured key decides.
+    const forger = meterKey('ECDSA-secp256r1-SHA256');
+    const forged = values(b, end(forger)).map((v) => ({ ...v, stationPublicKey: forger.publicKeyHex }));
+    expect(verifySession(forged, TX, key.publicKeyHex, place).outcome).toBe('signature_invalid');
+    // No key sent (1.6 values, or 2.0.1's empty publicKey): the reason as before, no station_public_key.
+    expect(verifySession(values(b, e), TX, null, place).reason).not.toContain('station sent');
+    expect(verificationOf(verifySession(values(b, e), TX, null, place))).not.toHaveProperty('station_public_key');
+  });
+
   it('a register value priced that differs from the signed one: register_mismatch', () => {
     const v = verifySession(values(b, e), { ...TX, meterStopWh: TX.meterStopWh + 5 }, key.publicKeyHex);
     expect(v.outcome).toBe('register_mismatch');

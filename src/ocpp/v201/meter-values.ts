@@ -53,9 +53,10 @@ export function signedDocumentText(signedMeterData: string): string {
 /**
  * The signed values (2.0.1: a sampled value's signedMeterValue, beside its number) as the
  * rows 1.6's SignedData values are kept in (store/signed-values.ts), so the cdr carries and
- * verifies them by the same code (signed-meter/). The station's publicKey is not used: the
- * key a value is verified with is the one configured from the meter's label (docs/chargers.md
- * "Signed meter values"); a station could send any key with a forged document.
+ * verifies them by the same code (signed-meter/). The station's publicKey is kept but never
+ * used to verify: the key a value is verified with is the one configured from the meter's
+ * label (docs/chargers.md "Signed meter values"); a station could send any key with a forged
+ * document. With no key configured it is shown as a hint (session-verification.ts).
  */
 export function signedValueRows201(meterValues: readonly MeterValue201[]): SignedValueRow[] {
   const rows: SignedValueRow[] = [];
@@ -64,7 +65,9 @@ export function signedValueRows201(meterValues: readonly MeterValue201[]): Signe
     if (!Number.isFinite(sampledAtMs)) continue;
     for (const sv of mv.sampledValue) {
       if (!sv.signedMeterValue) continue;
-      rows.push({ sampledAtMs, context: sv.context ?? '', measurand: sv.measurand ?? ENERGY_REGISTER, value: signedDocumentText(sv.signedMeterValue.signedMeterData).slice(0, MAX_SIGNED_VALUE_CHARS) });
+      // An empty publicKey (the schema requires the field; 2.0.1 says to send it only when the CSMS does not know it yet) is none.
+      const stationPublicKey = sv.signedMeterValue.publicKey.trim() === '' ? null : sv.signedMeterValue.publicKey;
+      rows.push({ sampledAtMs, context: sv.context ?? '', measurand: sv.measurand ?? ENERGY_REGISTER, value: signedDocumentText(sv.signedMeterValue.signedMeterData).slice(0, MAX_SIGNED_VALUE_CHARS), stationPublicKey });
     }
   }
   return rows;
