@@ -595,7 +595,7 @@ export class CentralSystem implements Module {
       deviceModels.afterAccepted(id, 'boot');
     };
     if (version === '2.0.1') attach201(handlers, this.ctx, transactions201, client, () => this.chargers.get(id)!.auth, st, this.parts!.reservations, booted201, this.parts!.securityEvents, (evseId) => dispatcher.transactionStarted(limits, evseId), deviceModels, this.charging, this.parts!.smartCharging201);
-    else handlers.attach(client, () => this.chargers.get(id)!.auth, st);
+    else handlers.attach(client, () => this.chargers.get(id)!.auth, st, this.parts!.securityEvents);
     // An answer of the charger's to an operator operation that fails the schema is told apart from its CallError.
     client.on('strictValidationFailure', ({ error, isCall, outbound }: { error: unknown; isCall: boolean; outbound: boolean }) => {
       if (!isCall && !outbound) this.parts?.operations.answerFailedSchema(error);

@@ -30,6 +30,7 @@ import { chargerSessionId } from './charger-session-id.js';
 import { dataTransferAnswer, type DataTransferRequest } from './data-transfer.js';
 import type { ChargerSessions } from './charger-sessions.js';
 import { authorizeIdTag } from './id-tags.js';
+import type { ReportedSecurityEvent, SecurityEventLog } from './security-events.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, signedValueRows, type MeterValue } from './sampled-values.js';
 
@@ -236,7 +237,13 @@ export class ChargerMessageHandlers {
 
   /** Handles the calls of one connection of a configured charger. */
   /** `auth`: the charger's auth as in force now (its id tags follow the config file on SIGHUP, central-system.ts). */
-  attach(client: ChargerClient, auth: () => ChargerConfig['auth'], st: ChargerState): void {
+  /**
+   * `securityEvents`: the one log of both versions. A 1.6 charger with the security extension
+   * ("Improved security for OCPP 1.6-J") sends SecurityEventNotification; its schema is among
+   * the 1.6 schemas ocpp-rpc ships (lib/schemas/ocpp1_6.json, as the whitepaper's), so it is
+   * checked strictly as every 1.6 call.
+   */
+  attach(client: ChargerClient, auth: () => ChargerConfig['auth'], st: ChargerState, securityEvents: SecurityEventLog): void {
     const { on, nowIso, checkClock, flagTransactions, closed, log, id, sessions, store } = this.connection(client, st);
     const { clock } = this.ctx;
 
@@ -276,6 +283,15 @@ export class ChargerMessageHandlers {
     }, { whileQueued: () => ({}) });
 
     // A vendor's own message (data-transfer.ts): any vendor but ours gets UnknownVendorId.
+    on(
+      'SecurityEventNotification',
+      (p: ReportedSecurityEvent, later) => {
+        later(securityEvents.record(id, '1.6', p, clock.now(), log));
+        return {};
+      },
+      { whileQueued: () => ({}) },
+    );
+
     on('DataTransfer', (p: DataTransferRequest) => {
       const answer = dataTransferAnswer(p);
       log.info({ vendor_id: p.vendorId.slice(0, 255), message_id: p.messageId?.slice(0, 50), status: answer.status }, 'DataTransfer from the charger answered');

@@ -1196,6 +1196,28 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await shownOnPage('AcmeCableLockForced')).toEqual(['security-event muted', 'AcmeCableLockForced', 'unknown', expect.stringMatching(/^security event AcmeCableLockForced \(not in the specification\) at .* \(lock 2\)/)]);
     });
 
+    it('A04 over OCPP 1.6 (the security extension, "Improved security for OCPP 1.6-J"): a 1.6 charger\'s SecurityEventNotification is schema-checked strictly, stored in the same log, severity by the 1.6 whitepaper', { timeout: 30_000 }, async () => {
+      const counted = async (severity: string) => seriesValue(await metrics(), 'metergate_ocpp_security_events_total', { charge_point_id: CP16, severity }) ?? 0;
+      const [criticalBefore, routineBefore] = [await counted('critical'), await counted('routine')];
+      const tamperAt = new Date(Date.now() - 20_000).toISOString();
+      expect(await cp16.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: tamperAt, techInfo: 'lid switch' })).toEqual({});
+      // Critical in 2.0.1, not in the 1.6 whitepaper: the version the charger spoke decides.
+      expect(await cp16.call('SecurityEventNotification', { type: 'InvalidFirmwareSignature', timestamp: new Date().toISOString() })).toEqual({});
+      // Strict: what the 1.6 schema refuses is a CallError, stored nowhere.
+      expect(await cp16.unchecked('SecurityEventNotification', { type: 'TamperDetectionActivated' })).toEqual({ error: 'OccurenceConstraintViolation' });
+      expect(await cp16.unchecked('SecurityEventNotification', { type: 'X'.repeat(51), timestamp: new Date().toISOString() })).toEqual({ error: 'FormationViolation' });
+      expect(await cp16.unchecked('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp: new Date().toISOString(), evseId: 1 })).toEqual({ error: 'PropertyConstraintViolation' });
+      const path = '/api/v1/chargers/{charge_point_id}/security_events';
+      const listed = await api('GET', `/api/v1/chargers/${CP16}/security_events`, cpoToken, undefined, path);
+      expect(listed.body.security_events).toEqual([
+        expect.objectContaining({ type: 'InvalidFirmwareSignature', severity: 'routine', ocpp_version: '1.6', tech_info: null }),
+        expect.objectContaining({ type: 'TamperDetectionActivated', severity: 'critical', ocpp_version: '1.6', occurred_at: tamperAt, tech_info: 'lid switch' }),
+      ]);
+      await until(async () => (await counted('critical')) === criticalBefore + 1 && (await counted('routine')) === routineBefore + 1, 'the 1.6 charger\'s two events counted by severity on /metrics');
+      const status = await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json() as Promise<{ chargers: Array<{ charge_point_id: string; last_security_event?: unknown }> }>);
+      expect(status.chargers.find((c) => c.charge_point_id === CP16)?.last_security_event).toMatchObject({ type: 'InvalidFirmwareSignature', severity: 'routine', kept: 2 });
+    });
+
     it('A02/A03 SignCertificate (the request TC_A_11_CSMS/TC_A_14_CSMS start with): a real CSR is answered Rejected with the reason, no CertificateSigned follows', { timeout: 30_000 }, async () => {
       const keyFile = join(dir, 'station.key');
       const csr = execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${CS}/O=OCTT`, '-keyout', keyFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
