@@ -205,6 +205,14 @@ function crossChecks(config: Config): string[] {
       chargerIds.add(charger.id);
     }
     if (charger.password && charger.password_file) problems.push(`chargers[${i}].password_file: set either password or password_file, not both`);
+    // A parent for a tag that is not listed would never be told to anyone: a typo, said at start.
+    const auth = charger.auth as unknown;
+    if (isMapping(auth) && isMapping(auth.parent_id_tags) && Array.isArray(auth.id_tags)) {
+      const listed = new Set(auth.id_tags.map((t) => String(t).toLowerCase()));
+      for (const tag of Object.keys(auth.parent_id_tags)) {
+        if (!listed.has(tag.toLowerCase())) problems.push(`chargers[${i}].auth.parent_id_tags.${tag}: is not one of auth.id_tags`);
+      }
+    }
     for (const [connector, resourceId] of Object.entries(isMapping(charger.connector_meters) ? charger.connector_meters : {})) {
       if (typeof resourceId === 'string' && !resourceIds.has(resourceId)) problems.push(`chargers[${i}].connector_meters.${connector}: ${resourceId} is not a configured meter (meters[].resource_id)`);
     }

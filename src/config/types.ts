@@ -100,6 +100,9 @@ export interface ConnectorConfig {
   };
 }
 
+/** OCPP 2.0.1 IdTokenEnumType values that carry an identifier (NoAuthorization carries none). */
+export type IdTokenType201 = 'ISO14443' | 'ISO15693' | 'eMAID' | 'KeyCode' | 'Local' | 'MacAddress' | 'Central';
+
 export interface ChargerConfig {
   readonly id: string;
   /** Set from password_file by the loader when only the file is given. */
@@ -109,7 +112,10 @@ export interface ChargerConfig {
   readonly security_profile: 1 | 2 | 3;
   /** Which OCPP version it may speak (docs/chargers.md "OCPP 2.0.1"): auto takes the charger's offer. */
   readonly ocpp_version: 'auto' | '1.6' | '2.0.1';
-  readonly auth: 'accept_all' | { readonly id_tags: readonly string[] };
+  /** id_tags: who may charge; parent_id_tags: id tag → its group (1.6 parentIdTag, 2.0.1 groupIdToken). */
+  readonly auth: 'accept_all' | { readonly id_tags: readonly string[]; readonly parent_id_tags?: Readonly<Record<string, string>> };
+  /** OCPP 2.0.1: the idToken type of the id tags sent to the station (default ISO14443). */
+  readonly id_token_type: IdTokenType201;
   /** Connector id → resource_id of a configured meter measuring it (prices its sessions). */
   readonly connector_meters?: Readonly<Record<string, string>>;
   /** Hex public key of the calibrated meter signing its meter values (OCMF), for connectors without one in meter_public_keys. */

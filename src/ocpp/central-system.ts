@@ -468,7 +468,8 @@ export class CentralSystem implements Module {
 
   /**
    * SIGHUP: reads the config file again (validated as at start: a file that fails is refused
-   * and logged, the id tags in force stay) and takes from it only the chargers' `auth`.
+   * and logged, the id tags in force stay) and takes from it only the chargers' `auth` and
+   * `id_token_type` (a change of either's type or groups goes as a Full list).
    * Each connected charger whose id tags changed gets the difference as a SendLocalList of
    * the next version (local-list-sync.ts); one not connected gets it when it connects, as
    * at start. Returns whether the file was taken.
@@ -487,23 +488,23 @@ export class CentralSystem implements Module {
     }
     const changes = authChanges(this.chargers, chargers);
     if (changes.added.length > 0 || changes.removed.length > 0) logger.warn({ added: changes.added, removed: changes.removed }, 'SIGHUP: chargers added to or removed from the config take effect at the next restart');
-    for (const { chargePointId, auth } of changes.changed) {
+    for (const { chargePointId, auth, idTokenType, fullList } of changes.changed) {
       if (removesIdTags(this.chargers.get(chargePointId)!.auth, auth)) this.oweClearCache(chargePointId);
-      this.chargers.set(chargePointId, { ...this.chargers.get(chargePointId)!, auth });
-      if (this.state.get(chargePointId)?.connected) this.syncLocalList(chargePointId, 'reload');
+      this.chargers.set(chargePointId, { ...this.chargers.get(chargePointId)!, auth, id_token_type: idTokenType });
+      if (this.state.get(chargePointId)?.connected) this.syncLocalList(chargePointId, 'reload', fullList ? 'Full' : 'auto');
     }
     logger.info({ config: configPath, changed: changes.changed.map((c) => ({ charge_point_id: c.chargePointId, id_tags: c.auth === 'accept_all' ? 'accept_all' : c.auth.id_tags.length })) }, 'SIGHUP: chargers\' id tags reloaded');
     return true;
   }
 
   /** Brings the charger's local authorization list to the configured id tags, after the current message (local-list-sync.ts); logged, never thrown. */
-  private syncLocalList(chargePointId: string, after: 'boot' | 'reconnect' | 'reload'): void {
+  private syncLocalList(chargePointId: string, after: 'boot' | 'reconnect' | 'reload', updateType: 'auto' | 'Full' = 'auto'): void {
     const localLists = this.parts?.localLists;
     if (!localLists || this.chargers.get(chargePointId)?.auth === 'accept_all') return;
     const log = this.ctx.logger;
     setImmediate(() =>
       void localLists
-        .sync(chargePointId, 'auto', 'gateway')
+        .sync(chargePointId, updateType, 'gateway')
         .then(
           (r) => {
             if (r.kind === 'sent' && !(r.outcome.kind === 'answered' && r.outcome.answer.status === 'Accepted')) log.warn({ charge_point_id: chargePointId, after, outcome: r.outcome.kind, status: r.outcome.kind === 'answered' ? r.outcome.answer.status : undefined }, 'local authorization list not taken by the charger');

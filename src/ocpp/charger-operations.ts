@@ -177,7 +177,8 @@ export class ChargerOperations implements ChargerOperationsPort {
   }
 
   private formContext(chargePointId: string): FormContext {
-    return { chargePointId, transactions: this.transactions201, ...(this.deviceModel ? { deviceModel: this.deviceModel } : {}) };
+    const charger = this.chargers.get(chargePointId);
+    return { chargePointId, transactions: this.transactions201, ...(this.deviceModel ? { deviceModel: this.deviceModel } : {}), ...(charger ? { charger } : {}) };
   }
 
   private counted(chargePointId: string, action: string, outcome: OperationOutcome): OperationOutcome {

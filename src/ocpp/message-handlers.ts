@@ -29,7 +29,7 @@ import { judgeChargerClock } from './charger-clock.js';
 import { chargerSessionId } from './charger-session-id.js';
 import { dataTransferAnswer, type DataTransferRequest } from './data-transfer.js';
 import type { ChargerSessions } from './charger-sessions.js';
-import { authorizeIdTag } from './id-tags.js';
+import { authorizeIdTag, idTagInfo } from './id-tags.js';
 import type { ReportedSecurityEvent, SecurityEventLog } from './security-events.js';
 import { ENERGY_REGISTER } from './register-readings.js';
 import { sampledValueRows, signedValueRows, type MeterValue } from './sampled-values.js';
@@ -298,7 +298,7 @@ export class ChargerMessageHandlers {
       return answer;
     }, { store: false });
 
-    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } }), { store: false });
+    on('Authorize', (p: { idTag: string }) => ({ idTagInfo: idTagInfo(auth(), p.idTag) }), { store: false });
 
     on('StartTransaction', (p: { connectorId: number; idTag: string; meterStart: number; timestamp: string; reservationId?: number }, later) => {
       const status = authorizeIdTag(auth(), p.idTag);
@@ -321,7 +321,7 @@ export class ChargerMessageHandlers {
           this.after.transactionStarted(client, p.connectorId);
         });
       }
-      return { transactionId: transaction.transactionId, idTagInfo: { status: transaction.idTagStatus } };
+      return { transactionId: transaction.transactionId, idTagInfo: idTagInfo(auth(), transaction.idTag, transaction.idTagStatus) };
     });
 
     // Values of a transaction are sent again by the charger (OCPP 1.6 section 3.7); others are not.
@@ -358,7 +358,7 @@ export class ChargerMessageHandlers {
         const tx = outcome === 'stopped' ? store.transaction(p.transactionId) : undefined;
         if (tx) later(() => this.ctx.events.emit('charger.transaction-stopped', { chargePointId: id, connectorId: tx.connectorId, transactionId: tx.transactionId, stoppedAtMs }));
       }
-      return p.idTag === undefined ? {} : { idTagInfo: { status: authorizeIdTag(auth(), p.idTag) } };
+      return p.idTag === undefined ? {} : { idTagInfo: idTagInfo(auth(), p.idTag) };
     });
   }
 }

@@ -33,6 +33,7 @@ import { requireMarket } from '../../src/prices/markets.js';
 import { parsePriceCsv } from '../../src/prices/sources/csv.js';
 import { PriceStore } from '../../src/store/prices.js';
 import { databasePath, openDaemonDatabase } from '../../src/store/db.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { TokenStore } from '../../src/store/tokens.js';
 import { centralSystemConfigHead } from '../helpers/central-system-config.js';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
@@ -1567,6 +1568,80 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(cs.received.length).toBe(sent);
       await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 1, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 90_100, 'Transaction.End')] });
       await until(async () => (await openTransactionId(CS, 2)) === 0, 'the transaction ended');
+    });
+
+    it('TC_C_39_CSMS Authorization by GroupId - Success, TC_C_43_CSMS with Local Authorization List: tags with a configured parent are Accepted with it as groupIdToken (Authorize, TransactionEvent Started and StopAuthorized), and go with it in the local list; id_token_type is the type of every idToken sent (SendLocalList, RequestStartTransaction, ReserveNow), both taken on SIGHUP as a Full list; NEG a parent of an unlisted tag, a type without an identifier refuse the file', { timeout: 60_000 }, async () => {
+      const GROUP = { idToken: 'OCTT-GROUP', type: 'Central' };
+      const SECOND = 'OCTT-GROUP-2';
+      const configPath = join(dir, 'metergate.yaml');
+      const original = readFileSync(configPath, 'utf8');
+      const csAuth = (text: string, lines: string, chargePointId = CS) => text.replace(new RegExp(`(- id: ${chargePointId}\\n(?:    .*\\n)*?)    auth: .*\\n`), `$1${lines}`);
+      cs.answer('SendLocalList', () => ({ status: 'Accepted' }));
+      cs.answer('RequestStartTransaction', () => ({ status: 'Accepted' }));
+      cs.answer('ReserveNow', () => ({ status: 'Accepted' }));
+      cs.answer('CancelReservation', () => ({ status: 'Accepted' }));
+      /** The Full SendLocalList the SIGHUP sends after `before`, its tokens of `type`. */
+      const fullListAfter = async (before: number, type: string) => {
+        const full = () => cs.received.slice(before).filter((c) => c.action === 'SendLocalList' && c.params.updateType === 'Full' && (c.params.localAuthorizationList as Array<{ idToken: { type: string } }> | undefined)?.every((e) => e.idToken.type === type));
+        await until(() => full().length > 0, `a Full list of ${type} tokens`, 30_000);
+        return full()[0]!.params;
+      };
+
+      // NEG first: what the loader refuses (the daemon's SIGHUP keeps the tags in force then, as for any refused file).
+      const refused = (lines: string) => {
+        writeFileSync(join(dir, 'refused.yaml'), csAuth(original, lines));
+        try {
+          loadConfig(join(dir, 'refused.yaml'));
+          return [];
+        } catch (err) {
+          return (err as ConfigError).problems;
+        }
+      };
+      expect(refused(`    auth: { id_tags: [${VALID}], parent_id_tags: { OCTT-NOT-LISTED: OCTT-GROUP } }\n`)).toEqual([expect.stringMatching(/^chargers\[0\]\.auth\.parent_id_tags\.OCTT-NOT-LISTED: is not one of auth\.id_tags/)]);
+      expect(refused(`    auth: { id_tags: [${VALID}] }\n    id_token_type: NoAuthorization\n`).join('\n')).toMatch(/chargers\[0\]\.id_token_type/);
+
+      // Two cards of one household (one written in another case than the list), typed ISO15693.
+      const before = cs.received.length;
+      const grouped = csAuth(original, `    auth: { id_tags: [${VALID}, ${SECOND}], parent_id_tags: { ${VALID.toLowerCase()}: OCTT-GROUP, ${SECOND}: OCTT-GROUP } }\n    id_token_type: ISO15693\n`);
+      // The 1.6 charger's tag in the same group: its idTagInfo carries parentIdTag (1.6's word for it).
+      writeFileSync(configPath, csAuth(grouped, `    auth: { id_tags: [${VALID}], parent_id_tags: { ${VALID}: OCTT-GROUP } }\n`, CP16));
+      daemon.process.kill('SIGHUP');
+      const list = await fullListAfter(before, 'ISO15693');
+      expect(list.localAuthorizationList).toEqual([
+        { idToken: { idToken: SECOND, type: 'ISO15693' }, idTokenInfo: { status: 'Accepted', groupIdToken: GROUP } },
+        { idToken: { idToken: VALID, type: 'ISO15693' }, idTokenInfo: { status: 'Accepted', groupIdToken: GROUP } },
+      ]);
+
+      // TC_C_39: Authorize, Started Authorized, Authorize of the second card, Updated StopAuthorized by it.
+      const accepted = { idTokenInfo: { status: 'Accepted', groupIdToken: GROUP } };
+      expect(await cs.call('Authorize', { idToken: { idToken: SECOND, type: 'ISO15693' } })).toEqual(accepted);
+      expect(await cs.call('Authorize', { idToken: { idToken: 'OCTT-NOT-LISTED', type: 'ISO15693' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+      expect(await cp16.call('Authorize', { idTag: VALID })).toEqual({ idTagInfo: { status: 'Accepted', parentIdTag: 'OCTT-GROUP' } });
+      const txId = stationTxId();
+      expect(await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, idToken: { idToken: VALID, type: 'ISO15693' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 95_000, 'Transaction.Begin')] })).toEqual(accepted);
+      expect(await cs.call('Authorize', { idToken: { idToken: SECOND.toLowerCase(), type: 'ISO14443' } })).toEqual(accepted);
+      expect(await cs.call('TransactionEvent', { eventType: 'Updated', timestamp: now(), triggerReason: 'StopAuthorized', seqNo: 1, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, idToken: { idToken: SECOND, type: 'ISO15693' } })).toEqual(accepted);
+      await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: 2, transactionInfo: { transactionId: txId, stoppedReason: 'Local' }, meterValue: [register(now(), 95_300, 'Transaction.End')] });
+      await until(async () => (await openTransactionId(CS, 1)) === 0, 'the transaction ended');
+
+      // The type and the group with every other id tag sent: a remote start, a reservation.
+      const sentBefore = cs.received.length;
+      expect((await op('remote-start', { id_tag: SECOND, connector_id: 1 })).status).toBe(200);
+      const expiry = new Date(Date.now() + 3_600_000).toISOString();
+      const reserved = await op('reserve-now', { connector_id: 2, id_tag: VALID, expiry_date: expiry });
+      expect(reserved.status).toBe(200);
+      const sent = cs.received.slice(sentBefore);
+      expect(sent.find((c) => c.action === 'RequestStartTransaction')!.params).toEqual({ idToken: { idToken: SECOND, type: 'ISO15693' }, groupIdToken: GROUP, remoteStartId: expect.any(Number), evseId: 1 });
+      expect(sent.find((c) => c.action === 'ReserveNow')!.params).toEqual({ id: reserved.body.reservation.reservation_id, expiryDateTime: expiry, idToken: { idToken: VALID, type: 'ISO15693' }, groupIdToken: GROUP, evseId: 2 });
+      expect((await op('cancel-reservation', { reservation_id: reserved.body.reservation.reservation_id })).body.reservation.end_reason).toBe('cancelled');
+
+      // Back to the file as it was: the default type, no groups, again as a Full list.
+      const restored = cs.received.length;
+      writeFileSync(configPath, original);
+      daemon.process.kill('SIGHUP');
+      expect((await fullListAfter(restored, 'ISO14443')).localAuthorizationList).toEqual([{ idToken: { idToken: VALID, type: 'ISO14443' }, idTokenInfo: { status: 'Accepted' } }]);
+      expect(await cs.call('Authorize', { idToken: { idToken: VALID, type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Accepted' } });
+      expect(await cp16.call('Authorize', { idTag: VALID })).toEqual({ idTagInfo: { status: 'Accepted' } });
     });
 
     it('NEG an answer outside the 2.0.1 schema: 502 naming OCPP 2.0.1 and the call sent (a form\'s 2.0.1 call), not taken for the station\'s CallError', { timeout: 30_000 }, async () => {

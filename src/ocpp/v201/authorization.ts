@@ -5,8 +5,8 @@
 // (ISO14443/ISO15693 card UIDs, eMAID, KeyCode, Local, MacAddress, Central) is looked up by
 // its idToken. NoAuthorization (a station that did not identify anyone) is accepted only
 // under accept_all: with a list configured, the site wants to know who charges.
-import type { ChargerConfig } from '../../config/types.js';
-import { authorizeIdTag } from '../id-tags.js';
+import type { ChargerConfig, IdTokenType201 } from '../../config/types.js';
+import { authorizeIdTag, parentIdTagOf } from '../id-tags.js';
 import { registeredOnly, type Connection201 } from './connection.js';
 
 export interface IdToken201 {
@@ -16,16 +16,17 @@ export interface IdToken201 {
 
 /**
  * The type the gateway gives a configured id tag when it sends one to a 2.0.1 station
- * (SendLocalList, RequestStartTransaction, ReserveNow): chargers[].auth.id_tags are RFID card
- * UIDs as 1.6 knew them, and a station matches its local list by idToken and type. ISO14443
- * is what the cards of public and home chargers are (MIFARE); a station that reads another
- * type still asks with Authorize, which matches by the identifier alone (authorizeIdToken).
+ * (SendLocalList, RequestStartTransaction, ReserveNow) unless the charger's id_token_type says
+ * otherwise: chargers[].auth.id_tags are RFID card UIDs as 1.6 knew them, and a station matches
+ * its local list by idToken and type. ISO14443 is what the cards of public and home chargers are
+ * (MIFARE); a station that reads another type still asks with Authorize, which matches by the
+ * identifier alone (authorizeIdToken).
  */
-export const CONFIGURED_ID_TOKEN_TYPE = 'ISO14443';
+export const CONFIGURED_ID_TOKEN_TYPE: IdTokenType201 = 'ISO14443';
 
-/** A configured id tag as a 2.0.1 idToken. */
-export function configuredIdToken(idTag: string): IdToken201 {
-  return { idToken: idTag, type: CONFIGURED_ID_TOKEN_TYPE };
+/** A configured id tag as a 2.0.1 idToken of the charger's configured type. */
+export function configuredIdToken(idTag: string, type: IdTokenType201 = CONFIGURED_ID_TOKEN_TYPE): IdToken201 {
+  return { idToken: idTag, type };
 }
 
 /**
@@ -36,10 +37,37 @@ export function groupIdToken(parentIdTag: string): IdToken201 {
   return { idToken: parentIdTag, type: 'Central' };
 }
 
+/** What the forms read of the charger's config (operation-forms.ts FormContext.charger). */
+type TokenSettings = Pick<ChargerConfig, 'auth' | 'id_token_type'> | undefined;
+
+/** A configured id tag sent to the station, of the charger's id_token_type. */
+export function stationIdToken(idTag: string, charger: TokenSettings): IdToken201 {
+  return configuredIdToken(idTag, charger?.id_token_type ?? CONFIGURED_ID_TOKEN_TYPE);
+}
+
+/** The groupIdToken of a configured id tag that has a parent (auth.parent_id_tags), for what is sent with it. */
+export function configuredGroup(idTag: string, charger: TokenSettings): { groupIdToken: IdToken201 } | Record<string, never> {
+  const parent = charger ? parentIdTagOf(charger.auth, idTag) : null;
+  return parent === null ? {} : { groupIdToken: groupIdToken(parent) };
+}
+
 /** The idTokenInfo.status for a token (2.0.1 AuthorizationStatusEnumType): Accepted or Invalid, as for 1.6. */
 export function authorizeIdToken(auth: ChargerConfig['auth'], token: IdToken201): 'Accepted' | 'Invalid' {
   if (token.type === 'NoAuthorization') return auth === 'accept_all' ? 'Accepted' : 'Invalid';
   return authorizeIdTag(auth, token.idToken);
+}
+
+/**
+ * The idTokenInfo for a token (Authorize, TransactionEvent): its status and, when Accepted and
+ * the tag has a configured parent, the group (C09: the station may then let a card of the same
+ * group stop the transaction). No cacheExpiryDateTime: the configured tags have no validity of
+ * their own, and a tag removed from the config is cleared from the station's cache by the
+ * ClearCache the gateway owes it (C11), so the station's AuthCacheLifeTime is left to govern.
+ */
+export function idTokenInfo(auth: ChargerConfig['auth'], token: IdToken201): { status: 'Accepted' | 'Invalid'; groupIdToken?: IdToken201 } {
+  const status = authorizeIdToken(auth, token);
+  const parent = status === 'Accepted' && token.type !== 'NoAuthorization' ? parentIdTagOf(auth, token.idToken) : null;
+  return parent === null ? { status } : { status, groupIdToken: groupIdToken(parent) };
 }
 
 export function registerAuthorization(c: Connection201): void {
@@ -47,9 +75,9 @@ export function registerAuthorization(c: Connection201): void {
   registeredOnly(c)(
     'Authorize',
     (p: { idToken: IdToken201 }) => {
-      const status = authorizeIdToken(c.auth(), p.idToken);
-      log.info({ id_token_type: p.idToken.type, status }, 'Authorize answered');
-      return { idTokenInfo: { status } };
+      const info = idTokenInfo(c.auth(), p.idToken);
+      log.info({ id_token_type: p.idToken.type, status: info.status, group: info.groupIdToken !== undefined }, 'Authorize answered');
+      return { idTokenInfo: info };
     },
     { store: false },
   );

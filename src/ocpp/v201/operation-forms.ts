@@ -8,6 +8,7 @@
 import type { OperatorAction } from '../charger-operations.js';
 import type { Ocpp201TransactionStore } from '../../store/ocpp201-transactions.js';
 import type { DeviceModelStore } from '../../store/ocpp201-device-model.js';
+import type { ChargerConfig } from '../../config/types.js';
 
 /** What a form may look up: the station, its transactions' ids (integer, ours <-> string, the station's), its device model as last reported. */
 export interface FormContext {
@@ -19,6 +20,8 @@ export interface FormContext {
    */
   readonly only201?: Readonly<Record<string, unknown>>;
   readonly deviceModel?: Pick<DeviceModelStore, 'actualValue' | 'mutability'>;
+  /** The station's configured id tags as in force (SIGHUP): the type its idTokens are sent with, and their groups. */
+  readonly charger?: Pick<ChargerConfig, 'auth' | 'id_token_type'>;
 }
 
 /** The 2.0.1 call to send, or why this request has no 2.0.1 equivalent. */

@@ -24,7 +24,7 @@
 import { createRPCError } from '../rpc.js';
 import { chargerSessionId } from '../charger-session-id.js';
 import { ENERGY_REGISTER, registerAtInstant } from '../register-readings.js';
-import { authorizeIdToken, type IdToken201 } from './authorization.js';
+import { idTokenInfo, type IdToken201 } from './authorization.js';
 import { boundedId, registeredOnly, type Connection201 } from './connection.js';
 import { registerWh, sampledValueRows201, signedValueRows201, type MeterValue201 } from './meter-values.js';
 
@@ -58,8 +58,10 @@ export function registerTransactions(c: Connection201): void {
       // Signed values (OCMF, ...) kept with the transaction as 1.6's are, for its cdr (signed-meter/).
       const signed = signedValueRows201(p.meterValue ?? []);
       const chargerTxId = p.transactionInfo.transactionId;
-      const idTokenStatus = p.idToken ? authorizeIdToken(c.auth(), p.idToken) : null;
-      const answer = idTokenStatus === null ? {} : { idTokenInfo: { status: idTokenStatus } };
+      // The token's status, with its group when it has one (C09), as Authorize answers it.
+      const info = p.idToken ? idTokenInfo(c.auth(), p.idToken) : null;
+      const idTokenStatus = info === null ? null : info.status;
+      const answer = info === null ? {} : { idTokenInfo: info };
 
       let ref = transactions.get(id, chargerTxId);
       let repeatedStart = false;

@@ -1,5 +1,5 @@
 // RemoteStartTransaction as OCPP 2.0.1 RequestStartTransaction (F01/F02): the id tag as an
-// idToken of the configured type (authorization.ts), the connector as the EVSE (evseId; left
+// idToken of the charger's id_token_type with its configured group (authorization.ts), the connector as the EVSE (evseId; left
 // out: the station chooses), and a remoteStartId of the gateway's that the station sends back
 // in the TransactionEvent its start causes (F02.FR.01). The answer keeps 1.6's status, with
 // the remoteStartId beside it and, when the station had a transaction already (a cable plugged
@@ -9,7 +9,7 @@
 // 1.6 TxProfile the route builds goes as 2.0.1's chargingProfile (charging-profiles.ts), a
 // TxProfile without transactionId (F01.FR.12: the station binds it to the transaction it starts).
 import type { SetChargingProfileRequest } from '../../charging-profile.js';
-import { configuredIdToken } from '../authorization.js';
+import { configuredGroup, stationIdToken } from '../authorization.js';
 import { chargingProfile201 } from '../charging-profiles.js';
 import { registerOperationForm201 } from '../operation-forms.js';
 
@@ -23,12 +23,13 @@ export function nextRemoteStartId(): number {
 }
 
 registerOperationForm201('RemoteStartTransaction', {
-  toCall: (request) => {
+  toCall: (request, ctx) => {
     const profile = request.chargingProfile as SetChargingProfileRequest['csChargingProfiles'] | undefined;
     return {
       action: 'RequestStartTransaction',
       request: {
-        idToken: configuredIdToken(String(request.idTag)),
+        idToken: stationIdToken(String(request.idTag), ctx.charger),
+        ...configuredGroup(String(request.idTag), ctx.charger),
         remoteStartId: nextRemoteStartId(),
         ...(request.connectorId === undefined ? {} : { evseId: request.connectorId }),
         ...(profile === undefined ? {} : { chargingProfile: chargingProfile201(profile, 'TxProfile') }),
