@@ -1644,6 +1644,43 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await cp16.call('Authorize', { idTag: VALID })).toEqual({ idTagInfo: { status: 'Accepted' } });
     });
 
+    it('the CLI\'s 2.0.1 commands against the running daemon: get-charging-profiles (TC_K_29_CSMS criteria) and charging-profiles show what the station reported; device-model shows a report asked for; a usage error and a 1.6 charger exit 1 with the reason', { timeout: 30_000 }, async () => {
+      const cli = (...args: string[]) => runCli(['charger', ...args, '--url', `http://127.0.0.1:${httpPort}`], { MG_TOKEN: cpoToken });
+      cs.answer('GetChargingProfiles', () => ({ status: 'Accepted' }));
+      cs.answer('GetBaseReport', () => ({ status: 'Accepted' }));
+      const before = cs.received.length;
+      const [asked, report] = await Promise.all([cli('get-charging-profiles', CS, '--evse', '0', '--purpose', 'ChargePointMaxProfile'), op('device-model/report', { report_base: 'ConfigurationInventory' })]);
+      expect(asked.code, asked.stderr).toBe(0);
+      const ask = JSON.parse(asked.stdout) as { request: { requestId: number }; answer: unknown; reports: string };
+      const requestId = ask.request.requestId;
+      expect(ask).toMatchObject({ action: 'GetChargingProfiles', request: { requestId, evseId: 0, chargingProfile: { chargingProfilePurpose: 'ChargingStationMaxProfile' } }, answer: { status: 'Accepted' } });
+      expect(cs.received.slice(before).filter((c) => c.action === 'GetChargingProfiles')).toEqual([{ action: 'GetChargingProfiles', params: { requestId, evseId: 0, chargingProfile: { chargingProfilePurpose: 'ChargingStationMaxProfile' } } }]);
+      expect(report.status).toBe(200);
+      const reportId = report.body.answer.requestId as number;
+      const profile = { id: 7, stackLevel: 0, chargingProfilePurpose: 'ChargingStationMaxProfile', chargingProfileKind: 'Absolute', chargingSchedule: [{ id: 7, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 24 }] }] };
+      expect(await cs.call('ReportChargingProfiles', { requestId, chargingLimitSource: 'CSO', evseId: 0, chargingProfile: [profile] })).toEqual({});
+      const heartbeat = { component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' }, variableAttribute: [{ type: 'Actual', value: '240', mutability: 'ReadWrite' }], variableCharacteristics: { dataType: 'integer', supportsMonitoring: false } };
+      expect(await cs.call('NotifyReport', { requestId: reportId, generatedAt: now(), seqNo: 0, reportData: [heartbeat] })).toEqual({});
+      const [profiles, model, usage, on16] = await Promise.all([
+        cli('charging-profiles', CS, '--request', String(requestId)),
+        cli('device-model', CS),
+        cli('get-charging-profiles', CS, '--evse', '1'),
+        cli('device-model', CP16),
+      ]);
+      expect(profiles.code, profiles.stderr).toBe(0);
+      expect(JSON.parse(profiles.stdout)).toEqual({ charge_point_id: CS, request_id: requestId, reports: [{ evse_id: 0, charging_limit_source: 'CSO', received_at: expect.any(String), charging_profiles: [profile] }] });
+      expect(model.code, model.stderr).toBe(0);
+      const shown = JSON.parse(model.stdout) as { reports: Array<{ request_id: number; complete: boolean }>; variables: Array<{ component: { name: string }; variable: { name: string }; attributes: Array<{ value: string }> }> };
+      expect(shown.reports[0]).toMatchObject({ request_id: reportId, complete: true });
+      expect(shown.variables.find((v) => v.component.name === 'OCPPCommCtrlr' && v.variable.name === 'HeartbeatInterval')!.attributes[0]!.value).toBe('240');
+      // No criterion: refused by the CLI before anything is sent (K09.FR.03); a 1.6 charger has no device model (409).
+      expect(usage.code).not.toBe(0);
+      expect(usage.stderr).toMatch(/give --id, --purpose, --stack-level or --source/);
+      expect(on16.code).toBe(1);
+      expect(on16.stderr).toMatch(/\(409\)/);
+      expect(cs.received.slice(before).filter((c) => c.action === 'GetChargingProfiles')).toHaveLength(1);
+    });
+
     it('NEG an answer outside the 2.0.1 schema: 502 naming OCPP 2.0.1 and the call sent (a form\'s 2.0.1 call), not taken for the station\'s CallError', { timeout: 30_000 }, async () => {
       cs.answer('ClearCache', () => ({ status: 'Maybe' }));
       cs.answer('GetVariables', () => ({ getVariableResult: [{ attributeStatus: 'Perhaps', component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } }] }));
