@@ -12,6 +12,7 @@ import type { LocalListStore } from '../store/ocpp-local-lists.js';
 import type { StoreWriteQueue } from '../store/write-queue.js';
 import type { ChargerOperationsPort, OperationOptions, OperationOutcome } from './charger-operations.js';
 import { localListUpdate, type LocalListUpdateType, type SendLocalListRequest } from './local-auth-list.js';
+import { parentIdTagOf } from './id-tags.js';
 
 type Requester = NonNullable<OperationOptions['by']>;
 
@@ -52,12 +53,13 @@ export class LocalListSync {
     const auth = this.ops.charger(chargePointId)?.auth;
     if (auth === undefined || auth === 'accept_all') return { kind: 'no-list' };
     const held = this.lists.get(chargePointId);
-    let update = localListUpdate(auth.id_tags, held, asked);
+    const parentOf = (idTag: string) => parentIdTagOf(auth, idTag);
+    let update = localListUpdate(auth.id_tags, held, asked, parentOf);
     if (!update) return { kind: 'in-step', listVersion: held!.listVersion };
     let outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request }, { by });
     if (outcome.kind === 'answered' && outcome.answer.status === 'VersionMismatch' && update.request.updateType === 'Differential') {
       this.logger.info({ charge_point_id: chargePointId, list_version: update.request.listVersion }, 'local authorization list: differential update refused for its version; sending the full list');
-      update = localListUpdate(auth.id_tags, held, 'Full')!;
+      update = localListUpdate(auth.id_tags, held, 'Full', parentOf)!;
       outcome = await this.ops.call(chargePointId, 'SendLocalList', { ...update.request }, { by });
     }
     if (outcome.kind === 'answered' && outcome.answer.status === 'Accepted') {

@@ -1602,6 +1602,7 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
 
       // Two cards of one household (one written in another case than the list), typed ISO15693.
       const before = cs.received.length;
+      const cp16Before = cp16.received.length;
       const grouped = csAuth(original, `    auth: { id_tags: [${VALID}, ${SECOND}], parent_id_tags: { ${VALID.toLowerCase()}: OCTT-GROUP, ${SECOND}: OCTT-GROUP } }\n    id_token_type: ISO15693\n`);
       // The 1.6 charger's tag in the same group: its idTagInfo carries parentIdTag (1.6's word for it).
       writeFileSync(configPath, csAuth(grouped, `    auth: { id_tags: [${VALID}], parent_id_tags: { ${VALID}: OCTT-GROUP } }\n`, CP16));
@@ -1617,6 +1618,9 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       expect(await cs.call('Authorize', { idToken: { idToken: SECOND, type: 'ISO15693' } })).toEqual(accepted);
       expect(await cs.call('Authorize', { idToken: { idToken: 'OCTT-NOT-LISTED', type: 'ISO15693' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
       expect(await cp16.call('Authorize', { idTag: VALID })).toEqual({ idTagInfo: { status: 'Accepted', parentIdTag: 'OCTT-GROUP' } });
+      // ... and its local list, sent again in full (a changed group is not a Differential's to carry).
+      await until(() => cp16.received.slice(cp16Before).some((c) => c.action === 'SendLocalList' && c.params.updateType === 'Full'), 'a Full list to the 1.6 charger', 30_000);
+      expect(cp16.received.slice(cp16Before).find((c) => c.action === 'SendLocalList')!.params.localAuthorizationList).toEqual([{ idTag: VALID, idTagInfo: { status: 'Accepted', parentIdTag: 'OCTT-GROUP' } }]);
       const txId = stationTxId();
       expect(await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: 0, transactionInfo: { transactionId: txId, chargingState: 'EVConnected' }, idToken: { idToken: VALID, type: 'ISO15693' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 95_000, 'Transaction.Begin')] })).toEqual(accepted);
       expect(await cs.call('Authorize', { idToken: { idToken: SECOND.toLowerCase(), type: 'ISO14443' } })).toEqual(accepted);

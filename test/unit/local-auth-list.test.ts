@@ -18,4 +18,11 @@ describe('local authorization list updates from the configured id tags', () => {
     // An empty configured list empties the charger's.
     expect(localListUpdate([], held, 'Differential')!.request.localAuthorizationList).toEqual([{ idTag: 'A2' }, { idTag: 'b1' }]);
   });
+
+  it('gives an added tag with a parent its parentIdTag; removals carry none', () => {
+    const parentOf = (t: string) => (t.toLowerCase() === 'c3' ? 'HOUSE' : null);
+    const held = { listVersion: 4, idTags: ['A2', 'b1'], updatedAtMs: 0 };
+    expect(localListUpdate(['A2', 'C3'], held, 'auto', parentOf)!.request.localAuthorizationList).toEqual([{ idTag: 'C3', idTagInfo: { status: 'Accepted', parentIdTag: 'HOUSE' } }, { idTag: 'b1' }]);
+    expect(localListUpdate(['A2', 'C3'], undefined, 'auto', parentOf)!.request.localAuthorizationList).toEqual([{ idTag: 'A2', idTagInfo: { status: 'Accepted' } }, { idTag: 'C3', idTagInfo: { status: 'Accepted', parentIdTag: 'HOUSE' } }]);
+  });
 });
