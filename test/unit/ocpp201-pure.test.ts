@@ -84,7 +84,7 @@ describe('2.0.1 signed meter values', () => {
       { timestamp: '2026-11-29T08:00:00Z', sampledValue: [{ value: 1500, context: 'Transaction.Begin', signedMeterValue }, { value: 230, measurand: 'Voltage' }] },
       { timestamp: '2026-11-29T08:05:00Z', sampledValue: [{ value: 1600 }] },
     ]);
-    expect(rows).toEqual([{ sampledAtMs: Date.parse('2026-11-29T08:00:00Z'), context: 'Transaction.Begin', measurand: 'Energy.Active.Import.Register', value: ocmf }]);
+    expect(rows).toEqual([{ sampledAtMs: Date.parse('2026-11-29T08:00:00Z'), context: 'Transaction.Begin', measurand: 'Energy.Active.Import.Register', value: ocmf, stationPublicKey: 'MFkw' }]);
   });
 });
 
