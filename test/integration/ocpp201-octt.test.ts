@@ -739,40 +739,45 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       // Two cars without a target on the 1.6 charger: each counts at its maximum (16 A), 32 A on 24: the planned EVSE's share falls to 0.
       const started = [];
       for (const connectorId of [1, 2]) started.push((await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId, idTag: VALID, meterStart: 0, timestamp: now() })).transactionId);
-      await until(() => cs.received.slice(before).some((c) => c.action === 'RequestStopTransaction'), 'the escalation reaching RequestStopTransaction', 60_000);
-      const ladder = cs.received.slice(before).map((c) => (c.action === 'SetChargingProfile' ? (c.params as { chargingProfile: Profile201 }).chargingProfile.chargingProfilePurpose : c.action));
-      const first = (what: string) => ladder.indexOf(what);
-      // The lowering went out and, unanswered (each waits half the deadline), was sent again (after a 1 s back-off) before the deadline passed.
-      expect(ladder.slice(0, first('TxDefaultProfile')).filter((a) => a === 'TxProfile').length).toBeGreaterThanOrEqual(2);
-      expect(first('TxDefaultProfile')).toBeGreaterThan(first('TxProfile'));
-      expect(first('ChargingStationMaxProfile')).toBeGreaterThan(first('TxDefaultProfile'));
-      expect(first('RequestStopTransaction')).toBeGreaterThan(first('ChargingStationMaxProfile'));
-      // Each lowering for the station's transaction; the last one before the ladder to 0 A (both cars: nothing left).
-      const lowerings = sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile');
-      for (const l of lowerings) expect(l.chargingProfile.transactionId).toBe(ev2!.txId);
-      expect(lowerings.some((l) => maxLimit(l.chargingProfile) === 0)).toBe(true);
-      const max = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'ChargingStationMaxProfile')!;
-      expect(max.evseId).toBe(0);
-      expect(max.chargingProfile).toMatchObject({ stackLevel: 1, chargingProfileKind: 'Absolute' });
-      expect(maxLimit(max.chargingProfile)).toBe(0);
-      expect(cs.received.slice(before).find((c) => c.action === 'RequestStopTransaction')!.params).toEqual({ transactionId: ev2!.txId });
-      const m = await metrics();
-      for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
-      expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
-      expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="remote-stop",outcome="accepted"\} [1-9]/);
-      // Rejected over 2.0.1 is a refusal, as over 1.6.
-      for (const means of ['tx-default-profile', 'charge-point-max-profile']) expect(m).toMatch(new RegExp(`metergate_fuse_attempt_answers_total\\{means="${means}",outcome="refused"\\} [1-9]`));
-      // Shown as a 1.6 connector's: the EVSE under the fuse controller with its last escalation and why, held at 0 by the accepted stop.
-      const fuseOf2 = async () => ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { fuse: Array<Record<string, unknown>> }).fuse.find((f) => f.charge_point_id === CS && f.connector_id === 2);
-      await until(async () => ((await fuseOf2())?.last_escalation as { means?: string } | null | undefined)?.means === 'remote-stop', 'the EVSE on the status page with its escalation', 10_000);
-      expect(await fuseOf2()).toMatchObject({ in_force_a: 0, last_escalation: { means: 'remote-stop', why: expect.any(String) } });
-      stopMayEnd = true;
-      // It took the stop and stopped: its transaction is over, and the profiles the gateway set for it are cleared by id, no criteria.
-      await until(async () => (await openTransactionId(CS, 2)) === 0, 'the station\'s Ended after the stop');
-      const clears = () => cs.received.slice(before).filter((c) => c.action === 'ClearChargingProfile').map((c) => JSON.stringify(c.params));
-      await until(() => clears().includes('{"chargingProfileId":22}') && clears().includes('{"chargingProfileId":21}'), 'the clears of the ended plan (its TxProfile and TxDefaultProfile ids)', 30_000);
-      mode = 'accept';
-      for (const transactionId of started) await cp16.call('StopTransaction', { transactionId, meterStop: 10, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
+      // The later cases need the station answering again and the two cars gone, whatever happens here.
+      try {
+        await until(() => cs.received.slice(before).some((c) => c.action === 'RequestStopTransaction'), 'the escalation reaching RequestStopTransaction', 60_000);
+        const ladder = cs.received.slice(before).map((c) => (c.action === 'SetChargingProfile' ? (c.params as { chargingProfile: Profile201 }).chargingProfile.chargingProfilePurpose : c.action));
+        const first = (what: string) => ladder.indexOf(what);
+        // The lowering went out and, unanswered (each waits half the deadline), was sent again (after a 1 s back-off) before the deadline passed.
+        expect(ladder.slice(0, first('TxDefaultProfile')).filter((a) => a === 'TxProfile').length).toBeGreaterThanOrEqual(2);
+        expect(first('TxDefaultProfile')).toBeGreaterThan(first('TxProfile'));
+        expect(first('ChargingStationMaxProfile')).toBeGreaterThan(first('TxDefaultProfile'));
+        expect(first('RequestStopTransaction')).toBeGreaterThan(first('ChargingStationMaxProfile'));
+        // Each lowering for the station's transaction; the last one before the ladder to 0 A (both cars: nothing left).
+        const lowerings = sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile');
+        for (const l of lowerings) expect(l.chargingProfile.transactionId).toBe(ev2!.txId);
+        expect(lowerings.some((l) => maxLimit(l.chargingProfile) === 0)).toBe(true);
+        const max = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'ChargingStationMaxProfile')!;
+        expect(max.evseId).toBe(0);
+        expect(max.chargingProfile).toMatchObject({ stackLevel: 1, chargingProfileKind: 'Absolute' });
+        expect(maxLimit(max.chargingProfile)).toBe(0);
+        expect(cs.received.slice(before).find((c) => c.action === 'RequestStopTransaction')!.params).toEqual({ transactionId: ev2!.txId });
+        const m = await metrics();
+        for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
+        expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="profile",outcome="unanswered"\} [1-9]/);
+        expect(m).toMatch(/metergate_fuse_attempt_answers_total\{means="remote-stop",outcome="accepted"\} [1-9]/);
+        // Rejected over 2.0.1 is a refusal, as over 1.6.
+        for (const means of ['tx-default-profile', 'charge-point-max-profile']) expect(m).toMatch(new RegExp(`metergate_fuse_attempt_answers_total\\{means="${means}",outcome="refused"\\} [1-9]`));
+        // Shown as a 1.6 connector's: the EVSE under the fuse controller with its last escalation and why, held at 0 by the accepted stop.
+        const fuseOf2 = async () => ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { fuse: Array<Record<string, unknown>> }).fuse.find((f) => f.charge_point_id === CS && f.connector_id === 2);
+        await until(async () => ((await fuseOf2())?.last_escalation as { means?: string } | null | undefined)?.means === 'remote-stop', 'the EVSE on the status page with its escalation');
+        expect(await fuseOf2()).toMatchObject({ in_force_a: 0, last_escalation: { means: 'remote-stop', why: expect.any(String) } });
+        stopMayEnd = true;
+        // It took the stop and stopped: its transaction is over, and the profiles the gateway set for it are cleared by id, no criteria.
+        await until(async () => (await openTransactionId(CS, 2)) === 0, 'the station\'s Ended after the stop');
+        const clears = () => cs.received.slice(before).filter((c) => c.action === 'ClearChargingProfile').map((c) => JSON.stringify(c.params));
+        await until(() => clears().includes('{"chargingProfileId":22}') && clears().includes('{"chargingProfileId":21}'), 'the clears of the ended plan (its TxProfile and TxDefaultProfile ids)', 30_000);
+      } finally {
+        mode = 'accept';
+        stopMayEnd = true;
+        for (const transactionId of started) await cp16.call('StopTransaction', { transactionId, meterStop: 10, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
+      }
     });
 
     it('TC_K_06_CSMS / TC_K_08_CSMS Clear Charging Profile - with stackLevel/purpose, none held: the operator\'s clear goes as 2.0.1 chargingProfileCriteria; the station\'s Unknown returned', { timeout: 30_000 }, async () => {
