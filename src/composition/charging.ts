@@ -33,7 +33,7 @@ export function buildCharging(ctx: AppContext, opts: { readonly siteMeter: boole
   const centralSystem = config.chargers.length > 0 ? new LazyModule('ocpp', async () => new (await import('../ocpp/central-system.js')).CentralSystem(ctx, await services())) : null;
   // Follows each charging session against its plan and plans the rest again when it falls behind.
   const planFollower = centralSystem ? new LazyModule('plan-follower', async () => new (await import('../ocpp/plan-follower.js')).PlanFollower(ctx, await services())) : null;
-  // One controller per connector that holds a plan, keeping site.limit_a whatever the chargers
+  // One controller per connector that holds a plan or charges with none (charge-now), keeping site.limit_a whatever the chargers
   // answer; after the central system, whose calls it makes and whose answers it hears.
   const fuse =
     centralSystem && (opts.siteMeter || config.site.limit_a !== undefined || config.grid_control !== undefined)
@@ -41,7 +41,7 @@ export function buildCharging(ctx: AppContext, opts: { readonly siteMeter: boole
           const cs = centralSystem.instance!;
           const { FuseController } = await import('../ocpp/fuse-controller.js');
           let sender: LimitSender | null = null;
-          const controller = new FuseController(ctx, await services(), { sendLimit: (r) => sender!.sendLimit(r), clearEscalationProfile: (id, c) => sender!.clearEscalationProfile(id, c) }, (id) => cs.isConnected(id), ctx.metrics);
+          const controller = new FuseController(ctx, await services(), { sendPlan: (r) => sender!.sendPlan(r), sendLimit: (r) => sender!.sendLimit(r), clearEscalationProfile: (id, c) => sender!.clearEscalationProfile(id, c) }, (id) => cs.isConnected(id), ctx.metrics);
           sender = cs.controlLimits(controller);
           return controller;
         })

@@ -29,6 +29,7 @@ import { attemptAnswered, attemptSent, decideControl, forgotten, countedA as con
 import { siteGuardRuleFrom, siteResumeDecision, type SiteGuardRule } from '../planning/site-guard.js';
 import type { ChargingServices } from '../planning/charging-services.js';
 import type { ConnectorCounting, TargetPlanner, TargetPlan } from '../planning/target-plan.js';
+import { isChargeNow } from '../planning/charge-now.js';
 import type { ChargingStrategyStore } from '../store/charging-strategies.js';
 import type { FollowStateStore } from '../store/charging-follow-state.js';
 import type { ChargingProfileStore } from '../store/charging-profiles.js';
@@ -66,6 +67,10 @@ interface Controlled {
   /** Set Inoperative by an escalation: it stays so until an operator makes it Operative (docs/chargers.md). */
   inoperative: boolean;
   lastEscalation: { means: LimitMeans; atMs: number; why: string } | null;
+  /** Controlled with a charge-now plan (no target in force, planning/charge-now.ts). */
+  chargeNow: boolean;
+  /** Whether any limit of ours was sent in this transaction (a charge-now connector without one holds the charger's own maximum). */
+  limitedInTransaction: boolean;
 }
 
 const keyOf = (chargePointId: string, connectorId: number) => `${chargePointId}\u0000${connectorId}`;
@@ -214,7 +219,8 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     const c = this.entry(e.chargePointId, e.connectorId, e.transactionId);
     if (!c) return;
     const limitA = e.request === null ? 0 : restMaxCurrentA(e.request, { phases: c.phases, voltageV: c.voltageV }, e.atMs);
-    c.state = attemptSent(c.state, { limitA, means: e.means, atMs: e.atMs });
+    c.state = attemptSent(c.state, { limitA, means: e.means, atMs: e.atMs, firstOfChargeNow: c.chargeNow && !c.limitedInTransaction });
+    c.limitedInTransaction = true;
     c.sending = e.request;
     c.handedOffAtMs = null;
   }
@@ -288,6 +294,8 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     for (const c of this.controlled.values()) {
       // Nothing can be sent to a charger that is away: its next connection starts a cycle (a transaction, a plan).
       if (c.transactionId === null || !this.connected(c.chargePointId)) continue;
+      // A car with no target never limited holds its own maximum within its share: nothing to settle.
+      if (c.chargeNow && !c.limitedInTransaction && c.health === 'settled') continue;
       if (c.health !== 'settled' || !c.state.inForce.known || c.state.attempt?.outcome === 'in-flight') return true;
       if (c.state.inForce.means !== 'profile' && nowMs - (c.state.lastChangeMs ?? 0) >= this.rule.escalationStepMs) return true;
     }
@@ -303,6 +311,7 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     if (c && transactionId !== null && c.transactionId !== transactionId) {
       c.transactionId = transactionId;
       c.state = { ...initialControl('not-confirmed'), lastChangeMs: c.state.lastChangeMs };
+      c.limitedInTransaction = false;
       c.confirmed = null;
       c.sending = null;
       c.handedOffAtMs = null;
@@ -325,6 +334,8 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
         maxProfileSet: false,
         inoperative: false,
         lastEscalation: null,
+        chargeNow: false,
+        limitedInTransaction: false,
       };
       this.controlled.set(key, c);
     }
@@ -354,6 +365,13 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
       } catch (err) {
         this.ctx.logger.error({ err, charge_point_id: target.chargePointId, connector_id: target.connectorId }, 'site load check failed');
       }
+    }
+    // Cars charging with no target: controlled with a charge-now plan (planning/charge-now.ts). Never
+    // skipped as `except`: nothing else sends them anything when their transaction starts.
+    try {
+      for (const { target, transactionId } of this.planner.chargeNowTargets(nowMs, targets)) this.control(target, transactionId, nowMs);
+    } catch (err) {
+      this.ctx.logger.error({ err }, 'site load check of cars without a target failed');
     }
     // Controllers of connectors whose transaction ended (and that nothing holds Inoperative) are done.
     for (const [key, c] of this.controlled) {
@@ -390,12 +408,13 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     let state = c.state;
     if (state.inForce.known && c.confirmed) state = { ...state, inForce: { ...state.inForce, limitA: restMaxCurrentA(c.confirmed.request, c.confirmed.charger, nowMs) } };
     const plan = this.planner.plan(target, nowMs);
+    c.chargeNow = isChargeNow(target);
     // Without a site limit there is no share to keep: only an unconfirmed plan is sent again.
     const shareA = plan.site?.share.shareA ?? c.maxA;
     const connected = this.connected(chargePointId);
     const handedOff = c.handedOffAtMs !== null && nowMs - c.handedOffAtMs < HANDOFF_MS;
     const decision = decideControl(
-      { state, shareA, freshPlanA: planMaxCurrentA(plan, nowMs), maxA: c.maxA, connected, applicable: (m) => this.applicable(m, chargePointId, connectorId), nowMs },
+      { state, shareA, freshPlanA: planMaxCurrentA(plan, nowMs), maxA: c.maxA, connected, applicable: (m) => this.applicable(m, chargePointId, connectorId), nowMs, neverLimited: c.chargeNow && !c.limitedInTransaction, chargeNow: c.chargeNow },
       rule,
     );
     const before = c.health;
@@ -408,7 +427,9 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     }
     if (decision.action.kind === 'hold' || handedOff) return;
     const { means, direction, why } = decision.action;
-    const sentPlan = this.planner.plan(target, nowMs, { siteMarginA: this.siteRule.raiseHysteresisA / 2 });
+    // A car with no target whose share is its maximum goes back to that maximum: no margin under it (it cannot flap, connector-control.ts).
+    const backToMax = c.chargeNow && planMaxCurrentA(plan, nowMs) >= c.maxA - 1e-9;
+    const sentPlan = backToMax ? plan : this.planner.plan(target, nowMs, { siteMarginA: this.siteRule.raiseHysteresisA / 2 });
     const limitA = means === 'remote-stop' || means === 'inoperative' ? 0 : planMaxCurrentA(sentPlan, nowMs);
     const fields = {
       charge_point_id: chargePointId,
@@ -433,6 +454,11 @@ export class FuseController implements Module, ConnectorCounting, LimitObserver 
     if (means === 'profile') {
       this.ctx.logger.info(fields, direction === 'lower' ? 'site load rose: charging current lowered' : direction === 'raise' ? 'site load fell: charging current raised again' : 'charging limit not confirmed: the plan sent again');
       c.handedOffAtMs = nowMs;
+      // A car with no target has no stored target for the dispatcher to plan from: its plan goes as it is.
+      if (c.chargeNow) {
+        void this.sender.sendPlan({ chargePointId, connectorId, plan: sentPlan, target, plannedAtMs: nowMs });
+        return;
+      }
       // The dispatcher sends it by the connector's strategy ladder and reports the call and its answer here.
       this.ctx.events.emit('plan.updated', { chargePointId, connectorId, marketArea: target.marketArea, reason: 'site-load', plannedAtMs: nowMs, plan: sentPlan });
       return;

@@ -19,7 +19,18 @@ export interface LimitRequest {
   readonly transactionId: number | null;
 }
 
+/** A charge-now plan (planning/charge-now.ts) for a connector with no target: it has no stored target for the dispatcher to plan from. */
+export interface PlanRequest {
+  readonly chargePointId: string;
+  readonly connectorId: number;
+  readonly plan: TargetPlan;
+  readonly target: ChargingTarget;
+  readonly plannedAtMs: number;
+}
+
 export interface LimitSender {
+  /** Sends a plan by the connector's strategy ladder, as a stored target's plan goes; never rejects (the observer hears the calls). */
+  sendPlan(r: PlanRequest): Promise<void>;
   /** Sends an escalation means for the connector; never rejects (the observer hears the call and its answer). */
   sendLimit(r: LimitRequest): Promise<void>;
   /** Clears the ChargePointMaxProfile an escalation set once the connector's own profile holds again. */

@@ -28,7 +28,7 @@ import { chargingNow, chargingProfileIdOf, chargingProfileRequest, chargingRateU
 import { chooseStrategy, isRefusal, refusesAllProfiles, STRATEGIES, withCarScheduleTuples, type ChargerCapabilities, type ChargingStrategy, type Refusal, type StrategyName } from './charging-strategy.js';
 import { requestClears, sendPendingClears } from './profile-clears.js';
 import { chargerRefusalsInForce, refusalRetryMs } from './refusals-in-force.js';
-import type { LimitObserver, LimitRequest, LimitSender } from './limit-attempts.js';
+import type { LimitObserver, LimitRequest, LimitSender, PlanRequest } from './limit-attempts.js';
 import type { LimitMeans } from '../planning/connector-control.js';
 
 /** How often the boundaries of the plans followed piece by piece are checked (against the gateway clock). */
@@ -437,6 +437,17 @@ export class ProfileDispatcher implements LimitSender {
       logger.warn({ charge_point_id: r.chargePointId, connector_id: r.connectorId, means: r.means, action, status }, 'escalation call answered');
     } catch (err) {
       logger.error({ err, charge_point_id: r.chargePointId, connector_id: r.connectorId, means: r.means }, 'escalation not sent');
+    }
+  }
+
+  /** A charge-now plan of a connector with no target (the fuse controller's): by the strategy ladder, as a site-load plan. */
+  async sendPlan(r: PlanRequest): Promise<void> {
+    const client = this.clientOf(r.chargePointId);
+    if (!client) return;
+    try {
+      await this.sendProfile(client, r.connectorId, r.plan, r.plannedAtMs, r.target, true);
+    } catch (err) {
+      this.ctx.logger.error({ err, charge_point_id: r.chargePointId, connector_id: r.connectorId }, 'charge-now profile not sent');
     }
   }
 

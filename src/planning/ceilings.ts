@@ -17,6 +17,8 @@ import type { ChargerLimits } from './limits.js';
 export interface ConnectorCeiling extends ChargerLimits {
   /** The config path of the connector's entry, e.g. chargers[0].connectors[1]. */
   readonly setting: string;
+  /** Whether the connector has a default_target: a transaction there gets a plan of its own, never a charge-now one (charge-now.ts). */
+  readonly hasDefaultTarget?: boolean;
 }
 
 export interface Ceilings {
@@ -65,6 +67,7 @@ export function configuredCeilings(config: { readonly chargers: readonly Pick<Ch
         phases: c.phases,
         voltageV: c.voltage_v,
         setting: `chargers[${i}].connectors[${j}]`,
+        hasDefaultTarget: c.default_target !== undefined,
       });
     }),
   );

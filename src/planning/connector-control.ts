@@ -19,6 +19,12 @@
 //   unknown moment) the others count it at its maximum, so they absorb it where they can.
 // - Raising is not urgent: only by at least the hysteresis and no sooner than the raise
 //   interval after the last change (site-guard.ts), and only from a confirmed limit.
+// - A car with no target (a charge-now plan, charge-now.ts) whose transaction never got a
+//   limit of ours holds the charger's own maximum: nothing is sent to it while its share is at
+//   or above that maximum (chargers that never needed a profile get none); once the share
+//   falls below it, it is lowered as any other, and raised by the same rule; once its share
+//   reaches its maximum again it is raised back to that maximum (after the raise interval,
+//   even by less than the hysteresis).
 import type { SiteGuardRule } from './site-guard.js';
 
 /** How a limit is put in force, the first the normal one (the strategy ladder), then the escalation ladder. */
@@ -89,8 +95,8 @@ const NOISE_A = 1e-9;
  * unknown and counted at its maximum for a moment, which would otherwise hold every car low
  * for the whole interval).
  */
-export function attemptSent(s: ConnectorControl, a: { readonly limitA: number; readonly means: LimitMeans; readonly atMs: number }): ConnectorControl {
-  return { ...s, attempt: { limitA: a.limitA, means: a.means, sentAtMs: a.atMs, outcome: 'in-flight', answeredAtMs: null, answer: null }, lastChangeMs: s.inForce.known ? a.atMs : s.lastChangeMs };
+export function attemptSent(s: ConnectorControl, a: { readonly limitA: number; readonly means: LimitMeans; readonly atMs: number; /** The first limit sent to a car with no target (it held the charger's own maximum): a change of the site's load. */ readonly firstOfChargeNow?: boolean }): ConnectorControl {
+  return { ...s, attempt: { limitA: a.limitA, means: a.means, sentAtMs: a.atMs, outcome: 'in-flight', answeredAtMs: null, answer: null }, lastChangeMs: s.inForce.known || a.firstOfChargeNow ? a.atMs : s.lastChangeMs };
 }
 
 /**
@@ -147,6 +153,18 @@ export interface ControlInput {
   /** Which escalation means apply to this connector now (e.g. RemoteStopTransaction needs a transaction). */
   readonly applicable: (means: LimitMeans) => boolean;
   readonly nowMs: number;
+  /**
+   * A charge-now connector (no target) whose transaction never got a limit of ours: it holds
+   * the charger's own maximum, so an unknown limit is that maximum, and nothing is sent while
+   * the share leaves it that much.
+   */
+  readonly neverLimited?: boolean;
+  /**
+   * A charge-now connector (no target): once the site leaves it its maximum again it is raised
+   * back to that maximum even by less than the hysteresis (the share reaches the maximum only
+   * where the site has that much room, so this cannot flap).
+   */
+  readonly chargeNow?: boolean;
 }
 
 export type ControlAction =
@@ -170,6 +188,9 @@ const backoffMs = (failures: number, rule: ControlRule) => Math.min(rule.retryMa
 
 export function decideControl(input: ControlInput, rule: ControlRule): ControlDecision {
   const { nowMs } = input;
+  if (input.neverLimited && !input.state.inForce.known && input.shareA + NOISE_A >= input.maxA) {
+    return { state: { ...input.state, lowerDemandedAtMs: null, escalation: 0, escalatedAtMs: null }, action: { kind: 'hold', why: `no target: charging at its maximum ${input.maxA} A within its share ${input.shareA} A, nothing sent` }, health: 'settled' };
+  }
   const inForce = inForceA(input.state, input.maxA);
   // Any excess is lowered, however small: a tolerance per connector adds up over the site
   // (ten connectors 0.05 A over each are 0.5 A over the fuse, for good). The limit sent is
@@ -223,7 +244,8 @@ export function decideControl(input: ControlInput, rule: ControlRule): ControlDe
     return { state, action: { kind: 'send', means: 'profile', direction: 'confirm', why: `limit in force unknown (${state.inForce.why})` }, health };
   }
   const since = state.lastChangeMs === null ? Infinity : nowMs - state.lastChangeMs;
-  if (input.freshPlanA >= inForce + Math.max(ROUNDING_A, rule.guard.raiseHysteresisA) && since >= rule.guard.raiseIntervalMs) {
+  const backToMax = input.chargeNow === true && input.freshPlanA >= input.maxA - NOISE_A && inForce < input.maxA - ROUNDING_A;
+  if ((backToMax || input.freshPlanA >= inForce + Math.max(ROUNDING_A, rule.guard.raiseHysteresisA)) && since >= rule.guard.raiseIntervalMs) {
     return { state, action: { kind: 'send', means: 'profile', direction: 'raise', why: `the site leaves ${input.freshPlanA} A, ${inForce} A in force` }, health };
   }
   // Confirmed by an escalation means only: the normal profile is tried again once per step, so the escalation can end.

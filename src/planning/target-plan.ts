@@ -27,6 +27,7 @@ import { capacityLimit, type CapacityLimit } from './capacity-limit.js';
 import { newPeakCost } from './capacity.js';
 import { dimmedChargerCurrentA } from './dimmed-limit.js';
 import type { ExternalLimits } from './external-limit.js';
+import { chargeNowPeriod, chargeNowTarget, isChargeNow, type ChargeNowTarget } from './charge-now.js';
 
 /** From an hour back: the period under way started before now. */
 const LOOKBACK_MS = 3_600_000;
@@ -205,11 +206,13 @@ export class TargetPlanner {
     const bounded = this.bounded(target);
     if (!bounded) throw new ConnectorNotConfigured(target.chargePointId, target.connectorId, this.site.ceilings.chargePointConfigured(target.chargePointId));
     const fromMs = nowMs - LOOKBACK_MS;
-    const forecast = this.forecastEnabled ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
+    // A car with no target (charge-now.ts): its maximum from now on within its share, not a price plan.
+    const chargeNow = isChargeNow(target);
+    const forecast = this.forecastEnabled && !chargeNow ? this.forecasts.periods(target.marketArea, fromMs, target.departureMs) : [];
     const observed = this.observedDraw(target);
     const limits = this.externallyLimited(target, this.effectiveLimits(bounded.limits, observed), nowMs);
-    const deliveredWh = this.deliveredWh(target);
-    const periods = this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast);
+    const deliveredWh = chargeNow ? 0 : this.deliveredWh(target);
+    const periods = chargeNow ? [chargeNowPeriod(target, nowMs)] : this.periodsOf(target.marketArea, fromMs, target.departureMs, forecast);
     const planUnder = (raiseKw: number) => {
       const site = this.siteOf(bounded, nowMs, opts.shareAskA, raiseKw);
       const plan = planCharging({
@@ -224,7 +227,8 @@ export class TargetPlanner {
       return { plan, site };
     };
     const under = planUnder(0);
-    const { plan, site, capacity } = this.withCapacity(under, planUnder);
+    // A charge-now plan never meets its (unbounded) energy: no new peak is ever set for it.
+    const { plan, site, capacity } = this.withCapacity(under, chargeNow ? () => under : planUnder, chargeNow);
     return { ...plan, limits: bounded.limits, clamps: bounded.clamps, site, observed, deliveredWh, capacity };
   }
 
@@ -239,6 +243,7 @@ export class TargetPlanner {
   private withCapacity(
     under: { plan: Plan; site: TargetPlan['site'] },
     planUnder: (raiseKw: number) => { plan: Plan; site: TargetPlan['site'] },
+    noRaise = false,
   ): { plan: Plan; site: TargetPlan['site']; capacity: PlanCapacity | null } {
     const limit = under.site?.capacity;
     const settings = this.site.capacity?.settings;
@@ -249,7 +254,7 @@ export class TargetPlanner {
       site,
       capacity: { limit: site?.capacity ?? limit, binding, newPeak, totalCostExpected: plan.planned.cost.expected + (newPeak?.applied ? newPeak.cost : 0) },
     });
-    if (under.plan.meetsTarget || !binding || limit.state === 'stale') return view(under.plan, under.site, null);
+    if (noRaise || under.plan.meetsTarget || !binding || limit.state === 'stale') return view(under.plan, under.site, null);
     // The most the fuse allows: the raise at which the cap stops binding.
     const fuseKw = (this.fuseHeadroomA(under.site) * under.site.limitPhases * under.site.voltageV) / 1000;
     const maxRaiseKw = Math.max(0, fuseKw - limit.allowedKw);
@@ -462,7 +467,36 @@ export class TargetPlanner {
       openTransactionIds.set(key, transactionId);
       others.push(b);
     }
+    // Every car charging with no target shares the site as a planned one does (charge-now.ts).
+    for (const { target: t, transactionId } of this.chargeNowTargets(nowMs, upcoming)) {
+      const key = keyOf(t);
+      if (key === keyOf(bounded.target)) continue;
+      const b = this.bounded(t);
+      if (!b) continue;
+      openTransactionIds.set(key, transactionId);
+      others.push(b);
+    }
     return { sharing: [bounded, ...others], upcoming, openTransactionIds };
+  }
+
+  /**
+   * The connectors the fuse controller controls with a charge-now plan (charge-now.ts): an
+   * open transaction and no target in force, configured, without a default_target (its
+   * transaction gets a plan of its own) and not on remote-start-stop (a car without profiles
+   * is counted at its maximum, untargetedDrawA). `upcoming`: the targets in force, where
+   * already read.
+   */
+  chargeNowTargets(nowMs: number, upcoming: readonly ChargingTarget[] = this.targets.upcoming(nowMs)): Array<{ target: ChargeNowTarget; transactionId: number }> {
+    const planned = new Set(upcoming.map(keyOf));
+    const out: Array<{ target: ChargeNowTarget; transactionId: number }> = [];
+    for (const open of this.draws.openConnectors()) {
+      if (planned.has(keyOf(open))) continue;
+      const ceiling = this.site.ceilings.connector(open.chargePointId, open.connectorId);
+      if (!ceiling || ceiling.hasDefaultTarget) continue;
+      if (this.strategies.get(open.chargePointId, open.connectorId)?.strategy === 'remote-start-stop') continue;
+      out.push({ target: chargeNowTarget(open.chargePointId, open.connectorId, ceiling, upcoming[0]?.marketArea ?? '', nowMs), transactionId: open.transactionId });
+    }
+    return out;
   }
 
   /**
@@ -477,6 +511,8 @@ export class TargetPlanner {
   private untargetedDrawA(bounded: BoundedTarget, upcoming: readonly ChargingTarget[], nowMs: number, load: SiteLoad | null): number {
     const planned = new Set(upcoming.map(keyOf));
     planned.add(keyOf(bounded.target));
+    // Cars with a charge-now plan share the site as planned ones (sharing): not counted here too.
+    for (const { target } of this.chargeNowTargets(nowMs, upcoming)) planned.add(keyOf(target));
     const maxAgeMs = this.site.meter?.settings.maxReadingAgeMs ?? 60_000;
     const inMeter = this.site.meter?.settings.includesChargers === true && load?.state === 'measured';
     let sumA = 0;

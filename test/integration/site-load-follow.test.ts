@@ -8,6 +8,9 @@
 // site.raise_interval_s; when the meter falls silent, the plans fall back to the minimum
 // current (the earlier departure charges, the other waits). Real NL prices of 2025-05-11;
 // the gateway's clock runs from 06:20Z at real speed (the poller's timers are real).
+// First, two cars charging with no target (docs/planning.md "Cars without a target"): left
+// alone while the site has room for both at their chargers' maximum, lowered fairly on a load
+// step, raised back once the load falls.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +32,9 @@ const RAISE_INTERVAL_S = 6;
 const HYSTERESIS_A = 2;
 const MAX_AGE_S = 15;
 const IDS = ['CP-EARLY', 'CP-LATE'] as const;
+/** Chargers whose cars get no target: 10 A each, so both fit beside the low load at their maximum. */
+const FREE = ['CP-FREE-1', 'CP-FREE-2'] as const;
+const FREE_MAX_A = 10;
 const DEPARTURE = { 'CP-EARLY': '2025-05-11T16:00:00Z', 'CP-LATE': '2025-05-11T18:00:00Z' } as const;
 
 const maxLimit = (p: SentProfile) => Math.max(...p.csChargingProfiles.chargingSchedule.chargingSchedulePeriod.map((x) => x.limit));
@@ -59,7 +65,10 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
       simArgs: ['--load-file', loadFile],
       // The meter measures the rest of the site (the chargers are wired after it).
       site: { limit_a: LIMIT_A, meter_includes_chargers: false, max_reading_age_s: MAX_AGE_S, raise_interval_s: RAISE_INTERVAL_S, raise_hysteresis_a: HYSTERESIS_A },
-      chargers: IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all', connectors: [{ connector_id: 1 }] })),
+      chargers: [
+        ...IDS.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' as const, connectors: [{ connector_id: 1 }] })),
+        ...FREE.map((id) => ({ id, password: PASSWORD, auth: 'accept_all' as const, connectors: [{ connector_id: 1, max_current_a: FREE_MAX_A, min_current_a: 6 }] })),
+      ],
       // Subscribed before the daemon wires its modules: a sample is counted before the site follower hears it.
       beforeStart: (ctx, clock) => {
         ctx.events.on('sample.taken', (s) => void samples.push(s));
@@ -69,7 +78,7 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
       },
     });
     ({ sim, httpPort, cpoToken, now } = gw);
-    for (const id of IDS) chargers.set(id, await connectSiteCharger(gw, id, PASSWORD));
+    for (const id of [...IDS, ...FREE]) chargers.set(id, await connectSiteCharger(gw, id, PASSWORD));
   }, 120_000);
 
   afterAll(async () => {
@@ -100,6 +109,56 @@ describe.skipIf(!hasSharedData)(`chargers follow the site meter's load under the
     }
     return true;
   };
+
+  it('two cars without a target: nothing sent while both fit at their maximum; on a load step both lowered fairly within the deadline; raised back when it falls', { timeout: 120_000 }, async () => {
+    await until(() => ofSite().length >= 2, 'two polls of the site meter');
+    const txOf = (id: string) => chargers.get(id)!.profiles().filter((p) => p.csChargingProfiles.chargingProfilePurpose === 'TxProfile');
+    for (const id of FREE) {
+      const c = chargers.get(id)!;
+      c.transactionId = ((await c.client.call('StartTransaction', { connectorId: 1, idTag: 'TAG', meterStart: 0, timestamp: new Date(now()).toISOString() })) as { transactionId: number }).transactionId;
+    }
+    const status = async () => ((await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as any).fuse as any[];
+    // Both under the controller, settled at their maximum (20 A beside ~4.3 A under 25 A): nothing sent, over several readings.
+    await until(async () => (await status()).filter((f) => (FREE as readonly string[]).includes(f.charge_point_id) && f.health === 'settled').length === 2, 'both cars without a target under the fuse controller');
+    const seen0 = ofSite().length;
+    await until(() => ofSite().length >= seen0 + 3, 'three more readings', 60_000);
+    for (const id of FREE) expect(chargers.get(id)!.profiles()).toEqual([]);
+
+    // The load steps up: both are lowered to their fair share, within the deadline.
+    const seen = ofSite().length;
+    setLoadW(7000);
+    await until(() => ofSite().slice(seen).some((s) => highestPhaseA(s) > 8), 'a reading that shows the new load');
+    const high = ofSite().slice(seen).find((s) => highestPhaseA(s) > 8)!;
+    const highAtMs = Date.now();
+    await until(() => FREE.every((id) => txOf(id).length >= 1), 'both cars without a target lowered', 30_000);
+    const lowered = FREE.map((id) => maxLimit(txOf(id).at(-1)!));
+    const sentAtMs = Math.max(...FREE.map((id) => chargers.get(id)!.received.find((r) => r.action === 'SetChargingProfile')!.atMs));
+    expect(sentAtMs - highAtMs).toBeLessThan(30_000); // site.lower_deadline_s (default 30)
+    const highA = highestPhaseA(high);
+    // Fair: equal shares (the same rule as planned connectors), and together within the limit.
+    expect(Math.abs(lowered[0]! - lowered[1]!)).toBeLessThanOrEqual(0.2);
+    for (const l of lowered) expect(l).toBeLessThan(FREE_MAX_A);
+    expect(highA + lowered[0]! + lowered[1]!).toBeLessThanOrEqual(LIMIT_A + 0.5);
+    // Each a TxProfile for its own transaction.
+    for (const id of FREE) expect(txOf(id).at(-1)!.csChargingProfiles.transactionId).toBe(chargers.get(id)!.transactionId);
+    await until(async () => (await status()).filter((f) => (FREE as readonly string[]).includes(f.charge_point_id) && f.health === 'settled' && f.in_force_a !== null && f.in_force_a < FREE_MAX_A).length === 2, 'both lowerings confirmed');
+
+    // The load falls well below where it was: both raised back to their maximum (not before the raise
+    // interval), once their shares less half the hysteresis (the margin every raise keeps) reach it.
+    setLoadW(1000);
+    await until(() => FREE.every((id) => maxLimit(txOf(id).at(-1)!) >= FREE_MAX_A), 'both raised back to their maximum', 60_000);
+    const raisedAtMs = Math.min(...FREE.map((id) => chargers.get(id)!.received.filter((r) => r.action === 'SetChargingProfile').at(-1)!.atMs));
+    expect(raisedAtMs - sentAtMs).toBeGreaterThanOrEqual(RAISE_INTERVAL_S * 1000);
+    // Done: the cars leave, so the planned chargers below share the site alone.
+    for (const id of FREE) {
+      const c = chargers.get(id)!;
+      await c.client.call('StopTransaction', { transactionId: c.transactionId, meterStop: 1000, timestamp: new Date(now()).toISOString(), reason: 'Local' });
+    }
+    await until(async () => (await status()).every((f) => !(FREE as readonly string[]).includes(f.charge_point_id)), 'the cars without a target no longer controlled');
+    const seenEnd = ofSite().length;
+    setLoadW(3000);
+    await until(() => ofSite().slice(seenEnd).some((s) => highestPhaseA(s) > 3.5), 'a reading at the planned chargers\' load');
+  });
 
   it('two chargers share the headroom equally and never exceed the limit together', { timeout: 120_000 }, async () => {
     await until(() => ofSite().length >= 2, 'two polls of the site meter');

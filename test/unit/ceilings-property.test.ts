@@ -197,7 +197,7 @@ function run(sc: Scenario): { violations: Violation[]; profilesBuilt: number } {
   const planner = charging.planner;
   const planFollower = new PlanFollower(ctx, charging);
   // The escalation means are the dispatcher's: this harness's chargers take every profile, so none is ever needed.
-  const siteFollower = new FuseController(ctx, charging, { sendLimit: async () => undefined, clearEscalationProfile: async () => undefined }, () => true, new Registry());
+  const siteFollower = new FuseController(ctx, charging, { sendPlan: async () => undefined, sendLimit: async () => undefined, clearEscalationProfile: async () => undefined }, () => true, new Registry());
   const replanner = new Replanner(ctx, charging);
   const registers = new Map<string, number>();
   /** The chargers' latest Current.Import per connector (what a meter that measures the chargers sees of them). */
