@@ -264,3 +264,47 @@ describe('answers (attemptAnswered)', () => {
     expect(attemptSent(confirmed, { limitA: 3, means: 'profile', atMs: 4_000 }).lastChangeMs).toBe(4_000);
   });
 });
+
+describe('a car with no target (charge-now)', () => {
+  const fresh = () => initialControl('not-confirmed');
+
+  it('never limited and its share at or above its maximum: nothing is sent, and it is settled', () => {
+    for (const shareA of [16, 20]) {
+      const d = decide(fresh(), T0, { shareA, freshPlanA: 16, neverLimited: true, chargeNow: true });
+      expect(d.action.kind).toBe('hold');
+      expect(d.health).toBe('settled');
+      expect(d.state.lowerDemandedAtMs).toBeNull();
+    }
+    // A planned connector in the same state is asked to confirm its plan.
+    expect(decide(fresh(), T0, { shareA: 16, freshPlanA: 16 }).action).toMatchObject({ kind: 'send', direction: 'confirm' });
+  });
+
+  it('never limited and its share below its maximum: lowered at once, by the same ladder as a planned one (escalated past the deadline)', () => {
+    const d = decide(fresh(), T0, { shareA: 7.5, freshPlanA: 7.5, neverLimited: true, chargeNow: true });
+    expect(d.action).toMatchObject({ kind: 'send', means: 'profile', direction: 'lower' });
+    expect(d.health).toBe('lowering');
+    // Unanswered: sent again after the back-off, then escalated past the deadline (neverLimited no longer holds once a limit went out).
+    const { sends } = drive(fresh(), T0, T0 + 45_000, () => 'silence', { shareA: 7.5, freshPlanA: 7.5, chargeNow: true });
+    expect(sends[0]).toMatchObject({ atS: 0, means: 'profile', direction: 'lower' });
+    expect(sends.filter((s) => s.means === 'profile').length).toBeGreaterThanOrEqual(2);
+    expect(sends.some((s) => s.means === 'tx-default-profile' && s.atS > 30)).toBe(true);
+  });
+
+  it('the first limit sent to it starts the raise interval (it held its own maximum: a real change)', () => {
+    const sent = attemptSent(fresh(), { limitA: 7.5, means: 'profile', atMs: T0, firstOfChargeNow: true });
+    expect(sent.lastChangeMs).toBe(T0);
+    expect(attemptSent(fresh(), { limitA: 7.5, means: 'profile', atMs: T0 }).lastChangeMs).toBeNull();
+  });
+
+  it('raised back to its maximum once its share reaches it, even by less than the hysteresis, but not before the raise interval', () => {
+    const low = known(15, { lastChangeMs: T0 - 30_000 });
+    expect(decide(low, T0, { shareA: 16, freshPlanA: 16, chargeNow: true }).action.kind).toBe('hold');
+    expect(decide(low, T0 + 30_000, { shareA: 16, freshPlanA: 16, chargeNow: true }).action).toMatchObject({ kind: 'send', means: 'profile', direction: 'raise' });
+    // A planned connector 1 A under its share waits for the hysteresis.
+    expect(decide(low, T0 + 30_000, { shareA: 16, freshPlanA: 16 }).action.kind).toBe('hold');
+    // Below its maximum the usual hysteresis holds for it too.
+    expect(decide(known(9, { lastChangeMs: T0 - 600_000 }), T0, { shareA: 10, freshPlanA: 10, chargeNow: true }).action.kind).toBe('hold');
+    // At its maximum: nothing more.
+    expect(decide(known(16, { lastChangeMs: T0 - 600_000 }), T0, { shareA: 16, freshPlanA: 16, chargeNow: true }).action.kind).toBe('hold');
+  });
+});
