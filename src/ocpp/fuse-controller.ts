@@ -77,6 +77,8 @@ const keyOf = (chargePointId: string, connectorId: number) => `${chargePointId}\
 
 export class FuseController implements Module, ConnectorCounting, LimitObserver {
   readonly name = 'fuse-controller';
+  /** Cars with no target share the site through it (planning/charge-now.ts): it lowers them. */
+  readonly controlsChargeNow = true;
   private readonly targets: ChargingTargetStore;
   private readonly profiles: ChargingProfileStore;
   private readonly draws: ConnectorDrawStore;

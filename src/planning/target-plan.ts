@@ -109,6 +109,12 @@ const keyOf = (t: { chargePointId: string; connectorId: number }) => `${t.charge
 export interface ConnectorCounting {
   /** `openTransactionId`: the connector's open transaction as the planner just read it (null: none, a restart pending). */
   countedA(chargePointId: string, connectorId: number, openTransactionId: number | null, nowMs: number): number | null;
+  /**
+   * Whether it controls cars with no target too (charge-now.ts): only then do they share the
+   * site as planned connectors do; else each counts at its maximum (untargetedDrawA), since
+   * nothing would lower it.
+   */
+  readonly controlsChargeNow?: boolean;
 }
 
 /**
@@ -487,6 +493,7 @@ export class TargetPlanner {
    * already read.
    */
   chargeNowTargets(nowMs: number, upcoming: readonly ChargingTarget[] = this.targets.upcoming(nowMs)): Array<{ target: ChargeNowTarget; transactionId: number }> {
+    if (this.counting?.controlsChargeNow !== true) return [];
     const planned = new Set(upcoming.map(keyOf));
     const out: Array<{ target: ChargeNowTarget; transactionId: number }> = [];
     for (const open of this.draws.openConnectors()) {

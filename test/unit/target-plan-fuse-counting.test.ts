@@ -89,4 +89,22 @@ describe.skipIf(!hasSharedData)(`every car drawing counts in the site's share${h
     const b = planner.plan(target('CP-B', '2025-05-11T18:00:00Z'), NOW);
     expect(b.site?.share.shareA).toBeCloseTo((LIMIT_A - 16) / 2, 2);
   });
+
+  it('under a fuse controller that controls cars without a target, such a car shares the site equally with the planned ones (docs/planning.md "Cars without a target")', () => {
+    const planner = new TargetPlanner(openChargingStores(db), false, site('none', null));
+    planner.useCounting({ countedA: () => null, controlsChargeNow: true });
+    const free = planner.chargeNowTargets(NOW);
+    expect(free.map((f) => f.target.chargePointId)).toEqual(['CP-FREE']);
+    // 40 A three ways: 13.33 A each, CP-FREE included (not 16 A off the top, not first come first served).
+    const a = planner.plan(target('CP-A', '2025-05-11T16:00:00Z'), NOW);
+    expect(a.site?.share).toMatchObject({ connectors: 3 });
+    expect(a.site?.share.shareA).toBeCloseTo(13.33, 2);
+    const f = planner.plan(free[0]!.target, NOW);
+    expect(f.site?.share.shareA).toBeCloseTo(13.33, 2);
+    // Its charge-now plan: its share from now on, not a price plan.
+    expect(f.planned.slots[0]).toMatchObject({ startMs: NOW, currentA: f.site!.share.shareA });
+    // Counted at its maximum while its limit is unknown (as any controlled connector): the others absorb it.
+    planner.useCounting({ countedA: (cp) => (cp === 'CP-FREE' ? 16 : null), controlsChargeNow: true });
+    expect(planner.plan(target('CP-A', '2025-05-11T16:00:00Z'), NOW).site?.share.shareA).toBeCloseTo((LIMIT_A - 16) / 2, 2);
+  });
 });
