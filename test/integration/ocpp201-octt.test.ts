@@ -736,7 +736,8 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       mode = 'mute';
       stopMayEnd = false;
       const before = cs.received.length;
-      // Two cars without a target on the 1.6 charger: each counts at its maximum (16 A), 32 A on 24: the planned EVSE's share falls to 0.
+      // Two cars without a target on the 1.6 charger share the site with the planned EVSE (docs/planning.md "Cars without a target"):
+      // 24 A three ways, so the EVSE (16 A alone) must come down to its third.
       const started = [];
       for (const connectorId of [1, 2]) started.push((await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId, idTag: VALID, meterStart: 0, timestamp: now() })).transactionId);
       // The later cases need the station answering again and the two cars gone, whatever happens here.
@@ -749,14 +750,15 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
         expect(first('TxDefaultProfile')).toBeGreaterThan(first('TxProfile'));
         expect(first('ChargingStationMaxProfile')).toBeGreaterThan(first('TxDefaultProfile'));
         expect(first('RequestStopTransaction')).toBeGreaterThan(first('ChargingStationMaxProfile'));
-        // Each lowering for the station's transaction; the last one before the ladder to 0 A (both cars: nothing left).
+        // Each lowering for the station's transaction, to its fair third of the site at most.
         const lowerings = sets(before).filter((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile');
         for (const l of lowerings) expect(l.chargingProfile.transactionId).toBe(ev2!.txId);
-        expect(lowerings.some((l) => maxLimit(l.chargingProfile) === 0)).toBe(true);
+        expect(lowerings.length).toBeGreaterThan(0);
+        for (const l of lowerings) expect(maxLimit(l.chargingProfile)).toBeLessThanOrEqual(SITE_LIMIT_A / 3 + 0.05);
         const max = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'ChargingStationMaxProfile')!;
         expect(max.evseId).toBe(0);
         expect(max.chargingProfile).toMatchObject({ stackLevel: 1, chargingProfileKind: 'Absolute' });
-        expect(maxLimit(max.chargingProfile)).toBe(0);
+        expect(maxLimit(max.chargingProfile)).toBeLessThanOrEqual(SITE_LIMIT_A / 3);
         expect(cs.received.slice(before).find((c) => c.action === 'RequestStopTransaction')!.params).toEqual({ transactionId: ev2!.txId });
         const m = await metrics();
         for (const means of ['tx-default-profile', 'charge-point-max-profile', 'remote-stop']) expect(m).toMatch(new RegExp(`metergate_fuse_escalations_total\\{means="${means}"\\} [1-9]`));
