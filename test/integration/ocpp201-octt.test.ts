@@ -782,6 +782,30 @@ process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('r
       }
     });
 
+    it('the site fuse over 2.0.1, a car with no target: an EVSE whose share of the site falls below its maximum gets a TxProfile at its share with the station\'s transactionId (docs/planning.md "Cars without a target")', { timeout: 60_000 }, async () => {
+      const before = cs.received.length;
+      const txId = stationTxId();
+      let seqNo = 0;
+      await cs.call('TransactionEvent', { eventType: 'Started', timestamp: now(), triggerReason: 'Authorized', seqNo: seqNo++, transactionInfo: { transactionId: txId }, idToken: { idToken: VALID, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [register(now(), 200_000, 'Transaction.Begin')] });
+      // Alone on the site (24 A, 16 A maximum): nothing is sent to it.
+      const started: number[] = [];
+      try {
+        await until(async () => ((await fetch(`http://127.0.0.1:${httpPort}/status.json`).then((r) => r.json())) as { fuse: Array<Record<string, unknown>> }).fuse.some((f) => f.charge_point_id === CS && f.connector_id === 1 && f.health === 'settled'), 'the EVSE under the fuse controller');
+        expect(sets(before)).toEqual([]);
+        // Two more cars without a target on the 1.6 charger: 24 A three ways, 8 A each.
+        for (const connectorId of [1, 2]) started.push((await cp16.call<{ transactionId: number }>('StartTransaction', { connectorId, idTag: VALID, meterStart: 0, timestamp: now() })).transactionId);
+        await until(() => sets(before).some((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile'), 'the EVSE lowered to its share', 30_000);
+        const tx = sets(before).find((s) => s.chargingProfile.chargingProfilePurpose === 'TxProfile')!;
+        expect(tx.evseId).toBe(1);
+        expect(tx.chargingProfile.transactionId).toBe(txId);
+        expect(maxLimit(tx.chargingProfile)).toBeLessThanOrEqual(SITE_LIMIT_A / 3 + 0.05);
+        expect(maxLimit(tx.chargingProfile)).toBeGreaterThanOrEqual(6);
+      } finally {
+        for (const transactionId of started) await cp16.call('StopTransaction', { transactionId, meterStop: 10, timestamp: now(), idTag: VALID, reason: 'EVDisconnected' });
+        await cs.call('TransactionEvent', { eventType: 'Ended', timestamp: now(), triggerReason: 'EVDeparted', seqNo: seqNo++, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [register(now(), 200_500, 'Transaction.End')] });
+      }
+    });
+
     it('TC_K_06_CSMS / TC_K_08_CSMS Clear Charging Profile - with stackLevel/purpose, none held: the operator\'s clear goes as 2.0.1 chargingProfileCriteria; the station\'s Unknown returned', { timeout: 30_000 }, async () => {
       clearStatus = 'Unknown';
       const before = cs.received.length;
