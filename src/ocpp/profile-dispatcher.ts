@@ -261,7 +261,7 @@ export class ProfileDispatcher implements LimitSender {
    * refused before. Each answer (or why none came) is stored for the plan's GET; the safety
    * lane has one call in flight per charger (call-lanes.ts), so answers are stored in the order sent.
    */
-  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget, bySiteFollower = false): Promise<void> {
+  private async sendProfile(client: ChargerClient, connectorId: number, plan: Plan, plannedAtMs: number, target: ChargingTarget, bySiteFollower = false, profilesOnly = false): Promise<void> {
     const { clock } = this.ctx;
     const { strategies } = this.charging.stores;
     const id = client.identity;
@@ -284,6 +284,12 @@ export class ProfileDispatcher implements LimitSender {
       await this.recordStrategy(id, connectorId, strategy);
       const key = keyOf(id, connectorId);
       if (strategy.purpose === null) {
+        // A car with no target is never stopped or started by a plan: on a charger that takes no profile it is
+        // counted at its maximum instead (the strategy stored now takes it out of the fuse controller's charge-now cars).
+        if (profilesOnly) {
+          this.ctx.logger.warn({ charge_point_id: id, connector_id: connectorId, strategy: strategy.name }, 'charger takes no profile: a car with no target there is counted at its maximum, not lowered');
+          return;
+        }
         // Followed before the call: the StartTransaction a RemoteStart brings may come before its answer is taken, and resumes under this plan.
         const followed: Followed = { chargePointId: id, connectorId, plan, plannedAtMs, strategy: strategy.name, nextBoundaryMs: null };
         this.followed.set(key, followed);
@@ -445,7 +451,7 @@ export class ProfileDispatcher implements LimitSender {
     const client = this.clientOf(r.chargePointId);
     if (!client) return;
     try {
-      await this.sendProfile(client, r.connectorId, r.plan, r.plannedAtMs, r.target, true);
+      await this.sendProfile(client, r.connectorId, r.plan, r.plannedAtMs, r.target, true, true);
     } catch (err) {
       this.ctx.logger.error({ err, charge_point_id: r.chargePointId, connector_id: r.connectorId }, 'charge-now profile not sent');
     }
