@@ -100,6 +100,8 @@ const withMargin = (shareA: number, minCurrentA: number, marginA: number) => (sh
 
 const keyOf = (t: { chargePointId: string; connectorId: number }) => `${t.chargePointId}\u0000${t.connectorId}`;
 
+type OpenConnector = ReturnType<ConnectorDrawStore['openConnectors']>[number];
+
 /**
  * What the fuse controller (ocpp/fuse-controller.ts) tells the planner about a connector
  * sharing the site: the current the others must count it at, when it is not shared as usual
@@ -351,7 +353,7 @@ export class TargetPlanner {
     const dimmedNow = this.grid?.dimmedAt(nowMs) ?? null;
     const fuseLimitA = bounded.limits.siteLimitA;
     if (fuseLimitA === null && dimmedNow === null) return null;
-    const { sharing, upcoming, openTransactionIds } = this.sharing(bounded, nowMs);
+    const { sharing, upcoming, openTransactionIds, chargeNowKeys, open } = this.sharing(bounded, nowMs);
     const connectors = sharing.map((b) => {
       const limits = this.effectiveLimits(b.limits, this.observedDraw(b.target));
       const maxCurrentA = b === bounded && shareAskA !== undefined ? Math.max(limits.maxCurrentA, shareAskA) : limits.maxCurrentA;
@@ -366,7 +368,7 @@ export class TargetPlanner {
     if (dimmedNow) {
       const phases = Math.max(...sharing.map((b) => b.limits.phases));
       const chargersA = dimmedChargerCurrentA(dimmedNow.limitW, dimmedNow.fixedLoadsW, bounded.limits.voltageV, phases);
-      dimmedTotal = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, leftA: chargersA - this.untargetedDrawA(bounded, upcoming, nowMs, null) };
+      dimmedTotal = { limitW: dimmedNow.limitW, fixedLoadsW: dimmedNow.fixedLoadsW, chargersA, leftA: chargersA - this.untargetedDrawA(bounded, upcoming, chargeNowKeys, open, nowMs, null) };
     }
     const dimmedOf = (share: LimitedShare): NonNullable<TargetPlan['site']>['dimmed'] =>
       dimmedTotal === null ? null : { limitW: dimmedTotal.limitW, fixedLoadsW: dimmedTotal.fixedLoadsW, chargersA: dimmedTotal.chargersA, shareA: share.dimmedShareA! };
@@ -400,7 +402,7 @@ export class TargetPlanner {
     const headroomA = capacity ? Math.min(fuseHeadroomA, capacity.headroomA) : fuseHeadroomA;
     // Dimmed (§14a): the lower of the site's share and the dimmed one (share-limits.ts), rounded
     // down, as a share given to the charger must not grow by rounding.
-    const share = limitedShare({ siteHeadroomA: headroomA - this.untargetedDrawA(bounded, upcoming, nowMs, load), dimmedA: dimmedTotal?.leftA ?? null }, connectors, keyOf(target));
+    const share = limitedShare({ siteHeadroomA: headroomA - this.untargetedDrawA(bounded, upcoming, chargeNowKeys, open, nowMs, load), dimmedA: dimmedTotal?.leftA ?? null }, connectors, keyOf(target));
     const phases = Math.max(...sharing.map((b) => b.limits.phases));
     return {
       limitA,
@@ -459,7 +461,7 @@ export class TargetPlanner {
    * siteOf uses them rather than asking the stores again (a site-meter reading plans every
    * connector, so each read here is paid N² times per reading).
    */
-  private sharing(bounded: BoundedTarget, nowMs: number): { sharing: BoundedTarget[]; upcoming: ChargingTarget[]; openTransactionIds: Map<string, number | null> } {
+  private sharing(bounded: BoundedTarget, nowMs: number): { sharing: BoundedTarget[]; upcoming: ChargingTarget[]; openTransactionIds: Map<string, number | null>; chargeNowKeys: Set<string>; open: OpenConnector[] } {
     const upcoming = this.targets.upcoming(nowMs);
     const openTransactionIds = new Map<string, number | null>();
     const others: BoundedTarget[] = [];
@@ -474,15 +476,19 @@ export class TargetPlanner {
       others.push(b);
     }
     // Every car charging with no target shares the site as a planned one does (charge-now.ts).
-    for (const { target: t, transactionId } of this.chargeNowTargets(nowMs, upcoming)) {
+    const chargeNowKeys = new Set<string>();
+    // Read once per plan: untargetedDrawA goes over the same open connectors.
+    const open = this.draws.openConnectors();
+    for (const { target: t, transactionId } of this.chargeNowTargets(nowMs, upcoming, open)) {
       const key = keyOf(t);
+      chargeNowKeys.add(key);
       if (key === keyOf(bounded.target)) continue;
       const b = this.bounded(t);
       if (!b) continue;
       openTransactionIds.set(key, transactionId);
       others.push(b);
     }
-    return { sharing: [bounded, ...others], upcoming, openTransactionIds };
+    return { sharing: [bounded, ...others], upcoming, openTransactionIds, chargeNowKeys, open };
   }
 
   /**
@@ -492,11 +498,11 @@ export class TargetPlanner {
    * is counted at its maximum, untargetedDrawA). `upcoming`: the targets in force, where
    * already read.
    */
-  chargeNowTargets(nowMs: number, upcoming: readonly ChargingTarget[] = this.targets.upcoming(nowMs)): Array<{ target: ChargeNowTarget; transactionId: number }> {
+  chargeNowTargets(nowMs: number, upcoming: readonly ChargingTarget[] = this.targets.upcoming(nowMs), openConnectors?: readonly OpenConnector[]): Array<{ target: ChargeNowTarget; transactionId: number }> {
     if (this.counting?.controlsChargeNow !== true) return [];
     const planned = new Set(upcoming.map(keyOf));
     const out: Array<{ target: ChargeNowTarget; transactionId: number }> = [];
-    for (const open of this.draws.openConnectors()) {
+    for (const open of openConnectors ?? this.draws.openConnectors()) {
       if (planned.has(keyOf(open))) continue;
       const ceiling = this.site.ceilings.connector(open.chargePointId, open.connectorId);
       if (!ceiling || ceiling.hasDefaultTarget) continue;
@@ -515,15 +521,15 @@ export class TargetPlanner {
    * one, all of it. A connector that is not configured counts at its measured current (the
    * config check refuses a site whose limit could then not be a ceiling, unless told).
    */
-  private untargetedDrawA(bounded: BoundedTarget, upcoming: readonly ChargingTarget[], nowMs: number, load: SiteLoad | null): number {
+  private untargetedDrawA(bounded: BoundedTarget, upcoming: readonly ChargingTarget[], chargeNowKeys: ReadonlySet<string>, openConnectors: readonly OpenConnector[], nowMs: number, load: SiteLoad | null): number {
     const planned = new Set(upcoming.map(keyOf));
     planned.add(keyOf(bounded.target));
-    // Cars with a charge-now plan share the site as planned ones (sharing): not counted here too.
-    for (const { target } of this.chargeNowTargets(nowMs, upcoming)) planned.add(keyOf(target));
+    // Cars with a charge-now plan share the site as planned ones (sharing, which found them): not counted here too.
+    for (const key of chargeNowKeys) planned.add(key);
     const maxAgeMs = this.site.meter?.settings.maxReadingAgeMs ?? 60_000;
     const inMeter = this.site.meter?.settings.includesChargers === true && load?.state === 'measured';
     let sumA = 0;
-    for (const open of this.draws.openConnectors()) {
+    for (const open of openConnectors) {
       if (planned.has(keyOf(open))) continue;
       const ceiling = this.site.ceilings.connector(open.chargePointId, open.connectorId);
       const draw = this.draws.latest(open.chargePointId, open.connectorId, ceiling?.phases ?? 3, ceiling?.voltageV ?? 230);
