@@ -8,17 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChargerSessions } from '../../src/ocpp/charger-sessions.js';
 import { configuredCeilings } from '../../src/planning/ceilings.js';
 import { openChargingStores } from '../../src/planning/charging-stores.js';
 import type { SiteContext } from '../../src/planning/site-context.js';
 import type { SiteMeterReading } from '../../src/planning/site-load.js';
 import { TargetPlanner } from '../../src/planning/target-plan.js';
-import { ChargingTargetStore, type ChargingTarget } from '../../src/store/charging-targets.js';
+import type { ChargingTarget } from '../../src/store/charging-targets.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { loadNl2025Prices } from '../helpers/real-prices.js';
 import { hasSharedData, SKIP_REASON } from '../helpers/shared-data.js';
-import { chargingTarget } from '../helpers/charging-target.js';
+import { chargingTarget, seedTwoPlannedAndAFreeCar } from '../helpers/charging-target.js';
 
 const NOW = Date.parse('2025-05-11T06:20:00Z');
 const target = (chargePointId: string, departure: string): ChargingTarget => chargingTarget(chargePointId, departure, NOW);
@@ -38,15 +37,8 @@ describe.skipIf(!hasSharedData)(`every car drawing counts in the site's share${h
     dir = mkdtempSync(join(tmpdir(), 'mg-fuse-counting-'));
     db = openDatabase(join(dir, 'metergate.db'));
     expect(loadNl2025Prices(db)).toBeGreaterThan(10_000);
-    const ocpp = new ChargerSessions(db, { marketArea: 'NL' });
-    const targets = new ChargingTargetStore(db);
     // CP-A and CP-B are planned; CP-FREE charges with no target, drawing 8 A a phase.
-    targets.put(target('CP-A', '2025-05-11T16:00:00Z'));
-    targets.put(target('CP-B', '2025-05-11T18:00:00Z'));
-    for (const id of ['CP-A', 'CP-B', 'CP-FREE']) {
-      const { transaction } = ocpp.startTransaction({ chargePointId: id, connectorId: 1, idTag: 'T', meterStartWh: 0, startedAtMs: NOW - 30 * 60_000, reservationId: null, idTagStatus: 'Accepted' }, NOW - 30 * 60_000);
-      if (id === 'CP-FREE') ocpp.addMeterValues(id, 1, transaction.transactionId, [1, 2, 3].map((p) => ({ sampledAtMs: NOW - 5_000, measurand: 'Current.Import', phase: `L${p}`, location: 'Outlet', context: 'Sample.Periodic', value: 8, unit: 'A' })), NOW - 5_000);
-    }
+    seedTwoPlannedAndAFreeCar(db, NOW);
   });
 
   afterAll(() => {
