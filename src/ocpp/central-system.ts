@@ -443,7 +443,7 @@ export class CentralSystem implements Module {
         return { evseId: l.evseId, source: l.source, gridCritical: l.gridCritical, limitANow: lowestLimitA(schedules, nowMs, { phases: k?.phases ?? 3, voltageV: k?.voltage_v ?? 230 }), receivedAtMs: l.receivedAtMs };
       }),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
-      deviceModel: this.deviceModelView(id, st.client ? (st.client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6') : parts.transactions201.versionOf(id)),
+      deviceModel: this.deviceModelView(id, ocppVersion),
       chargingStrategies: this.charging.stores.strategies
         .all()
         .filter((s) => s.chargePointId === id)
