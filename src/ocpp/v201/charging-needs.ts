@@ -92,7 +92,8 @@ export function registerChargingNeeds(c: Connection201): void {
         later(() => ctx.events.emit('plan.updated', { chargePointId: id, connectorId: evseId, marketArea: market.code, reason: 'target-set', plannedAtMs: nowMs, plan }));
       }
     }
-    ev.putNeeds({ chargePointId: id, evseId, receivedAtMs: nowMs, request: p, status: answer.status, reasonCode: answer.statusInfo?.reasonCode ?? null, additionalInfo: answer.statusInfo?.additionalInfo ?? null, outcome });
+    // Kept only for a configured EVSE (as the schedule below): a station naming any number of EVSEs cannot grow the table.
+    if (place) ev.putNeeds({ chargePointId: id, evseId, receivedAtMs: nowMs, request: p, status: answer.status, reasonCode: answer.statusInfo?.reasonCode ?? null, additionalInfo: answer.statusInfo?.additionalInfo ?? null, outcome });
     const target = made.kind === 'target' ? made.target : null;
     log.info(
       {
