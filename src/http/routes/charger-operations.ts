@@ -29,8 +29,15 @@ import { HttpProblem, methodNotAllowed, requireJsonBody } from '../errors.js';
 import { formatUtc } from '../timestamps.js';
 import { fieldErrors, schemaValidator } from '../validate.js';
 
-export const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
+const CHARGE_POINT_ID = /^[A-Za-z0-9*_=+.|@-]{1,48}$/;
 export const OPERATIONS_BASE = '/api/v1/chargers/:charge_point_id';
+
+/** The path's charge point id when it is well formed (422) and a configured charger's (404). */
+export function configuredChargePointId(deps: Pick<RouteDeps, 'config'>, chargePointId: string): string {
+  if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
+  if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+  return chargePointId;
+}
 /**
  * Retry-After of the 409 while a fuse-protecting call is in flight: such a call is answered
  * in well under a second by a charger that answers at all, and bounded by half of
@@ -249,8 +256,7 @@ export function registerChargerOperationRoutes(router: Router, deps: RouteDeps):
   /** The charger's id and the running central system, or the problem. */
   const target = (req: Request, action: OperatorAction) => {
     const chargePointId = String(req.params.charge_point_id);
-    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
-    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    configuredChargePointId(deps, chargePointId);
     const cs = deps.centralSystem?.();
     if (!cs?.operations || !cs.localLists || !cs.reservations) throw new HttpProblem(503, 'the OCPP central system is not running yet; try again', { headers: { 'Retry-After': '1' } });
     // An operation with no 2.0.1 form (ocpp/v201/operations/) is refused at once for a 2.0.1 charger, connected or not.
@@ -383,8 +389,7 @@ function registerReservationRoutes(router: Router, deps: RouteDeps, p: RoutePart
   const store = new ReservationStore(deps.db);
   router.get(listPath, p.auth, (req, res) => {
     const chargePointId = String(req.params.charge_point_id);
-    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
-    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    configuredChargePointId(deps, chargePointId);
     const nowMs = deps.clock.now();
     const inForce = store.open(chargePointId).filter((r) => r.expiryAtMs > nowMs);
     res.set('Cache-Control', 'no-store').json({ charge_point_id: chargePointId, reservations: inForce.map((r) => reservationView(r, nowMs)) });

@@ -14,7 +14,7 @@ import type { RouteDeps } from '../deps.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
 import { formatUtc } from '../timestamps.js';
 import { fieldErrors, schemaValidator } from '../validate.js';
-import { answered, CHARGE_POINT_ID, OPERATIONS_BASE, optionalJsonBody } from './charger-operations.js';
+import { answered, configuredChargePointId, OPERATIONS_BASE, optionalJsonBody } from './charger-operations.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,8 +42,7 @@ export function registerStationChargingProfileRoutes(router: Router, deps: Route
   const store = new Ocpp201ChargingLimitStore(deps.db);
 
   const station = (chargePointId: string) => {
-    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
-    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    configuredChargePointId(deps, chargePointId);
     const operations = deps.centralSystem?.()?.operations ?? null;
     if (operations?.ocppVersion(chargePointId) === '1.6') throw new HttpProblem(409, `charger ${chargePointId} speaks OCPP 1.6, which has no GetChargingProfiles (POST /api/v1/chargers/${chargePointId}/get-composite-schedule shows what limits it)`);
     return operations;

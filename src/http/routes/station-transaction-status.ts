@@ -13,7 +13,7 @@ import { requireToken } from '../auth.js';
 import type { RouteDeps } from '../deps.js';
 import { HttpProblem, methodNotAllowed } from '../errors.js';
 import { fieldErrors, schemaValidator } from '../validate.js';
-import { answered, CHARGE_POINT_ID, OPERATIONS_BASE, optionalJsonBody } from './charger-operations.js';
+import { answered, configuredChargePointId, OPERATIONS_BASE, optionalJsonBody } from './charger-operations.js';
 
 type Json = Record<string, unknown>;
 
@@ -24,8 +24,7 @@ export function registerStationTransactionStatusRoutes(router: Router, deps: Rou
 
   router.post(path, auth, ...optionalJsonBody(deps.config.http.body_limit_bytes), async (req, res) => {
     const chargePointId = String(req.params.charge_point_id);
-    if (!CHARGE_POINT_ID.test(chargePointId)) throw new HttpProblem(422, 'invalid charge point id', { errors: [{ path: 'charge_point_id', message: 'must be 1 to 48 of A-Z a-z 0-9 * _ = + . | @ -' }] });
-    if (!deps.config.chargers.some((c) => c.id === chargePointId)) throw new HttpProblem(404, `no charger ${chargePointId} is configured`);
+    configuredChargePointId(deps, chargePointId);
     const validate = schemaValidator('GetTransactionStatusOperationRequest');
     const body = (req.body ?? {}) as Json;
     if (!validate(body)) throw new HttpProblem(422, 'the request body does not match the GetTransactionStatusOperationRequest schema', { errors: fieldErrors(validate) });
