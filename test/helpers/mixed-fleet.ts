@@ -150,6 +150,20 @@ export async function runFleet(gw: FleetGateway, o: FleetOptions): Promise<Fleet
       const wait = ms - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     };
+    // A pair's register and schedule, the same for both versions (their twins priced alike): each
+    // reading waits for its instant, adds its energy and is kept on the session; its instant returned.
+    const meterOf = (pair: number) => {
+      let wh = 1_000_000 + pair * 10_000;
+      let step = 0;
+      const reading = async (session: FleetSession, addWh: number) => {
+        const at = stampMs(pair, step++);
+        wh += addWh;
+        await untilStamp(at);
+        session.readings.push([at, wh]);
+        return { at, wh };
+      };
+      return { start: (s: FleetSession) => reading(s, 0), meter: (s: FleetSession) => reading(s, 250 + pair), stop: (s: FleetSession) => reading(s, 100) };
+    };
 
     const run16 = async (pair: number) => {
       const c = clients16[pair]!;
@@ -159,29 +173,20 @@ export async function runFleet(gw: FleetGateway, o: FleetOptions): Promise<Fleet
       await call('boot', 'BootNotification', { chargePointVendor: 'Fleet', chargePointModel: 'ocpp-rpc' });
       await call('status', 'StatusNotification', { connectorId: 1, errorCode: 'NoError', status: 'Available', timestamp: new Date().toISOString() });
       await beat();
-      let wh = 1_000_000 + pair * 10_000;
-      let step = 0;
+      const m = meterOf(pair);
       for (let k = 0; k < o.transactions; k++) {
         const session: FleetSession = { version: '1.6', chargePointId: who, pair, index: k, stationTransactionId: null, transactionId: null, readings: [] };
         sessions.push(session);
-        let at = stampMs(pair, step++);
-        await untilStamp(at);
-        session.readings.push([at, wh]);
+        let { at, wh } = await m.start(session);
         const started = await call('start', 'StartTransaction', { connectorId: 1, idTag: ID_TAG, meterStart: wh, timestamp: new Date(at).toISOString() });
         session.transactionId = (started?.transactionId as number | undefined) ?? null;
         await beat();
         for (let j = 0; j < o.meterValues; j++) {
-          at = stampMs(pair, step++);
-          wh += 250 + pair;
-          await untilStamp(at);
-          session.readings.push([at, wh]);
+          ({ at, wh } = await m.meter(session));
           await call('meter', 'MeterValues', { connectorId: 1, transactionId: session.transactionId ?? 0, meterValue: [meterValue16(at, wh)] });
           await beat();
         }
-        at = stampMs(pair, step++);
-        wh += 100;
-        await untilStamp(at);
-        session.readings.push([at, wh]);
+        ({ at, wh } = await m.stop(session));
         await call('stop', 'StopTransaction', { transactionId: session.transactionId ?? 0, meterStop: wh, timestamp: new Date(at).toISOString(), idTag: ID_TAG, reason: 'EVDisconnected' });
         await beat();
       }
@@ -195,30 +200,21 @@ export async function runFleet(gw: FleetGateway, o: FleetOptions): Promise<Fleet
       await call('boot', 'BootNotification', { reason: 'PowerUp', chargingStation: { vendorName: 'Fleet', model: 'ocpp-ws-io' } });
       await call('status', 'StatusNotification', { timestamp: new Date().toISOString(), connectorStatus: 'Available', evseId: 1, connectorId: 1 });
       await beat();
-      let wh = 1_000_000 + pair * 10_000;
-      let step = 0;
+      const m = meterOf(pair);
       for (let k = 0; k < o.transactions; k++) {
         const txId = `fleet-${pair}-${k}-0000-4000-8000-000000000000`.slice(0, 36);
         const session: FleetSession = { version: '2.0.1', chargePointId: who, pair, index: k, stationTransactionId: txId, transactionId: null, readings: [] };
         sessions.push(session);
         let seqNo = 0;
-        let at = stampMs(pair, step++);
-        await untilStamp(at);
-        session.readings.push([at, wh]);
+        let { at, wh } = await m.start(session);
         await call('start', 'TransactionEvent', { eventType: 'Started', timestamp: new Date(at).toISOString(), triggerReason: 'Authorized', seqNo: seqNo++, transactionInfo: { transactionId: txId, chargingState: 'Charging' }, idToken: { idToken: ID_TAG, type: 'ISO14443' }, evse: { id: 1, connectorId: 1 }, meterValue: [meterValue201(at, wh, 'Transaction.Begin')] });
         await beat();
         for (let j = 0; j < o.meterValues; j++) {
-          at = stampMs(pair, step++);
-          wh += 250 + pair;
-          await untilStamp(at);
-          session.readings.push([at, wh]);
+          ({ at, wh } = await m.meter(session));
           await call('meter', 'TransactionEvent', { eventType: 'Updated', timestamp: new Date(at).toISOString(), triggerReason: 'MeterValuePeriodic', seqNo: seqNo++, transactionInfo: { transactionId: txId }, meterValue: [meterValue201(at, wh, 'Sample.Periodic')] });
           await beat();
         }
-        at = stampMs(pair, step++);
-        wh += 100;
-        await untilStamp(at);
-        session.readings.push([at, wh]);
+        ({ at, wh } = await m.stop(session));
         await call('stop', 'TransactionEvent', { eventType: 'Ended', timestamp: new Date(at).toISOString(), triggerReason: 'EVDeparted', seqNo: seqNo++, transactionInfo: { transactionId: txId, stoppedReason: 'EVDisconnected' }, meterValue: [meterValue201(at, wh, 'Transaction.End')] });
         await beat();
       }
