@@ -31,13 +31,14 @@ class ModbusSignal implements ControlSignalSource {
 
   async start(listener: (r: SignalReading) => void): Promise<void> {
     await this.bus.open().catch(() => undefined);
-    // The next read is scheduled whatever the listener does: the contacts are never left unread.
+    // The next read is scheduled whatever the listener does: the contacts are never left unread;
+    // a listener that throws from a timer's read is logged, not left an unhandled rejection.
     const poll = async () => {
       if (this.stopped) return;
       try {
         listener(await this.read());
       } finally {
-        if (!this.stopped) this.timer = setTimeout(() => void poll(), (this.input.poll_ms ?? 250));
+        if (!this.stopped) this.timer = setTimeout(() => void poll().catch((err: unknown) => this.deps.logger.error({ err }, 'grid control: the contacts reading was not applied')), this.input.poll_ms ?? 250);
       }
     };
     await poll();
