@@ -41,8 +41,8 @@ import { attach201 } from './v201/handlers.js';
 import { actionsWith201Form } from './v201/operation-forms.js';
 import { limitClient201 } from './v201/limit-client.js';
 import { capabilitiesFromDeviceModel } from './v201/smart-charging-capabilities.js';
-import { lowestLimitA, type ExternalSchedule } from '../planning/external-limit.js';
-import { ExternalChargingLimits } from './v201/external-limits.js';
+import { lowestLimitA } from '../planning/external-limit.js';
+import { ExternalChargingLimits, schedulesOf } from './v201/external-limits.js';
 import type { SmartCharging201 } from './v201/smart-charging.js';
 import { Ocpp201ChargingLimitStore } from '../store/ocpp201-charging-limits.js';
 import { Ocpp201TransactionStore } from '../store/ocpp201-transactions.js';
@@ -434,14 +434,7 @@ export class CentralSystem implements Module {
       lastSession: parts.outcomes.lastOfCharger(id),
       lastSignedMeter: parts.signedMeter.lastOfCharger(id),
       lastSecurityEvent: lastSecurityEventView(parts.securityEvents, id),
-      externalLimits: parts.smartCharging201.limits.of(id).map((l) => {
-        // In A at the EVSE's configured phases and voltage (the station's first connector for a station-wide limit).
-        const connectors = this.chargers.get(id)?.connectors ?? [];
-        const k = connectors.find((c) => c.connector_id === l.evseId) ?? connectors[0];
-        const nowMs = this.ctx.clock.now();
-        const schedules = (l.schedules ?? []).map((s) => ({ schedule: s as ExternalSchedule, receivedAtMs: l.receivedAtMs }));
-        return { evseId: l.evseId, source: l.source, gridCritical: l.gridCritical, limitANow: lowestLimitA(schedules, nowMs, { phases: k?.phases ?? 3, voltageV: k?.voltage_v ?? 230 }), receivedAtMs: l.receivedAtMs };
-      }),
+      externalLimits: this.externalLimitViews(parts, id),
       supportedProfiles: storedCapabilities(this.charging.stores.configuration, id).supportedFeatureProfiles,
       deviceModel: this.deviceModelView(id, ocppVersion),
       chargingStrategies: this.charging.stores.strategies
@@ -453,6 +446,16 @@ export class CentralSystem implements Module {
         .filter((v) => v !== null),
       reservations: parts.reservations.active(id).map((r) => ({ reservationId: r.reservationId, connectorId: r.connectorId, expiryAtMs: r.expiryAtMs, confirmed: r.answerStatus === 'Accepted' })),
     };
+  }
+
+  /** The external limits a 2.0.1 station reported, in A at the EVSE's configured phases and voltage (the station's first connector for a station-wide limit). */
+  private externalLimitViews(parts: NonNullable<typeof this.parts>, id: string): ChargerView['externalLimits'] {
+    const connectors = this.chargers.get(id)?.connectors ?? [];
+    const nowMs = this.ctx.clock.now();
+    return parts.smartCharging201.limits.of(id).map((l) => {
+      const k = connectors.find((c) => c.connector_id === l.evseId) ?? connectors[0];
+      return { evseId: l.evseId, source: l.source, gridCritical: l.gridCritical, limitANow: lowestLimitA(schedulesOf(l), nowMs, { phases: k?.phases ?? 3, voltageV: k?.voltage_v ?? 230 }), receivedAtMs: l.receivedAtMs };
+    });
   }
 
   /** A 2.0.1 station's device model for the status page: rows stored and its newest report. */

@@ -31,9 +31,12 @@ export class ExternalChargingLimits implements ExternalLimits {
   }
 
   externalLimitA(chargePointId: string, connectorId: number, nowMs: number, connector: { readonly phases: number; readonly voltageV: number }): number | null {
-    const schedules = (this.byCharger.get(chargePointId) ?? [])
-      .filter((r) => (r.evseId === connectorId || r.evseId === 0) && r.schedules !== null)
-      .flatMap((r) => r.schedules!.map((s) => ({ schedule: s as ExternalSchedule, receivedAtMs: r.receivedAtMs })));
+    const schedules = (this.byCharger.get(chargePointId) ?? []).filter((r) => r.evseId === connectorId || r.evseId === 0).flatMap(schedulesOf);
     return schedules.length === 0 ? null : lowestLimitA(schedules, nowMs, connector);
   }
+}
+
+/** A reported limit's schedules as lowestLimitA takes them (none: no schedule sent). */
+export function schedulesOf(r: ExternalLimitRecord): { readonly schedule: ExternalSchedule; readonly receivedAtMs: number }[] {
+  return (r.schedules ?? []).map((s) => ({ schedule: s as ExternalSchedule, receivedAtMs: r.receivedAtMs }));
 }
