@@ -235,7 +235,14 @@ export class ChargerOperations implements ChargerOperationsPort {
     const answered = client.call(sent.action, sent.request, { callTimeoutMs: timeoutMs, signal: abort.signal, lane }).then(
       (answer): OperationOutcome => {
         const raw = (answer ?? {}) as Record<string, unknown>;
-        return { kind: 'answered', answer: sent.form ? sent.form.toAnswer(raw, this.formContext(chargePointId), sent.request) : raw };
+        if (!sent.form) return { kind: 'answered', answer: raw };
+        // A 2.0.1 form reads its answer back (some read the store): a throw there is this call's
+        // 'failed', never a rejection out of call(), which promises a typed outcome.
+        try {
+          return { kind: 'answered', answer: sent.form.toAnswer(raw, this.formContext(chargePointId), sent.request) };
+        } catch (err) {
+          return { kind: 'failed', message: err instanceof Error ? err.message.slice(0, 300) : String(err) };
+        }
       },
       (err: unknown): OperationOutcome => {
         if (isRpcError(err) && this.invalidAnswers.has(err)) return { kind: 'invalid-answer', message: String(err.message ?? '').slice(0, 300), ocppVersion: client.protocol === 'ocpp2.0.1' ? '2.0.1' : '1.6', action: sent.action };
